@@ -1,0 +1,26 @@
+# TableSync — see README.md. Every target installs what it needs first (`make deps`).
+SWIFT ?= swift
+BUILD_FLAGS ?=
+
+.PHONY: all build test demo bench bench-smoke deps clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+build: deps
+	$(SWIFT) build $(BUILD_FLAGS)
+
+test: deps
+	@scripts/run-tests.sh
+
+demo: deps
+	$(SWIFT) build $(BUILD_FLAGS)
+	@scripts/demo.sh
+
+bench: deps
+	@scripts/bench.sh
+
+clean:
+	rm -rf .build .build-*

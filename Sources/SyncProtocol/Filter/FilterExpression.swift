@@ -1,0 +1,53 @@
+/// An OData `$filter` expression as a tree: what ``FilterParser`` produces, ``FilterPrinter`` prints back,
+/// ``FilterEvaluator`` evaluates against a record locally, and the server translates to parameterised SQL.
+///
+/// `cast(x, Edm.DateTimeOffset)` parses to `.function(.castDateTimeOffset, [x])`; the literal forms
+/// `datetime'…'`, `datetimeoffset'…'` and bare v4 ISO dates all parse to `.literal(.dateTime(…))`.
+public indirect enum FilterExpression: Sendable, Hashable {
+    /// A constant.
+    case literal(FilterLiteral)
+    /// A record property by name (`text`, `updatedAt`).
+    case property(String)
+    /// `not x` or `-x`.
+    case unary(FilterUnaryOperator, FilterExpression)
+    /// `x op y` for comparison, logical and arithmetic operators.
+    case binary(FilterBinaryOperator, FilterExpression, FilterExpression)
+    /// A function call such as `startswith(text, 'a')`.
+    case function(FilterFunction, [FilterExpression])
+    /// `x in (a, b, c)`.
+    case `in`(FilterExpression, [FilterExpression])
+}
+
+/// A constant in a `$filter` expression.
+public enum FilterLiteral: Sendable, Hashable {
+    case null
+    case bool(Bool)
+    case integer(Int64)
+    case double(Double)
+    case string(String)
+    /// `datetime'…'`, `datetimeoffset'…'` or a bare ISO 8601 date-time.
+    case dateTime(Timestamp)
+}
+
+/// The unary operators of `$filter`.
+public enum FilterUnaryOperator: String, Sendable, Hashable, CaseIterable {
+    case not
+    case negate = "-"
+}
+
+/// The binary operators of `$filter`, spelled as in OData.
+public enum FilterBinaryOperator: String, Sendable, Hashable, CaseIterable {
+    case eq, ne, gt, ge, lt, le
+    case and, or
+    case add, sub, mul, div, mod
+}
+
+/// The functions of `$filter` (DESIGN §5), spelled as in OData.
+public enum FilterFunction: String, Sendable, Hashable, CaseIterable {
+    case startswith, endswith, substringof, contains, indexof, length
+    case tolower, toupper, trim, concat, substring
+    case year, month, day, hour, minute, second
+    case round, floor, ceiling
+    /// `cast(x, Edm.DateTimeOffset)`.
+    case castDateTimeOffset = "cast"
+}

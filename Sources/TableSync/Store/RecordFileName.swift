@@ -1,0 +1,110 @@
+import SyncProtocol
+
+/// The reversible mapping between a record id and the name of its file under `tables/<Table>/`.
+///
+/// The name is the id with every character outside `[a-z0-9_.-]` spelled out, plus `.json`:
+/// - an ASCII capital letter becomes `^` and its lowercase letter (`Todo` → `^todo`), so that ids differing only
+///   in case never share a file on a case-insensitive file system;
+/// - every other character becomes `%XX` for each byte of its UTF-8 form, uppercase hex (`é` → `%C3%A9`),
+///   so names are plain ASCII and Unicode normalisation by the file system cannot change them;
+/// - a leading `.` is spelled `%2E` (no hidden files, no `.`/`..`), and a name that Windows reserves
+///   (`con`, `nul`, `com1`, …) gets its first character spelled out.
+/// An id whose spelled-out name would pass the 255-byte name limit gets a hashed name instead: the first
+/// 150 bytes of the spelled-out name, `~`, and the SHA-256 of the id in hex. `~` never occurs otherwise, so the
+/// two forms cannot collide; the real id of a hashed name is read from the file.
+public enum RecordFileName {
+    /// The extension of every record file.
+    public static let fileExtension = ".json"
+    /// The longest file name most file systems allow, in bytes.
+    public static let maximumNameLength = 255
+
+    private static let reservedWindowsNames: Set<String> = {
+        var names: Set<String> = ["con", "prn", "aux", "nul"]
+        for digit in 1...9 {
+            names.insert("com\(digit)")
+            names.insert("lpt\(digit)")
+        }
+        return names
+    }()
+
+    /// The file name for `id`, which must satisfy ``RecordID``.
+    public static func fileName(for id: String) -> String {
+        var encoded = ""
+        encoded.reserveCapacity(id.utf8.count + 8)
+        let escapeFirst = id.hasPrefix(".") || reservedWindowsNames.contains(id.lowercased())
+            || reservedWindowsNames.contains(where: { id.lowercased().hasPrefix($0 + ".") })
+        for (index, byte) in id.utf8.enumerated() {
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "_"), UInt8(ascii: "-"), UInt8(ascii: "."):
+                if index == 0 && escapeFirst {
+                    appendPercent(byte, to: &encoded)
+                } else {
+                    encoded.unicodeScalars.append(Unicode.Scalar(byte))
+                }
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"):
+                encoded.unicodeScalars.append("^")
+                encoded.unicodeScalars.append(Unicode.Scalar(byte + 32))
+            default:
+                appendPercent(byte, to: &encoded)
+            }
+        }
+        if encoded.utf8.count + fileExtension.utf8.count <= maximumNameLength {
+            return encoded + fileExtension
+        }
+        var prefix = Substring(encoded.prefix(150))
+        // Never cut an escape in half.
+        if let percent = prefix.suffix(2).firstIndex(of: "%") { prefix = prefix[..<percent] }
+        if prefix.hasSuffix("^") { prefix = prefix.dropLast() }
+        return prefix + "~" + SHA256.hexDigest(of: id.utf8) + fileExtension
+    }
+
+    /// The id a file name stands for; `nil` for a hashed name (read the id from the file) or for a name this
+    /// mapping never produces.
+    public static func id(forFileName name: String) -> String? {
+        guard name.hasSuffix(fileExtension), !name.contains("~") else { return nil }
+        let stem = name.utf8.dropLast(fileExtension.utf8.count)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(stem.count)
+        var iterator = stem.makeIterator()
+        while let byte = iterator.next() {
+            switch byte {
+            case UInt8(ascii: "^"):
+                guard let letter = iterator.next(), (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(letter) else { return nil }
+                bytes.append(letter - 32)
+            case UInt8(ascii: "%"):
+                guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else { return nil }
+                bytes.append(high << 4 | low)
+            default:
+                bytes.append(byte)
+            }
+        }
+        guard let id = String(validating: bytes, as: UTF8.self), RecordID.isValid(id), fileName(for: id) == name else {
+            return nil
+        }
+        return id
+    }
+
+    /// `true` when `name` is the hashed form used for long ids.
+    public static func isHashed(_ name: String) -> Bool { name.contains("~") }
+
+    /// `true` when `name` could be a record file name (it ends in `.json` and is not a temporary or hidden file).
+    public static func looksLikeRecordFile(_ name: String) -> Bool {
+        name.hasSuffix(fileExtension) && !name.hasPrefix(".")
+    }
+
+    private static func appendPercent(_ byte: UInt8, to text: inout String) {
+        let digits: [Unicode.Scalar] = ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "A", "B", "C", "D", "E", "F"]
+        text.unicodeScalars.append("%")
+        text.unicodeScalars.append(digits[Int(byte >> 4)])
+        text.unicodeScalars.append(digits[Int(byte & 0xF)])
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
+        default: return nil
+        }
+    }
+}

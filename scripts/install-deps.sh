@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs the system packages TableSync builds and tests with, quietly when they are already present.
+set -euo pipefail
+packages=(libcurl4-openssl-dev zlib1g-dev libsqlite3-dev pkg-config postgresql)
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "installing: ${missing[*]}"
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
