@@ -57,7 +57,7 @@ struct FilterLexer {
         case "0"..."9": kind = startsDateTime() ? .dateTime(try readBareDateTime()) : try readNumber()
         default:
             guard Self.isWordStart(scalar) else {
-                throw error(at: start, "unexpected character '\(scalar.escaped(asASCII: false))'\(Self.hint(for: scalar))")
+                throw error(at: start, "unexpected character '\(Self.visible(scalar))'\(Self.hint(for: scalar))")
             }
             let word = readWord()
             if current == "'" {
@@ -100,6 +100,10 @@ struct FilterLexer {
     private mutating func readPrefixedDateTime(prefix: String, at start: Int) throws(FilterParseError) -> Timestamp {
         let lowered = prefix.lowercased()
         guard lowered == "datetime" || lowered == "datetimeoffset" else {
+            // `'it's'`: the word is really the rest of a string with an undoubled quote.
+            if start > 0, scalars[start - 1] == "'" {
+                throw error(at: start - 1, "the string ends here; a quote inside a string is written ''")
+            }
             throw error(at: start, "unsupported literal \(prefix)'…'; use a 'string', a number or datetimeoffset'…'")
         }
         let text = try readString()
@@ -201,6 +205,11 @@ struct FilterLexer {
 
     private static func isDateTimeScalar(_ scalar: Unicode.Scalar) -> Bool {
         ("0"..."9").contains(scalar) || ":.+-TtZz".unicodeScalars.contains(scalar)
+    }
+
+    /// The character itself, or an escape for control characters that would not show in a message.
+    private static func visible(_ scalar: Unicode.Scalar) -> String {
+        scalar.properties.generalCategory == .control ? scalar.escaped(asASCII: true) : String(scalar)
     }
 
     /// A nudge for people who write C or SQL operators instead of OData's words.
