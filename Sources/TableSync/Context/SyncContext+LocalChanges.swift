@@ -102,3 +102,19 @@ extension SyncContext {
         try batch.commit(temporaryDirectory: layout.temporaryDirectory)
     }
 }
+
+extension SyncContext {
+    /// Every valid record of `table` (broken files are skipped).
+    func records(table: String) throws -> [[String: JSONValue]] {
+        try requireTable(table)
+        let directory = layout.tableDirectory(table)
+        var records: [[String: JSONValue]] = []
+        for (name, status) in try FileSystem.listDirectory(directory) where status.isRegularFile && RecordFileName.looksLikeRecordFile(name) {
+            let bytes = try FileSystem.readFile(directory + "/" + name)
+            if case .success(let loaded) = RecordFile.check(bytes: bytes, fileName: name, relativePath: "tables/\(table)/\(name)") {
+                records.append(loaded.record)
+            }
+        }
+        return records
+    }
+}

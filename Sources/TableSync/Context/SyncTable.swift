@@ -39,3 +39,11 @@ public struct SyncTable: Sendable {
         try await context.read(id: id, table: name)
     }
 }
+
+extension SyncTable {
+    /// The local records that `query` selects, in its order. Broken record files are skipped (see
+    /// ``SyncContext/status()`` for them).
+    public func query(_ query: LocalQuery = LocalQuery()) async throws -> [[String: JSONValue]] {
+        query.apply(to: try await context.records(table: name))
+    }
+}
