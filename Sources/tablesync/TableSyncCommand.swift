@@ -40,6 +40,11 @@ struct TableSyncCommand: AsyncParsableCommand {
                 try command.run()
             }
         } catch {
+            // Argument parsing reports bad usage as 64; TableSync's contract says 2.
+            if exitCode(for: error) == .validationFailure {
+                CommandOutput.printError(fullMessage(for: error))
+                exit(withError: ExitCode(ExitStatus.usage.rawValue))
+            }
             exit(withError: error)
         }
     }

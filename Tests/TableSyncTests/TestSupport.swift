@@ -62,8 +62,10 @@ func builtProduct(_ name: String) -> String {
 
 /// Runs a program to completion and returns its exit status and output.
 @discardableResult
-func runProgram(_ path: String, _ arguments: [String], environment: [String: String]? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
+func runProgram(_ path: String, _ arguments: [String], environment: [String: String]? = nil,
+                input: String? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
     let process = Process()
+    if let input { process.standardInput = FileHandle(forReadingAtPath: input) }
     process.executableURL = URL(fileURLWithPath: path)
     process.arguments = arguments
     if let environment { process.environment = environment }
