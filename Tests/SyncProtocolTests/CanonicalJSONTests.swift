@@ -2,7 +2,7 @@ import Testing
 @testable import SyncProtocol
 
 @Suite struct CanonicalJSONTests {
-    @Test func prettyLayout() throws {
+    @Test func prettyAndCompactLayout() throws {
         let value = try JSONParser.parse(#"{"b":[1,2,{}],"a":"x","c":{"z":null,"y":[]}}"#)
         let expected = """
             {
@@ -21,5 +21,65 @@ import Testing
             """
         #expect(CanonicalJSON.string(value) == expected)
         #expect(CanonicalJSON.string(value, style: .compact) == #"{"a":"x","b":[1,2,{}],"c":{"y":[],"z":null}}"#)
+    }
+
+    @Test func keysSortByUTF8BytesNotByLocale() {
+        let value: JSONValue = ["b": 1, "B": 2, "é": 3, "e": 4, "_": 5, "10": 6, "9": 7, "😀": 8, "ｚ": 9]
+        #expect(CanonicalJSON.string(value, style: .compact) == #"{"10":6,"9":7,"B":2,"_":5,"b":1,"e":4,"é":3,"ｚ":9,"😀":8}"#)
+    }
+
+    @Test(arguments: [
+        (JSONValue.double(1.0), "1"), (.double(-0.0), "0"), (.double(0.1), "0.1"), (.double(1e-7), "1e-07"),
+        (.double(1.5e300), "1.5e+300"), (.double(9007199254740993.0), "9007199254740992"),
+        (.double(1e16), "10000000000000000"), (.double(1e19), "1e+19"), (.integer(-42), "-42"), (.double(2.5), "2.5"), (.double(.nan), "null"),
+    ])
+    func numbersHaveOneSpelling(_ value: JSONValue, _ spelling: String) {
+        #expect(CanonicalJSON.string(value, style: .compact) == spelling)
+    }
+
+    @Test func stringsHaveOneSpelling() throws {
+        let parsed = try JSONParser.parse(#""\u0041\/\b\f\n\r\t\u0001\u007f\u2028é\"\\""#)
+        #expect(CanonicalJSON.string(parsed, style: .compact) == "\"A/\\b\\f\\n\\r\\t\\u0001\u{7F}\u{2028}é\\\"\\\\\"")
+    }
+
+    @Test func writingIsByteStableAndIndependentOfInputOrder() throws {
+        var generator = SeededGenerator(seed: 42)
+        for _ in 0..<300 {
+            let value = Self.randomValue(depth: 0, using: &generator)
+            let first = CanonicalJSON.encode(value)
+            let reparsed = try JSONParser.parse(first)
+            #expect(reparsed == value)
+            let second = CanonicalJSON.encode(reparsed)
+            #expect(first == second)
+            let compact = CanonicalJSON.encode(value, style: .compact)
+            #expect(CanonicalJSON.encode(try JSONParser.parse(compact), style: .compact) == compact)
+        }
+        let forward = try JSONParser.parse(#"{"a": 1, "b": {"x": [1, 2], "y": "z"}, "c": null}"#)
+        let backward = try JSONParser.parse(#"{"c": null, "b": {"y": "z", "x": [1, 2]}, "a": 1}"#)
+        #expect(CanonicalJSON.encode(forward) == CanonicalJSON.encode(backward))
+    }
+
+    static func randomValue(depth: Int, using generator: inout SeededGenerator) -> JSONValue {
+        let choice = Int.random(in: 0..<(depth > 3 ? 6 : 8), using: &generator)
+        switch choice {
+        case 0: return .null
+        case 1: return .bool(Bool.random(using: &generator))
+        case 2: return .integer(Int64.random(in: Int64.min...Int64.max, using: &generator))
+        case 3: return .double(Double(bitPattern: UInt64.random(in: 0...UInt64.max, using: &generator)).isFinite
+                    ? Double.random(in: -1e20...1e20, using: &generator) : 0.5)
+        case 4, 5: return .string(randomString(using: &generator))
+        case 6: return .array((0..<Int.random(in: 0..<5, using: &generator)).map { _ in randomValue(depth: depth + 1, using: &generator) })
+        default:
+            var members: [String: JSONValue] = [:]
+            for _ in 0..<Int.random(in: 0..<6, using: &generator) {
+                members[randomString(using: &generator)] = randomValue(depth: depth + 1, using: &generator)
+            }
+            return .object(members)
+        }
+    }
+
+    static func randomString(using generator: inout SeededGenerator) -> String {
+        let pieces: [String] = ["a", "Z", "é", "e\u{301}", "\"", "\\", "\n", "\u{1}", "😀", " ", "/", "\u{2028}", "中"]
+        return (0..<Int.random(in: 0..<8, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined()
     }
 }

@@ -8,10 +8,10 @@
 ///   at all and no final newline (one journal line).
 /// - Strings: `"` and `\` escaped with a backslash; U+0008, U+0009, U+000A, U+000C, U+000D as `\b \t \n \f \r`;
 ///   other control characters below U+0020 as `\u00xx` (lowercase hex); everything else as literal UTF-8.
-/// - Numbers: integers in plain decimal; other numbers with an exact integer value below 2^53 in magnitude as
-///   that integer; the rest in the shortest form that reads back to the same `Double` (Swift's
-///   algorithm, identical on every platform), such as `0.1`, `1e-07`, `1.5e+300`. Non-finite
-///   numbers cannot occur in JSON and are written as `null`.
+/// - Numbers: every number equal to a 64-bit integer in plain decimal (`1.0` is written `1`, `1e16` is written
+///   `10000000000000000`), so equal numbers share one spelling; the rest in the shortest form that reads back to
+///   the same `Double` (Swift's algorithm, identical on every platform), such as `0.1`, `1e-07`, `1.5e+300`.
+///   Non-finite numbers cannot occur in JSON and are written as `null`.
 public enum CanonicalJSON {
     /// The layout of the output.
     public enum Style: Sendable {
@@ -137,7 +137,7 @@ public enum CanonicalJSON {
     /// The canonical spelling of a double (see the type's documentation).
     public static func canonicalNumber(_ double: Double) -> String {
         guard double.isFinite else { return "null" }
-        if double.magnitude < 9_007_199_254_740_992, let exact = JSONValue.exactInteger(double) {
+        if let exact = JSONValue.exactInteger(double) {
             return String(exact)
         }
         return double.description

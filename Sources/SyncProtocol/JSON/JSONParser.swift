@@ -52,6 +52,8 @@ private struct Reader {
     var atEnd: Bool { position >= bytes.count }
 
     func error(at offset: Int, _ reason: String) -> JSONParseError {
+        let reason = looksLikeConflictMarker(at: offset)
+            ? "found a git merge conflict marker; resolve the merge conflict in this file" : reason
         var line = 1
         var lineStart = 0
         let end = min(offset, bytes.count)
@@ -106,21 +108,18 @@ private struct Reader {
         case UInt8(ascii: "f"): try expectLiteral("false"); return .bool(false)
         case UInt8(ascii: "n"): try expectLiteral("null"); return .null
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
-        case UInt8(ascii: "<"), UInt8(ascii: "="), UInt8(ascii: ">"):
-            if looksLikeConflictMarker() {
-                throw error(at: position, "found a git merge conflict marker; resolve the merge conflict in this file")
-            }
-            throw error(at: position, "unexpected \(describeCurrent()); expected a JSON value")
         default:
             throw error(at: position, "unexpected \(describeCurrent()); expected a JSON value")
         }
     }
 
-    func looksLikeConflictMarker() -> Bool {
-        guard position + 7 <= bytes.count else { return false }
-        let first = bytes[position]
-        for offset in 0..<7 where bytes[position + offset] != first { return false }
-        return position == 0 || bytes[position - 1] == UInt8(ascii: "\n")
+    /// `true` when a git merge conflict marker (`<<<<<<<`, `=======`, `>>>>>>>` at a line start) is at `offset`.
+    func looksLikeConflictMarker(at offset: Int) -> Bool {
+        guard offset + 7 <= bytes.count else { return false }
+        let first = bytes[offset]
+        guard first == UInt8(ascii: "<") || first == UInt8(ascii: "=") || first == UInt8(ascii: ">") else { return false }
+        for index in 0..<7 where bytes[offset + index] != first { return false }
+        return offset == 0 || bytes[offset - 1] == UInt8(ascii: "\n")
     }
 
     mutating func expectLiteral(_ literal: StaticString) throws(JSONParseError) {

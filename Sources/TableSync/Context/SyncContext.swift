@@ -1,0 +1,110 @@
+import Foundation
+import SyncProtocol
+
+/// An open store: the entry point of the TableSync library.
+///
+/// A context opened ``AccessMode/readWrite`` holds the store's lock for its whole life (one writer per
+/// store; a second one fails at once with ``StoreLockError``), repairs what an interrupted run left behind,
+/// and owns the journal. ``AccessMode/readOnly`` takes no lock and refuses changes: `status` and local
+/// queries use it, so they never wait for a running sync.
+///
+/// ```swift
+/// let context = try SyncContext(directory: "store")
+/// let todo = try await context.table("todo")
+/// let item = try await todo.insert(["text": "Buy milk", "complete": false])
+/// ```
+public actor SyncContext {
+    /// Whether the context may change the store.
+    public enum AccessMode: Sendable {
+        /// No lock, no changes: for status and local reads, which must not wait for a running sync.
+        case readOnly
+        /// Holds the lock so nothing changes meanwhile, but repairs and changes nothing: for `verify`.
+        case inspect
+        /// Holds the lock, repairs what an interrupted run left, and may change the store.
+        case readWrite
+    }
+
+    /// Where the store's files are.
+    public nonisolated let layout: StoreLayout
+    /// The settings read from `tablesync.json`.
+    public let settings: StoreSettings
+    /// The mode the context was opened in.
+    public nonisolated let mode: AccessMode
+    var journal: Journal
+    private let lock: StoreLock?
+    private var indexes: [String: StatIndex] = [:]
+
+    /// Opens the store at (or above) `directory`.
+    /// - Parameter purpose: written into the lock file so a second run can say who holds the lock.
+    public init(directory: String, mode: AccessMode = .readWrite, purpose: String = "tablesync library") throws {
+        let layout = try StoreLocator.locate(from: directory)
+        let lock = mode == .readOnly ? nil : try StoreLock.acquire(layout: layout, purpose: purpose)
+        if mode == .readWrite { try StoreRecovery.recover(layout: layout) }
+        self.layout = layout
+        self.mode = mode
+        self.lock = lock
+        self.settings = try StoreSettings.load(from: try Self.readSettingsFile(layout), file: StoreLayout.settingsFileName)
+        self.journal = try Journal.load(layout: layout)
+    }
+
+    /// Creates a store in `directory` (which may exist but must not be a store yet) and opens it.
+    public static func initialize(directory: String, settings: StoreSettings) throws -> SyncContext {
+        let layout = StoreLayout(root: StoreLocator.absolute(directory))
+        try StoreInitializer.initialize(layout: layout, settings: settings)
+        return try SyncContext(directory: layout.root)
+    }
+
+    /// The table named `name`, which must be one of the store's tables.
+    public func table(_ name: String) throws -> SyncTable {
+        try requireTable(name)
+        return SyncTable(name: name, context: self)
+    }
+
+    /// The pending operations in push order.
+    public var pendingOperations: [PendingOperation] { journal.operations }
+
+    /// The pull queries of `queries.json`.
+    public func queries() throws -> QueryRegistry {
+        try QueryRegistry.load(from: try FileSystem.readFile(layout.queriesFile), file: StoreLayout.queriesFileName)
+    }
+
+    // MARK: - Internals shared by the table operations
+
+    func requireTable(_ name: String) throws {
+        if let problem = TableName.problem(with: name) { throw StoreError.invalidTableName(name, reason: problem) }
+        guard settings.tables.contains(name) else { throw StoreError.unknownTable(name) }
+    }
+
+    func requireWritable() throws {
+        guard mode == .readWrite else { throw StoreError.readOnly }
+    }
+
+    func index(_ table: String) throws -> StatIndex {
+        if let index = indexes[table] { return index }
+        let index = try StatIndex.load(layout: layout, table: table)
+        indexes[table] = index
+        return index
+    }
+
+    func setIndex(_ index: StatIndex, for table: String) { indexes[table] = index }
+
+    func saveJournal() throws { try journal.save(layout: layout) }
+
+    private static func readSettingsFile(_ layout: StoreLayout) throws -> [UInt8] {
+        do {
+            return try FileSystem.readFile(layout.settingsFile)
+        } catch let error as FileSystemError where error.isNotFound {
+            throw StoreError.notAStore(path: layout.root)
+        }
+    }
+}
+
+/// What a read-write open repairs before anything else runs.
+enum StoreRecovery {
+    static func recover(layout: StoreLayout) throws {
+        for (name, _) in try FileSystem.listDirectory(layout.temporaryDirectory) where name.hasPrefix(TemporaryName.prefix) {
+            try FileSystem.removeFile(layout.temporaryDirectory + "/" + name)
+        }
+        try SyncedRecordWriter.recover(layout: layout)
+    }
+}

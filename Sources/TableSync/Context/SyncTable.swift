@@ -1,0 +1,49 @@
+import SyncProtocol
+
+/// One table of an open store: local reads, queries and changes. Every change writes the record file and
+/// queues an operation for the next push; nothing talks to the server here.
+///
+/// ```swift
+/// let todo = try await context.table("todo")
+/// var item = try await todo.insert(["text": "Buy milk"])       // gets a new id
+/// item["complete"] = true
+/// try await todo.update(item)                                  // collapses into the pending insert
+/// ```
+public struct SyncTable: Sendable {
+    /// The table's name.
+    public let name: String
+    /// The store it belongs to.
+    public let context: SyncContext
+
+    /// Adds a record. Without an `id` it gets a new one (a lowercase UUID). Server-managed properties
+    /// (`createdAt`, `updatedAt`, `version`, `deleted`) are dropped. Returns the record as stored.
+    @discardableResult
+    public func insert(_ record: [String: JSONValue]) async throws -> [String: JSONValue] {
+        try await context.insert(record, table: name)
+    }
+
+    /// Replaces the content of the record with `record["id"]`, keeping its server-managed properties.
+    /// A record whose content does not change queues nothing. Returns the record as stored.
+    @discardableResult
+    public func update(_ record: [String: JSONValue]) async throws -> [String: JSONValue] {
+        try await context.update(record, table: name)
+    }
+
+    /// Removes the record with `id`; the delete is queued with the record as it was.
+    public func delete(id: String) async throws {
+        try await context.delete(id: id, table: name)
+    }
+
+    /// The record with `id`, or `nil` when there is none.
+    public func read(id: String) async throws -> [String: JSONValue]? {
+        try await context.read(id: id, table: name)
+    }
+}
+
+extension SyncTable {
+    /// The local records that `query` selects, in its order. Broken record files are skipped (see
+    /// ``SyncContext/status()`` for them).
+    public func query(_ query: LocalQuery = LocalQuery()) async throws -> [[String: JSONValue]] {
+        query.apply(to: try await context.records(table: name))
+    }
+}

@@ -1,0 +1,226 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+#if os(Linux)
+@_silgen_name("syncfs")
+private func linuxSyncFileSystem(_ descriptor: Int32) -> Int32
+#endif
+
+/// The few file-system calls the store makes, in one place: each failure becomes a ``FileSystemError`` that
+/// names the path, and no call goes through Foundation's `Data.write`, which fsyncs every file.
+enum FileSystem {
+    /// What `stat` says about a file, as far as change detection cares.
+    struct Status: Equatable, Sendable {
+        var size: Int64
+        var modifiedNanoseconds: Int64
+        var changedNanoseconds: Int64
+        var inode: UInt64
+        var isDirectory: Bool
+        var isRegularFile: Bool
+    }
+
+    /// The contents of the file at `path`.
+    static func readFile(_ path: String) throws -> [UInt8] {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw FileSystemError(operation: "read", path: path, code: errno) }
+        defer { close(descriptor) }
+        var status = stat()
+        var capacity = 4096
+        if fstat(descriptor, &status) == 0, status.st_size > 0 { capacity = Int(status.st_size) + 1 }
+        var bytes = [UInt8](repeating: 0, count: capacity)
+        var count = 0
+        while true {
+            if count == bytes.count { bytes.append(contentsOf: repeatElement(0, count: bytes.count)) }
+            let result = bytes.withUnsafeMutableBytes { buffer in
+                read(descriptor, buffer.baseAddress! + count, buffer.count - count)
+            }
+            if result < 0 {
+                if errno == EINTR { continue }
+                throw FileSystemError(operation: "read", path: path, code: errno)
+            }
+            if result == 0 { break }
+            count += result
+        }
+        bytes.removeSubrange(count...)
+        return bytes
+    }
+
+    /// The status of `path`, or `nil` when nothing is there.
+    static func status(_ path: String) throws -> Status? {
+        var info = stat()
+        guard lstat(path, &info) == 0 else {
+            if errno == ENOENT || errno == ENOTDIR { return nil }
+            throw FileSystemError(operation: "inspect", path: path, code: errno)
+        }
+        return Status(info)
+    }
+
+    /// `true` when something exists at `path`.
+    static func exists(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0
+    }
+
+    /// The names in the directory at `path` (without `.` and `..`), each with its status. An absent
+    /// directory lists as empty.
+    static func listDirectory(_ path: String) throws -> [(name: String, status: Status)] {
+        guard let directory = opendir(path) else {
+            if errno == ENOENT { return [] }
+            throw FileSystemError(operation: "list", path: path, code: errno)
+        }
+        defer { closedir(directory) }
+        let descriptor = dirfd(directory)
+        var entries: [(name: String, status: Status)] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafePointer(to: entry.pointee.d_name) { pointer in
+                pointer.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
+            }
+            if name == "." || name == ".." { continue }
+            var info = stat()
+            guard fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else {
+                if errno == ENOENT { continue }
+                throw FileSystemError(operation: "inspect", path: path + "/" + name, code: errno)
+            }
+            entries.append((name, Status(info)))
+        }
+        return entries
+    }
+
+    /// Creates the directory at `path` and any missing parents.
+    static func createDirectory(_ path: String) throws {
+        if mkdir(path, 0o755) == 0 || errno == EEXIST { return }
+        if errno == ENOENT {
+            let parent = parentDirectory(of: path)
+            if parent != path {
+                try createDirectory(parent)
+                if mkdir(path, 0o755) == 0 || errno == EEXIST { return }
+            }
+        }
+        throw FileSystemError(operation: "create directory", path: path, code: errno)
+    }
+
+    /// Writes `bytes` to a new file at `path`, which must not exist, without syncing it.
+    static func writeNewFile(_ path: String, _ bytes: [UInt8]) throws {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw FileSystemError(operation: "write", path: path, code: errno) }
+        var failure: FileSystemError?
+        bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    failure = FileSystemError(operation: "write", path: path, code: errno)
+                    return
+                }
+                offset += written
+            }
+        }
+        if close(descriptor) != 0, failure == nil { failure = FileSystemError(operation: "write", path: path, code: errno) }
+        if let failure {
+            unlink(path)
+            throw failure
+        }
+    }
+
+    /// Appends `bytes` to the file at `path` (creating it) and syncs it to disk.
+    static func appendAndSync(_ path: String, _ bytes: [UInt8]) throws {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw FileSystemError(operation: "append to", path: path, code: errno) }
+        defer { close(descriptor) }
+        var failure: FileSystemError?
+        bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    failure = FileSystemError(operation: "append to", path: path, code: errno)
+                    return
+                }
+                offset += written
+            }
+        }
+        if let failure { throw failure }
+        guard fsync(descriptor) == 0 else { throw FileSystemError(operation: "sync", path: path, code: errno) }
+    }
+
+    /// Syncs the file or directory at `path` to disk.
+    static func sync(_ path: String) throws {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw FileSystemError(operation: "sync", path: path, code: errno) }
+        defer { close(descriptor) }
+        guard fsync(descriptor) == 0 else { throw FileSystemError(operation: "sync", path: path, code: errno) }
+    }
+
+    /// Makes every file written so far on the file system holding `path` durable with one call where the
+    /// platform has one (`syncfs` on Linux); returns `false` when the caller must sync files one by one.
+    static func syncWholeFileSystem(containing path: String) throws -> Bool {
+        #if os(Linux)
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw FileSystemError(operation: "sync", path: path, code: errno) }
+        defer { close(descriptor) }
+        guard linuxSyncFileSystem(descriptor) == 0 else { throw FileSystemError(operation: "sync", path: path, code: errno) }
+        return true
+        #else
+        return false
+        #endif
+    }
+
+    /// Renames `source` to `destination`, replacing it atomically.
+    static func rename(_ source: String, to destination: String) throws {
+        guard Glibc_rename(source, destination) == 0 else {
+            throw FileSystemError(operation: "rename", path: "\(source) to \(destination)", code: errno)
+        }
+    }
+
+    /// Removes the file at `path`; an absent file is not an error.
+    static func removeFile(_ path: String) throws {
+        guard unlink(path) == 0 || errno == ENOENT else {
+            throw FileSystemError(operation: "remove", path: path, code: errno)
+        }
+    }
+
+    /// Removes the directory at `path` when it is empty; returns whether it did.
+    @discardableResult
+    static func removeEmptyDirectory(_ path: String) -> Bool { rmdir(path) == 0 }
+
+    /// The directory part of `path`.
+    static func parentDirectory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        if slash == path.startIndex { return "/" }
+        return String(path[..<slash])
+    }
+
+    /// The last component of `path`.
+    static func lastComponent(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return path }
+        return String(path[path.index(after: slash)...])
+    }
+}
+
+private func Glibc_rename(_ source: String, _ destination: String) -> Int32 {
+    #if canImport(Glibc)
+    return Glibc.rename(source, destination)
+    #else
+    return Darwin.rename(source, destination)
+    #endif
+}
+
+extension FileSystem.Status {
+    init(_ info: stat) {
+        #if canImport(Darwin)
+        let modified = Int64(info.st_mtimespec.tv_sec) * 1_000_000_000 + Int64(info.st_mtimespec.tv_nsec)
+        let changed = Int64(info.st_ctimespec.tv_sec) * 1_000_000_000 + Int64(info.st_ctimespec.tv_nsec)
+        #else
+        let modified = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+        let changed = Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec)
+        #endif
+        let type = info.st_mode & S_IFMT
+        self.init(size: Int64(info.st_size), modifiedNanoseconds: modified, changedNanoseconds: changed,
+                  inode: UInt64(info.st_ino), isDirectory: type == S_IFDIR, isRegularFile: type == S_IFREG)
+    }
+}

@@ -1,0 +1,197 @@
+import SyncProtocol
+
+/// The queue of pending operations (`journal.jsonl`), collapsed per record as ``OperationCollapse`` says.
+///
+/// Changes are made in memory with ``enqueue(_:table:id:baseVersion:item:)`` and ``remove(sequences:)`` and
+/// written with ``save(layout:)``: new operations are appended and synced (a single `write` + `fsync`), and the
+/// file is rewritten atomically only when an existing line changes. Loading folds repeated operations on one
+/// record in sequence order, so a journal joined by git's union merge still reads as one queue.
+public struct Journal: Sendable {
+    /// The pending operations in push order.
+    public private(set) var operations: [PendingOperation]
+    private var positionByKey: [RecordKey: Int]
+    private var persistedCount: Int
+    private var needsRewrite = false
+    private var nextSequence: Int64
+
+    /// An empty journal whose sequence numbers start after `lastSequence`.
+    init(operations: [PendingOperation] = [], lastSequence: Int64 = 0) {
+        self.operations = operations
+        self.positionByKey = [:]
+        self.persistedCount = operations.count
+        self.nextSequence = max(lastSequence, operations.map(\.sequence).max() ?? 0) + 1
+        reindex()
+    }
+
+    /// The pending operation on `key`, if any.
+    public func pending(_ key: RecordKey) -> PendingOperation? {
+        positionByKey[key].map { operations[$0] }
+    }
+
+    /// The pending operations of one table, in push order.
+    public func operations(inTable table: String) -> [PendingOperation] {
+        operations.filter { $0.table == table }
+    }
+
+    /// `true` when nothing is pending.
+    public var isEmpty: Bool { operations.isEmpty }
+
+    /// Records a new local change, collapsing it with the pending operation on the same record. Returns the
+    /// operation now pending for the record (`nil` when the change cancelled a pending insert).
+    @discardableResult
+    public mutating func enqueue(_ kind: PendingOperation.Kind, table: String, id: String, baseVersion: String?,
+                                 item: JSONValue? = nil) throws -> PendingOperation? {
+        let key = RecordKey(table: table, id: id)
+        let existing = pending(key)
+        switch OperationCollapse.outcome(pending: existing?.kind, new: kind) {
+        case .add:
+            let operation = PendingOperation(sequence: takeSequence(), kind: kind, table: table, id: id,
+                                             baseVersion: kind == .insert ? nil : baseVersion, item: kind == .delete ? item : nil)
+            positionByKey[key] = operations.count
+            operations.append(operation)
+            return operation
+        case .keepPending:
+            return existing
+        case .dropBoth:
+            removeOperation(at: positionByKey[key]!)
+            return nil
+        case .replacePending:
+            removeOperation(at: positionByKey[key]!)
+            let operation = PendingOperation(sequence: takeSequence(), kind: kind, table: table, id: id,
+                                             baseVersion: existing?.baseVersion, item: kind == .delete ? item : nil)
+            positionByKey[key] = operations.count
+            operations.append(operation)
+            return operation
+        case .reject(let reason):
+            throw StoreError.operationRejected(table: table, id: id, reason: reason)
+        }
+    }
+
+    /// Removes the operations with these sequence numbers (pushed, or settled by a person).
+    public mutating func remove(sequences: Set<Int64>) {
+        guard !sequences.isEmpty else { return }
+        let before = operations.count
+        operations.removeAll { sequences.contains($0.sequence) }
+        if operations.count != before {
+            needsRewrite = true
+            reindex()
+        }
+    }
+
+    /// Replaces the pending operation that has `operation`'s sequence number (a new base version after a
+    /// conflict was settled).
+    public mutating func replace(_ operation: PendingOperation) {
+        guard let index = operations.firstIndex(where: { $0.sequence == operation.sequence }) else { return }
+        operations[index] = operation
+        needsRewrite = true
+        reindex()
+    }
+
+    /// Writes what changed since loading or the last save.
+    mutating func save(layout: StoreLayout) throws {
+        if needsRewrite {
+            var batch = DurableFileBatch()
+            batch.write(Self.encode(operations), to: layout.journalFile)
+            // A rewrite may drop the highest sequence number; keep it so numbers are never reused.
+            batch.write(CanonicalJSON.encode(JournalState(nextSequence: nextSequence).json), to: layout.stateFile)
+            try batch.commit(temporaryDirectory: layout.temporaryDirectory)
+        } else if persistedCount < operations.count {
+            try FileSystem.appendAndSync(layout.journalFile, Self.encode(operations[persistedCount...]))
+        }
+        persistedCount = operations.count
+        needsRewrite = false
+    }
+
+    /// Reads `journal.jsonl` (absent means empty).
+    static func load(layout: StoreLayout) throws -> Journal {
+        let bytes: [UInt8]
+        do {
+            bytes = try FileSystem.readFile(layout.journalFile)
+        } catch let error as FileSystemError where error.isNotFound {
+            bytes = []
+        }
+        let file = StoreLayout.journalFileName
+        var parsed: [PendingOperation] = []
+        var lineNumber = 0
+        for line in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
+            lineNumber += 1
+            if line.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\r") || $0 == UInt8(ascii: "\t") }) { continue }
+            do {
+                parsed.append(try PendingOperation(json: try JSONParser.parse(Array(line))))
+            } catch let error as JSONParseError {
+                throw StoreError.invalidJournalLine(file: file, line: lineNumber, reason: "column \(error.column): \(error.reason)")
+            } catch let error as OperationFormatError {
+                throw StoreError.invalidJournalLine(file: file, line: lineNumber, reason: error.reason)
+            }
+        }
+        let lastSequence = JournalState.load(layout: layout).nextSequence - 1
+        if Self.isCollapsed(parsed) {
+            return Journal(operations: parsed, lastSequence: lastSequence)
+        }
+        // Lines joined by a merge: fold them in sequence order, then rewrite the file in collapsed form.
+        var journal = Journal(lastSequence: max(lastSequence, parsed.map(\.sequence).max() ?? 0))
+        for operation in parsed.sorted(by: { $0.sequence < $1.sequence }) {
+            do {
+                try journal.enqueue(operation.kind, table: operation.table, id: operation.id,
+                                    baseVersion: operation.baseVersion, item: operation.item)
+            } catch let error as StoreError {
+                throw StoreError.invalidJournalLine(file: file, line: 0, reason: "\(error)")
+            }
+        }
+        journal.persistedCount = 0
+        journal.needsRewrite = true
+        return journal
+    }
+
+    /// `true` when the operations are in strictly increasing sequence with at most one per record.
+    static func isCollapsed(_ operations: [PendingOperation]) -> Bool {
+        var keys = Set<RecordKey>()
+        var previous: Int64 = 0
+        for operation in operations {
+            guard operation.sequence > previous, keys.insert(operation.key).inserted else { return false }
+            previous = operation.sequence
+        }
+        return true
+    }
+
+    static func encode<Operations: Sequence>(_ operations: Operations) -> [UInt8] where Operations.Element == PendingOperation {
+        var bytes: [UInt8] = []
+        for operation in operations {
+            CanonicalJSON.append(operation.json, style: .compact, to: &bytes)
+            bytes.append(UInt8(ascii: "\n"))
+        }
+        return bytes
+    }
+
+    private mutating func takeSequence() -> Int64 {
+        defer { nextSequence += 1 }
+        return nextSequence
+    }
+
+    private mutating func removeOperation(at index: Int) {
+        operations.remove(at: index)
+        needsRewrite = true
+        reindex()
+    }
+
+    private mutating func reindex() {
+        positionByKey = Dictionary(uniqueKeysWithValues: operations.enumerated().map { ($1.key, $0) })
+        persistedCount = min(persistedCount, operations.count)
+    }
+}
+
+/// Machine-local journal state in `.tablesync/state.json`: the next sequence number, so numbers are not
+/// reused after the journal empties.
+struct JournalState {
+    var nextSequence: Int64
+
+    static func load(layout: StoreLayout) -> JournalState {
+        guard let bytes = try? FileSystem.readFile(layout.stateFile),
+              let value = try? JSONParser.parse(bytes),
+              let next = value["nextSequence"]?.integerValue, next > 0
+        else { return JournalState(nextSequence: 1) }
+        return JournalState(nextSequence: next)
+    }
+
+    var json: JSONValue { ["nextSequence": .integer(nextSequence)] }
+}

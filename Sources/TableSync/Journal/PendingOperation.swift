@@ -1,0 +1,99 @@
+import SyncProtocol
+
+/// One change waiting to be pushed: a line of `journal.jsonl`.
+///
+/// Inserts and updates carry no content: push sends the record file as it is then. A delete carries the
+/// item as it was (the file is gone), so the change can be shown and undone.
+public struct PendingOperation: Sendable, Equatable {
+    /// What the operation does on the server.
+    public enum Kind: String, Sendable, CaseIterable {
+        case insert, update, delete
+    }
+
+    /// The operation's place in the journal; push sends operations in this order.
+    public var sequence: Int64
+    /// Insert, update or delete.
+    public var kind: Kind
+    /// The record's table.
+    public var table: String
+    /// The record's id.
+    public var id: String
+    /// The server version the change was made on (`If-Match`); `nil` for an insert.
+    public var baseVersion: String?
+    /// For a delete, the record as it was.
+    public var item: JSONValue?
+
+    public init(sequence: Int64, kind: Kind, table: String, id: String, baseVersion: String? = nil, item: JSONValue? = nil) {
+        self.sequence = sequence
+        self.kind = kind
+        self.table = table
+        self.id = id
+        self.baseVersion = baseVersion
+        self.item = item
+    }
+
+    /// The record this operation is about.
+    public var key: RecordKey { RecordKey(table: table, id: id) }
+
+    /// The journal line (compact canonical JSON, without the newline).
+    public var json: JSONValue {
+        var members: [String: JSONValue] = [
+            "seq": .integer(sequence), "op": .string(kind.rawValue), "table": .string(table), "id": .string(id),
+        ]
+        if let baseVersion { members["version"] = .string(baseVersion) }
+        if let item { members["item"] = item }
+        return .object(members)
+    }
+
+    /// Reads a journal line; the error says which field is wrong.
+    public init(json: JSONValue) throws(OperationFormatError) {
+        guard case .object(let members) = json else { throw OperationFormatError("expected a JSON object, found \(json.typeName)") }
+        guard let sequence = members["seq"]?.integerValue, sequence > 0 else {
+            throw OperationFormatError("\"seq\" must be a positive integer")
+        }
+        guard let kindText = members["op"]?.stringValue, let kind = Kind(rawValue: kindText) else {
+            throw OperationFormatError("\"op\" must be one of insert, update, delete")
+        }
+        guard let table = members["table"]?.stringValue, TableName.isValid(table) else {
+            throw OperationFormatError("\"table\" must be a valid table name")
+        }
+        guard let id = members["id"]?.stringValue else { throw OperationFormatError("\"id\" must be a string") }
+        if let problem = RecordID.problem(with: id) { throw OperationFormatError("\"id\": \(problem)") }
+        var baseVersion: String?
+        switch members["version"] {
+        case nil, .null?: baseVersion = nil
+        case .string(let text)?: baseVersion = text
+        case .some: throw OperationFormatError("\"version\" must be a string")
+        }
+        if kind != .insert && baseVersion == nil && members["version"] != nil {
+            throw OperationFormatError("\"version\" must be a string")
+        }
+        self.init(sequence: sequence, kind: kind, table: table, id: id, baseVersion: baseVersion,
+                  item: members["item"].flatMap { $0.isNull ? nil : $0 })
+    }
+}
+
+/// Why a journal line is not a valid operation.
+public struct OperationFormatError: Error, Sendable, Equatable {
+    /// What is wrong with the line.
+    public let reason: String
+    init(_ reason: String) { self.reason = reason }
+}
+
+/// A record's identity in the store: its table and id.
+public struct RecordKey: Sendable, Hashable, Comparable, CustomStringConvertible {
+    public let table: String
+    public let id: String
+
+    public init(table: String, id: String) {
+        self.table = table
+        self.id = id
+    }
+
+    public static func < (lhs: RecordKey, rhs: RecordKey) -> Bool {
+        (lhs.table, lhs.id) < (rhs.table, rhs.id)
+    }
+
+    /// `table/id`, the form `resolve` and messages use.
+    public var description: String { "\(table)/\(id)" }
+}

@@ -1,0 +1,109 @@
+import SyncProtocol
+
+/// A change a person made to a record file that the journal does not hold yet.
+public struct LocalChange: Sendable, Equatable {
+    /// What happened to the file.
+    public enum Kind: String, Sendable {
+        case created, modified, deleted
+    }
+
+    public var kind: Kind
+    public var table: String
+    public var id: String
+    /// The file name under `tables/<table>/`.
+    public var fileName: String
+    /// The server version the change was made on (from the index), for modified and deleted records.
+    public var baseVersion: String?
+
+    /// The record this change is about.
+    public var key: RecordKey { RecordKey(table: table, id: id) }
+}
+
+/// What a scan of the record files found.
+public struct LocalScan: Sendable, Equatable {
+    /// Changes made by hand that are not in the journal yet, by table and file name.
+    public var changes: [LocalChange] = []
+    /// Files that cannot be used, with the reason; they are skipped and nothing else is held back.
+    public var problems: [RecordFileProblem] = []
+    /// How many files were read and hashed because their `stat` changed (the rest cost one `stat` each).
+    public var filesHashed = 0
+    /// How many record files were looked at.
+    public var filesSeen = 0
+}
+
+/// Finds hand edits: compares each table directory with its ``StatIndex`` and the journal, reading only the
+/// files whose `stat` changed. Read-only; ``HandEditRecorder`` turns the result into journal operations.
+struct LocalChangeScanner {
+    let layout: StoreLayout
+
+    func scan(tables: [String], journal: Journal) throws -> LocalScan {
+        var scan = LocalScan()
+        for table in tables {
+            try scanTable(table, journal: journal, into: &scan)
+        }
+        return scan
+    }
+
+    private func scanTable(_ table: String, journal: Journal, into scan: inout LocalScan) throws {
+        let directory = layout.tableDirectory(table)
+        let index = try StatIndex.load(layout: layout, table: table)
+        var seenIDs = Set<String>()
+        for (name, status) in try FileSystem.listDirectory(directory).sorted(by: { $0.name < $1.name }) {
+            let relativePath = "tables/\(table)/\(name)"
+            guard RecordFileName.looksLikeRecordFile(name) else {
+                if !name.hasPrefix(".") {
+                    scan.problems.append(RecordFileProblem(path: relativePath, reason: "not a record file (record files are named <id>.json); it is ignored"))
+                }
+                continue
+            }
+            guard status.isRegularFile else {
+                scan.problems.append(RecordFileProblem(path: relativePath, reason: "not a regular file; it is ignored"))
+                continue
+            }
+            scan.filesSeen += 1
+            let entry = index.entries[name]
+            if let entry, index.isUnchanged(entry, status: status) {
+                seenIDs.insert(entry.id)
+                continue
+            }
+            scan.filesHashed += 1
+            let bytes = try FileSystem.readFile(directory + "/" + name)
+            if let entry, SHA256.hexDigest(of: bytes) == entry.contentHash {
+                seenIDs.insert(entry.id)
+                continue
+            }
+            let loaded: RecordFile.Loaded
+            switch RecordFile.check(bytes: bytes, fileName: name, relativePath: relativePath) {
+            case .success(let value): loaded = value
+            case .failure(let problem):
+                if let entry { seenIDs.insert(entry.id) }
+                scan.problems.append(problem)
+                continue
+            }
+            seenIDs.insert(loaded.id)
+            let key = RecordKey(table: table, id: loaded.id)
+            switch journal.pending(key)?.kind {
+            case .insert?, .update?:
+                continue
+            case .delete?:
+                scan.problems.append(RecordFileProblem(path: relativePath,
+                    reason: "the record's delete is pending, so the file cannot be re-created yet; push first, or remove the file"))
+            case nil:
+                scan.changes.append(LocalChange(kind: entry == nil ? .created : .modified, table: table, id: loaded.id,
+                                                fileName: name, baseVersion: entry?.version))
+            }
+        }
+        for entry in index.entries.values where !seenIDs.contains(entry.id) {
+            let key = RecordKey(table: table, id: entry.id)
+            guard journal.pending(key)?.kind != .delete else { continue }
+            scan.changes.append(LocalChange(kind: .deleted, table: table, id: entry.id, fileName: entry.fileName,
+                                            baseVersion: entry.version))
+        }
+        for operation in journal.operations(inTable: table)
+        where operation.kind != .delete && !seenIDs.contains(operation.id) && index.entries[RecordFileName.fileName(for: operation.id)] == nil {
+            scan.changes.append(LocalChange(kind: .deleted, table: table, id: operation.id,
+                                            fileName: RecordFileName.fileName(for: operation.id), baseVersion: operation.baseVersion))
+        }
+        scan.changes.sort { ($0.table, $0.fileName) < ($1.table, $1.fileName) }
+    }
+}

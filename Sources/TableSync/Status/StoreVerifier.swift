@@ -1,0 +1,92 @@
+import SyncProtocol
+
+/// A finding of `tablesync verify`.
+public struct VerificationFinding: Sendable, Equatable, CustomStringConvertible {
+    /// Errors keep the store from syncing correctly; notices are states the next run settles by itself.
+    public enum Severity: String, Sendable {
+        case error, notice
+    }
+
+    public var severity: Severity
+    /// The file concerned, relative to the store.
+    public var path: String
+    /// What is wrong and what to do.
+    public var message: String
+
+    public var description: String { "\(path): \(message)" }
+}
+
+/// Checks the store's invariants (docs/store.md): settings and queries valid, journal readable and consistent
+/// with the files, every record file valid, canonical and named after its id, nothing left behind by an
+/// interrupted run. Reads only.
+struct StoreVerifier {
+    let layout: StoreLayout
+    let settings: StoreSettings
+    let journal: Journal
+
+    func verify() throws -> [VerificationFinding] {
+        var findings: [VerificationFinding] = []
+        func add(_ severity: VerificationFinding.Severity, _ path: String, _ message: String) {
+            findings.append(VerificationFinding(severity: severity, path: path, message: message))
+        }
+        do {
+            _ = try QueryRegistry.load(from: try FileSystem.readFile(layout.queriesFile), file: StoreLayout.queriesFileName)
+        } catch {
+            add(.error, StoreLayout.queriesFileName, "\(error)")
+        }
+        for (name, _) in try FileSystem.listDirectory(layout.temporaryDirectory) where name.hasPrefix(TemporaryName.prefix) {
+            add(.notice, ".tablesync/tmp/\(name)", "temporary file left by an interrupted run; the next run removes it")
+        }
+        if FileSystem.exists(layout.cacheDirectory + "/intent") {
+            add(.notice, ".tablesync/intent", "an interrupted run was writing records; the next run completes its bookkeeping")
+        }
+        for operation in journal.operations where !settings.tables.contains(operation.table) {
+            add(.error, StoreLayout.journalFileName, "operation \(operation.sequence) is for table \"\(operation.table)\", which is not in tablesync.json")
+        }
+        for (table, status) in try FileSystem.listDirectory(layout.tablesDirectory) where status.isDirectory && !settings.tables.contains(table) {
+            add(.notice, "tables/\(table)", "directory of a table that is not in tablesync.json; it is not synced")
+        }
+        for table in settings.tables {
+            try verifyTable(table, add: add)
+        }
+        return findings
+    }
+
+    private func verifyTable(_ table: String, add: (VerificationFinding.Severity, String, String) -> Void) throws {
+        let directory = layout.tableDirectory(table)
+        var present = Set<String>()
+        for (name, status) in try FileSystem.listDirectory(directory) {
+            let relativePath = "tables/\(table)/\(name)"
+            guard RecordFileName.looksLikeRecordFile(name), status.isRegularFile else {
+                if !name.hasPrefix(".") { add(.error, relativePath, "not a record file (record files are named <id>.json)") }
+                continue
+            }
+            let bytes = try FileSystem.readFile(directory + "/" + name)
+            switch RecordFile.check(bytes: bytes, fileName: name, relativePath: relativePath) {
+            case .failure(let problem):
+                add(.error, problem.path, "\(problem.line.map { "line \($0)" + (problem.column.map { ", column \($0)" } ?? "") + ": " } ?? "")\(problem.reason)")
+            case .success(let loaded):
+                present.insert(loaded.id)
+                if RecordFile.encode(loaded.record) != bytes {
+                    add(.notice, relativePath, "not in canonical form (edited by hand); the next sync rewrites it")
+                }
+                if journal.pending(RecordKey(table: table, id: loaded.id))?.kind == .delete {
+                    add(.error, relativePath, "the record's delete is pending but the file exists; push first, or remove the file")
+                }
+            }
+        }
+        for operation in journal.operations(inTable: table) where operation.kind != .delete && !present.contains(operation.id) {
+            if !FileSystem.exists(layout.recordFile(table: table, id: operation.id)) {
+                add(.notice, "tables/\(table)/\(RecordFileName.fileName(for: operation.id))",
+                    "the pending \(operation.kind.rawValue) has no record file (deleted by hand); the next push queues a delete")
+            }
+        }
+    }
+}
+
+extension SyncContext {
+    /// Checks the store's invariants; see ``StoreVerifier``.
+    public func verify() throws -> [VerificationFinding] {
+        try StoreVerifier(layout: layout, settings: settings, journal: journal).verify()
+    }
+}

@@ -1,0 +1,25 @@
+/// The kinds of failure a caller (and the command line's exit code) tells apart.
+public enum FailureKind: Sendable, Equatable {
+    /// The request itself was wrong: bad arguments, unknown table, invalid JSON given on the command line.
+    case usage
+    /// The store has invalid files or state that needs a person.
+    case invalidStore
+    /// Another run holds the store's lock.
+    case locked
+    /// The server could not be reached or timed out; retrying later may work.
+    case unreachable
+    /// The server refused the credentials.
+    case authentication
+    /// Anything else.
+    case other
+}
+
+/// An error that knows which ``FailureKind`` it is.
+public protocol CategorizedError: Error, CustomStringConvertible {
+    /// Which kind of failure this is.
+    var kind: FailureKind { get }
+}
+
+extension FileSystemError: CategorizedError {
+    public var kind: FailureKind { .other }
+}

@@ -1,0 +1,56 @@
+import SyncProtocol
+
+/// Reading and checking one record file: the single place that decides whether a file is a valid record.
+enum RecordFile {
+    /// A record file read and checked.
+    struct Loaded: Sendable {
+        var id: String
+        var record: [String: JSONValue]
+        var bytes: [UInt8]
+    }
+
+    /// Parses `bytes` of the file `fileName` in `table` and checks that it is an object whose `id` matches the
+    /// name. A file without `id` takes the id its name stands for. `relativePath` is used in problems.
+    static func check(bytes: [UInt8], fileName: String, relativePath: String) -> Result<Loaded, RecordFileProblem> {
+        let value: JSONValue
+        do {
+            value = try JSONParser.parse(bytes)
+        } catch let error as JSONParseError {
+            return .failure(RecordFileProblem(path: relativePath, line: error.line, column: error.column, reason: error.reason))
+        } catch {
+            return .failure(RecordFileProblem(path: relativePath, reason: "\(error)"))
+        }
+        guard case .object(var record) = value else {
+            return .failure(RecordFileProblem(path: relativePath, line: 1, column: 1,
+                                              reason: "a record file must hold a JSON object, not \(value.typeName == "array" ? "an" : "a") \(value.typeName)"))
+        }
+        let id: String
+        switch record[SystemProperty.id] {
+        case .string(let text)?:
+            if let problem = RecordID.problem(with: text) {
+                return .failure(RecordFileProblem(path: relativePath, reason: "invalid id: \(problem)"))
+            }
+            let expected = RecordFileName.fileName(for: text)
+            guard expected == fileName else {
+                return .failure(RecordFileProblem(path: relativePath,
+                    reason: "the id \"\(text)\" belongs in a file named \(expected); rename the file or fix the id"))
+            }
+            id = text
+        case nil:
+            guard let derived = RecordFileName.id(forFileName: fileName) else {
+                return .failure(RecordFileProblem(path: relativePath,
+                    reason: "the record has no \"id\" and its file name is not one TableSync gives to any id; add an \"id\""))
+            }
+            id = derived
+            record[SystemProperty.id] = .string(derived)
+        case let other?:
+            return .failure(RecordFileProblem(path: relativePath, reason: "\"id\" must be a string, found \(other.typeName)"))
+        }
+        return .success(Loaded(id: id, record: record, bytes: bytes))
+    }
+
+    /// The canonical bytes of a record.
+    static func encode(_ record: [String: JSONValue]) -> [UInt8] {
+        CanonicalJSON.encode(.object(record))
+    }
+}

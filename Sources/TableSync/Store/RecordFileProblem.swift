@@ -1,0 +1,28 @@
+import SyncProtocol
+
+/// A record file that cannot be used, with where and why: reported by `status`, `verify` and the hand-edit
+/// scan, which skip the file and carry on with the others.
+public struct RecordFileProblem: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The path relative to the store (`tables/todo/a1.json`).
+    public let path: String
+    /// 1-based line of the problem, when it has one.
+    public let line: Int?
+    /// 1-based column of the problem, when it has one.
+    public let column: Int?
+    /// What is wrong, in words.
+    public let reason: String
+
+    public init(path: String, line: Int? = nil, column: Int? = nil, reason: String) {
+        self.path = path
+        self.line = line
+        self.column = column
+        self.reason = reason
+    }
+
+    public var description: String {
+        var location = path
+        if let line { location += ":\(line)" }
+        if let column { location += ":\(column)" }
+        return "\(location): \(reason)"
+    }
+}

@@ -1,0 +1,52 @@
+/// Where everything lives in a store directory (DESIGN §2). The only place that spells these paths.
+public struct StoreLayout: Sendable, Equatable {
+    /// The store's root directory, absolute.
+    public let root: String
+
+    public init(root: String) {
+        var root = root
+        while root.count > 1 && root.hasSuffix("/") { root.removeLast() }
+        self.root = root
+    }
+
+    /// Settings edited by people: `tablesync.json`.
+    public var settingsFile: String { root + "/" + Self.settingsFileName }
+    /// Query ids and their watermarks: `queries.json`.
+    public var queriesFile: String { root + "/" + Self.queriesFileName }
+    /// Pending operations: `journal.jsonl`.
+    public var journalFile: String { root + "/" + Self.journalFileName }
+    /// `tables/`.
+    public var tablesDirectory: String { root + "/tables" }
+    /// `conflicts/`.
+    public var conflictsDirectory: String { root + "/conflicts" }
+    /// `.tablesync/`, the machine-local cache that git ignores.
+    public var cacheDirectory: String { root + "/.tablesync" }
+    /// Where temporary files are written before they are renamed into place.
+    public var temporaryDirectory: String { cacheDirectory + "/tmp" }
+    /// The lock file held by the run that writes to the store.
+    public var lockFile: String { cacheDirectory + "/lock" }
+    /// The stat index of each table's files as last synced.
+    public var indexDirectory: String { cacheDirectory + "/index" }
+    /// Machine-local counters (the next journal sequence number).
+    public var stateFile: String { cacheDirectory + "/state.json" }
+
+    /// `tables/<table>/`.
+    public func tableDirectory(_ table: String) -> String { tablesDirectory + "/" + table }
+    /// The record file of `id` in `table`.
+    public func recordFile(table: String, id: String) -> String {
+        tableDirectory(table) + "/" + RecordFileName.fileName(for: id)
+    }
+    /// `conflicts/<table>/`.
+    public func conflictDirectory(_ table: String) -> String { conflictsDirectory + "/" + table }
+    /// The stat index file of `table`.
+    public func indexFile(_ table: String) -> String { indexDirectory + "/" + table + ".index" }
+
+    /// `path` relative to the root, for messages.
+    public func relative(_ path: String) -> String {
+        path.hasPrefix(root + "/") ? String(path.dropFirst(root.count + 1)) : path
+    }
+
+    public static let settingsFileName = "tablesync.json"
+    public static let queriesFileName = "queries.json"
+    public static let journalFileName = "journal.jsonl"
+}

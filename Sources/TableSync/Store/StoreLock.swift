@@ -1,0 +1,72 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The store's single-writer lock: an exclusive `flock` on `.tablesync/lock`.
+///
+/// The operating system releases the lock when its holder exits, however it exits (a killed run leaves no
+/// stale lock behind). The holder writes its process id and command into the file, so a second run can say
+/// who holds it. Taking the lock never waits: a second writer fails at once.
+final class StoreLock: Sendable {
+    private let descriptor: Int32
+    /// The lock file's path.
+    let path: String
+
+    private init(descriptor: Int32, path: String) {
+        self.descriptor = descriptor
+        self.path = path
+    }
+
+    /// Takes the lock of the store at `layout`, or throws ``StoreLockError`` at once when another process holds it.
+    static func acquire(layout: StoreLayout, purpose: String) throws -> StoreLock {
+        try FileSystem.createDirectory(layout.cacheDirectory)
+        let path = layout.lockFile
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw FileSystemError(operation: "open the lock file", path: path, code: errno) }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            let code = errno
+            close(descriptor)
+            if code == EWOULDBLOCK {
+                let holder = (try? FileSystem.readFile(path)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+                throw StoreLockError(path: path, holder: holder.trimmingWhitespace())
+            }
+            throw FileSystemError(operation: "lock", path: path, code: code)
+        }
+        let note = Array("pid \(getpid()): \(purpose)\n".utf8)
+        if ftruncate(descriptor, 0) == 0 {
+            _ = note.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
+        }
+        return StoreLock(descriptor: descriptor, path: path)
+    }
+
+    deinit {
+        // Closing the descriptor releases the lock.
+        close(descriptor)
+    }
+}
+
+/// Another run holds the store's lock.
+public struct StoreLockError: CategorizedError, Equatable {
+    /// The lock file.
+    public let path: String
+    /// What the holder wrote into the lock file (its pid and command), possibly empty.
+    public let holder: String
+
+    public var kind: FailureKind { .locked }
+
+    public var description: String {
+        let who = holder.isEmpty ? "another run" : "another run (\(holder))"
+        return "the store is locked by \(who); try again when it has finished."
+    }
+}
+
+extension String {
+    func trimmingWhitespace() -> String {
+        var scalars = Substring(self)
+        while let first = scalars.first, first.isWhitespace { scalars.removeFirst() }
+        while let last = scalars.last, last.isWhitespace { scalars.removeLast() }
+        return String(scalars)
+    }
+}

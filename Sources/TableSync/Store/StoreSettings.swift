@@ -1,0 +1,97 @@
+import SyncProtocol
+
+/// What `tablesync.json` holds: settings people edit, never secrets.
+///
+/// ```json
+/// {
+///   "apiVersion": 3,
+///   "conflictPolicy": "manual",
+///   "remote": "http://127.0.0.1:8080",
+///   "tables": {
+///     "todo": {}
+///   },
+///   "tokenFile": "/home/me/.config/tablesync/token"
+/// }
+/// ```
+public struct StoreSettings: Sendable, Equatable {
+    /// How push settles an operation the server refused because its copy changed.
+    public enum ConflictPolicy: String, Sendable, CaseIterable {
+        /// Keep the operation and the server's copy under `conflicts/` for a person to decide.
+        case manual
+        /// Take the server's copy and drop the local change.
+        case serverWins = "server-wins"
+        /// Send the local change again on top of the server's version.
+        case clientWins = "client-wins"
+    }
+
+    /// The server's base URL (`http://host:port`, with the path prefix if any).
+    public var remote: String
+    /// The table protocol version to speak: 2 or 3.
+    public var apiVersion: Int
+    /// The store's tables, sorted by name.
+    public var tables: [String]
+    /// The default conflict policy.
+    public var conflictPolicy: ConflictPolicy
+    /// A file outside the store that holds the client's token, when the token is not in `TABLESYNC_TOKEN`.
+    public var tokenFile: String?
+
+    public init(remote: String, apiVersion: Int = 3, tables: [String] = [], conflictPolicy: ConflictPolicy = .manual,
+                tokenFile: String? = nil) {
+        self.remote = remote
+        self.apiVersion = apiVersion
+        self.tables = tables.sorted()
+        self.conflictPolicy = conflictPolicy
+        self.tokenFile = tokenFile
+    }
+
+    /// Checks the settings, returning the first problem as an error naming the field.
+    public func validate(file: String = StoreLayout.settingsFileName) throws {
+        guard apiVersion == 2 || apiVersion == 3 else {
+            throw StoreError.invalidSettings(file: file, field: "apiVersion", reason: "expected 2 or 3, found \(apiVersion)")
+        }
+        guard remote.hasPrefix("http://") || remote.hasPrefix("https://") else {
+            throw StoreError.invalidSettings(file: file, field: "remote", reason: "expected an http:// or https:// URL, found \"\(remote)\"")
+        }
+        var seen: [String: String] = [:]
+        for table in tables {
+            if let problem = TableName.problem(with: table) {
+                throw StoreError.invalidSettings(file: file, field: "tables.\(table)", reason: problem)
+            }
+            if let other = seen[table.lowercased()] {
+                throw StoreError.invalidSettings(file: file, field: "tables.\(table)",
+                    reason: "differs from table \"\(other)\" only in case; they would share a directory on macOS")
+            }
+            seen[table.lowercased()] = table
+        }
+    }
+
+    /// Reads and checks `tablesync.json`.
+    static func load(from bytes: [UInt8], file: String) throws -> StoreSettings {
+        let reader = try SettingsReader(file: file, bytes: bytes)
+        let policyText = try reader.optionalString("conflictPolicy") ?? ConflictPolicy.manual.rawValue
+        guard let policy = ConflictPolicy(rawValue: policyText) else {
+            throw reader.failure("conflictPolicy", "expected one of \(ConflictPolicy.allCases.map(\.rawValue).joined(separator: ", ")), found \"\(policyText)\"")
+        }
+        let settings = StoreSettings(
+            remote: try reader.string("remote"),
+            apiVersion: try reader.optionalInteger("apiVersion") ?? 3,
+            tables: try reader.objectMembers("tables").map(\.key),
+            conflictPolicy: policy,
+            tokenFile: try reader.optionalString("tokenFile")
+        )
+        try settings.validate(file: file)
+        return settings
+    }
+
+    /// The canonical JSON of these settings.
+    var json: JSONValue {
+        var members: [String: JSONValue] = [
+            "remote": .string(remote),
+            "apiVersion": .integer(Int64(apiVersion)),
+            "conflictPolicy": .string(conflictPolicy.rawValue),
+            "tables": .object(Dictionary(uniqueKeysWithValues: tables.map { ($0, JSONValue.object([:])) })),
+        ]
+        if let tokenFile { members["tokenFile"] = .string(tokenFile) }
+        return .object(members)
+    }
+}

@@ -1,0 +1,147 @@
+import SyncProtocol
+
+/// Writes records as the server has them — a pulled page, a pushed record's write-back, a settled conflict —
+/// and records them in the table's ``StatIndex`` as synced.
+///
+/// One call is one durable step: the files go through one ``DurableFileBatch`` together with an intent file
+/// (`.tablesync/intent`) that lists what the index is about to learn. If the process dies after the renames
+/// but before the index is updated, ``recover(layout:)`` replays the intent, so a record written from the
+/// server is never mistaken for a hand edit. A file whose canonical bytes are already on disk is not
+/// rewritten (no churn in git, no wasted write).
+struct SyncedRecordWriter {
+    let layout: StoreLayout
+
+    /// What one call did.
+    struct Outcome: Equatable {
+        var written = 0
+        var removed = 0
+        var unchanged = 0
+    }
+
+    private struct Intent {
+        var fileName: String
+        var id: String
+        var contentHash: String
+        var version: String?
+        var removal: Bool
+    }
+
+    var intentFile: String { layout.cacheDirectory + "/intent" }
+
+    /// Writes `records` (objects with a valid `id`) and removes the records with ids in `removals`, in `table`.
+    func apply(table: String, records: [[String: JSONValue]], removals: [String], index: inout StatIndex) throws -> Outcome {
+        var outcome = Outcome()
+        var files = DurableFileBatch()
+        var intents: [Intent] = []
+        var refreshed: [StatIndex.Entry] = []
+        let directory = layout.tableDirectory(table)
+        try FileSystem.createDirectory(directory)
+        for record in records {
+            guard let id = record[SystemProperty.id]?.stringValue else { continue }
+            let fileName = RecordFileName.fileName(for: id)
+            let path = directory + "/" + fileName
+            let bytes = RecordFile.encode(record)
+            let hash = SHA256.hexDigest(of: bytes)
+            let version = record[SystemProperty.version]?.stringValue
+            if let status = try FileSystem.status(path) {
+                if let entry = index.entries[fileName], entry.contentHash == hash, index.isUnchanged(entry, status: status) {
+                    outcome.unchanged += 1
+                    continue
+                }
+                if status.size == Int64(bytes.count), (try? FileSystem.readFile(path)) == bytes {
+                    outcome.unchanged += 1
+                    refreshed.append(StatIndex.Entry(fileName: fileName, id: id, status: status, contentHash: hash, version: version))
+                    continue
+                }
+            }
+            files.write(bytes, to: path)
+            intents.append(Intent(fileName: fileName, id: id, contentHash: hash, version: version, removal: false))
+            outcome.written += 1
+        }
+        for id in removals {
+            let fileName = RecordFileName.fileName(for: id)
+            let path = directory + "/" + fileName
+            if FileSystem.exists(path) {
+                files.remove(path)
+                outcome.removed += 1
+            }
+            if FileSystem.exists(path) || index.entries[fileName] != nil {
+                intents.append(Intent(fileName: fileName, id: id, contentHash: "", version: nil, removal: true))
+            }
+        }
+        if intents.isEmpty {
+            try index.record(refreshed, removed: [], layout: layout, table: table)
+            return outcome
+        }
+        // The intent goes first in the batch so that it is in place before any record file is renamed.
+        var durable = DurableFileBatch()
+        durable.write(Self.encodeIntents(table: table, intents), to: intentFile)
+        for write in files.writes { durable.write(write.bytes, to: write.path) }
+        for path in files.removals { durable.remove(path) }
+        try durable.commit(temporaryDirectory: layout.temporaryDirectory)
+        try recordInIndex(table: table, intents: intents, extra: refreshed, index: &index)
+        try FileSystem.removeFile(intentFile)
+        return outcome
+    }
+
+    /// Finishes the index update of a run that died after its files were renamed into place.
+    static func recover(layout: StoreLayout) throws {
+        let writer = SyncedRecordWriter(layout: layout)
+        let bytes: [UInt8]
+        do {
+            bytes = try FileSystem.readFile(writer.intentFile)
+        } catch let error as FileSystemError where error.isNotFound {
+            return
+        }
+        var byTable: [String: [Intent]] = [:]
+        for line in bytes.split(separator: UInt8(ascii: "\n")) {
+            let fields = line.split(separator: UInt8(ascii: "\t"), maxSplits: 5, omittingEmptySubsequences: false)
+                .map { String(decoding: $0, as: UTF8.self) }
+            guard fields.count == 6, TableName.isValid(fields[0]) else { continue }
+            byTable[fields[0], default: []].append(Intent(
+                fileName: fields[1], id: fields[2], contentHash: fields[3], version: fields[5].isEmpty ? nil : fields[5],
+                removal: fields[4] == "remove"))
+        }
+        for (table, intents) in byTable {
+            var index = try StatIndex.load(layout: layout, table: table)
+            try writer.recordInIndex(table: table, intents: intents, extra: [], index: &index)
+        }
+        try FileSystem.removeFile(writer.intentFile)
+    }
+
+    /// Adds to the index what is now on disk for each intent: files whose content is the intended one, and
+    /// removals that happened. Anything else (a rename that never happened) keeps its old entry.
+    private func recordInIndex(table: String, intents: [Intent], extra: [StatIndex.Entry], index: inout StatIndex) throws {
+        var updated = extra
+        var removed: [String] = []
+        let directory = layout.tableDirectory(table)
+        for intent in intents {
+            let path = directory + "/" + intent.fileName
+            if intent.removal {
+                if !FileSystem.exists(path) { removed.append(intent.fileName) }
+                continue
+            }
+            guard let status = try FileSystem.status(path) else { continue }
+            if let entry = index.entries[intent.fileName], entry.contentHash == intent.contentHash, entry.matches(status) { continue }
+            updated.append(StatIndex.Entry(fileName: intent.fileName, id: intent.id, status: status,
+                                           contentHash: intent.contentHash, version: intent.version))
+        }
+        try index.record(updated, removed: removed, layout: layout, table: table)
+    }
+
+    private static func encodeIntents(table: String, _ intents: [Intent]) -> [UInt8] {
+        var bytes: [UInt8] = []
+        for intent in intents {
+            let line = "\(table)\t\(intent.fileName)\t\(intent.id)\t\(intent.contentHash)\t\(intent.removal ? "remove" : "write")\t\(intent.version ?? "")\n"
+            bytes.append(contentsOf: line.utf8)
+        }
+        return bytes
+    }
+}
+
+extension StatIndex.Entry {
+    init(fileName: String, id: String, status: FileSystem.Status, contentHash: String, version: String?) {
+        self.init(fileName: fileName, id: id, size: status.size, modifiedNanoseconds: status.modifiedNanoseconds,
+                  changedNanoseconds: status.changedNanoseconds, inode: status.inode, contentHash: contentHash, version: version)
+    }
+}

@@ -1,0 +1,51 @@
+import ArgumentParser
+import TableSync
+
+/// `tablesync`: the command line for people and cron.
+@main
+struct TableSyncCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tablesync",
+        abstract: "Keep a directory of JSON record files in sync with an Azure Mobile Apps table server.",
+        discussion: """
+            The store is a directory you can keep in git: tables/<Table>/<id>.json holds one record per file, \
+            journal.jsonl the changes waiting to be pushed, queries.json the pull queries and their watermarks.
+            Edit record files by hand or with insert/update/delete; push and sync send the changes.
+
+            Exit codes (for scripts and cron):
+              0  done
+              1  failure not covered below
+              2  bad usage (arguments, unknown table, invalid JSON given)
+              3  done, but conflicts are waiting (see `tablesync conflicts`)
+              4  server unreachable or timed out: retry later
+              5  the server refused the credentials
+              6  another run holds the store's lock: retry later
+              7  the store has invalid files or state (see `tablesync verify`)
+            """,
+        subcommands: [
+            InitCommand.self, StatusCommand.self, LogCommand.self, VerifyCommand.self,
+            InsertCommand.self, UpdateCommand.self, DeleteCommand.self, QueryCommand.self,
+        ]
+    )
+
+    /// Parses and runs the command line. `-C STORE` may come before the subcommand, as with git; argument
+    /// parsing wants it after, so it is moved there first.
+    static func main() async {
+        let arguments = GlobalOptions.movingStoreOption(Array(CommandLine.arguments.dropFirst()))
+        do {
+            var command = try parseAsRoot(arguments)
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            // Argument parsing reports bad usage as 64; TableSync's contract says 2.
+            if exitCode(for: error) == .validationFailure {
+                CommandOutput.printError(fullMessage(for: error))
+                exit(withError: ExitCode(ExitStatus.usage.rawValue))
+            }
+            exit(withError: error)
+        }
+    }
+}

@@ -1,0 +1,60 @@
+import Testing
+@testable import SyncProtocol
+
+@Suite struct RecordRulesTests {
+    @Test(arguments: ["a", "A-1_b.c", "é", "😀", String(repeating: "x", count: 255), "..a", "a b", "con"])
+    func validIDs(_ id: String) {
+        #expect(RecordID.problem(with: id) == nil)
+    }
+
+    @Test(arguments: ["", ".", "..", "a/b", "a\\b", "a\"b", "a+b", "a?b", "a`b", "a\u{0}b", "a\nb", "\u{7F}",
+                      String(repeating: "x", count: 256)])
+    func invalidIDs(_ id: String) {
+        #expect(RecordID.problem(with: id) != nil)
+    }
+
+    @Test(arguments: ["todo", "Todo_Item", "t-1", "9lives"])
+    func validTableNames(_ name: String) { #expect(TableName.isValid(name)) }
+
+    @Test(arguments: ["", "_x", "a b", "a/b", "..", "é", String(repeating: "t", count: 129)])
+    func invalidTableNames(_ name: String) { #expect(!TableName.isValid(name)) }
+}
+
+@Suite struct TimestampTests {
+    @Test(arguments: [
+        ("2024-05-01T10:20:30Z", "2024-05-01T10:20:30.000Z"),
+        ("2024-05-01T10:20:30.1Z", "2024-05-01T10:20:30.100Z"),
+        ("2024-05-01T10:20:30.123Z", "2024-05-01T10:20:30.123Z"),
+        ("2024-05-01T10:20:30.1234567Z", "2024-05-01T10:20:30.1234567Z"),
+        ("2024-05-01T12:20:30.5+02:00", "2024-05-01T10:20:30.500Z"),
+        ("2024-05-01T05:50:30-04:30", "2024-05-01T10:20:30.000Z"),
+        ("2024-02-29T00:00:00.000+0000", "2024-02-29T00:00:00.000Z"),
+        ("1969-12-31T23:59:59.9990000Z", "1969-12-31T23:59:59.999Z"),
+        ("2024-05-01T10:20Z", "2024-05-01T10:20:00.000Z"),
+    ])
+    func parsesAndKeepsText(_ text: String, _ canonical: String) throws {
+        let timestamp = try #require(Timestamp(parsing: text))
+        #expect(timestamp.text == text)
+        #expect(timestamp.canonical.text == canonical)
+        #expect(Timestamp(parsing: canonical) == timestamp)
+    }
+
+    @Test(arguments: ["2024-05-01", "2024-05-01T10:20:30", "2024-05-01T10:20:30.12345678Z", "2024-13-01T00:00:00Z",
+                      "2023-02-29T00:00:00Z", "2024-05-01T24:00:00Z", "2024-05-01T10:20:30.Z", "x", "2024-05-01T10:20:30Zjunk"])
+    func refusesMalformed(_ text: String) {
+        #expect(Timestamp(parsing: text) == nil)
+    }
+
+    @Test func ordersByInstantAndRoundTripsTicks() {
+        var generator = SeededGenerator(seed: 3)
+        for _ in 0..<2_000 {
+            let ticks = Int64.random(in: -30_000_000_000_000_000...80_000_000_000_000_000, using: &generator)
+            let timestamp = Timestamp(ticks: ticks)
+            #expect(Timestamp(parsing: timestamp.text)?.ticks == ticks)
+        }
+        #expect(Timestamp(parsing: "2024-05-01T10:20:30.1Z")! < Timestamp(parsing: "2024-05-01T12:20:30.2+02:00")!)
+        let components = Timestamp(parsing: "2024-02-29T13:14:15.5Z")!.components
+        #expect(components.year == 2024 && components.month == 2 && components.day == 29)
+        #expect(components.hour == 13 && components.minute == 14 && components.second == 15)
+    }
+}

@@ -1,0 +1,112 @@
+import Foundation
+import SyncProtocol
+import Testing
+@testable import TableSync
+
+@Suite struct LocalChangeTests {
+    @Test func initWritesTheLayout() throws {
+        let (directory, _) = try makeStore()
+        for file in ["tablesync.json", "queries.json", "journal.jsonl", ".gitattributes", ".tablesync/.gitignore"] {
+            #expect(directory.exists("store/" + file), "\(file)")
+        }
+        #expect(try directory.read("store/journal.jsonl").isEmpty)
+        #expect(try directory.read("store/.tablesync/.gitignore") == "*\n")
+        #expect(try directory.read("store/.gitattributes").contains("journal.jsonl merge=union"))
+        #expect(throws: StoreError.self) {
+            _ = try SyncContext.initialize(directory: directory.path + "/store", settings: StoreSettings(remote: "http://x"))
+        }
+    }
+
+    @Test func insertUpdateDeleteWriteFilesAndCollapseInTheJournal() async throws {
+        let (directory, context) = try makeStore()
+        let todo = try await context.table("todo")
+        let inserted = try await todo.insert(["text": "Buy milk", "version": "ignored", "updatedAt": "2024-01-01T00:00:00Z"])
+        let id = try #require(inserted["id"]?.stringValue)
+        #expect(id.count == 36 && id == id.lowercased())
+        #expect(inserted["version"] == nil && inserted["updatedAt"] == nil)
+        let file = "store/tables/todo/\(id).json"
+        #expect(try directory.read(file) == "{\n  \"id\": \"\(id)\",\n  \"text\": \"Buy milk\"\n}\n")
+        try await todo.update(["id": .string(id), "text": "Buy oat milk"])
+        #expect(try await todo.read(id: id)?["text"] == "Buy oat milk")
+        #expect(await context.pendingOperations.map(\.kind) == [.insert])
+        try await todo.delete(id: id)
+        #expect(!directory.exists(file))
+        #expect(await context.pendingOperations.isEmpty, "insert then delete leaves nothing to push")
+        #expect(try directory.read("store/journal.jsonl").isEmpty)
+        await #expect(throws: StoreError.self) { try await todo.update(["id": .string(id), "text": "gone"]) }
+        await #expect(throws: StoreError.self) { try await todo.insert(["id": "a/b"]) }
+        await #expect(throws: StoreError.self) { try await context.table("nope") }
+    }
+
+    @Test func updateWithUnchangedContentQueuesNothingAndKeepsTheFile() async throws {
+        let (directory, context) = try makeStore()
+        let todo = try await context.table("todo")
+        _ = try await context.applySynced(table: "todo", records: [["id": "a", "text": "x", "version": "v1"]])
+        let path = directory.file("store/tables/todo/a.json")
+        let before = try FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date
+        let inode = try FileManager.default.attributesOfItem(atPath: path)[.systemFileNumber] as? Int
+        try await todo.update(["id": "a", "text": "x"])
+        #expect(await context.pendingOperations.isEmpty)
+        let outcome = try await context.applySynced(table: "todo", records: [["id": "a", "text": "x", "version": "v1"]])
+        #expect(outcome == SyncedRecordWriter.Outcome(written: 0, removed: 0, unchanged: 1))
+        #expect(try FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date == before)
+        #expect(try FileManager.default.attributesOfItem(atPath: path)[.systemFileNumber] as? Int == inode)
+        try await todo.update(["id": "a", "text": "y"])
+        let operation = try #require(await context.pendingOperations.first)
+        #expect(operation.kind == .update && operation.baseVersion == "v1")
+        #expect(try directory.read("store/tables/todo/a.json").contains("\"version\": \"v1\""), "server-managed properties are kept")
+    }
+
+    @Test func journalSurvivesReopeningAndReportsBadLines() async throws {
+        let (directory, context) = try makeStore()
+        try await context.table("todo").insert(["id": "a"])
+        try await context.table("todo").insert(["id": "b"])
+        let root = context.layout.root
+        _ = consume context
+        let reopened = try SyncContext(directory: root)
+        #expect(await reopened.pendingOperations.map(\.id) == ["a", "b"])
+        #expect(await reopened.pendingOperations.map(\.sequence) == [1, 2])
+        _ = consume reopened
+        try directory.write("store/journal.jsonl", "{\"id\":\"a\",\"op\":\"insert\",\"seq\":1,\"table\":\"todo\"}\n{\"id\":\"b\",\"op\":\"upsert\",\"seq\":2,\"table\":\"todo\"}\n")
+        #expect {
+            _ = try SyncContext(directory: root)
+        } throws: { error in
+            guard case StoreError.invalidJournalLine(_, let line, let reason) = error else { return false }
+            return line == 2 && reason.contains("\"op\"")
+        }
+    }
+
+    @Test func unionMergedJournalLinesFoldPerRecord() async throws {
+        let (directory, context) = try makeStore()
+        let root = context.layout.root
+        _ = consume context
+        try directory.write("store/tables/todo/a.json", "{\n  \"id\": \"a\"\n}\n")
+        // What git's union merge gives when two branches queued changes to one record.
+        try directory.write("store/journal.jsonl", """
+            {"id":"a","op":"insert","seq":1,"table":"todo"}
+            {"id":"b","op":"update","seq":2,"table":"todo","version":"v1"}
+            {"id":"a","op":"update","seq":3,"table":"todo","version":"v2"}
+            {"id":"b","op":"delete","seq":2,"table":"todo","version":"v1","item":{"id":"b"}}
+
+            """)
+        let reopened = try SyncContext(directory: root)
+        let operations = await reopened.pendingOperations
+        #expect(operations.map(\.kind) == [.insert, .delete])
+        #expect(operations.map(\.id) == ["a", "b"])
+    }
+
+    @Test func secondWriterIsRefusedAtOnceAndReaderIsNot() async throws {
+        let (directory, context) = try makeStore()
+        defer { withExtendedLifetime(directory) {} }
+        #expect {
+            _ = try SyncContext(directory: context.layout.root, purpose: "second writer")
+        } throws: { error in
+            (error as? StoreLockError)?.holder.contains("tablesync library") == true
+        }
+        let reader = try SyncContext(directory: context.layout.root, mode: .readOnly)
+        await #expect(throws: StoreError.self) { try await reader.table("todo").insert(["id": "x"]) }
+        let root = context.layout.root
+        _ = consume context
+        _ = try SyncContext(directory: root, purpose: "after the first closed")
+    }
+}

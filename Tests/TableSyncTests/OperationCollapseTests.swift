@@ -1,0 +1,44 @@
+import Testing
+@testable import TableSync
+
+@Suite struct OperationCollapseTests {
+    typealias Kind = PendingOperation.Kind
+
+    /// Every cell of the matrix: pending operation (or none) × new change → outcome.
+    static let cells: [(Kind?, Kind, String)] = [
+        (nil, .insert, "add"), (nil, .update, "add"), (nil, .delete, "add"),
+        (.insert, .insert, "reject"), (.insert, .update, "keep"), (.insert, .delete, "drop"),
+        (.update, .insert, "reject"), (.update, .update, "keep"), (.update, .delete, "replace"),
+        (.delete, .insert, "reject"), (.delete, .update, "reject"), (.delete, .delete, "reject"),
+    ]
+
+    @Test(arguments: cells)
+    func matrix(_ pending: Kind?, _ new: Kind, _ expected: String) {
+        let outcome = OperationCollapse.outcome(pending: pending, new: new)
+        switch (outcome, expected) {
+        case (.add, "add"), (.keepPending, "keep"), (.dropBoth, "drop"), (.replacePending, "replace"): break
+        case (.reject(let reason), "reject"): #expect(!reason.isEmpty)
+        default: Issue.record("\(String(describing: pending)) then \(new): expected \(expected), got \(outcome)")
+        }
+    }
+
+    @Test func journalAppliesTheMatrix() throws {
+        var journal = Journal()
+        try journal.enqueue(.insert, table: "t", id: "a", baseVersion: nil)
+        try journal.enqueue(.update, table: "t", id: "a", baseVersion: "v0")
+        #expect(journal.operations.map(\.kind) == [.insert])
+        try journal.enqueue(.update, table: "t", id: "b", baseVersion: "v1")
+        try journal.enqueue(.update, table: "t", id: "b", baseVersion: "v2")
+        #expect(journal.pending(RecordKey(table: "t", id: "b"))?.baseVersion == "v1")
+        try journal.enqueue(.insert, table: "t", id: "c", baseVersion: nil)
+        try journal.enqueue(.delete, table: "t", id: "b", baseVersion: "v9", item: ["id": "b"])
+        let delete = try #require(journal.pending(RecordKey(table: "t", id: "b")))
+        #expect(delete.kind == .delete)
+        #expect(delete.baseVersion == "v1", "the delete goes out on the version the server has")
+        #expect(journal.operations.map(\.id) == ["a", "c", "b"], "the replacing delete moves to the end")
+        try journal.enqueue(.delete, table: "t", id: "a", baseVersion: nil)
+        #expect(journal.operations.map(\.id) == ["c", "b"], "insert then delete reaches the server as nothing")
+        #expect(throws: StoreError.self) { try journal.enqueue(.update, table: "t", id: "b", baseVersion: nil) }
+        #expect(throws: StoreError.self) { try journal.enqueue(.insert, table: "t", id: "c", baseVersion: nil) }
+    }
+}

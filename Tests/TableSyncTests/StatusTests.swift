@@ -1,0 +1,112 @@
+import Foundation
+import SyncProtocol
+import Testing
+@testable import TableSync
+
+@Suite struct StatusTests {
+    /// A store with three synced records a, b, c.
+    func syncedStore() async throws -> (TemporaryDirectory, SyncContext) {
+        let (directory, context) = try makeStore()
+        let records: [[String: JSONValue]] = ["a", "b", "c"].map { ["id": .string($0), "text": .string($0), "version": "v1"] }
+        _ = try await context.applySynced(table: "todo", records: records)
+        return (directory, context)
+    }
+
+    @Test func cleanStoreIsClean() async throws {
+        let (directory, context) = try await syncedStore()
+        defer { withExtendedLifetime(directory) {} }
+        let status = try await context.status()
+        #expect(status.isClean)
+        #expect(status.filesSeen == 3)
+    }
+
+    @Test func handCreatedEditedAndDeletedRecordsShow() async throws {
+        let (directory, context) = try await syncedStore()
+        try directory.write("store/tables/todo/new.json", "{\"text\": \"made by hand\"}")
+        try directory.write("store/tables/todo/a.json", "{\"id\": \"a\", \"text\": \"edited\", \"version\": \"v1\"}")
+        try FileManager.default.removeItem(atPath: directory.file("store/tables/todo/b.json"))
+        let status = try await context.status()
+        #expect(status.handEdits.map { "\($0.kind.rawValue) \($0.id)" } == ["modified a", "deleted b", "created new"])
+        #expect(status.problems.isEmpty)
+        #expect(status.pending.isEmpty, "status changes nothing")
+        #expect(try directory.read("store/journal.jsonl").isEmpty)
+
+        let scan = try await context.recordHandEdits()
+        #expect(scan.changes.count == 3)
+        let operations = await context.pendingOperations
+        #expect(operations.map { "\($0.kind.rawValue) \($0.id) \($0.baseVersion ?? "-")" } == ["update a v1", "delete b v1", "insert new -"])
+        #expect(try await context.status().handEdits.isEmpty, "once queued, edits are pending operations")
+        try await context.recordHandEdits()
+        #expect(await context.pendingOperations.count == 3, "recording twice queues nothing new")
+    }
+
+    @Test func brokenFilesAreReportedWithLineAndDoNotStopTheOthers() async throws {
+        let (directory, context) = try await syncedStore()
+        try directory.write("store/tables/todo/a.json", "{\n  \"id\": \"a\",\n  \"text\": \"oops\"\n  \"version\": \"v1\"\n}\n")
+        try directory.write("store/tables/todo/b.json", "[1, 2]")
+        try directory.write("store/tables/todo/zz.json", "{\"id\": \"other\"}")
+        try directory.write("store/tables/todo/ok.json", "{\"id\": \"ok\"}")
+        try directory.write("store/tables/todo/notes.txt", "hello")
+        let status = try await context.status()
+        let problems = status.problems.map(\.description)
+        #expect(problems.contains { $0.hasPrefix("tables/todo/a.json:4:3: unexpected '\"'; expected ',' or '}'") }, "\(problems)")
+        #expect(problems.contains { $0.hasPrefix("tables/todo/b.json:1:1: a record file must hold a JSON object") })
+        #expect(problems.contains { $0.contains("tables/todo/zz.json") && $0.contains("belongs in a file named other.json") })
+        #expect(problems.contains { $0.contains("notes.txt") })
+        #expect(status.handEdits.map(\.id) == ["ok"])
+        try await context.recordHandEdits()
+        #expect(await context.pendingOperations.map(\.id) == ["ok"], "the valid file still goes ahead")
+    }
+
+    @Test func unchangedStoreReadsNoFile() async throws {
+        let (directory, context) = try makeStore()
+        let records: [[String: JSONValue]] = (0..<200).map { ["id": .string("r\($0)"), "n": .integer(Int64($0)), "version": "v"] }
+        _ = try await context.applySynced(table: "todo", records: records)
+        // Let the file timestamps fall behind the index's, so no entry is "racily clean".
+        try await Task.sleep(for: .milliseconds(20))
+        _ = try await context.applySynced(table: "todo", records: [["id": "last", "version": "v"]])
+        let status = try await context.status()
+        #expect(status.filesSeen == 201)
+        #expect(status.filesHashed <= 1, "only a file written in the index's own clock tick may need a hash")
+        // A touch without a content change costs a hash, not a change.
+        let path = directory.file("store/tables/todo/r5.json")
+        try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: 10)], ofItemAtPath: path)
+        let touched = try await context.status()
+        #expect(touched.handEdits.isEmpty)
+        #expect(touched.filesHashed >= 1)
+    }
+
+    @Test func verifyFindsBrokenFilesAndLeftovers() async throws {
+        let (directory, context) = try await syncedStore()
+        #expect(try await context.verify().isEmpty)
+        try directory.write("store/tables/todo/a.json", "{\"id\": \"a\", \"text\": \"hand\"}")
+        try directory.write("store/tables/todo/b.json", "{")
+        try directory.write("store/.tablesync/tmp/tmp-1-2-0", "partial")
+        let findings = try await context.verify()
+        #expect(findings.contains { $0.severity == .notice && $0.path == "tables/todo/a.json" && $0.message.contains("canonical") })
+        #expect(findings.contains { $0.severity == .error && $0.path == "tables/todo/b.json" })
+        #expect(findings.contains { $0.severity == .notice && $0.path.hasPrefix(".tablesync/tmp/") })
+        let root = context.layout.root
+        _ = consume context
+        _ = try SyncContext(directory: root)
+        #expect(!directory.exists("store/.tablesync/tmp/tmp-1-2-0"), "a read-write open removes temporary files")
+    }
+
+    @Test func interruptedSyncedWriteIsCompletedOnOpen() async throws {
+        let (directory, context) = try await syncedStore()
+        let root = context.layout.root
+        _ = consume context
+        // A run that died after renaming a.json into place but before recording it in the index.
+        let bytes = CanonicalJSON.encode(["id": "a", "text": "from server", "version": "v2"])
+        try Data(bytes).write(to: URL(fileURLWithPath: directory.file("store/tables/todo/a.json")))
+        let hash = SHA256.hexDigest(of: bytes)
+        try directory.write("store/.tablesync/intent", "todo\ta.json\ta\t\(hash)\twrite\tv2\n")
+        let reopened = try SyncContext(directory: root)
+        let status = try await reopened.status()
+        #expect(status.handEdits.isEmpty, "the server's copy is not mistaken for a hand edit")
+        #expect(!directory.exists("store/.tablesync/intent"))
+        try directory.write("store/tables/todo/a.json", "{\"id\": \"a\", \"text\": \"mine\", \"version\": \"v2\"}")
+        try await reopened.recordHandEdits()
+        #expect(await reopened.pendingOperations.first?.baseVersion == "v2")
+    }
+}
