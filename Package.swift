@@ -10,10 +10,16 @@ let package = Package(
         .library(name: "SyncProtocol", targets: ["SyncProtocol"]),
         .library(name: "TableSync", targets: ["TableSync"]),
         .executable(name: "tablesync", targets: ["tablesync"]),
+        .library(name: "TableSyncServer", targets: ["TableSyncServer"]),
+        .library(name: "GzipCompression", targets: ["GzipCompression"]),
+        .executable(name: "tablesync-server", targets: ["tablesync-server"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         .target(name: "SyncProtocol"),
@@ -31,7 +37,37 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // gzip over zlib, shared by the server now and the client later; no Foundation.
+        .target(name: "GzipCompression", dependencies: ["CZlib"]),
+        .target(
+            name: "TableSyncServer",
+            dependencies: [
+                "SyncProtocol",
+                "GzipCompression",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "tablesync-server",
+            dependencies: [
+                "TableSyncServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(name: "SyncProtocolTests", dependencies: ["SyncProtocol"]),
+        // One test target for every server test: CI builds from scratch on 2 cores.
+        .testTarget(
+            name: "TableSyncServerTests",
+            dependencies: [
+                "TableSyncServer",
+                "GzipCompression",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]
+        ),
         .testTarget(name: "TableSyncTests", dependencies: ["TableSync"]),
     ],
     swiftLanguageModes: [.v6]

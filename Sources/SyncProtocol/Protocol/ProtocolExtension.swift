@@ -1,0 +1,22 @@
+/// Extensions of the table protocol that a TableSync server advertises in the ``ProtocolHeader/extensions``
+/// header of every response (and in the health document), so that a client can discover them.
+///
+/// Gzip responses need no advertisement: a server sends them whenever the client accepts them.
+public enum ProtocolExtension: String, Sendable, Hashable, CaseIterable {
+    /// Request bodies may be sent with `Content-Encoding: gzip`.
+    case gzipRequests = "gzip-request"
+    /// A batch endpoint: many operations in one request, each reconciled by version on its own.
+    case batch = "batch"
+
+    /// Parses a header value such as `gzip-request, batch`, ignoring names it does not know.
+    public static func parse(headerValue: String) -> Set<ProtocolExtension> {
+        Set(headerValue.split(separator: ",").compactMap {
+            ProtocolExtension(rawValue: String($0).trimmingSpaces().lowercased())
+        })
+    }
+
+    /// The header value advertising `extensions`, in a stable order.
+    public static func headerValue(_ extensions: Set<ProtocolExtension>) -> String {
+        allCases.filter(extensions.contains).map(\.rawValue).joined(separator: ", ")
+    }
+}

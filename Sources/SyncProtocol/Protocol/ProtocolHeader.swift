@@ -1,0 +1,21 @@
+/// HTTP header names of the table protocol and of TableSync's extensions, in one place for client and server.
+///
+/// Header names are compared without regard to case, as HTTP does.
+public enum ProtocolHeader {
+    /// The protocol version a request speaks (`2.0.0`, `3.0.0`); also accepted as a query parameter.
+    public static let apiVersion = "ZUMO-API-VERSION"
+    /// The Azure Mobile Apps authentication header; its value is the token itself.
+    public static let zumoAuth = "X-ZUMO-AUTH"
+    /// `Authorization: Bearer <token>`.
+    public static let authorization = "Authorization"
+    /// The prefix of a bearer credential in ``authorization``.
+    public static let bearerPrefix = "Bearer "
+    /// The record's `version` in double quotes.
+    public static let eTag = "ETag"
+    /// The `version` an update or delete expects, in double quotes (or `*`).
+    public static let ifMatch = "If-Match"
+    /// The URL of a new record, sent with 201.
+    public static let location = "Location"
+    /// The extensions a server offers (see ``ProtocolExtension``), comma-separated, on every response.
+    public static let extensions = "X-TableSync-Extensions"
+}

@@ -1,0 +1,64 @@
+import Hummingbird
+import Logging
+import PostgresNIO
+import SyncProtocol
+
+/// The extensions this server offers (advertised on every response and in `/health`).
+public let serverExtensions: Set<ProtocolExtension> = [.gzipRequests]
+
+/// Builds the server from `configuration`: the one way the executable, the tests and `make demo` make it.
+///
+/// The database schema is created before the server starts listening; a PostgreSQL connection pool runs as a
+/// service of the application and stops with it (SIGTERM and SIGINT shut the whole application down gracefully
+/// when it runs with `runService()`).
+///
+/// ```swift
+/// let configuration = ServerConfiguration(database: .sqlite(path: "server.sqlite"), tables: [TableOptions(name: "todo")])
+/// try await makeServerApplication(configuration: configuration, logger: Logger(label: "tablesync-server")).runService()
+/// ```
+public func makeServerApplication(
+    configuration: ServerConfiguration, logger: Logger
+) throws -> Application<RouterResponder<BasicRequestContext>> {
+    try configuration.validate()
+    let repository: any RecordRepository
+    var postgresClient: PostgresClient?
+    switch configuration.database {
+    case .sqlite(let path):
+        repository = try SQLiteRecordRepository(path: path)
+    case .postgres(let location):
+        let client = PostgresClient(
+            configuration: .init(host: location.host, port: location.port, username: location.username,
+                                 password: location.password, database: location.database, tls: .disable),
+            backgroundLogger: logger)
+        postgresClient = client
+        repository = PostgresRecordRepository(client: client, logger: logger)
+    }
+
+    let writer = ResponseWriter(gzipMinimumSize: configuration.gzipMinimumSize)
+    let router = Router(context: BasicRequestContext.self)
+    router.add(middleware: ProtocolHeadersMiddleware(extensions: serverExtensions, writer: writer))
+    router.get(RouterPath(TablePath.health)) { request, _ in
+        writer.json([
+            "status": "ok",
+            "versions": .array(ProtocolVersion.allCases.map { .string($0.headerValue) }),
+            "extensions": .array(ProtocolExtension.allCases.filter(serverExtensions.contains).map { .string($0.rawValue) }),
+        ], status: .ok, request: request)
+    }
+    router.add(middleware: TokenAuthMiddleware(tokens: configuration.tokens, writer: writer))
+    TableRoutes(configuration: configuration, repository: repository, logger: logger).register(on: router)
+
+    var app = Application(
+        router: router,
+        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "tablesync-server"),
+        logger: logger)
+    if let postgresClient { app.addServices(postgresClient) }
+    let tables = configuration.tables.map(\.name)
+    app.beforeServerStarts {
+        try await repository.prepare(tables: tables)
+        logger.info("serving tables", metadata: [
+            "tables": "\(tables.joined(separator: ","))", "database": "\(configuration.database)",
+            "auth": "\(configuration.tokens.isEmpty ? "none (loopback only)" : "\(configuration.tokens.count) token(s)")",
+        ])
+    }
+    return app
+}

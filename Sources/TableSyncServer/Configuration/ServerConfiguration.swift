@@ -1,0 +1,90 @@
+import Foundation
+import Logging
+import SyncProtocol
+
+/// Everything `tablesync-server` needs to run, in one value: ``makeServerApplication(configuration:logger:)``
+/// builds the same server from it for the executable, the tests and `make demo`.
+public struct ServerConfiguration: Sendable {
+    /// The address to listen on. Without tokens it must be a loopback address.
+    public var host: String
+    /// The TCP port; 0 picks a free one (tests).
+    public var port: Int
+    /// Where records live.
+    public var database: DatabaseLocation
+    /// The tables served.
+    public var tables: [TableOptions]
+    /// The accepted tokens; empty means no authentication (loopback only).
+    public var tokens: Set<String>
+    /// The largest request body accepted, after gzip decompression, in bytes (413 above it).
+    public var maxBodySize: Int
+    /// Response bodies at least this large are gzip-compressed when the client accepts gzip.
+    public var gzipMinimumSize: Int
+
+    /// The default of ``maxBodySize``: 16 MiB.
+    public static let defaultMaxBodySize = 16 * 1024 * 1024
+    /// The default of ``gzipMinimumSize``: 1 KiB.
+    public static let defaultGzipMinimumSize = 1024
+
+    public init(
+        host: String = "127.0.0.1", port: Int = 8080, database: DatabaseLocation, tables: [TableOptions],
+        tokens: Set<String> = [], maxBodySize: Int = defaultMaxBodySize, gzipMinimumSize: Int = defaultGzipMinimumSize
+    ) {
+        self.host = host
+        self.port = port
+        self.database = database
+        self.tables = tables
+        self.tokens = tokens
+        self.maxBodySize = maxBodySize
+        self.gzipMinimumSize = gzipMinimumSize
+    }
+
+    /// Checks the rules a server starts only with: at least one table, unique table names, a port in range,
+    /// and authentication whenever the address is not loopback.
+    public func validate() throws(ConfigurationError) {
+        guard !tables.isEmpty else { throw ConfigurationError("no tables to serve; add --table NAME (repeat it for more tables)") }
+        var seen: Set<String> = []
+        for table in tables where !seen.insert(table.name.lowercased()).inserted {
+            throw ConfigurationError("the table '\(table.name)' is given twice (table names ignore case)")
+        }
+        guard (0...65535).contains(port) else { throw ConfigurationError("--port must be from 0 to 65535, not \(port)") }
+        guard maxBodySize >= 1024 else { throw ConfigurationError("the body size limit must be at least 1024 bytes") }
+        if tokens.isEmpty && !Self.isLoopback(host) {
+            throw ConfigurationError(
+                "refusing to listen on \(host) without authentication: give tokens with --tokens-file FILE or TABLESYNC_SERVER_TOKENS, or listen on 127.0.0.1")
+        }
+    }
+
+    /// `true` for `localhost`, `127.0.0.0/8` and `::1`.
+    public static func isLoopback(_ host: String) -> Bool {
+        if host == "localhost" || host == "::1" || host == "[::1]" { return true }
+        let octets = host.split(separator: ".", omittingEmptySubsequences: false)
+        return octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil }
+    }
+}
+
+/// Reads tokens: one per line in a file (blank lines and lines starting with `#` ignored), or separated by
+/// commas or whitespace in an environment variable.
+public enum TokenList {
+    /// The environment variable that may hold the tokens.
+    public static let environmentVariable = "TABLESYNC_SERVER_TOKENS"
+
+    public static func parse(fileContents: String) -> Set<String> {
+        Set(fileContents.split(whereSeparator: \.isNewline)
+            .map { $0.trimmingCharacters(in: " ").trimmingCharacters(in: "\t") }
+            .filter { !$0.isEmpty && !$0.hasPrefix("#") })
+    }
+
+    public static func parse(environmentValue: String) -> Set<String> {
+        Set(environmentValue.split(whereSeparator: { $0 == "," || $0.isWhitespace }).map(String.init))
+    }
+
+    /// The tokens of `file`; throws when it cannot be read.
+    public static func load(file: String) throws(ConfigurationError) -> Set<String> {
+        guard let data = FileManager.default.contents(atPath: file), let text = String(data: data, encoding: .utf8) else {
+            throw ConfigurationError("cannot read the tokens file \(file)")
+        }
+        let tokens = parse(fileContents: text)
+        guard !tokens.isEmpty else { throw ConfigurationError("the tokens file \(file) holds no token (one per line)") }
+        return tokens
+    }
+}

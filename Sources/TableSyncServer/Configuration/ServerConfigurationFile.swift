@@ -1,0 +1,78 @@
+import SyncProtocol
+
+/// The optional JSON configuration file of `tablesync-server` (`--config FILE`). Every member is optional;
+/// flags given on the command line win over it.
+///
+/// ```json
+/// {
+///   "host": "127.0.0.1", "port": 8080,
+///   "database": "sqlite:server.sqlite",
+///   "tables": ["todo:pageSize=100", {"name": "notes", "softDelete": false, "maxTop": 500}],
+///   "tokensFile": "/etc/tablesync/tokens",
+///   "maxBodySize": 16777216
+/// }
+/// ```
+/// Tokens never go in this file's values; it may only name a tokens file.
+public struct ServerConfigurationFile: Sendable, Hashable {
+    public var host: String?
+    public var port: Int?
+    public var database: String?
+    public var tables: [TableOptions] = []
+    public var tokensFile: String?
+    public var maxBodySize: Int?
+
+    public init() {}
+
+    /// Parses the file's text; `path` names it in errors.
+    public static func parse(_ text: String, path: String) throws(ConfigurationError) -> ServerConfigurationFile {
+        let value: JSONValue
+        do {
+            value = try JSONParser.parse(text)
+        } catch {
+            throw ConfigurationError("\(path): \(error)")
+        }
+        guard case .object(let members) = value else { throw ConfigurationError("\(path): the configuration must be a JSON object") }
+        var file = ServerConfigurationFile()
+        for (key, member) in members {
+            func string() throws(ConfigurationError) -> String {
+                guard let text = member.stringValue else { throw ConfigurationError("\(path): \"\(key)\" must be a string") }
+                return text
+            }
+            func integer() throws(ConfigurationError) -> Int {
+                guard let number = member.integerValue else { throw ConfigurationError("\(path): \"\(key)\" must be a whole number") }
+                return Int(number)
+            }
+            switch key {
+            case "host": file.host = try string()
+            case "port": file.port = try integer()
+            case "database": file.database = try string()
+            case "tokensFile": file.tokensFile = try string()
+            case "maxBodySize": file.maxBodySize = try integer()
+            case "tables":
+                guard case .array(let entries) = member else { throw ConfigurationError("\(path): \"tables\" must be an array") }
+                for entry in entries { file.tables.append(try table(entry, path: path)) }
+            default:
+                throw ConfigurationError("\(path): unknown setting \"\(key)\"; use host, port, database, tables, tokensFile or maxBodySize")
+            }
+        }
+        return file
+    }
+
+    private static func table(_ entry: JSONValue, path: String) throws(ConfigurationError) -> TableOptions {
+        if let text = entry.stringValue { return try TableOptions.parse(text) }
+        guard case .object(let members) = entry, let name = members["name"]?.stringValue, TableOptions.isValidName(name) else {
+            throw ConfigurationError("\(path): each table is \"NAME[:options]\" or an object with a valid \"name\"")
+        }
+        var options = TableOptions(name: name)
+        for (key, value) in members where key != "name" {
+            let text: String
+            switch value {
+            case .bool(let flag): text = String(flag)
+            case .integer(let number): text = String(number)
+            default: throw ConfigurationError("\(path): table \(name): \"\(key)\" must be a boolean or a whole number")
+            }
+            try options.set(key, to: text, context: "\(path): table \(name)")
+        }
+        return options
+    }
+}

@@ -1,0 +1,73 @@
+/// How one table is served.
+///
+/// On the command line: `--table NAME[:option=value,...]`, for example
+/// `--table todo:pageSize=100,maxTop=1000,softDelete=true`.
+public struct TableOptions: Sendable, Hashable {
+    /// The table name in URLs (`/tables/{name}`), matched without regard to case as Azure's servers do.
+    public var name: String
+    /// `true` (the default): DELETE marks a record `deleted` so that incremental pulls see it go.
+    /// `false`: DELETE removes the row.
+    public var softDelete: Bool
+    /// Records per page when the client gives no `$top`; `nil` uses the protocol's default (50 in v2, 100 in v3).
+    public var pageSize: Int?
+    /// The largest `$top` accepted; above it the request fails with 400.
+    public var maxTop: Int
+
+    /// The default of ``maxTop``.
+    public static let defaultMaxTop = 1000
+
+    public init(name: String, softDelete: Bool = true, pageSize: Int? = nil, maxTop: Int = defaultMaxTop) {
+        self.name = name
+        self.softDelete = softDelete
+        self.pageSize = pageSize
+        self.maxTop = maxTop
+    }
+
+    /// `true` when `name` can be a table name: 1–64 ASCII letters, digits, `_` or `-`, starting with a letter.
+    public static func isValidName(_ name: String) -> Bool {
+        guard let first = name.unicodeScalars.first, first.isASCIILetter, name.utf8.count <= 64 else { return false }
+        return name.unicodeScalars.allSatisfy {
+            $0.isASCIILetter || ("0"..."9").contains($0) || $0 == "_" || $0 == "-"
+        }
+    }
+
+    /// Parses `NAME[:key=value,...]` as given to `--table`.
+    public static func parse(_ text: String) throws(ConfigurationError) -> TableOptions {
+        let parts = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+        let name = String(parts[0])
+        guard isValidName(name) else {
+            throw ConfigurationError("--table \(text): a table name is 1–64 letters, digits, _ or -, starting with a letter")
+        }
+        var options = TableOptions(name: name)
+        guard parts.count == 2 else { return options }
+        for setting in parts[1].split(separator: ",") {
+            let pair = setting.split(separator: "=", maxSplits: 1).map(String.init)
+            guard pair.count == 2 else {
+                throw ConfigurationError("--table \(text): expected key=value, found '\(setting)'")
+            }
+            try options.set(pair[0], to: pair[1], context: "--table \(text)")
+        }
+        return options
+    }
+
+    /// Sets the option `key` from its text form; `context` names where it came from in errors.
+    mutating func set(_ key: String, to value: String, context: String) throws(ConfigurationError) {
+        switch key {
+        case "softDelete":
+            guard let flag = Bool(value) else { throw ConfigurationError("\(context): softDelete must be true or false") }
+            softDelete = flag
+        case "pageSize":
+            guard let size = Int(value), size >= 1 else { throw ConfigurationError("\(context): pageSize must be a whole number ≥ 1") }
+            pageSize = size
+        case "maxTop":
+            guard let top = Int(value), top >= 1 else { throw ConfigurationError("\(context): maxTop must be a whole number ≥ 1") }
+            maxTop = top
+        default:
+            throw ConfigurationError("\(context): unknown table option '\(key)'; use softDelete, pageSize or maxTop")
+        }
+    }
+}
+
+extension Unicode.Scalar {
+    var isASCIILetter: Bool { ("a"..."z").contains(self) || ("A"..."Z").contains(self) }
+}

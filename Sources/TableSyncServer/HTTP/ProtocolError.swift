@@ -1,0 +1,48 @@
+import HTTPTypes
+import SyncProtocol
+
+/// A request the table protocol refuses, with the status and body to answer.
+///
+/// Every refusal is a 4xx with a JSON body: `{"error": "..."}` naming what was wrong, or, for conflicts
+/// (409, 412), the server's copy of the record with its `ETag`.
+public struct ProtocolError: Error, Sendable, CustomStringConvertible {
+    public var status: HTTPResponse.Status
+    public var message: String
+    /// The server's copy of the record, sent instead of the error body (409, 412).
+    public var record: StoredRecord?
+
+    public init(status: HTTPResponse.Status, message: String, record: StoredRecord? = nil) {
+        self.status = status
+        self.message = message
+        self.record = record
+    }
+
+    public var description: String { "\(status.code) \(message)" }
+
+    static func badRequest(_ message: String) -> ProtocolError { ProtocolError(status: .badRequest, message: message) }
+    static func notFound(_ message: String) -> ProtocolError { ProtocolError(status: .notFound, message: message) }
+
+    /// A soft-deleted record: 404 in v2, 410 in v3.
+    static func deleted(_ id: String, version: ProtocolVersion) -> ProtocolError {
+        ProtocolError(status: version == .v2 ? .notFound : .gone, message: "the record '\(id)' has been deleted")
+    }
+
+    static func conflict(_ message: String, record: StoredRecord) -> ProtocolError {
+        ProtocolError(status: .conflict, message: message, record: record)
+    }
+
+    static func preconditionFailed(_ message: String, record: StoredRecord) -> ProtocolError {
+        ProtocolError(status: .preconditionFailed, message: message, record: record)
+    }
+
+    static func payloadTooLarge(limit: Int) -> ProtocolError {
+        ProtocolError(status: .contentTooLarge, message: "the request body is larger than this server's limit of \(limit) bytes")
+    }
+
+    static let unauthorized = ProtocolError(
+        status: .unauthorized,
+        message: "a valid token is required: send Authorization: Bearer <token> or X-ZUMO-AUTH: <token>")
+
+    /// The JSON body of the response.
+    var body: JSONValue { record?.json() ?? ProtocolErrorBody.make(message) }
+}

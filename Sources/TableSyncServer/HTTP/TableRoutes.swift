@@ -1,0 +1,271 @@
+import Foundation
+import GzipCompression
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import SyncProtocol
+
+/// The routes of the table protocol: `GET/POST /tables/{table}` and `GET/PATCH/PUT/DELETE /tables/{table}/{id}`.
+struct TableRoutes: Sendable {
+    let tables: [String: TableOptions]
+    let repository: any RecordRepository
+    let writer: ResponseWriter
+    let maxBodySize: Int
+    let logger: Logger
+
+    init(configuration: ServerConfiguration, repository: any RecordRepository, logger: Logger) {
+        var tables: [String: TableOptions] = [:]
+        for table in configuration.tables { tables[table.name.lowercased()] = table }
+        self.tables = tables
+        self.repository = repository
+        self.writer = ResponseWriter(gzipMinimumSize: configuration.gzipMinimumSize)
+        self.maxBodySize = configuration.maxBodySize
+        self.logger = logger
+    }
+
+    func register(on router: Router<BasicRequestContext>) {
+        let table = "\(TablePath.tablesPrefix)/:table"
+        router.get(RouterPath(table)) { request, context in await respond(request, context) { try await list($0, $1) } }
+        router.post(RouterPath(table)) { request, context in await respond(request, context) { try await insert($0, $1) } }
+        let record = "\(table)/:id"
+        router.get(RouterPath(record)) { request, context in await respond(request, context) { try await read($0, $1) } }
+        router.patch(RouterPath(record)) { request, context in await respond(request, context) { try await update($0, $1, merge: true) } }
+        router.put(RouterPath(record)) { request, context in await respond(request, context) { try await update($0, $1, merge: false) } }
+        router.delete(RouterPath(record)) { request, context in await respond(request, context) { try await delete($0, $1) } }
+    }
+
+    // MARK: Routes
+
+    private func list(_ request: Request, _ exchange: Exchange) async throws -> Response {
+        let query = try ListQuery.parse(exchange.query, version: exchange.version, table: exchange.table)
+        let page = try await repository.list(table: exchange.table.name, query: query)
+        let items = JSONValue.array(page.records.map { $0.json(select: query.select) })
+        switch exchange.version {
+        case .v2:
+            guard query.includeCount else { return writer.json(items, status: .ok, request: request) }
+            return writer.json(["results": items, "count": .integer(Int64(page.totalCount ?? 0))], status: .ok, request: request)
+        case .v3:
+            var nextLink = JSONValue.null
+            if page.hasMore {
+                nextLink = .string(Self.nextLink(request: request, exchange: exchange, skip: query.skip + page.records.count, top: query.top))
+            }
+            let count = page.totalCount.map { JSONValue.integer(Int64($0)) } ?? .null
+            return writer.json(["items": items, "count": count, "nextLink": nextLink], status: .ok, request: request)
+        }
+    }
+
+    private func read(_ request: Request, _ exchange: Exchange) async throws -> Response {
+        let id = try exchange.recordID()
+        guard let record = try await repository.record(table: exchange.table.name, id: id) else {
+            throw ProtocolError.notFound("there is no record '\(id)' in table \(exchange.table.name)")
+        }
+        let includeDeleted = try exchange.query.value(namedIgnoringCase: QueryOption.includeDeleted)
+            .map { try ListQuery.parseBoolean($0, parameter: QueryOption.includeDeleted) } ?? false
+        if record.deleted && !includeDeleted { throw ProtocolError.deleted(id, version: exchange.version) }
+        return writer.json(record.json(), status: .ok, request: request, headers: [.eTag: ResponseWriter.eTag(record.version)])
+    }
+
+    private func insert(_ request: Request, _ exchange: Exchange) async throws -> Response {
+        let incoming = try IncomingRecord(try await readBody(request))
+        let id = incoming.id ?? UUID().uuidString.lowercased()
+        let properties = incoming.properties
+        let stored = try await repository.write(table: exchange.table.name, id: id) { existing in
+            if let existing { throw ProtocolError.conflict("a record with id '\(id)' already exists", record: existing) }
+            return .insert(properties)
+        }
+        guard let stored else { throw ProtocolError(status: .internalServerError, message: "the insert stored nothing") }
+        return writer.json(stored.json(), status: .created, request: request, headers: [
+            .eTag: ResponseWriter.eTag(stored.version),
+            .location: TablePath.record(table: exchange.table.name, id: id),
+        ])
+    }
+
+    private func update(_ request: Request, _ exchange: Exchange, merge: Bool) async throws -> Response {
+        let id = try exchange.recordID()
+        let incoming = try IncomingRecord(try await readBody(request))
+        if let bodyID = incoming.id, bodyID != id {
+            throw ProtocolError.badRequest("the body's id '\(bodyID)' differs from the id '\(id)' in the URL")
+        }
+        let ifMatch = try Self.ifMatch(request)
+        let version = exchange.version
+        let bodyVersion = version == .v2 ? incoming.version : nil
+        let stored = try await repository.write(table: exchange.table.name, id: id) { existing in
+            let current = try Self.checkWritable(existing, id: id, version: version, ifMatch: ifMatch)
+            if ifMatch == nil, let bodyVersion, bodyVersion != current.version {
+                throw ProtocolError.conflict("the record '\(id)' has changed since version \(bodyVersion)", record: current)
+            }
+            guard merge else { return .update(incoming.properties) }
+            return .update(current.properties.merging(incoming.properties) { _, new in new })
+        }
+        guard let stored else { throw ProtocolError(status: .internalServerError, message: "the update stored nothing") }
+        return writer.json(stored.json(), status: .ok, request: request, headers: [.eTag: ResponseWriter.eTag(stored.version)])
+    }
+
+    private func delete(_ request: Request, _ exchange: Exchange) async throws -> Response {
+        let id = try exchange.recordID()
+        let ifMatch = try Self.ifMatch(request)
+        let version = exchange.version
+        let softDelete = exchange.table.softDelete
+        let removed = try await repository.write(table: exchange.table.name, id: id) { existing in
+            _ = try Self.checkWritable(existing, id: id, version: version, ifMatch: ifMatch)
+            return softDelete ? .softDelete : .hardDelete
+        }
+        switch version {
+        case .v3:
+            return Response(status: .noContent)
+        case .v2:
+            guard let removed else { throw ProtocolError(status: .internalServerError, message: "the delete returned nothing") }
+            return writer.json(removed.json(), status: .ok, request: request, headers: [.eTag: ResponseWriter.eTag(removed.version)])
+        }
+    }
+
+    // MARK: Shared steps
+
+    /// The existing, not deleted record that `ifMatch` (if any) expects; otherwise the protocol's refusal.
+    private static func checkWritable(
+        _ existing: StoredRecord?, id: String, version: ProtocolVersion, ifMatch: IfMatch?
+    ) throws(ProtocolError) -> StoredRecord {
+        guard let existing else { throw ProtocolError.notFound("there is no record '\(id)'") }
+        if existing.deleted { throw ProtocolError.deleted(id, version: version) }
+        if let ifMatch, !ifMatch.matches(existing.version) {
+            throw ProtocolError.preconditionFailed(
+                "the record '\(id)' has changed: If-Match does not match its version", record: existing)
+        }
+        return existing
+    }
+
+    private static func ifMatch(_ request: Request) throws(ProtocolError) -> IfMatch? {
+        guard let value = request.headers[.ifMatch] else { return nil }
+        return try IfMatch(value)
+    }
+
+    private func readBody(_ request: Request) async throws -> JSONValue {
+        var request = request
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.collectBody(upTo: maxBodySize)
+        } catch let error as HTTPResponseError where error.status == .contentTooLarge {
+            throw ProtocolError.payloadTooLarge(limit: maxBodySize)
+        }
+        var bytes = Array(buffer.readableBytesView)
+        switch request.headers[.contentEncoding]?.lowercased().trimmingCharacters(in: " ") {
+        case nil, "", "identity":
+            break
+        case "gzip", "x-gzip":
+            do {
+                bytes = try Gzip.decompress(bytes, limit: maxBodySize)
+            } catch .tooLarge {
+                throw ProtocolError.payloadTooLarge(limit: maxBodySize)
+            } catch {
+                throw ProtocolError.badRequest("the gzip request body cannot be decompressed: \(error)")
+            }
+        case let other?:
+            throw ProtocolError(status: .unsupportedMediaType, message: "Content-Encoding '\(other)' is not supported; send gzip or identity")
+        }
+        guard !bytes.isEmpty else { throw ProtocolError.badRequest("the request body is empty; send a JSON object") }
+        do {
+            return try JSONParser.parse(bytes)
+        } catch let error as JSONParseError {
+            throw ProtocolError.badRequest("the request body is not valid JSON: \(error)")
+        }
+    }
+
+    /// The v3 `nextLink`: this request's path and query with `$skip` advanced (and `$top` kept).
+    static func nextLink(request: Request, exchange: Exchange, skip: Int, top: Int) -> String {
+        var parts: [String] = []
+        for (name, value) in exchange.query.pairs where name != QueryOption.skip {
+            parts.append("\(Self.encodeQueryComponent(name))=\(Self.encodeQueryComponent(value))")
+        }
+        parts.append("\(QueryOption.skip)=\(skip)")
+        return "\(TablePath.table(exchange.table.name))?\(parts.joined(separator: "&"))"
+    }
+
+    static func encodeQueryComponent(_ text: String) -> String {
+        TablePath.percentEncodePathSegment(text).replacingOccurrences(of: "%24", with: "$")
+    }
+
+    // MARK: Request plumbing
+
+    /// What every table route needs: the protocol version, the table and the decoded query string.
+    struct Exchange: Sendable {
+        let version: ProtocolVersion
+        let table: TableOptions
+        let query: QueryString
+        let rawID: String?
+
+        func recordID() throws(ProtocolError) -> String {
+            guard let rawID else { throw ProtocolError.badRequest("the URL has no record id") }
+            let id = try QueryString.decode(Substring(rawID), plusIsSpace: false)
+            if let problem = RecordID.problem(with: id) { throw ProtocolError.badRequest("id '\(id)' is not allowed: \(problem)") }
+            return id
+        }
+    }
+
+    private func exchange(_ request: Request, _ context: BasicRequestContext) throws(ProtocolError) -> Exchange {
+        let query = try QueryString(request.uri.query)
+        var versionText = request.headers[HTTPField.Name(ProtocolHeader.apiVersion)!]
+        if versionText == nil { versionText = try query.value(namedIgnoringCase: ProtocolHeader.apiVersion) }
+        guard let versionText else {
+            throw ProtocolError.badRequest("\(ProtocolHeader.apiVersion) is missing; send it as a header or query parameter (2.0.0 or 3.0.0)")
+        }
+        guard let version = ProtocolVersion(headerValue: versionText) else {
+            throw ProtocolError.badRequest("\(ProtocolHeader.apiVersion) '\(versionText)' is not supported; use 2.0.0 or 3.0.0")
+        }
+        let name = (try? QueryString.decode(Substring(context.parameters.get("table") ?? ""), plusIsSpace: false)) ?? ""
+        guard let table = tables[name.lowercased()] else {
+            throw ProtocolError.notFound("there is no table '\(name)' on this server")
+        }
+        return Exchange(version: version, table: table, query: query, rawID: context.parameters.get("id"))
+    }
+
+    /// Runs a route, turning every refusal into its 4xx response and anything unexpected into a logged 500.
+    private func respond(
+        _ request: Request, _ context: BasicRequestContext,
+        _ route: (Request, Exchange) async throws -> Response
+    ) async -> Response {
+        do {
+            let exchange = try exchange(request, context)
+            return try await route(request, exchange)
+        } catch let error as ProtocolError {
+            return writer.error(error, request: request)
+        } catch let error as FilterTranslationError {
+            return writer.error(.badRequest("$filter: \(error.reason)"), request: request)
+        } catch {
+            if let refusal = DatabaseErrorClassifier.refusal(for: error) {
+                return writer.error(refusal, request: request)
+            }
+            logger.error("request failed", metadata: ["method": "\(request.method)", "path": "\(request.uri.path)", "error": "\(String(reflecting: error))"])
+            return writer.error(ProtocolError(status: .internalServerError, message: "the server failed to process the request; see its log"), request: request)
+        }
+    }
+}
+
+/// An `If-Match` header: `*` or one or more entity tags.
+struct IfMatch: Sendable {
+    let any: Bool
+    let versions: [String]
+
+    init(_ value: String) throws(ProtocolError) {
+        let trimmed = value.trimmingCharacters(in: " ")
+        if trimmed == "*" {
+            any = true
+            versions = []
+            return
+        }
+        var versions: [String] = []
+        for part in trimmed.split(separator: ",") {
+            var tag = part.trimmingCharacters(in: " ")
+            if tag.hasPrefix("W/") { tag.removeFirst(2) }
+            guard tag.count >= 2, tag.hasPrefix("\""), tag.hasSuffix("\"") else {
+                throw ProtocolError.badRequest("If-Match must be \"version\" in double quotes or *, not '\(value)'")
+            }
+            versions.append(String(tag.dropFirst().dropLast()))
+        }
+        guard !versions.isEmpty else { throw ProtocolError.badRequest("If-Match is empty") }
+        any = false
+        self.versions = versions
+    }
+
+    func matches(_ version: String) -> Bool { any || versions.contains(version) }
+}

@@ -1,0 +1,101 @@
+import SyncProtocol
+
+/// The options of one `GET /tables/{table}` request, parsed and checked.
+public struct ListQuery: Sendable, Hashable {
+    /// `$filter`, parsed.
+    public var filter: FilterExpression?
+    /// `$orderby`; the repository adds `id` as the last key so that the order is total.
+    public var orderBy: [OrderByKey] = []
+    /// `$skip`.
+    public var skip: Int = 0
+    /// `$top`, or the table's page size when the client gave none.
+    public var top: Int
+    /// `true` when the client gave `$top` (v3 nextLinks keep it).
+    public var topWasGiven = false
+    /// `$select`: the properties to return besides the system properties, or `nil` for all.
+    public var select: [String]?
+    /// `__includeDeleted=true`.
+    public var includeDeleted = false
+    /// `$inlinecount=allpages` (v2) or `$count=true` (v3).
+    public var includeCount = false
+
+    public init(top: Int) { self.top = top }
+
+    /// The largest `$skip` accepted; anything larger is a mistake, not a page.
+    public static let maximumSkip = 1_000_000_000
+
+    /// Parses the query string of a list request for `version`, with `table`'s paging limits.
+    static func parse(
+        _ query: QueryString, version: ProtocolVersion, table: TableOptions
+    ) throws(ProtocolError) -> ListQuery {
+        var result = ListQuery(top: table.pageSize ?? version.defaultPageSize)
+        if let text = try query.value(named: QueryOption.filter), !text.trimmingCharacters(in: " ").isEmpty {
+            result.filter = try FilterText.parse(text)
+        }
+        if let text = try query.value(named: QueryOption.orderBy), !text.trimmingCharacters(in: " ").isEmpty {
+            result.orderBy = try OrderByKey.parseList(text)
+        }
+        if let text = try query.value(named: QueryOption.skip) {
+            guard let skip = Int(text), skip >= 0, skip <= maximumSkip else {
+                throw ProtocolError.badRequest("$skip must be a whole number from 0 to \(maximumSkip), not '\(text)'")
+            }
+            result.skip = skip
+        }
+        if let text = try query.value(named: QueryOption.top) {
+            guard let top = Int(text), top >= 0 else {
+                throw ProtocolError.badRequest("$top must be a whole number from 0 to \(table.maxTop), not '\(text)'")
+            }
+            guard top <= table.maxTop else {
+                throw ProtocolError.badRequest("$top is \(top), above this table's maximum of \(table.maxTop)")
+            }
+            result.top = top
+            result.topWasGiven = true
+        }
+        if let text = try query.value(named: QueryOption.select), !text.trimmingCharacters(in: " ").isEmpty {
+            var names: [String] = []
+            for part in text.split(separator: ",", omittingEmptySubsequences: false) {
+                let name = part.trimmingCharacters(in: " ")
+                guard SystemProperty.isSystemProperty(name) || FilterSQLTranslator.isPlainIdentifier(name) else {
+                    throw ProtocolError.badRequest("$select names '\(name)', which is not a property name (letters, digits and _ only)")
+                }
+                names.append(name)
+            }
+            result.select = names
+        }
+        if let text = try query.value(namedIgnoringCase: QueryOption.includeDeleted) {
+            result.includeDeleted = try parseBoolean(text, parameter: QueryOption.includeDeleted)
+        }
+        switch version {
+        case .v2:
+            if let text = try query.value(named: QueryOption.inlineCount) {
+                switch text.lowercased() {
+                case QueryOption.inlineCountAllPages: result.includeCount = true
+                case "none": result.includeCount = false
+                default: throw ProtocolError.badRequest("$inlinecount must be allpages or none, not '\(text)'")
+                }
+            }
+        case .v3:
+            if let text = try query.value(named: QueryOption.count) {
+                result.includeCount = try parseBoolean(text, parameter: QueryOption.count)
+            }
+        }
+        return result
+    }
+
+    static func parseBoolean(_ text: String, parameter: String) throws(ProtocolError) -> Bool {
+        switch text.lowercased() {
+        case "true": return true
+        case "false": return false
+        default: throw ProtocolError.badRequest("\(parameter) must be true or false, not '\(text)'")
+        }
+    }
+}
+
+extension StringProtocol {
+    func trimmingCharacters(in character: Character) -> String {
+        var slice = Substring(self)
+        while slice.first == character { slice.removeFirst() }
+        while slice.last == character { slice.removeLast() }
+        return String(slice)
+    }
+}

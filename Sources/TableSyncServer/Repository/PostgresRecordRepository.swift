@@ -1,0 +1,180 @@
+import Logging
+import PostgresNIO
+import SyncProtocol
+
+/// Records in PostgreSQL through PostgresNIO: bodies as `jsonb`, dates as `bigint` ticks.
+///
+/// Each write first updates the table's row in `tablesync_table_clock` (`UPDATE … RETURNING`), which holds
+/// that row's lock until commit. Writers of one table therefore run one after another, each assigning
+/// `updatedAt = max(now, last + 1)` under the lock, and PostgreSQL makes a transaction visible before it
+/// releases its locks: commit order is `updatedAt` order, with any number of concurrent writers or servers.
+public final class PostgresRecordRepository: RecordRepository {
+    private let client: PostgresClient
+    private let logger: Logger
+
+    /// A repository over `client`, which must be running (it is a service of the server application).
+    public init(client: PostgresClient, logger: Logger) {
+        self.client = client
+        self.logger = logger
+    }
+
+    public func prepare(tables: [String]) async throws {
+        try await client.withTransaction(logger: logger) { connection in
+            // Serialise concurrent start-ups (CREATE … IF NOT EXISTS is not safe against itself).
+            try await connection.query("SELECT pg_advisory_xact_lock(7244831)", logger: logger)
+            try await connection.query(PostgresQuery(unsafeSQL: """
+                CREATE TABLE IF NOT EXISTS \(RecordColumns.recordsTable) (
+                    \(RecordColumns.tableName) TEXT COLLATE "C" NOT NULL,
+                    \(RecordColumns.id) TEXT COLLATE "C" NOT NULL,
+                    \(RecordColumns.createdAt) BIGINT NOT NULL,
+                    \(RecordColumns.updatedAt) BIGINT NOT NULL,
+                    \(RecordColumns.deleted) BOOLEAN NOT NULL DEFAULT FALSE,
+                    \(RecordColumns.body) JSONB NOT NULL,
+                    PRIMARY KEY (\(RecordColumns.tableName), \(RecordColumns.id))
+                )
+                """), logger: logger)
+            try await connection.query(PostgresQuery(unsafeSQL: """
+                CREATE INDEX IF NOT EXISTS tablesync_records_updated
+                    ON \(RecordColumns.recordsTable) (\(RecordColumns.tableName), \(RecordColumns.updatedAt), \(RecordColumns.id))
+                """), logger: logger)
+            try await connection.query(PostgresQuery(unsafeSQL: """
+                CREATE TABLE IF NOT EXISTS \(RecordColumns.clockTable) (
+                    \(RecordColumns.tableName) TEXT COLLATE "C" PRIMARY KEY,
+                    last_updated_at BIGINT NOT NULL
+                )
+                """), logger: logger)
+            for table in tables {
+                try await connection.query(
+                    "INSERT INTO tablesync_table_clock (table_name, last_updated_at) VALUES (\(table), 0) ON CONFLICT DO NOTHING",
+                    logger: logger)
+            }
+        }
+    }
+
+    public func record(table: String, id: String) async throws -> StoredRecord? {
+        try await client.withConnection { connection in
+            try await Self.fetchRecord(connection, table: table, id: id, logger: logger)
+        }
+    }
+
+    public func list(table: String, query: ListQuery) async throws -> RecordPage {
+        let statements = try RecordQuerySQL.list(table: table, query: query, dialect: .postgres)
+        var records = try await Self.fetchRecords(client, statements.page, logger: logger)
+        let hasMore = records.count > query.top
+        if hasMore { records.removeLast() }
+        var count: Int?
+        if let countStatement = statements.count {
+            for try await value in try await client.query(Self.query(countStatement), logger: logger).decode(Int64.self) {
+                count = Int(value)
+            }
+        }
+        return RecordPage(records: records, hasMore: hasMore, totalCount: count)
+    }
+
+    public func write(
+        table: String, id: String, decide: @escaping @Sendable (StoredRecord?) throws -> RecordWrite
+    ) async throws -> StoredRecord? {
+        let now = UpdatedAtClock.nowTicks()
+        do {
+            return try await writeTransaction(table: table, id: id, now: now, decide: decide)
+        } catch let error as PostgresTransactionError {
+            // A refusal from `decide` rolled the transaction back; it is the caller's answer, not a database fault.
+            if let refusal = error.closureError, error.rollbackError == nil, !(refusal is PSQLError) { throw refusal }
+            throw error
+        }
+    }
+
+    private func writeTransaction(
+        table: String, id: String, now: Int64, decide: @escaping @Sendable (StoredRecord?) throws -> RecordWrite
+    ) async throws -> StoredRecord? {
+        let logger = self.logger
+        return try await client.withTransaction(logger: logger) { connection -> StoredRecord? in
+            // The table's write lock: held from here to commit. The clock rule is UpdatedAtClock.next.
+            let nowMilliseconds = now - now % 10_000
+            var stamp: Int64?
+            for try await value in try await connection.query(
+                "UPDATE tablesync_table_clock SET last_updated_at = GREATEST(\(nowMilliseconds), last_updated_at + 1) WHERE table_name = \(table) RETURNING last_updated_at",
+                logger: logger
+            ).decode(Int64.self) {
+                stamp = value
+            }
+            guard let stamp else { throw RepositoryError.unknownTable(table) }
+            let existing = try await Self.fetchRecord(connection, table: table, id: id, logger: logger)
+            switch try decide(existing) {
+            case .insert(let properties):
+                let body = CanonicalJSON.string(.object(properties), style: .compact)
+                try await connection.query(
+                    "INSERT INTO tablesync_records (table_name, id, created_at, updated_at, deleted, body) VALUES (\(table), \(id), \(stamp), \(stamp), FALSE, CAST(\(body) AS JSONB))",
+                    logger: logger)
+                return StoredRecord(id: id, createdAt: stamp, updatedAt: stamp, deleted: false, properties: properties)
+            case .update(let properties):
+                guard var record = existing else { return nil }
+                let body = CanonicalJSON.string(.object(properties), style: .compact)
+                try await connection.query(
+                    "UPDATE tablesync_records SET body = CAST(\(body) AS JSONB), updated_at = \(stamp) WHERE table_name = \(table) AND id = \(id)",
+                    logger: logger)
+                record.properties = properties
+                record.updatedAt = stamp
+                return record
+            case .softDelete:
+                guard var record = existing else { return nil }
+                try await connection.query(
+                    "UPDATE tablesync_records SET deleted = TRUE, updated_at = \(stamp) WHERE table_name = \(table) AND id = \(id)",
+                    logger: logger)
+                record.deleted = true
+                record.updatedAt = stamp
+                return record
+            case .hardDelete:
+                guard var record = existing else { return nil }
+                try await connection.query(
+                    "DELETE FROM tablesync_records WHERE table_name = \(table) AND id = \(id)", logger: logger)
+                record.deleted = true
+                record.updatedAt = stamp
+                return record
+            }
+        }
+    }
+
+    private static func fetchRecord(
+        _ connection: PostgresConnection, table: String, id: String, logger: Logger
+    ) async throws -> StoredRecord? {
+        var builder = SQLBuilder(dialect: .postgres)
+        let sql = "SELECT \(RecordQuerySQL.selectColumns(.postgres)) FROM \(RecordColumns.recordsTable) WHERE \(RecordColumns.tableName) = \(builder.bind(.text(table))) AND \(RecordColumns.id) = \(builder.bind(.text(id)))"
+        let statement = builder.statement(sql)
+        var found: StoredRecord?
+        for try await row in try await connection.query(query(statement), logger: logger) {
+            found = try decode(row)
+        }
+        return found
+    }
+
+    private static func fetchRecords(
+        _ client: PostgresClient, _ statement: SQLStatement, logger: Logger
+    ) async throws -> [StoredRecord] {
+        var records: [StoredRecord] = []
+        for try await row in try await client.query(query(statement), logger: logger) {
+            records.append(try decode(row))
+        }
+        return records
+    }
+
+    private static func decode(_ row: PostgresRow) throws -> StoredRecord {
+        let (id, createdAt, updatedAt, deleted, bodyText) = try row.decode((String, Int64, Int64, Bool, String).self)
+        guard case .object(let properties) = try JSONParser.parse(bodyText) else { throw RepositoryError.corruptBody(id: id) }
+        return StoredRecord(id: id, createdAt: createdAt, updatedAt: updatedAt, deleted: deleted, properties: properties)
+    }
+
+    private static func query(_ statement: SQLStatement) -> PostgresQuery {
+        var bindings = PostgresBindings(capacity: statement.bindings.count)
+        for value in statement.bindings {
+            switch value {
+            case .null: bindings.appendNull()
+            case .bool(let flag): bindings.append(flag)
+            case .integer(let integer): bindings.append(integer)
+            case .double(let double): bindings.append(double)
+            case .text(let text): bindings.append(text)
+            }
+        }
+        return PostgresQuery(unsafeSQL: statement.sql, binds: bindings)
+    }
+}

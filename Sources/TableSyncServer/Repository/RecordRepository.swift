@@ -1,0 +1,72 @@
+import Foundation
+import SyncProtocol
+
+/// What a write does to the row it found, decided by the caller while the repository holds the table's
+/// write lock (so the decision sees exactly the row it changes).
+public enum RecordWrite: Sendable, Hashable {
+    /// Store a new record with these properties.
+    case insert([String: JSONValue])
+    /// Replace the properties of the existing record.
+    case update([String: JSONValue])
+    /// Mark the existing record `deleted`.
+    case softDelete
+    /// Remove the existing record.
+    case hardDelete
+}
+
+/// One page of a list request.
+public struct RecordPage: Sendable, Hashable {
+    /// The records of the page, in order.
+    public var records: [StoredRecord]
+    /// `true` when more records match after this page.
+    public var hasMore: Bool
+    /// The number of matching records ignoring `$skip` and `$top`, when asked for.
+    public var totalCount: Int?
+
+    public init(records: [StoredRecord], hasMore: Bool, totalCount: Int?) {
+        self.records = records
+        self.hasMore = hasMore
+        self.totalCount = totalCount
+    }
+}
+
+/// Storage for the records of every served table: SQLite (``SQLiteRecordRepository``) and PostgreSQL
+/// (``PostgresRecordRepository``) pass the same test suite.
+///
+/// The contract that incremental pull relies on: each write takes the table's write lock inside its
+/// transaction and assigns `updatedAt` there, as `max(now, last + 1 tick)`. So within a table no two writes
+/// share an `updatedAt`, and commit order is `updatedAt` order: no write becomes visible with an `updatedAt`
+/// below one a reader could already see.
+public protocol RecordRepository: Sendable {
+    /// Creates the schema when missing and registers `tables`. Called once before the server listens.
+    func prepare(tables: [String]) async throws
+
+    /// The record `id` of `table`, deleted or not.
+    func record(table: String, id: String) async throws -> StoredRecord?
+
+    /// A page of `table`'s records matching `query`.
+    func list(table: String, query: ListQuery) async throws -> RecordPage
+
+    /// Writes record `id` of `table` as `decide` says after seeing the current row (`nil` when there is none),
+    /// in one transaction under the table's write lock. Returns the row as stored (after a hard delete: the removed
+    /// row, marked deleted), or `nil` when `decide` chose a change to a row that does not exist.
+    /// Errors thrown by `decide` roll back and propagate.
+    func write(
+        table: String, id: String, decide: @escaping @Sendable (StoredRecord?) throws -> RecordWrite
+    ) async throws -> StoredRecord?
+}
+
+/// The rule for `updatedAt`, in one place for both repositories.
+public enum UpdatedAtClock {
+    /// The `updatedAt` of the next write: now (in whole milliseconds, so that most values print as
+    /// `.fffZ`), or one tick after the table's last write when that is later.
+    public static func next(nowTicks: Int64, last: Int64) -> Int64 {
+        let milliseconds = nowTicks - nowTicks % 10_000
+        return max(milliseconds, last + 1)
+    }
+
+    /// The current time in ticks.
+    public static func nowTicks() -> Int64 {
+        Int64((Date().timeIntervalSince1970 * Double(Timestamp.ticksPerSecond)).rounded(.down))
+    }
+}

@@ -1,0 +1,164 @@
+import GRDB
+import SyncProtocol
+
+/// Records in a SQLite file through GRDB, in WAL mode: readers never block the writer.
+///
+/// Writes run in `BEGIN IMMEDIATE` transactions, which SQLite serialises across connections and processes;
+/// that is the table write lock of ``RecordRepository``, so `updatedAt` order is commit order.
+public final class SQLiteRecordRepository: RecordRepository {
+    private let pool: DatabasePool
+
+    /// Opens (or creates) the database file at `path`.
+    public init(path: String) throws {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        pool = try DatabasePool(path: path, configuration: configuration)
+    }
+
+    public func prepare(tables: [String]) async throws {
+        try await pool.writeWithoutTransaction { db in
+            try db.inTransaction(.immediate) {
+                try db.execute(sql: """
+                    CREATE TABLE IF NOT EXISTS \(RecordColumns.recordsTable) (
+                        \(RecordColumns.tableName) TEXT NOT NULL,
+                        \(RecordColumns.id) TEXT NOT NULL,
+                        \(RecordColumns.createdAt) INTEGER NOT NULL,
+                        \(RecordColumns.updatedAt) INTEGER NOT NULL,
+                        \(RecordColumns.deleted) INTEGER NOT NULL DEFAULT 0,
+                        \(RecordColumns.body) TEXT NOT NULL,
+                        PRIMARY KEY (\(RecordColumns.tableName), \(RecordColumns.id))
+                    ) WITHOUT ROWID;
+                    CREATE INDEX IF NOT EXISTS tablesync_records_updated
+                        ON \(RecordColumns.recordsTable) (\(RecordColumns.tableName), \(RecordColumns.updatedAt), \(RecordColumns.id));
+                    CREATE TABLE IF NOT EXISTS \(RecordColumns.clockTable) (
+                        \(RecordColumns.tableName) TEXT PRIMARY KEY,
+                        last_updated_at INTEGER NOT NULL
+                    );
+                    """)
+                for table in tables {
+                    try db.execute(
+                        sql: "INSERT INTO \(RecordColumns.clockTable) (\(RecordColumns.tableName), last_updated_at) VALUES (?, 0) ON CONFLICT DO NOTHING",
+                        arguments: [table])
+                }
+                return .commit
+            }
+        }
+    }
+
+    public func record(table: String, id: String) async throws -> StoredRecord? {
+        try await pool.read { db in try Self.fetchRecord(db, table: table, id: id) }
+    }
+
+    public func list(table: String, query: ListQuery) async throws -> RecordPage {
+        let statements = try RecordQuerySQL.list(table: table, query: query, dialect: .sqlite)
+        return try await pool.read { db in
+            let rows = try Row.fetchAll(db, sql: statements.page.sql, arguments: Self.arguments(statements.page.bindings))
+            var records = try rows.map(Self.decode)
+            let hasMore = records.count > query.top
+            if hasMore { records.removeLast() }
+            let count = try statements.count.map {
+                try Int.fetchOne(db, sql: $0.sql, arguments: Self.arguments($0.bindings)) ?? 0
+            }
+            return RecordPage(records: records, hasMore: hasMore, totalCount: count)
+        }
+    }
+
+    public func write(
+        table: String, id: String, decide: @escaping @Sendable (StoredRecord?) throws -> RecordWrite
+    ) async throws -> StoredRecord? {
+        let now = UpdatedAtClock.nowTicks()
+        return try await pool.writeWithoutTransaction { db in
+            var result: StoredRecord?
+            try db.inTransaction(.immediate) {
+                guard let last = try Int64.fetchOne(
+                    db, sql: "SELECT last_updated_at FROM \(RecordColumns.clockTable) WHERE \(RecordColumns.tableName) = ?",
+                    arguments: [table])
+                else { throw RepositoryError.unknownTable(table) }
+                let existing = try Self.fetchRecord(db, table: table, id: id)
+                let decision = try decide(existing)
+                let stamp = UpdatedAtClock.next(nowTicks: now, last: last)
+                try db.execute(
+                    sql: "UPDATE \(RecordColumns.clockTable) SET last_updated_at = ? WHERE \(RecordColumns.tableName) = ?",
+                    arguments: [stamp, table])
+                switch decision {
+                case .insert(let properties):
+                    let record = StoredRecord(id: id, createdAt: stamp, updatedAt: stamp, deleted: false, properties: properties)
+                    try db.execute(
+                        sql: "INSERT INTO \(RecordColumns.recordsTable) (\(RecordColumns.tableName), \(RecordQuerySQL.columns)\(RecordColumns.body)) VALUES (?, ?, ?, ?, 0, ?)",
+                        arguments: [table, id, stamp, stamp, CanonicalJSON.string(.object(properties), style: .compact)])
+                    result = record
+                case .update(let properties):
+                    guard var record = existing else { break }
+                    record.properties = properties
+                    record.updatedAt = stamp
+                    try db.execute(
+                        sql: "UPDATE \(RecordColumns.recordsTable) SET \(RecordColumns.body) = ?, \(RecordColumns.updatedAt) = ? WHERE \(RecordColumns.tableName) = ? AND \(RecordColumns.id) = ?",
+                        arguments: [CanonicalJSON.string(.object(properties), style: .compact), stamp, table, id])
+                    result = record
+                case .softDelete:
+                    guard var record = existing else { break }
+                    record.deleted = true
+                    record.updatedAt = stamp
+                    try db.execute(
+                        sql: "UPDATE \(RecordColumns.recordsTable) SET \(RecordColumns.deleted) = 1, \(RecordColumns.updatedAt) = ? WHERE \(RecordColumns.tableName) = ? AND \(RecordColumns.id) = ?",
+                        arguments: [stamp, table, id])
+                    result = record
+                case .hardDelete:
+                    try db.execute(
+                        sql: "DELETE FROM \(RecordColumns.recordsTable) WHERE \(RecordColumns.tableName) = ? AND \(RecordColumns.id) = ?",
+                        arguments: [table, id])
+                    result = existing.map { removed in
+                        var removed = removed
+                        removed.deleted = true
+                        removed.updatedAt = stamp
+                        return removed
+                    }
+                }
+                return .commit
+            }
+            return result
+        }
+    }
+
+    private static func fetchRecord(_ db: Database, table: String, id: String) throws -> StoredRecord? {
+        try Row.fetchOne(
+            db,
+            sql: "SELECT \(RecordQuerySQL.selectColumns(.sqlite)) FROM \(RecordColumns.recordsTable) WHERE \(RecordColumns.tableName) = ? AND \(RecordColumns.id) = ?",
+            arguments: [table, id]
+        ).map(decode)
+    }
+
+    private static func decode(_ row: Row) throws -> StoredRecord {
+        let bodyText: String = row[4]
+        guard case .object(let properties) = try JSONParser.parse(bodyText) else {
+            throw RepositoryError.corruptBody(id: row[0])
+        }
+        return StoredRecord(id: row[0], createdAt: row[1], updatedAt: row[2], deleted: row[3], properties: properties)
+    }
+
+    private static func arguments(_ bindings: [SQLValue]) -> StatementArguments {
+        StatementArguments(bindings.map { value -> DatabaseValue in
+            switch value {
+            case .null: return .null
+            case .bool(let flag): return flag.databaseValue
+            case .integer(let integer): return integer.databaseValue
+            case .double(let double): return double.databaseValue
+            case .text(let text): return text.databaseValue
+            }
+        })
+    }
+}
+
+/// A stored row that cannot be turned back into a record (only possible after outside edits to the database).
+public enum RepositoryError: Error, Sendable, CustomStringConvertible {
+    case corruptBody(id: String)
+    /// A write to a table that ``RecordRepository/prepare(tables:)`` did not register.
+    case unknownTable(String)
+
+    public var description: String {
+        switch self {
+        case .corruptBody(let id): return "the stored body of record '\(id)' is not a JSON object"
+        case .unknownTable(let table): return "the table '\(table)' was not prepared"
+        }
+    }
+}

@@ -1,0 +1,443 @@
+import SyncProtocol
+
+/// Why a `$filter` tree has no SQL translation, in words a client can act on.
+public struct FilterTranslationError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What was wrong ("cannot compare a string with a number").
+    public let reason: String
+
+    public init(_ reason: String) { self.reason = reason }
+
+    public var description: String { reason }
+}
+
+/// Translates a `$filter` tree into a parameterised SQL condition, as a pure function.
+///
+/// Values are always bound, never spliced; system properties map to fixed columns and every other property
+/// is read from the JSON body with its name as a bound parameter (`json_extract(body, ?)` in SQLite,
+/// `body -> $n` in PostgreSQL), after the name is checked to be a plain identifier.
+///
+/// The semantics follow ``FilterEvaluator`` (the local reference): logic is two-valued (a comparison with a
+/// missing property or a property of another JSON type is `false`, and `ne` is its negation, so
+/// `not (x eq 1)` and `x ne 1` agree), strings compare by code point, `eq null` matches a missing property
+/// and a JSON `null`, and dates compare by instant for `createdAt`/`updatedAt` (stored as exact ticks) and
+/// as canonical text for date strings in other properties.
+///
+/// ```swift
+/// var builder = SQLBuilder(dialect: .postgres)
+/// let condition = try FilterSQLTranslator.translate(.binary(.eq, .property("text"), .literal(.string("a"))),
+///                                                   into: &builder)
+/// ```
+public enum FilterSQLTranslator {
+    /// The SQL condition for `expression`, binding its values into `builder`. The condition is never NULL.
+    public static func translate(
+        _ expression: FilterExpression, into builder: inout SQLBuilder
+    ) throws(FilterTranslationError) -> String {
+        var translation = Translation(builder: builder)
+        let condition = try translation.predicate(expression)
+        builder = translation.builder
+        return condition
+    }
+
+    /// The condition for `expression` on its own, with placeholders numbered from 1: for tests and logs.
+    public static func translate(
+        _ expression: FilterExpression, dialect: SQLDialect
+    ) throws(FilterTranslationError) -> SQLStatement {
+        var builder = SQLBuilder(dialect: dialect)
+        let condition = try translate(expression, into: &builder)
+        return builder.statement(condition)
+    }
+
+    /// `true` when `name` may be used as a property name in `$filter`, `$orderby` and `$select`: an ASCII
+    /// letter or `_`, then letters, digits or `_`, at most 128 characters.
+    public static func isPlainIdentifier(_ name: String) -> Bool {
+        guard let first = name.utf8.first, name.utf8.count <= 128 else { return false }
+        func isLetter(_ byte: UInt8) -> Bool {
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+                || byte == UInt8(ascii: "_")
+        }
+        return isLetter(first) && name.utf8.allSatisfy { isLetter($0) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+    }
+
+    /// The SQL of a JSON body property for ordering, binding its name into `builder`.
+    static func orderingExpression(forProperty name: String, into builder: inout SQLBuilder) -> String {
+        switch builder.dialect {
+        case .sqlite: return "json_extract(\(RecordColumns.body), \(builder.bind(.text(jsonPath(name)))))"
+        case .postgres: return "(\(RecordColumns.body) -> \(builder.bind(.text(name))))"
+        }
+    }
+
+    static func jsonPath(_ name: String) -> String { "$.\"\(name)\"" }
+}
+
+/// The SQL types an operand can have.
+private enum OperandKind: String {
+    case text = "a string"
+    case number = "a number"
+    case boolean = "a boolean"
+    /// A date as 100-ns ticks (system date columns and date literals).
+    case ticks = "a date"
+    /// A property of the JSON body, whose type is known only per row.
+    case json = "a property"
+    case null = "null"
+}
+
+private struct Operand {
+    var sql: String
+    var kind: OperandKind
+    /// The property name when `kind` is `.json`.
+    var property: String? = nil
+    /// The literal when the operand is a date literal (so it can also be compared as canonical text).
+    var dateLiteral: Timestamp? = nil
+}
+
+private struct Translation {
+    var builder: SQLBuilder
+    var dialect: SQLDialect { builder.dialect }
+
+    // MARK: Conditions
+
+    mutating func predicate(_ expression: FilterExpression) throws(FilterTranslationError) -> String {
+        switch expression {
+        case .binary(let op, let lhs, let rhs):
+            switch op {
+            case .and: return "(\(try predicate(lhs)) AND \(try predicate(rhs)))"
+            case .or: return "(\(try predicate(lhs)) OR \(try predicate(rhs)))"
+            case .eq, .ne, .gt, .ge, .lt, .le: return try comparison(op, lhs, rhs)
+            case .add, .sub, .mul, .div, .mod:
+                throw FilterTranslationError("an arithmetic expression ('\(op.rawValue)') is not a condition")
+            }
+        case .unary(.not, let inner):
+            return "(NOT \(try predicate(inner)))"
+        case .in(let subject, let candidates):
+            return try membership(subject, candidates)
+        case .function(let function, let arguments) where Self.predicateFunctions.contains(function):
+            return try stringPredicate(function, arguments)
+        default:
+            let value = try operand(expression)
+            return "COALESCE(\(try typed(value, as: .boolean)) = TRUE, FALSE)"
+        }
+    }
+
+    static let predicateFunctions: Set<FilterFunction> = [.startswith, .endswith, .substringof, .contains]
+
+    mutating func comparison(
+        _ op: FilterBinaryOperator, _ lhs: FilterExpression, _ rhs: FilterExpression
+    ) throws(FilterTranslationError) -> String {
+        let left = try operand(lhs)
+        let right = try operand(rhs)
+        if left.kind == .null || right.kind == .null {
+            let other = left.kind == .null ? right : left
+            let raw = other.kind == .null ? "NULL" : rawValue(other)
+            switch op {
+            case .eq: return "(\(raw) IS NULL)"
+            case .ne: return "(\(raw) IS NOT NULL)"
+            default: return "FALSE"
+            }
+        }
+        let (leftSQL, rightSQL, kind) = try unify(left, right)
+        let sqlOperator: String
+        switch op {
+        case .eq: sqlOperator = dialect == .sqlite ? "IS" : "IS NOT DISTINCT FROM"
+        case .ne: sqlOperator = dialect == .sqlite ? "IS NOT" : "IS DISTINCT FROM"
+        case .gt: sqlOperator = ">"
+        case .ge: sqlOperator = ">="
+        case .lt: sqlOperator = "<"
+        case .le: sqlOperator = "<="
+        default: throw FilterTranslationError("'\(op.rawValue)' is not a comparison")
+        }
+        if op == .eq || op == .ne {
+            return "(\(leftSQL) \(sqlOperator) \(rightSQL))"
+        }
+        // PostgreSQL compares text by the database's collation; "C" makes it code point order, as everywhere else.
+        let collate = dialect == .postgres && kind == .text ? " COLLATE \"C\"" : ""
+        return "COALESCE(\(leftSQL)\(collate) \(sqlOperator) \(rightSQL), FALSE)"
+    }
+
+    /// Both operands as SQL of one kind.
+    mutating func unify(_ left: Operand, _ right: Operand) throws(FilterTranslationError) -> (String, String, OperandKind) {
+        switch (left.kind, right.kind) {
+        case (.json, .json):
+            switch dialect {
+            case .sqlite: return (rawValue(left), rawValue(right), .json)
+            case .postgres: return (jsonbValue(left), jsonbValue(right), .json)
+            }
+        case (.json, .ticks), (.ticks, .json):
+            // A date string in the body compares with a date literal as canonical text.
+            let date = left.kind == .ticks ? left : right
+            guard let literal = date.dateLiteral else {
+                throw FilterTranslationError("cannot compare a property with createdAt or updatedAt; compare it with a date literal")
+            }
+            let text = builder.bind(.text(literal.canonical.text))
+            return left.kind == .json ? (try typed(left, as: .text), text, .text) : (text, try typed(right, as: .text), .text)
+        case (.json, let kind):
+            return (try typed(left, as: kind), right.sql, kind)
+        case (let kind, .json):
+            return (left.sql, try typed(right, as: kind), kind)
+        case (let a, let b) where a == b:
+            return (left.sql, right.sql, a)
+        case (let a, let b):
+            throw FilterTranslationError("cannot compare \(a.rawValue) with \(b.rawValue)")
+        }
+    }
+
+    mutating func membership(
+        _ subject: FilterExpression, _ candidates: [FilterExpression]
+    ) throws(FilterTranslationError) -> String {
+        guard !candidates.isEmpty else { return "FALSE" }
+        let value = try operand(subject)
+        var candidateOperands: [Operand] = []
+        for candidate in candidates { candidateOperands.append(try operand(candidate)) }
+        let nonNull = candidateOperands.filter { $0.kind != .null }
+        let includesNull = nonNull.count < candidateOperands.count
+        var conditions: [String] = []
+        if let first = nonNull.first {
+            let kind = first.kind == .json ? (value.kind == .json ? OperandKind.text : value.kind) : first.kind
+            let subjectSQL = try typed(value, as: kind)
+            var list: [String] = []
+            for candidate in nonNull { list.append(try typed(candidate, as: kind)) }
+            let collate = dialect == .postgres && kind == .text ? " COLLATE \"C\"" : ""
+            conditions.append("COALESCE(\(subjectSQL)\(collate) IN (\(list.joined(separator: ", "))), FALSE)")
+        }
+        if includesNull { conditions.append("(\(rawValue(value)) IS NULL)") }
+        return conditions.count == 1 ? conditions[0] : "(\(conditions.joined(separator: " OR ")))"
+    }
+
+    mutating func stringPredicate(
+        _ function: FilterFunction, _ arguments: [FilterExpression]
+    ) throws(FilterTranslationError) -> String {
+        let (first, second) = try textArguments(function, arguments)
+        let (haystack, needle) = function == .substringof ? (second, first) : (first, second)
+        let test: String
+        switch (function, dialect) {
+        case (.startswith, .sqlite): test = "substr(\(haystack), 1, length(\(needle))) = \(needle)"
+        case (.startswith, .postgres): test = "starts_with(\(haystack), \(needle))"
+        case (.endswith, .sqlite): test = "substr(\(haystack), length(\(haystack)) - length(\(needle)) + 1) = \(needle)"
+        case (.endswith, .postgres): test = "right(\(haystack), char_length(\(needle))) = \(needle)"
+        case (_, .sqlite): test = "instr(\(haystack), \(needle)) > 0"
+        case (_, .postgres): test = "strpos(\(haystack), \(needle)) > 0"
+        }
+        return "COALESCE(\(test), FALSE)"
+    }
+
+    mutating func textArguments(
+        _ function: FilterFunction, _ arguments: [FilterExpression]
+    ) throws(FilterTranslationError) -> (String, String) {
+        guard arguments.count == 2 else {
+            throw FilterTranslationError("\(function.rawValue)() takes 2 arguments, not \(arguments.count)")
+        }
+        let first = try operand(arguments[0])
+        let second = try operand(arguments[1])
+        return (try typed(first, as: .text), try typed(second, as: .text))
+    }
+
+    // MARK: Values
+
+    mutating func operand(_ expression: FilterExpression) throws(FilterTranslationError) -> Operand {
+        switch expression {
+        case .literal(let literal):
+            switch literal {
+            case .null: return Operand(sql: "NULL", kind: .null)
+            case .bool(let flag): return Operand(sql: builder.bind(.bool(flag)), kind: .boolean)
+            case .integer(let integer): return Operand(sql: builder.bind(.integer(integer)), kind: .number)
+            case .double(let double):
+                guard double.isFinite else { throw FilterTranslationError("the number \(double) is not finite") }
+                return Operand(sql: builder.bind(.double(double)), kind: .number)
+            case .string(let text): return Operand(sql: builder.bind(.text(text)), kind: .text)
+            case .dateTime(let timestamp):
+                return Operand(sql: builder.bind(.integer(timestamp.ticks)), kind: .ticks, dateLiteral: timestamp)
+            }
+        case .property(let name):
+            return try property(name)
+        case .unary(.negate, let inner):
+            let value = try operand(inner)
+            return Operand(sql: "(-\(try typed(value, as: .number)))", kind: .number)
+        case .unary(.not, _), .in:
+            return Operand(sql: try predicate(expression), kind: .boolean)
+        case .binary(let op, let lhs, let rhs):
+            switch op {
+            case .add, .sub, .mul, .div, .mod:
+                return Operand(sql: try arithmetic(op, lhs, rhs), kind: .number)
+            default:
+                return Operand(sql: try predicate(expression), kind: .boolean)
+            }
+        case .function(let function, let arguments):
+            return try call(function, arguments)
+        }
+    }
+
+    mutating func property(_ name: String) throws(FilterTranslationError) -> Operand {
+        if SystemProperty.isSystemProperty(name) {
+            switch RecordColumns.column(forSystemProperty: name) {
+            case RecordColumns.id?: return Operand(sql: RecordColumns.id, kind: .text)
+            case RecordColumns.createdAt?: return Operand(sql: RecordColumns.createdAt, kind: .ticks)
+            case RecordColumns.updatedAt?: return Operand(sql: RecordColumns.updatedAt, kind: .ticks)
+            case RecordColumns.deleted?: return Operand(sql: RecordColumns.deleted, kind: .boolean)
+            default: throw FilterTranslationError("'\(name)' cannot be used in $filter; it is an opaque token")
+            }
+        }
+        guard FilterSQLTranslator.isPlainIdentifier(name) else {
+            throw FilterTranslationError("'\(name)' is not a property name this server can filter on (letters, digits and _ only)")
+        }
+        return Operand(sql: "", kind: .json, property: name)
+    }
+
+    mutating func arithmetic(
+        _ op: FilterBinaryOperator, _ lhs: FilterExpression, _ rhs: FilterExpression
+    ) throws(FilterTranslationError) -> String {
+        let left = try typed(try operand(lhs), as: .number)
+        let right = try typed(try operand(rhs), as: .number)
+        switch (op, dialect) {
+        case (.add, _): return "(\(left) + \(right))"
+        case (.sub, _): return "(\(left) - \(right))"
+        case (.mul, _): return "(\(left) * \(right))"
+        case (.div, .sqlite): return "(CAST(\(left) AS REAL) / NULLIF(\(right), 0))"
+        case (.div, .postgres): return "(CAST(\(left) AS DOUBLE PRECISION) / NULLIF(\(right), 0))"
+        case (.mod, .sqlite): return "(\(left) % NULLIF(\(right), 0))"
+        case (.mod, .postgres): return "MOD(CAST(\(left) AS NUMERIC), CAST(NULLIF(\(right), 0) AS NUMERIC))"
+        default: throw FilterTranslationError("'\(op.rawValue)' is not an arithmetic operator")
+        }
+    }
+
+    mutating func call(_ function: FilterFunction, _ arguments: [FilterExpression]) throws(FilterTranslationError) -> Operand {
+        func expectCount(_ counts: ClosedRange<Int>) throws(FilterTranslationError) {
+            guard counts.contains(arguments.count) else {
+                let expected = counts.lowerBound == counts.upperBound ? "\(counts.lowerBound)" : "\(counts.lowerBound) or \(counts.upperBound)"
+                throw FilterTranslationError("\(function.rawValue)() takes \(expected) argument\(counts.upperBound == 1 ? "" : "s"), not \(arguments.count)")
+            }
+        }
+        switch function {
+        case .startswith, .endswith, .substringof, .contains:
+            return Operand(sql: try stringPredicate(function, arguments), kind: .boolean)
+        case .indexof:
+            let (haystack, needle) = try textArguments(function, arguments)
+            let position = dialect == .sqlite ? "instr(\(haystack), \(needle))" : "strpos(\(haystack), \(needle))"
+            return Operand(sql: "(\(position) - 1)", kind: .number)
+        case .concat:
+            let (first, second) = try textArguments(function, arguments)
+            return Operand(sql: "(\(first) || \(second))", kind: .text)
+        case .length, .tolower, .toupper, .trim:
+            try expectCount(1...1)
+            let text = try typed(try operand(arguments[0]), as: .text)
+            switch function {
+            case .length: return Operand(sql: dialect == .sqlite ? "length(\(text))" : "char_length(\(text))", kind: .number)
+            case .tolower: return Operand(sql: "lower(\(text))", kind: .text)
+            case .toupper: return Operand(sql: "upper(\(text))", kind: .text)
+            default: return Operand(sql: "trim(\(text))", kind: .text)
+            }
+        case .substring:
+            try expectCount(2...3)
+            let text = try typed(try operand(arguments[0]), as: .text)
+            let start = try typed(try operand(arguments[1]), as: .number)
+            var sql = "substr(\(text), CAST(\(start) AS INTEGER) + 1"
+            if arguments.count == 3 {
+                sql += ", CAST(\(try typed(try operand(arguments[2]), as: .number)) AS INTEGER)"
+            }
+            return Operand(sql: sql + ")", kind: .text)
+        case .year, .month, .day, .hour, .minute, .second:
+            try expectCount(1...1)
+            return Operand(sql: try datePart(function, try operand(arguments[0])), kind: .number)
+        case .round, .floor, .ceiling:
+            try expectCount(1...1)
+            let number = try typed(try operand(arguments[0]), as: .number)
+            switch (function, dialect) {
+            case (.round, .sqlite): return Operand(sql: "round(\(number))", kind: .number)
+            case (.round, .postgres): return Operand(sql: "ROUND(CAST(\(number) AS NUMERIC))", kind: .number)
+            case (.floor, _): return Operand(sql: "floor(\(number))", kind: .number)
+            default: return Operand(sql: "ceil(\(number))", kind: .number)
+            }
+        case .castDateTimeOffset:
+            try expectCount(1...2)
+            let value = try operand(arguments[0])
+            switch value.kind {
+            case .ticks, .json, .null: return value
+            case .text:
+                if case .literal(.string(let text)) = arguments[0], let timestamp = Timestamp(parsing: text) {
+                    return Operand(sql: builder.bind(.integer(timestamp.ticks)), kind: .ticks, dateLiteral: timestamp)
+                }
+                throw FilterTranslationError("cast() to Edm.DateTimeOffset needs a date literal or a property")
+            default:
+                throw FilterTranslationError("cannot cast \(value.kind.rawValue) to Edm.DateTimeOffset")
+            }
+        }
+    }
+
+    mutating func datePart(_ function: FilterFunction, _ value: Operand) throws(FilterTranslationError) -> String {
+        let (sqliteFormat, postgresField): (String, String)
+        switch function {
+        case .year: (sqliteFormat, postgresField) = ("%Y", "YEAR")
+        case .month: (sqliteFormat, postgresField) = ("%m", "MONTH")
+        case .day: (sqliteFormat, postgresField) = ("%d", "DAY")
+        case .hour: (sqliteFormat, postgresField) = ("%H", "HOUR")
+        case .minute: (sqliteFormat, postgresField) = ("%M", "MINUTE")
+        default: (sqliteFormat, postgresField) = ("%S", "SECOND")
+        }
+        let instant: String
+        switch (value.kind, dialect) {
+        case (.ticks, .sqlite):
+            instant = "\(value.sql) / \(Timestamp.ticksPerSecond), 'unixepoch'"
+        case (.ticks, .postgres):
+            instant = "(to_timestamp(\(value.sql) / \(Timestamp.ticksPerSecond).0) AT TIME ZONE 'UTC')"
+        case (.json, .sqlite):
+            instant = try typed(value, as: .text)
+        case (.json, .postgres):
+            // Only text shaped like an ISO date reaches the cast, so ordinary strings give NULL, not an error.
+            let text = try typed(value, as: .text)
+            instant = "(CAST(CASE WHEN \(text) ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}' THEN \(text) END AS TIMESTAMPTZ) AT TIME ZONE 'UTC')"
+        default:
+            throw FilterTranslationError("\(function.rawValue)() needs a date, not \(value.kind.rawValue)")
+        }
+        switch dialect {
+        case .sqlite: return "CAST(strftime('\(sqliteFormat)', \(instant)) AS INTEGER)"
+        case .postgres: return "FLOOR(EXTRACT(\(postgresField) FROM \(instant)))"
+        }
+    }
+
+    // MARK: Typing
+
+    /// `value` as SQL of `kind`: a body property of another JSON type reads as NULL.
+    mutating func typed(_ value: Operand, as kind: OperandKind) throws(FilterTranslationError) -> String {
+        if value.kind == kind || value.kind == .null { return value.sql }
+        if value.kind == .json, let name = value.property {
+            switch (kind, dialect) {
+            case (.text, .sqlite):
+                let path = FilterSQLTranslator.jsonPath(name)
+                return "(CASE WHEN json_type(\(RecordColumns.body), \(builder.bind(.text(path)))) = 'text' THEN json_extract(\(RecordColumns.body), \(builder.bind(.text(path)))) END)"
+            case (.number, .sqlite):
+                let path = FilterSQLTranslator.jsonPath(name)
+                return "(CASE WHEN json_type(\(RecordColumns.body), \(builder.bind(.text(path)))) IN ('integer', 'real') THEN json_extract(\(RecordColumns.body), \(builder.bind(.text(path)))) END)"
+            case (.boolean, .sqlite):
+                let path = FilterSQLTranslator.jsonPath(name)
+                return "(CASE json_type(\(RecordColumns.body), \(builder.bind(.text(path)))) WHEN 'true' THEN TRUE WHEN 'false' THEN FALSE END)"
+            case (.text, .postgres):
+                let key = builder.bind(.text(name))
+                return "(CASE WHEN jsonb_typeof(\(RecordColumns.body) -> \(key)) = 'string' THEN \(RecordColumns.body) ->> \(key) END)"
+            case (.number, .postgres):
+                let key = builder.bind(.text(name))
+                return "(CASE WHEN jsonb_typeof(\(RecordColumns.body) -> \(key)) = 'number' THEN CAST(\(RecordColumns.body) ->> \(key) AS DOUBLE PRECISION) END)"
+            case (.boolean, .postgres):
+                let key = builder.bind(.text(name))
+                return "(CASE WHEN jsonb_typeof(\(RecordColumns.body) -> \(key)) = 'boolean' THEN CAST(\(RecordColumns.body) ->> \(key) AS BOOLEAN) END)"
+            default:
+                break
+            }
+        }
+        if kind == .text, let literal = value.dateLiteral {
+            return builder.bind(.text(literal.canonical.text))
+        }
+        throw FilterTranslationError("expected \(kind.rawValue) but found \(value.kind == .json ? "property '\(value.property ?? "")'" : value.kind.rawValue)")
+    }
+
+    /// The value of an operand with SQL NULL for a missing property and for JSON `null`.
+    mutating func rawValue(_ value: Operand) -> String {
+        guard value.kind == .json, let name = value.property else { return value.sql }
+        switch dialect {
+        case .sqlite: return "json_extract(\(RecordColumns.body), \(builder.bind(.text(FilterSQLTranslator.jsonPath(name)))))"
+        case .postgres: return "(\(RecordColumns.body) ->> \(builder.bind(.text(name))))"
+        }
+    }
+
+    /// A body property as `jsonb`, for comparing two properties of unknown type in PostgreSQL.
+    mutating func jsonbValue(_ value: Operand) -> String {
+        "(\(RecordColumns.body) -> \(builder.bind(.text(value.property ?? ""))))"
+    }
+}

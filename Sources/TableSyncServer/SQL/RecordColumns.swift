@@ -1,0 +1,31 @@
+import SyncProtocol
+
+/// The storage layout shared by both repositories: every served table lives in one SQL table,
+/// `tablesync_records`, keyed by `(table_name, id)`, with the system properties in columns and the other
+/// properties as one JSON object in `body` (TEXT in SQLite, JSONB in PostgreSQL). Dates are 100-ns ticks
+/// since the Unix epoch in 64-bit integers, so that `(updated_at, id)` keyset paging is exact.
+///
+/// SQL identifiers are therefore fixed strings in this file; no name from a request ever becomes one.
+enum RecordColumns {
+    static let recordsTable = "tablesync_records"
+    static let clockTable = "tablesync_table_clock"
+
+    static let tableName = "table_name"
+    static let id = "id"
+    static let createdAt = "created_at"
+    static let updatedAt = "updated_at"
+    static let deleted = "deleted"
+    static let body = "body"
+
+    /// The column that holds a system property (matched without regard to case), or `nil` for `version`
+    /// (derived from `updatedAt`, never stored) and for every other name.
+    static func column(forSystemProperty name: String) -> String? {
+        switch name.lowercased() {
+        case SystemProperty.id.lowercased(): return id
+        case SystemProperty.createdAt.lowercased(): return createdAt
+        case SystemProperty.updatedAt.lowercased(): return updatedAt
+        case SystemProperty.deleted.lowercased(): return deleted
+        default: return nil
+        }
+    }
+}

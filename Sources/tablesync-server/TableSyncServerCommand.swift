@@ -1,0 +1,92 @@
+import ArgumentParser
+import Foundation
+import Logging
+import TableSyncServer
+
+/// `tablesync-server`: serves tables over the Azure Mobile Apps table protocol (v2 and v3).
+@main
+struct TableSyncServerCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tablesync-server",
+        abstract: "Serve tables over the Azure Mobile Apps table protocol (v2 and v3), on SQLite or PostgreSQL.",
+        discussion: """
+            Tokens come from --tokens-file FILE (one per line) or the environment variable TABLESYNC_SERVER_TOKENS \
+            (comma- or space-separated), never from a flag. Without tokens the server listens on loopback only.
+            Stop it with SIGINT or SIGTERM; it finishes the requests in flight first.
+            Example: tablesync-server --database sqlite:server.sqlite --table todo --table notes:softDelete=false
+            """)
+
+    @Option(help: "The address to listen on (loopback unless tokens are configured).")
+    var host: String?
+
+    @Option(help: "The TCP port to listen on (default 8080; 0 picks a free port).")
+    var port: Int?
+
+    @Option(help: "sqlite:PATH or postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE (or TABLESYNC_SERVER_DATABASE; the password also from PGPASSWORD).")
+    var database: String?
+
+    @Option(name: .customLong("table"), help: ArgumentHelp(
+        "A table to serve, repeatable: NAME or NAME:option=value,… with softDelete=true|false, pageSize=N, maxTop=N.",
+        valueName: "NAME[:OPTIONS]"))
+    var tables: [String] = []
+
+    @Option(name: .customLong("tokens-file"), help: "A file with the accepted tokens, one per line.")
+    var tokensFile: String?
+
+    @Option(name: .customLong("max-body-size"), help: "The largest request body in bytes, after gzip decompression (default 16 MiB).")
+    var maxBodySize: Int?
+
+    @Option(help: "A JSON configuration file; flags win over it.")
+    var config: String?
+
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
+    var logLevel: String = "info"
+
+    func run() async throws {
+        var logger = Logger(label: "tablesync-server")
+        logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
+        do {
+            let configuration = try makeConfiguration()
+            let app = try makeServerApplication(configuration: configuration, logger: logger)
+            try await app.runService()
+        } catch let error as ConfigurationError {
+            FileHandle.standardError.write(Data("tablesync-server: \(error.message)\n".utf8))
+            throw ExitCode(2)
+        }
+    }
+
+    private func makeConfiguration() throws -> ServerConfiguration {
+        let environment = ProcessInfo.processInfo.environment
+        var file = ServerConfigurationFile()
+        if let config {
+            guard let data = FileManager.default.contents(atPath: config), let text = String(data: data, encoding: .utf8) else {
+                throw ConfigurationError("cannot read the configuration file \(config)")
+            }
+            file = try ServerConfigurationFile.parse(text, path: config)
+        }
+        guard let databaseText = database ?? environment["TABLESYNC_SERVER_DATABASE"] ?? file.database else {
+            throw ConfigurationError("--database is missing: give sqlite:PATH or postgres://USER@HOST/DATABASE")
+        }
+        var location = try DatabaseLocation.parse(databaseText)
+        if case .postgres(var postgres) = location, postgres.password == nil, let password = environment["PGPASSWORD"] {
+            postgres.password = password
+            location = .postgres(postgres)
+        }
+        var tableOptions = file.tables
+        for text in tables {
+            let options = try TableOptions.parse(text)
+            tableOptions.removeAll { $0.name.lowercased() == options.name.lowercased() }
+            tableOptions.append(options)
+        }
+        var tokens: Set<String> = []
+        if let tokensFile = tokensFile ?? file.tokensFile {
+            tokens = try TokenList.load(file: tokensFile)
+        } else if let value = environment[TokenList.environmentVariable] {
+            tokens = TokenList.parse(environmentValue: value)
+        }
+        return ServerConfiguration(
+            host: host ?? file.host ?? "127.0.0.1", port: port ?? file.port ?? 8080, database: location,
+            tables: tableOptions, tokens: tokens,
+            maxBodySize: maxBodySize ?? file.maxBodySize ?? ServerConfiguration.defaultMaxBodySize)
+    }
+}

@@ -1,0 +1,112 @@
+import Foundation
+import GzipCompression
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NIOCore
+import SyncProtocol
+import TableSyncServer
+import Testing
+
+/// The databases the protocol suite runs on. PostgreSQL needs TABLESYNC_TEST_POSTGRES_URL
+/// (`eval "$(scripts/postgres-for-tests.sh)"`); without it the PostgreSQL cases are skipped locally and fail in CI.
+enum Backend: String, CaseIterable, CustomTestStringConvertible, Sendable {
+    case sqlite
+    case postgres
+
+    var testDescription: String { rawValue }
+
+    static let postgresURL = ProcessInfo.processInfo.environment["TABLESYNC_TEST_POSTGRES_URL"]
+    static let isCI = ProcessInfo.processInfo.environment["CI"].map { !$0.isEmpty && $0 != "false" && $0 != "0" } ?? false
+
+    /// Every backend that runs here: PostgreSQL when configured, and always in CI (where a missing URL fails).
+    static let available: [Backend] = {
+        if postgresURL != nil || isCI { return [.sqlite, .postgres] }
+        print("TableSyncServerTests: TABLESYNC_TEST_POSTGRES_URL is not set; skipping the PostgreSQL cases (run: eval \"$(scripts/postgres-for-tests.sh)\")")
+        return [.sqlite]
+    }()
+
+    /// The PostgreSQL backend alone (for the concurrency test), or nothing when skipped locally.
+    static let postgresIfAvailable: [Backend] = available.filter { $0 == .postgres }
+
+    func database() throws -> DatabaseLocation {
+        switch self {
+        case .sqlite:
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent("tablesync-test-\(UUID().uuidString).sqlite").path
+            return .sqlite(path: path)
+        case .postgres:
+            guard let url = Self.postgresURL else {
+                Issue.record("TABLESYNC_TEST_POSTGRES_URL is not set; run eval \"$(scripts/postgres-for-tests.sh)\" before the tests")
+                throw ConfigurationError("TABLESYNC_TEST_POSTGRES_URL is not set")
+            }
+            return try DatabaseLocation.parse(url)
+        }
+    }
+}
+
+/// A fresh table name, so tests sharing one PostgreSQL database never see each other's records.
+func uniqueTableName(_ prefix: String = "todo") -> String {
+    "\(prefix)_\(UUID().uuidString.prefix(8).lowercased())"
+}
+
+let testLogger: Logger = {
+    var logger = Logger(label: "tablesync-server-tests")
+    logger.logLevel = .warning
+    return logger
+}()
+
+/// Runs `body` against a server on `backend` serving `tables`, through the in-process router or a live socket.
+func withServer<Value: Sendable>(
+    _ backend: Backend, tables: [TableOptions], tokens: Set<String> = [], maxBodySize: Int = ServerConfiguration.defaultMaxBodySize,
+    setup: TestingSetup = .router,
+    _ body: @Sendable (any TestClientProtocol) async throws -> Value
+) async throws -> Value {
+    let database = try backend.database()
+    defer {
+        if case .sqlite(let path) = database {
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+        }
+    }
+    let configuration = ServerConfiguration(host: "127.0.0.1", port: 0, database: database, tables: tables,
+                                            tokens: tokens, maxBodySize: maxBodySize)
+    let app = try makeServerApplication(configuration: configuration, logger: testLogger)
+    return try await app.test(setup) { client in try await body(client) }
+}
+
+/// A response with its body decoded (gunzipped when sent compressed).
+struct Reply: Sendable {
+    let status: HTTPResponse.Status
+    let headers: HTTPFields
+    let bytes: [UInt8]
+
+    var json: JSONValue {
+        get throws { try JSONParser.parse(bytes) }
+    }
+
+    var errorMessage: String? { (try? json).flatMap(ProtocolErrorBody.message(in:)) }
+
+    subscript(_ name: String) -> String? { headers[HTTPField.Name(name)!] }
+}
+
+extension TestClientProtocol {
+    /// Sends a request speaking protocol `version` (nil: no version header) with an optional JSON body.
+    func send(
+        _ method: HTTPRequest.Method, _ uri: String, version: ProtocolVersion? = .v3, json: JSONValue? = nil,
+        headers extra: HTTPFields = [:], rawBody: [UInt8]? = nil
+    ) async throws -> Reply {
+        var headers = extra
+        if let version { headers[HTTPField.Name(ProtocolHeader.apiVersion)!] = version.headerValue }
+        var body: ByteBuffer?
+        if let json {
+            body = ByteBuffer(bytes: CanonicalJSON.encode(json, style: .compact))
+            headers[.contentType] = "application/json"
+        }
+        if let rawBody { body = ByteBuffer(bytes: rawBody) }
+        return try await execute(uri: uri, method: method, headers: headers, body: body) { response in
+            var bytes = Array(response.body.readableBytesView)
+            if response.headers[.contentEncoding] == "gzip" { bytes = try Gzip.decompress(bytes, limit: 1 << 30) }
+            return Reply(status: response.status, headers: response.headers, bytes: bytes)
+        }
+    }
+}
