@@ -18,12 +18,13 @@ public final class LiveServer: Sendable {
     }
 
     /// Starts a server on `backend` serving `tables`.
+    /// `port` 0 picks a free one; give the old port to restart a stopped server where clients expect it.
     public static func start(_ backend: TestBackend, tables: [String], tokens: Set<String> = [],
-                             database: DatabaseLocation? = nil) async throws -> LiveServer {
+                             database: DatabaseLocation? = nil, port: Int = 0) async throws -> LiveServer {
         let database = try database ?? backend.database()
         var logger = Logger(label: "tablesync-test-server")
         logger.logLevel = .warning
-        let configuration = ServerConfiguration(host: "127.0.0.1", port: 0, database: database,
+        let configuration = ServerConfiguration(host: "127.0.0.1", port: port, database: database,
                                                 tables: tables.map { TableOptions(name: $0) }, tokens: tokens)
         let (ports, continuation) = AsyncStream<Int>.makeStream()
         let app = try makeServerApplication(configuration: configuration, logger: logger) { channel in
@@ -41,6 +42,9 @@ public final class LiveServer: Sendable {
         }
         return LiveServer(baseURL: "http://127.0.0.1:\(port)", database: database, task: task)
     }
+
+    /// The port it listens on.
+    public var port: Int { Int(baseURL.split(separator: ":").last!)! }
 
     /// Stops the server and waits until it has.
     public func stop() async {

@@ -27,7 +27,7 @@ public actor SyncContext {
     /// Where the store's files are.
     public nonisolated let layout: StoreLayout
     /// The settings read from `tablesync.json`.
-    public let settings: StoreSettings
+    public nonisolated let settings: StoreSettings
     /// The mode the context was opened in.
     public nonisolated let mode: AccessMode
     var journal: Journal

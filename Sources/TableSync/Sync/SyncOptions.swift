@@ -1,5 +1,15 @@
 import Foundation
 
+/// How a pull walks the server's pages.
+public enum PullPaging: String, Sendable, CaseIterable {
+    /// Keyset paging when the server is a TableSync server (it advertises extensions), the SDKs' way otherwise.
+    case automatic
+    /// `$orderby=updatedAt,id` with the cursor `(updatedAt, id)`: never skips or repeats a row.
+    case keyset
+    /// The Azure SDKs' `updatedAt ge T` with `$skip`, for servers that offer nothing more.
+    case greaterOrEqualWithSkip = "ge-skip"
+}
+
 /// How a push, pull or sync talks to the server; the defaults suit cron.
 public struct SyncOptions: Sendable {
     /// Overrides the store's conflict policy for this run.
@@ -14,15 +24,18 @@ public struct SyncOptions: Sendable {
     public var allowMassDelete: Bool
     /// Where `TABLESYNC_TOKEN` is looked up.
     public var environment: [String: String]
+    /// How pulls page.
+    public var paging: PullPaging
 
     public init(conflictPolicy: StoreSettings.ConflictPolicy? = nil, timeout: Double = 30, retryPolicy: RetryPolicy = RetryPolicy(),
                 pageSize: Int? = nil, allowMassDelete: Bool = false,
-                environment: [String: String] = ProcessInfo.processInfo.environment) {
+                environment: [String: String] = ProcessInfo.processInfo.environment, paging: PullPaging = .automatic) {
         self.conflictPolicy = conflictPolicy
         self.timeout = timeout
         self.retryPolicy = retryPolicy
         self.pageSize = pageSize
         self.allowMassDelete = allowMassDelete
         self.environment = environment
+        self.paging = paging
     }
 }
