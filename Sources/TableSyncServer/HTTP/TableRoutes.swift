@@ -48,7 +48,7 @@ struct TableRoutes: Sendable {
         case .v3:
             var nextLink = JSONValue.null
             if page.hasMore {
-                nextLink = .string(Self.nextLink(request: request, exchange: exchange, skip: query.skip + page.records.count, top: query.top))
+                nextLink = .string(Self.nextLink(exchange: exchange, skip: query.skip + page.records.count))
             }
             let count = page.totalCount.map { JSONValue.integer(Int64($0)) } ?? .null
             return writer.json(["items": items, "count": count, "nextLink": nextLink], status: .ok, request: request)
@@ -171,8 +171,8 @@ struct TableRoutes: Sendable {
         }
     }
 
-    /// The v3 `nextLink`: this request's path and query with `$skip` advanced (and `$top` kept).
-    static func nextLink(request: Request, exchange: Exchange, skip: Int, top: Int) -> String {
+    /// The v3 `nextLink`: this request's path and query (with `$top` and `$filter` kept) with `$skip` advanced.
+    static func nextLink(exchange: Exchange, skip: Int) -> String {
         var parts: [String] = []
         for (name, value) in exchange.query.pairs where name != QueryOption.skip {
             parts.append("\(Self.encodeQueryComponent(name))=\(Self.encodeQueryComponent(value))")

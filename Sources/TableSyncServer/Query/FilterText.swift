@@ -1,9 +1,14 @@
 import SyncProtocol
 
-/// Turns the text of `$filter` into a tree, with errors that name the parameter.
+/// Turns the text of `$filter` into a tree, with errors that name the parameter and the column.
 enum FilterText {
     static func parse(_ text: String) throws(ProtocolError) -> FilterExpression {
-        // The OData parser lands on branch `filter` (issue 2); until it is merged, a $filter is refused clearly.
-        throw ProtocolError.badRequest("$filter is not supported by this build of the server")
+        do {
+            return try FilterParser.parse(text)
+        } catch let error as FilterParseError {
+            throw ProtocolError.badRequest("$filter \(error)")
+        } catch {
+            throw ProtocolError.badRequest("$filter cannot be parsed: \(error)")
+        }
     }
 }

@@ -10,8 +10,6 @@ public struct ListQuery: Sendable, Hashable {
     public var skip: Int = 0
     /// `$top`, or the table's page size when the client gave none.
     public var top: Int
-    /// `true` when the client gave `$top` (v3 nextLinks keep it).
-    public var topWasGiven = false
     /// `$select`: the properties to return besides the system properties, or `nil` for all.
     public var select: [String]?
     /// `__includeDeleted=true`.
@@ -49,7 +47,6 @@ public struct ListQuery: Sendable, Hashable {
                 throw ProtocolError.badRequest("$top is \(top), above this table's maximum of \(table.maxTop)")
             }
             result.top = top
-            result.topWasGiven = true
         }
         if let text = try query.value(named: QueryOption.select), !text.trimmingCharacters(in: " ").isEmpty {
             var names: [String] = []

@@ -16,11 +16,14 @@ public struct FilterTranslationError: Error, Sendable, Equatable, CustomStringCo
 /// is read from the JSON body with its name as a bound parameter (`json_extract(body, ?)` in SQLite,
 /// `body -> $n` in PostgreSQL), after the name is checked to be a plain identifier.
 ///
-/// The semantics follow ``FilterEvaluator`` (the local reference): logic is two-valued (a comparison with a
-/// missing property or a property of another JSON type is `false`, and `ne` is its negation, so
-/// `not (x eq 1)` and `x ne 1` agree), strings compare by code point, `eq null` matches a missing property
-/// and a JSON `null`, and dates compare by instant for `createdAt`/`updatedAt` (stored as exact ticks) and
-/// as canonical text for date strings in other properties.
+/// The semantics follow ``FilterEvaluator`` (the local reference): comparisons are never NULL (an ordering
+/// comparison with a missing property or a property of another JSON type is `false`; `eq`/`ne` are SQL's
+/// `IS`/`IS NOT DISTINCT FROM`, so two nulls are equal), while `and`, `or`, `not`, bare boolean properties and
+/// string functions keep SQL's three-valued logic, as the evaluator does. Strings compare by code point
+/// (`COLLATE "C"` in PostgreSQL). Dates compare by instant for `createdAt`/`updatedAt` (exact ticks); a date
+/// string in another property compares with a date literal as canonical text (`yyyy-MM-ddTHH:mm:ss.fffZ`), which
+/// is exact for strings written in that form. Known differences, documented in docs/server.md: SQLite's
+/// `lower`/`upper` map ASCII only; PostgreSQL divides body numbers as doubles (`7 div 2` is 3.5, not 3).
 ///
 /// ```swift
 /// var builder = SQLBuilder(dialect: .postgres)
@@ -113,8 +116,8 @@ private struct Translation {
         case .function(let function, let arguments) where Self.predicateFunctions.contains(function):
             return try stringPredicate(function, arguments)
         default:
-            let value = try operand(expression)
-            return "COALESCE(\(try typed(value, as: .boolean)) = TRUE, FALSE)"
+            // A bare boolean is a condition; NULL (missing or not a boolean) is unknown, as in the evaluator.
+            return try typed(try operand(expression), as: .boolean)
         }
     }
 
@@ -127,10 +130,9 @@ private struct Translation {
         let right = try operand(rhs)
         if left.kind == .null || right.kind == .null {
             let other = left.kind == .null ? right : left
-            let raw = other.kind == .null ? "NULL" : rawValue(other)
             switch op {
-            case .eq: return "(\(raw) IS NULL)"
-            case .ne: return "(\(raw) IS NOT NULL)"
+            case .eq: return isNull(other)
+            case .ne: return "(NOT \(isNull(other)))"
             default: return "FALSE"
             }
         }
@@ -168,7 +170,8 @@ private struct Translation {
                 throw FilterTranslationError("cannot compare a property with createdAt or updatedAt; compare it with a date literal")
             }
             let text = builder.bind(.text(literal.canonical.text))
-            return left.kind == .json ? (try typed(left, as: .text), text, .text) : (text, try typed(right, as: .text), .text)
+            let property = dateShaped(try typed(left.kind == .json ? left : right, as: .text))
+            return left.kind == .json ? (property, text, .text) : (text, property, .text)
         case (.json, let kind):
             return (try typed(left, as: kind), right.sql, kind)
         case (let kind, .json):
@@ -198,7 +201,7 @@ private struct Translation {
             let collate = dialect == .postgres && kind == .text ? " COLLATE \"C\"" : ""
             conditions.append("COALESCE(\(subjectSQL)\(collate) IN (\(list.joined(separator: ", "))), FALSE)")
         }
-        if includesNull { conditions.append("(\(rawValue(value)) IS NULL)") }
+        if includesNull { conditions.append(isNull(value)) }
         return conditions.count == 1 ? conditions[0] : "(\(conditions.joined(separator: " OR ")))"
     }
 
@@ -216,7 +219,8 @@ private struct Translation {
         case (_, .sqlite): test = "instr(\(haystack), \(needle)) > 0"
         case (_, .postgres): test = "strpos(\(haystack), \(needle)) > 0"
         }
-        return "COALESCE(\(test), FALSE)"
+        // NULL for a null or non-string argument: unknown, as in the evaluator.
+        return "(\(test))"
     }
 
     mutating func textArguments(
@@ -290,7 +294,7 @@ private struct Translation {
         case (.add, _): return "(\(left) + \(right))"
         case (.sub, _): return "(\(left) - \(right))"
         case (.mul, _): return "(\(left) * \(right))"
-        case (.div, .sqlite): return "(CAST(\(left) AS REAL) / NULLIF(\(right), 0))"
+        case (.div, .sqlite): return "(\(left) / NULLIF(\(right), 0))"
         case (.div, .postgres): return "(CAST(\(left) AS DOUBLE PRECISION) / NULLIF(\(right), 0))"
         case (.mod, .sqlite): return "(\(left) % NULLIF(\(right), 0))"
         case (.mod, .postgres): return "MOD(CAST(\(left) AS NUMERIC), CAST(NULLIF(\(right), 0) AS NUMERIC))"
@@ -328,9 +332,11 @@ private struct Translation {
             try expectCount(2...3)
             let text = try typed(try operand(arguments[0]), as: .text)
             let start = try typed(try operand(arguments[1]), as: .number)
-            var sql = "substr(\(text), CAST(\(start) AS INTEGER) + 1"
+            // A negative start or length counts as 0, as in the evaluator (SQLite and PostgreSQL differ there).
+            let clamp = dialect == .sqlite ? "max" : "GREATEST"
+            var sql = "substr(\(text), \(clamp)(CAST(\(start) AS INTEGER), 0) + 1"
             if arguments.count == 3 {
-                sql += ", CAST(\(try typed(try operand(arguments[2]), as: .number)) AS INTEGER)"
+                sql += ", \(clamp)(CAST(\(try typed(try operand(arguments[2]), as: .number)) AS INTEGER), 0)"
             }
             return Operand(sql: sql + ")", kind: .text)
         case .year, .month, .day, .hour, .minute, .second:
@@ -425,6 +431,33 @@ private struct Translation {
             return builder.bind(.text(literal.canonical.text))
         }
         throw FilterTranslationError("expected \(kind.rawValue) but found \(value.kind == .json ? "property '\(value.property ?? "")'" : value.kind.rawValue)")
+    }
+
+    /// `text` when it starts like an ISO 8601 date-time, otherwise NULL: a string that is no date never
+    /// compares with a date (as in the evaluator).
+    func dateShaped(_ text: String) -> String {
+        switch dialect {
+        case .sqlite:
+            return "(CASE WHEN \(text) GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9][Tt][0-9][0-9]:[0-9][0-9]*' THEN \(text) END)"
+        case .postgres:
+            return "(CASE WHEN \(text) ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}' THEN \(text) END)"
+        }
+    }
+
+    /// The condition "`value` is null": a missing property, JSON `null`, and (as the evaluator reads them)
+    /// arrays and objects.
+    mutating func isNull(_ value: Operand) -> String {
+        guard value.kind == .json, let name = value.property else {
+            return value.kind == .null ? "TRUE" : "(\(value.sql) IS NULL)"
+        }
+        switch dialect {
+        case .sqlite:
+            let path = builder.bind(.text(FilterSQLTranslator.jsonPath(name)))
+            return "(COALESCE(json_type(\(RecordColumns.body), \(path)), 'null') IN ('null', 'object', 'array'))"
+        case .postgres:
+            let key = builder.bind(.text(name))
+            return "(COALESCE(jsonb_typeof(\(RecordColumns.body) -> \(key)), 'null') IN ('null', 'object', 'array'))"
+        }
     }
 
     /// The value of an operand with SQL NULL for a missing property and for JSON `null`.
