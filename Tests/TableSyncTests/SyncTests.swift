@@ -5,7 +5,7 @@ import TestSupport
 @testable import TableSync
 
 /// Push, pull, conflicts and purge against `tablesync-server` over loopback, on SQLite and PostgreSQL.
-@Suite("Sync against a live server") struct SyncTests {
+@Suite("Sync against a live server", .serialized) struct SyncTests {
     static let backends = TestBackend.available
 
     /// A server serving one fresh table and two stores (two devices) pointing at it.
