@@ -58,17 +58,24 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .testTarget(name: "SyncProtocolTests", dependencies: ["SyncProtocol"]),
+        // Helpers every test target shares: temporary directories, seeded randomness, processes, a live server.
+        .target(
+            name: "TestSupport",
+            dependencies: ["TableSync", "TableSyncServer", .product(name: "Hummingbird", package: "hummingbird")],
+            path: "Tests/TestSupport"
+        ),
+        .testTarget(name: "SyncProtocolTests", dependencies: ["SyncProtocol", "TestSupport"]),
         // One test target for every server test: CI builds from scratch on 2 cores.
         .testTarget(
             name: "TableSyncServerTests",
             dependencies: [
                 "TableSyncServer",
                 "GzipCompression",
+                "TestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
         ),
-        .testTarget(name: "TableSyncTests", dependencies: ["TableSync"]),
+        .testTarget(name: "TableSyncTests", dependencies: ["TableSync", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
-# Builds and runs every test. Starts a throw-away PostgreSQL on a loopback port for the server tests.
+# Builds and runs every test. Starts (or reuses) a throw-away PostgreSQL on a loopback port for the tests that
+# run against PostgreSQL, and stops it again if it started it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-swift test "$@"
+eval "$(scripts/postgres-for-tests.sh)"
+swift build --build-tests
+swift test --skip-build "$@"

@@ -1,3 +1,4 @@
+import TestSupport
 @testable import SyncProtocol
 
 /// Short spellings of trees, so that the expected side of a table reads like the filter it stands for.
@@ -21,21 +22,6 @@ extension FilterExpression {
 
     static func call(_ function: FilterFunction, _ arguments: FilterExpression...) -> FilterExpression {
         .function(function, arguments)
-    }
-}
-
-/// SplitMix64: a seeded generator, so that a failing random case can be replayed from its seed.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
 

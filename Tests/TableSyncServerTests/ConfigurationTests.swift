@@ -1,5 +1,6 @@
 import TableSyncServer
 import Testing
+import TestSupport
 
 @Suite("Server configuration")
 struct ConfigurationTests {

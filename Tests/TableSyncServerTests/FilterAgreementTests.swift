@@ -2,6 +2,7 @@ import Foundation
 import SyncProtocol
 @testable import TableSyncServer
 import Testing
+import TestSupport
 
 /// Each `$filter` operator and function, run as SQL on every backend and by ``FilterEvaluator`` on the same
 /// records: both must select the same records (issue 3).

@@ -1,6 +1,7 @@
 import SyncProtocol
 import TableSyncServer
 import Testing
+import TestSupport
 
 /// The SQL text and bindings `$filter` trees translate to, per dialect: values are always bound.
 @Suite("$filter to SQL")

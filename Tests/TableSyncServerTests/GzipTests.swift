@@ -1,5 +1,6 @@
 import GzipCompression
 import Testing
+import TestSupport
 
 @Suite("gzip")
 struct GzipTests {

@@ -5,6 +5,7 @@ import HummingbirdTesting
 import SyncProtocol
 import TableSyncServer
 import Testing
+import TestSupport
 
 /// The table protocol over HTTP, for v2 and v3, on every backend (DESIGN §5, issue 3).
 @Suite("Table protocol over HTTP")

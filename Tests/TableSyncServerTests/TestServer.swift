@@ -8,46 +8,13 @@ import NIOCore
 import SyncProtocol
 import TableSyncServer
 import Testing
+import TestSupport
 
-/// The databases the protocol suite runs on. PostgreSQL needs TABLESYNC_TEST_POSTGRES_URL
-/// (`eval "$(scripts/postgres-for-tests.sh)"`); without it the PostgreSQL cases are skipped locally and fail in CI.
-enum Backend: String, CaseIterable, CustomTestStringConvertible, Sendable {
-    case sqlite
-    case postgres
+/// The databases the protocol suite runs on (see ``TestBackend``).
+typealias Backend = TestBackend
 
-    var testDescription: String { rawValue }
-
-    static let postgresURL = ProcessInfo.processInfo.environment["TABLESYNC_TEST_POSTGRES_URL"]
-    static let isCI = ProcessInfo.processInfo.environment["CI"].map { !$0.isEmpty && $0 != "false" && $0 != "0" } ?? false
-
-    /// Every backend that runs here: PostgreSQL when configured, and always in CI (where a missing URL fails).
-    static let available: [Backend] = {
-        if postgresURL != nil || isCI { return [.sqlite, .postgres] }
-        print("TableSyncServerTests: TABLESYNC_TEST_POSTGRES_URL is not set; skipping the PostgreSQL cases (run: eval \"$(scripts/postgres-for-tests.sh)\")")
-        return [.sqlite]
-    }()
-
-    /// The PostgreSQL backend alone (for the concurrency test), or nothing when skipped locally.
-    static let postgresIfAvailable: [Backend] = available.filter { $0 == .postgres }
-
-    func database() throws -> DatabaseLocation {
-        switch self {
-        case .sqlite:
-            let path = FileManager.default.temporaryDirectory.appendingPathComponent("tablesync-test-\(UUID().uuidString).sqlite").path
-            return .sqlite(path: path)
-        case .postgres:
-            guard let url = Self.postgresURL else {
-                Issue.record("TABLESYNC_TEST_POSTGRES_URL is not set; run eval \"$(scripts/postgres-for-tests.sh)\" before the tests")
-                throw ConfigurationError("TABLESYNC_TEST_POSTGRES_URL is not set")
-            }
-            return try DatabaseLocation.parse(url)
-        }
-    }
-}
-
-/// A fresh table name, so tests sharing one PostgreSQL database never see each other's records.
-func uniqueTableName(_ prefix: String = "todo") -> String {
-    "\(prefix)_\(UUID().uuidString.prefix(8).lowercased())"
+extension TestBackend: CustomTestStringConvertible {
+    public var testDescription: String { rawValue }
 }
 
 let testLogger: Logger = {
@@ -63,11 +30,7 @@ func withServer<Value: Sendable>(
     _ body: @Sendable (any TestClientProtocol) async throws -> Value
 ) async throws -> Value {
     let database = try backend.database()
-    defer {
-        if case .sqlite(let path) = database {
-            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
-        }
-    }
+    defer { TestBackend.removeFiles(of: database) }
     let configuration = ServerConfiguration(host: "127.0.0.1", port: 0, database: database, tables: tables,
                                             tokens: tokens, maxBodySize: maxBodySize)
     let app = try makeServerApplication(configuration: configuration, logger: testLogger)

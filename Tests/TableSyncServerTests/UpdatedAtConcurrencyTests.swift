@@ -4,6 +4,7 @@ import PostgresNIO
 import SyncProtocol
 @testable import TableSyncServer
 import Testing
+import TestSupport
 
 /// Issue 3 item 4: with 8 concurrent writers, a reader paging by `(updatedAt, id)` ends with every committed
 /// change, and no two writes of a table share an `updatedAt`.

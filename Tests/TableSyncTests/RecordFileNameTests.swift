@@ -1,5 +1,6 @@
 import SyncProtocol
 import Testing
+import TestSupport
 @testable import TableSync
 
 @Suite struct RecordFileNameTests {

@@ -1,6 +1,7 @@
 import Foundation
 import SyncProtocol
 import Testing
+import TestSupport
 @testable import TableSync
 
 @Suite struct StatusTests {

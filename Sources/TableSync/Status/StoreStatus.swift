@@ -65,10 +65,12 @@ extension SyncContext {
 
     /// Writes records as the server has them and marks them synced; removes the records in `removals`.
     /// Pull and push write-back go through here.
-    func applySynced(table: String, records: [[String: JSONValue]], removals: [String] = []) throws -> SyncedRecordWriter.Outcome {
+    func applySynced(table: String, records: [[String: JSONValue]], removals: [String] = [],
+                     guard localGuard: SyncedRecordWriter.LocalGuard = .none) throws -> SyncedRecordWriter.Outcome {
         try requireWritable()
         var index = try index(table)
-        let outcome = try SyncedRecordWriter(layout: layout).apply(table: table, records: records, removals: removals, index: &index)
+        let outcome = try SyncedRecordWriter(layout: layout).apply(table: table, records: records, removals: removals,
+                                                                   guard: localGuard, index: &index)
         setIndex(index, for: table)
         return outcome
     }

@@ -16,6 +16,21 @@ struct SyncedRecordWriter {
         var written = 0
         var removed = 0
         var unchanged = 0
+        /// Ids left alone because their file was changed locally (see ``LocalGuard``).
+        var skipped: [String] = []
+    }
+
+    /// What must hold locally before a record file is replaced or removed, so that no local change is lost.
+    enum LocalGuard: Equatable {
+        /// Write unconditionally (a person settling a conflict).
+        case none
+        /// Pull: leave a record alone when its file is not as last synced (a hand edit or hand-made file not
+        /// pushed yet). Its index entry stays, so the next push sends the edit on the version it was made on.
+        case unchangedSinceSync
+        /// Push write-back: the file must still hold the bytes that were sent (hash by id). Otherwise it keeps
+        /// the newer edit and only the index learns the server's new version, so the edit is pushed next on
+        /// top of what the server now has.
+        case sentContent([String: String])
     }
 
     private struct Intent {
@@ -29,7 +44,8 @@ struct SyncedRecordWriter {
     var intentFile: String { layout.cacheDirectory + "/intent" }
 
     /// Writes `records` (objects with a valid `id`) and removes the records with ids in `removals`, in `table`.
-    func apply(table: String, records: [[String: JSONValue]], removals: [String], index: inout StatIndex) throws -> Outcome {
+    func apply(table: String, records: [[String: JSONValue]], removals: [String], guard localGuard: LocalGuard = .none,
+               index: inout StatIndex) throws -> Outcome {
         var outcome = Outcome()
         var files = DurableFileBatch()
         var intents: [Intent] = []
@@ -43,7 +59,20 @@ struct SyncedRecordWriter {
             let bytes = RecordFile.encode(record)
             let hash = SHA256.hexDigest(of: bytes)
             let version = record[SystemProperty.version]?.stringValue
-            if let status = try FileSystem.status(path) {
+            let status = try FileSystem.status(path)
+            switch try check(localGuard, id: id, fileName: fileName, path: path, status: status, index: index) {
+            case .proceed: break
+            case .skip:
+                outcome.skipped.append(id)
+                continue
+            case .recordVersionOnly:
+                // Size -1 never matches a file, so the next scan hashes it and finds the newer edit.
+                refreshed.append(StatIndex.Entry(fileName: fileName, id: id, size: -1, modifiedNanoseconds: 0, changedNanoseconds: 0,
+                                                 inode: 0, contentHash: hash, version: version))
+                outcome.skipped.append(id)
+                continue
+            }
+            if let status {
                 if let entry = index.entries[fileName], entry.contentHash == hash, index.isUnchanged(entry, status: status) {
                     outcome.unchanged += 1
                     continue
@@ -61,11 +90,16 @@ struct SyncedRecordWriter {
         for id in removals {
             let fileName = RecordFileName.fileName(for: id)
             let path = directory + "/" + fileName
-            if FileSystem.exists(path) {
+            let status = try FileSystem.status(path)
+            if case .skip = try check(localGuard, id: id, fileName: fileName, path: path, status: status, index: index) {
+                outcome.skipped.append(id)
+                continue
+            }
+            if status != nil {
                 files.remove(path)
                 outcome.removed += 1
             }
-            if FileSystem.exists(path) || index.entries[fileName] != nil {
+            if status != nil || index.entries[fileName] != nil {
                 intents.append(Intent(fileName: fileName, id: id, contentHash: "", version: nil, removal: true))
             }
         }
@@ -82,6 +116,26 @@ struct SyncedRecordWriter {
         try recordInIndex(table: table, intents: intents, extra: refreshed, index: &index)
         try FileSystem.removeFile(intentFile)
         return outcome
+    }
+
+    private enum GuardDecision { case proceed, skip, recordVersionOnly }
+
+    private func check(_ localGuard: LocalGuard, id: String, fileName: String, path: String, status: FileSystem.Status?,
+                       index: StatIndex) throws -> GuardDecision {
+        switch localGuard {
+        case .none:
+            return .proceed
+        case .unchangedSinceSync:
+            let entry = index.entries[fileName]
+            guard let status else { return entry == nil ? .proceed : .skip }
+            guard let entry else { return .skip }
+            if index.isUnchanged(entry, status: status) { return .proceed }
+            return SHA256.hexDigest(of: try FileSystem.readFile(path)) == entry.contentHash ? .proceed : .skip
+        case .sentContent(let hashes):
+            guard let sentHash = hashes[id] else { return .proceed }
+            guard status != nil, SHA256.hexDigest(of: try FileSystem.readFile(path)) == sentHash else { return .recordVersionOnly }
+            return .proceed
+        }
     }
 
     /// Finishes the index update of a run that died after its files were renamed into place.

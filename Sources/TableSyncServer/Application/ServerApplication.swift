@@ -16,8 +16,10 @@ public let serverExtensions: Set<ProtocolExtension> = [.gzipRequests]
 /// let configuration = ServerConfiguration(database: .sqlite(path: "server.sqlite"), tables: [TableOptions(name: "todo")])
 /// try await makeServerApplication(configuration: configuration, logger: Logger(label: "tablesync-server")).runService()
 /// ```
+/// `onServerRunning` learns the listening channel (its local address tells the port when `port` is 0).
 public func makeServerApplication(
-    configuration: ServerConfiguration, logger: Logger
+    configuration: ServerConfiguration, logger: Logger,
+    onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
 ) throws -> Application<RouterResponder<BasicRequestContext>> {
     try configuration.validate()
     let repository: any RecordRepository
@@ -50,6 +52,7 @@ public func makeServerApplication(
     var app = Application(
         router: router,
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "tablesync-server"),
+        onServerRunning: onServerRunning,
         logger: logger)
     if let postgresClient { app.addServices(postgresClient) }
     let tables = configuration.tables.map(\.name)

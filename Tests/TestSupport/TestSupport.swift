@@ -1,46 +1,38 @@
 import Foundation
 import SyncProtocol
-@testable import TableSync
+import TableSync
 
 /// A fresh directory under the system's temporary directory, removed when the test ends.
-final class TemporaryDirectory: Sendable {
-    let path: String
+public final class TemporaryDirectory: Sendable {
+    public let path: String
 
-    init() {
+    public init() {
         path = NSTemporaryDirectory() + "tablesync-test-" + UUID().uuidString.lowercased()
         try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     }
 
     deinit { try? FileManager.default.removeItem(atPath: path) }
 
-    func file(_ relative: String) -> String { path + "/" + relative }
+    public func file(_ relative: String) -> String { path + "/" + relative }
 
-    func write(_ relative: String, _ text: String) throws {
+    public func write(_ relative: String, _ text: String) throws {
         let full = file(relative)
         try FileManager.default.createDirectory(atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         try Data(text.utf8).write(to: URL(fileURLWithPath: full))
     }
 
-    func read(_ relative: String) throws -> String {
+    public func read(_ relative: String) throws -> String {
         String(decoding: try Data(contentsOf: URL(fileURLWithPath: file(relative))), as: UTF8.self)
     }
 
-    func exists(_ relative: String) -> Bool { FileManager.default.fileExists(atPath: file(relative)) }
-}
-
-/// A new store with one table `todo` in a temporary directory.
-func makeStore(tables: [String] = ["todo"]) throws -> (TemporaryDirectory, SyncContext) {
-    let directory = TemporaryDirectory()
-    let context = try SyncContext.initialize(directory: directory.path + "/store",
-                                             settings: StoreSettings(remote: "http://127.0.0.1:1", tables: tables))
-    return (directory, context)
+    public func exists(_ relative: String) -> Bool { FileManager.default.fileExists(atPath: file(relative)) }
 }
 
 /// A deterministic random generator (SplitMix64), so randomised tests repeat exactly.
-struct SeededGenerator: RandomNumberGenerator {
+public struct SeededGenerator: RandomNumberGenerator {
     private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
+    public init(seed: UInt64) { state = seed }
+    public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -50,7 +42,7 @@ struct SeededGenerator: RandomNumberGenerator {
 }
 
 /// The path of a product built next to the test bundle (`tablesync`, `tablesync-server`).
-func builtProduct(_ name: String) -> String {
+public func builtProduct(_ name: String) -> String {
     var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
     while directory.path != "/" {
         let candidate = directory.appendingPathComponent(name).path
@@ -62,7 +54,7 @@ func builtProduct(_ name: String) -> String {
 
 /// Runs a program to completion and returns its exit status and output.
 @discardableResult
-func runProgram(_ path: String, _ arguments: [String], environment: [String: String]? = nil,
+public func runProgram(_ path: String, _ arguments: [String], environment: [String: String]? = nil,
                 input: String? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
     let process = Process()
     if let input { process.standardInput = FileHandle(forReadingAtPath: input) }

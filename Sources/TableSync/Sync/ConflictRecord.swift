@@ -1,0 +1,98 @@
+import SyncProtocol
+
+/// An operation the server refused, kept under `conflicts/<Table>/<record file name>` until a person (or
+/// `tablesync resolve`) decides. The operation itself stays in the journal meanwhile and is not sent again.
+///
+/// ```json
+/// {
+///   "local": { "id": "a1", "text": "mine" },
+///   "operation": { "id": "a1", "op": "update", "seq": 4, "table": "todo", "version": "v1" },
+///   "reason": "the server's copy changed since version v1",
+///   "server": { "id": "a1", "text": "theirs", "version": "v2", ... },
+///   "status": 412
+/// }
+/// ```
+public struct ConflictRecord: Sendable, Equatable {
+    /// The refused operation as it is in the journal.
+    public var operation: PendingOperation
+    /// What was sent (`nil` for a delete).
+    public var local: [String: JSONValue]?
+    /// The server's copy when it sent one (`nil` when the record is gone from the server).
+    public var server: [String: JSONValue]?
+    /// The HTTP status of the refusal.
+    public var status: Int
+    /// Why, in words.
+    public var reason: String
+
+    /// The record's table and id.
+    public var key: RecordKey { operation.key }
+
+    /// `true` for a refusal because the server's copy changed (409, 412, gone); `false` for other refusals.
+    public var isVersionConflict: Bool { [404, 409, 410, 412].contains(status) }
+
+    var json: JSONValue {
+        [
+            "operation": operation.json,
+            "local": local.map { .object($0) } ?? .null,
+            "server": server.map { .object($0) } ?? .null,
+            "status": .integer(Int64(status)),
+            "reason": .string(reason),
+        ]
+    }
+
+    init(operation: PendingOperation, local: [String: JSONValue]?, server: [String: JSONValue]?, status: Int, reason: String) {
+        self.operation = operation
+        self.local = local
+        self.server = server
+        self.status = status
+        self.reason = reason
+    }
+
+    init(json: JSONValue, file: String) throws {
+        guard let operationJSON = json["operation"], let status = json["status"]?.integerValue else {
+            throw StoreError.invalidSettings(file: file, field: "operation", reason: "a conflict file needs \"operation\" and \"status\"")
+        }
+        do {
+            operation = try PendingOperation(json: operationJSON)
+        } catch {
+            throw StoreError.invalidSettings(file: file, field: "operation", reason: error.reason)
+        }
+        local = json["local"]?.objectValue
+        server = json["server"]?.objectValue
+        self.status = Int(status)
+        reason = json["reason"]?.stringValue ?? ""
+    }
+}
+
+extension SyncContext {
+    func conflictPath(_ key: RecordKey) -> String {
+        layout.conflictDirectory(key.table) + "/" + RecordFileName.fileName(for: key.id)
+    }
+
+    func writeConflict(_ conflict: ConflictRecord) throws {
+        try FileSystem.createDirectory(layout.conflictDirectory(conflict.key.table))
+        var batch = DurableFileBatch()
+        batch.write(CanonicalJSON.encode(conflict.json), to: conflictPath(conflict.key))
+        try batch.commit(temporaryDirectory: layout.temporaryDirectory)
+    }
+
+    func removeConflict(_ key: RecordKey) throws {
+        var batch = DurableFileBatch()
+        batch.remove(conflictPath(key))
+        try batch.commit(temporaryDirectory: layout.temporaryDirectory)
+        FileSystem.removeEmptyDirectory(layout.conflictDirectory(key.table))
+    }
+
+    /// The conflicts waiting for a decision, by table and id.
+    public func conflicts() throws -> [ConflictRecord] {
+        try conflictKeys().map { key in
+            let path = conflictPath(key)
+            let relative = layout.relative(path)
+            do {
+                return try ConflictRecord(json: try JSONParser.parse(try FileSystem.readFile(path)), file: relative)
+            } catch let error as JSONParseError {
+                throw StoreError.invalidJSONFile(file: relative, error: error)
+            }
+        }
+    }
+}

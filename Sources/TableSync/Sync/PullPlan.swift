@@ -1,0 +1,78 @@
+import SyncProtocol
+
+/// Where an incremental pull stands: the last `updatedAt` pulled (the server's exact text) and, for the keyset
+/// cursor, the id of the last record pulled at that instant.
+public struct PullWatermark: Sendable, Equatable {
+    public var updatedAt: String
+    public var lastID: String?
+
+    public init(updatedAt: String, lastID: String?) {
+        self.updatedAt = updatedAt
+        self.lastID = lastID
+    }
+}
+
+/// The next request of a pull, and how the cursor moves after each page: pure functions, so the paging rules
+/// that peers got wrong (skipped rows, endless loops, re-downloads) are tested alone.
+enum PullPlan {
+    /// How pages are walked.
+    enum Mode: Equatable {
+        /// TableSync servers: `$orderby=updatedAt,id` and the cursor `(updatedAt, id)`. Never skips a row, never
+        /// fetches one twice, whatever the number of rows sharing one timestamp.
+        case keyset
+        /// Other servers: the Azure SDKs' `updatedAt ge T` with `$skip` over the rows sharing `T`.
+        case greaterOrEqualWithSkip
+    }
+
+    /// The query parameters of the next page.
+    static func query(mode: Mode, baseFilter: FilterExpression?, watermark: PullWatermark?, skip: Int, pageSize: Int)
+        -> [(name: String, value: String)] {
+        var conditions: [FilterExpression] = []
+        if let baseFilter { conditions.append(baseFilter) }
+        if let watermark, let since = Timestamp(parsing: watermark.updatedAt) {
+            let updatedAt = FilterExpression.property(SystemProperty.updatedAt)
+            let instant = FilterExpression.literal(.dateTime(since))
+            switch mode {
+            case .keyset:
+                if let lastID = watermark.lastID {
+                    conditions.append(.binary(.or, .binary(.gt, updatedAt, instant),
+                                              .binary(.and, .binary(.eq, updatedAt, instant),
+                                                      .binary(.gt, .property(SystemProperty.id), .literal(.string(lastID))))))
+                } else {
+                    conditions.append(.binary(.gt, updatedAt, instant))
+                }
+            case .greaterOrEqualWithSkip:
+                conditions.append(.binary(.ge, updatedAt, instant))
+            }
+        }
+        var query: [(name: String, value: String)] = []
+        if let filter = conditions.reduce(nil as FilterExpression?, { combined, next in combined.map { .binary(.and, $0, next) } ?? next }) {
+            query.append(("$filter", FilterPrinter.print(filter)))
+        }
+        query.append(("$orderby", mode == .keyset ? "updatedAt,id" : "updatedAt"))
+        query.append(("$top", String(pageSize)))
+        if mode == .greaterOrEqualWithSkip && skip > 0 { query.append(("$skip", String(skip))) }
+        query.append(("__includeDeleted", "true"))
+        return query
+    }
+
+    /// The cursor after a non-empty page whose records are in server order.
+    static func advance(mode: Mode, watermark: PullWatermark?, skip: Int, page: [[String: JSONValue]]) -> (PullWatermark?, skip: Int) {
+        guard let last = page.last, let lastText = last[SystemProperty.updatedAt]?.stringValue,
+              let lastInstant = Timestamp(parsing: lastText) else { return (watermark, skip) }
+        switch mode {
+        case .keyset:
+            return (PullWatermark(updatedAt: lastText, lastID: last[SystemProperty.id]?.stringValue), 0)
+        case .greaterOrEqualWithSkip:
+            let previous = watermark.flatMap { Timestamp(parsing: $0.updatedAt) }
+            if let previous, lastInstant <= previous {
+                // The whole page shares the watermark's instant: skip past it next time.
+                return (watermark, skip + page.count)
+            }
+            let sharing = page.reversed().prefix { record in
+                record[SystemProperty.updatedAt]?.stringValue.flatMap(Timestamp.init(parsing:)) == lastInstant
+            }.count
+            return (PullWatermark(updatedAt: lastText, lastID: nil), sharing)
+        }
+    }
+}

@@ -1,0 +1,146 @@
+import SyncProtocol
+
+/// What a pull did.
+public struct PullReport: Sendable, Equatable {
+    /// The push of the table's pending operations that came first.
+    public var push = PushReport()
+    /// Record files written, removed (deleted on the server), and already up to date.
+    public var written = 0
+    public var removed = 0
+    public var unchanged = 0
+    /// Records not overwritten because they have local changes waiting to be pushed.
+    public var keptLocal = 0
+    /// Pages fetched.
+    public var pages = 0
+    /// Where the query stands now (`nil` for a pull without query id).
+    public var watermark: PullWatermark?
+
+    public init() {}
+}
+
+/// A pull refused to remove more than half of a table's records.
+public struct MassDeleteRefused: CategorizedError, Equatable {
+    public let table: String
+    public let removing: Int
+    public let localRecords: Int
+    public var kind: FailureKind { .other }
+    public var description: String {
+        "the pull would remove \(removing) of the \(localRecords) local records of \(table); nothing more was removed. Run again with --allow-mass-delete if the server really deleted them."
+    }
+}
+
+/// Fetches what changed since a query's watermark, page by page, making each page durable before the
+/// watermark moves, so a killed pull resumes where it stopped.
+struct Puller {
+    let context: SyncContext
+    let client: TableClient
+    let options: SyncOptions
+
+    static let defaultPageSize = 1000
+
+    func pull(table: String, queryID: String?, filter: String?) async throws -> PullReport {
+        try await context.requireTable(table)
+        var report = PullReport()
+        report.push = try await Pusher(context: context, client: client, policy: options.conflictPolicy ?? context.settings.conflictPolicy)
+            .push(tables: [table])
+        var query = try await context.resolveQuery(id: queryID, table: table, filter: filter)
+        let baseFilter = try query.filter.map { text in
+            do { return try FilterParser.parse(text) } catch { throw LocalQueryError(reason: "$filter of the pull: \(error)") }
+        }
+        var watermark = query.updatedAt.map { PullWatermark(updatedAt: $0, lastID: query.lastID) }
+        let pageSize = options.pageSize ?? Self.defaultPageSize
+        let mode = try await discoverMode(table: table)
+        let localRecords = try await context.recordCount(table: table)
+        var removedSoFar = 0
+        var skip = 0
+        while true {
+            let page = try await client.list(table: table, query: PullPlan.query(mode: mode, baseFilter: baseFilter, watermark: watermark,
+                                                                                  skip: skip, pageSize: pageSize))
+            report.pages += 1
+            if page.records.isEmpty { break }
+            var writes: [[String: JSONValue]] = []
+            var removals: [String] = []
+            for record in page.records {
+                let id = record[SystemProperty.id]!.stringValue!
+                if await context.journal.pending(RecordKey(table: table, id: id)) != nil {
+                    report.keptLocal += 1
+                } else if ServerRecord.isDeleted(record) {
+                    removals.append(id)
+                } else {
+                    writes.append(record)
+                }
+            }
+            if !options.allowMassDelete, localRecords >= 10, !removals.isEmpty {
+                let present = await context.existingCount(table: table, ids: removals)
+                if (removedSoFar + present) * 2 > localRecords {
+                    throw MassDeleteRefused(table: table, removing: removedSoFar + present, localRecords: localRecords)
+                }
+                removedSoFar += present
+            }
+            let outcome = try await context.applySynced(table: table, records: writes, removals: removals, guard: .unchangedSinceSync)
+            report.written += outcome.written
+            report.removed += outcome.removed
+            report.unchanged += outcome.unchanged
+            report.keptLocal += outcome.skipped.count
+            (watermark, skip) = PullPlan.advance(mode: mode, watermark: watermark, skip: skip, page: page.records)
+            if queryID != nil, let watermark {
+                query.updatedAt = watermark.updatedAt
+                query.lastID = watermark.lastID
+                try await context.saveQuery(query)
+            }
+            if client.apiVersion == 3 && page.nextLink == nil && page.records.count < pageSize { break }
+        }
+        report.watermark = queryID == nil ? nil : watermark
+        return report
+    }
+
+    /// Keyset paging when the server is a TableSync server (it advertises extensions), the SDKs' algorithm
+    /// otherwise. One small request.
+    private func discoverMode(table: String) async throws -> PullPlan.Mode {
+        let probe = try await client.list(table: table, query: [("$top", "1"), ("__includeDeleted", "true")])
+        return probe.extensions == nil ? .greaterOrEqualWithSkip : .keyset
+    }
+}
+
+extension SyncContext {
+    /// Pulls `table`: first pushes its pending operations, then fetches what changed. With `queryID` the pull is
+    /// incremental from the query's watermark in `queries.json` (the query is created on first use); without it,
+    /// everything matching `filter` is fetched.
+    @discardableResult
+    public func pull(table: String, queryID: String? = nil, filter: String? = nil, options: SyncOptions = SyncOptions()) async throws -> PullReport {
+        try requireWritable()
+        let client = try TableClient.make(settings: settings, environment: options.environment, timeout: options.timeout,
+                                          retryPolicy: options.retryPolicy)
+        return try await Puller(context: self, client: client, options: options).pull(table: table, queryID: queryID, filter: filter)
+    }
+
+    /// The query to pull with: the registered one, created on first use, or an unsaved one without id.
+    func resolveQuery(id: String?, table: String, filter: String?) throws -> PullQuery {
+        guard let id else { return PullQuery(id: "", table: table, filter: filter) }
+        if let problem = PullQuery.problem(withID: id) { throw StoreError.invalidQuery(id: id, reason: problem) }
+        if let existing = try queries().queries[id] {
+            guard existing.table == table else {
+                throw StoreError.invalidQuery(id: id, reason: "it pulls table \(existing.table), not \(table)")
+            }
+            if let filter, filter != existing.filter {
+                throw StoreError.invalidQuery(id: id, reason: "it has the filter \(existing.filter.map { "\"\($0)\"" } ?? "(none)"); remove it and add it again to change the filter")
+            }
+            return existing
+        }
+        return try addQuery(PullQuery(id: id, table: table, filter: filter))
+    }
+
+    func saveQuery(_ query: PullQuery) throws {
+        var registry = try queries()
+        registry.queries[query.id] = query
+        try saveQueries(registry)
+    }
+
+    func recordCount(table: String) throws -> Int {
+        try FileSystem.listDirectory(layout.tableDirectory(table)).filter { RecordFileName.looksLikeRecordFile($0.name) }.count
+    }
+
+    func existingCount(table: String, ids: [String]) -> Int {
+        ids.filter { FileSystem.exists(layout.recordFile(table: table, id: $0)) }.count
+    }
+}

@@ -1,0 +1,62 @@
+import SyncProtocol
+
+/// A purge was refused because local changes would be lost.
+public struct PurgeRefused: CategorizedError, Equatable {
+    public let table: String
+    public let pendingChanges: Int
+    public var kind: FailureKind { .usage }
+    public var description: String {
+        "table \(table) has \(pendingChanges) local change(s) not pushed yet; push first, or purge with --force to drop them."
+    }
+}
+
+extension SyncContext {
+    /// Removes local records of `table` (those matching `filter`, or all). Refused while the table has
+    /// pending operations or hand edits, unless `force`, which drops them (and the table's conflicts). The
+    /// watermarks of the table's queries are reset, so the next pull brings back whatever still matches.
+    /// Returns how many records were removed.
+    @discardableResult
+    public func purge(table: String, filter: String? = nil, force: Bool = false) throws -> Int {
+        try requireWritable()
+        try requireTable(table)
+        let query = try LocalQuery(filter: filter, orderBy: nil)
+        let scan = try LocalChangeScanner(layout: layout).scan(tables: [table], journal: journal)
+        let pending = journal.operations(inTable: table)
+        if !force && !(pending.isEmpty && scan.changes.isEmpty) {
+            throw PurgeRefused(table: table, pendingChanges: pending.count + scan.changes.count)
+        }
+        if force {
+            journal.remove(sequences: Set(pending.map(\.sequence)))
+            try saveJournal()
+            for key in try conflictKeys() where key.table == table { try removeConflict(key) }
+        }
+        let doomed = query.apply(to: try records(table: table)).compactMap { $0[SystemProperty.id]?.stringValue }
+        var removals = doomed
+        if force { removals += scan.changes.filter { $0.kind == .created }.map(\.id) }
+        _ = try applySynced(table: table, records: [], removals: removals)
+        var registry = try queries()
+        for (id, entry) in registry.queries where entry.table == table {
+            registry.queries[id]?.updatedAt = nil
+            registry.queries[id]?.lastID = nil
+        }
+        try saveQueries(registry)
+        return removals.count
+    }
+
+    /// Pushes, then pulls every query of `queries.json` in id order.
+    public func sync(options: SyncOptions = SyncOptions()) async throws -> SyncReport {
+        var report = SyncReport()
+        report.push = try await push(options: options)
+        for query in try queries().sorted {
+            report.pulls[query.id] = try await pull(table: query.table, queryID: query.id, options: options)
+        }
+        return report
+    }
+}
+
+/// What a sync did: the push, then each query's pull.
+public struct SyncReport: Sendable, Equatable {
+    public var push = PushReport()
+    public var pulls: [String: PullReport] = [:]
+    public init() {}
+}
