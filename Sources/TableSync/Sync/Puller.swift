@@ -2,6 +2,8 @@ import SyncProtocol
 
 /// What a pull did.
 public struct PullReport: Sendable, Equatable {
+    /// The table pulled.
+    public var table = ""
     /// The push of the table's pending operations that came first.
     public var push = PushReport()
     /// Record files written, removed (deleted on the server), and already up to date.
@@ -41,6 +43,7 @@ struct Puller {
     func pull(table: String, queryID: String?, filter: String?) async throws -> PullReport {
         try await context.requireTable(table)
         var report = PullReport()
+        report.table = table
         report.push = try await Pusher(context: context, client: client, policy: options.conflictPolicy ?? context.settings.conflictPolicy)
             .push(tables: [table])
         var query = try await context.resolveQuery(id: queryID, table: table, filter: filter)

@@ -156,7 +156,7 @@ struct SyncCommand: AsyncParsableCommand {
                 ])
             } else {
                 var lines = [SyncReportText.push(report.push)]
-                for (id, pull) in report.pulls.sorted(by: { $0.key < $1.key }) { lines.append("query \(id): " + SyncReportText.pull(id, pull)) }
+                for (id, pull) in report.pulls.sorted(by: { $0.key < $1.key }) { lines.append(SyncReportText.pull(pull.table, pull) + " (query \(id))") }
                 print(lines.joined(separator: "; ") + ".")
             }
             return SyncReportText.status(report.push)
