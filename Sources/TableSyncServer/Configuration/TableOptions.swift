@@ -1,3 +1,4 @@
+import SyncProtocol
 /// How one table is served.
 ///
 /// On the command line: `--table NAME[:option=value,...]`, for example
@@ -23,13 +24,9 @@ public struct TableOptions: Sendable, Hashable {
         self.maxTop = maxTop
     }
 
-    /// `true` when `name` can be a table name: 1–64 ASCII letters, digits, `_` or `-`, starting with a letter.
-    public static func isValidName(_ name: String) -> Bool {
-        guard let first = name.unicodeScalars.first, first.isASCIILetter, name.utf8.count <= 64 else { return false }
-        return name.unicodeScalars.allSatisfy {
-            $0.isASCIILetter || ("0"..."9").contains($0) || $0 == "_" || $0 == "-"
-        }
-    }
+    /// `true` when `name` can be a table name (``TableName``: 1–64 ASCII letters, digits, `_` or `-`, starting
+    /// with a letter).
+    public static func isValidName(_ name: String) -> Bool { TableName.isValid(name) }
 
     /// Parses `NAME[:key=value,...]` as given to `--table`.
     public static func parse(_ text: String) throws(ConfigurationError) -> TableOptions {
@@ -68,6 +65,3 @@ public struct TableOptions: Sendable, Hashable {
     }
 }
 
-extension Unicode.Scalar {
-    var isASCIILetter: Bool { ("a"..."z").contains(self) || ("A"..."Z").contains(self) }
-}
