@@ -39,8 +39,8 @@ enum CommandOutput {
     }
 
     /// Prints a line on standard error.
-    static func printError(_ line: String) {
-        var text = line + "\n"
+    static func printError(_ line: String, newline: Bool = true) {
+        var text = newline ? line + "\n" : line
         text.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
     }
 

@@ -353,6 +353,68 @@ import TestSupport
         #expect(await context.pendingOperations.map(\.id) == ["b"])
     }
 
+    @Test("pull --evict removes records that left the query; the brake stops mass removals", arguments: backends)
+    func evictAndMassDeleteBrake(_ backend: TestBackend) async throws {
+        let fixture = try await Fixture.make(backend)
+        let mine = try await fixture.first.table(fixture.table)
+        for index in 0..<12 { try await mine.insert(["id": .string("r\(index)"), "open": true]) }
+        try await fixture.first.push(options: fixture.options)
+        try await fixture.second.pull(table: fixture.table, queryID: "open", filter: "open eq true", options: fixture.options)
+        try await mine.update(["id": "r0", "open": false])
+        try await fixture.first.push(options: fixture.options)
+        var evicting = fixture.options
+        evicting.evict = true
+        let report = try await fixture.second.pull(table: fixture.table, queryID: "open", options: evicting)
+        #expect(report.evicted == 1)
+        #expect(try await fixture.records(fixture.second)["r0"] == nil)
+
+        for index in 1..<9 { try await mine.delete(id: "r\(index)") }
+        try await fixture.first.push(options: fixture.options)
+        await #expect(throws: MassDeleteRefused.self) {
+            try await fixture.second.pull(table: fixture.table, queryID: "open", options: fixture.options)
+        }
+        #expect(try await fixture.records(fixture.second).count == 11, "nothing was removed")
+        var allowed = fixture.options
+        allowed.allowMassDelete = true
+        let removed = try await fixture.second.pull(table: fixture.table, queryID: "open", options: allowed)
+        #expect(removed.removed == 8)
+        await fixture.stop()
+    }
+
+    @Test("the command line's exit codes for conflicts, an unreachable server and refused credentials")
+    func commandLineExitCodes() async throws {
+        let table = uniqueTableName()
+        let server = try await LiveServer.start(.sqlite, tables: [table], tokens: ["tok"])
+        defer { TestBackend.removeFiles(of: server.database) }
+        let tablesync = builtProduct("tablesync")
+        let directory = TemporaryDirectory()
+        var environment = ProcessInfo.processInfo.environment
+        environment["TABLESYNC_TOKEN"] = nil
+        for store in ["a", "b"] {
+            _ = try runProgram(tablesync, ["-C", directory.file(store), "init", "--remote", server.baseURL, "--table", table])
+        }
+        _ = try runProgram(tablesync, ["-C", directory.file("a"), "insert", table, #"{"id": "x", "n": 1}"#])
+        #expect(try runProgram(tablesync, ["-C", directory.file("a"), "push", "--attempts", "1"], environment: environment).status == 5)
+        environment["TABLESYNC_TOKEN"] = "tok"
+        let pushed = try runProgram(tablesync, ["-C", directory.file("a"), "push", "--json"], environment: environment)
+        #expect(pushed.status == 0)
+        #expect(try JSONParser.parse(pushed.stdout)["applied"] == 1)
+        #expect(try runProgram(tablesync, ["-C", directory.file("b"), "pull", table, "--query-id", "q"], environment: environment).status == 0)
+        _ = try runProgram(tablesync, ["-C", directory.file("a"), "update", table, #"{"id": "x", "n": 2}"#])
+        _ = try runProgram(tablesync, ["-C", directory.file("b"), "update", table, #"{"id": "x", "n": 3}"#])
+        #expect(try runProgram(tablesync, ["-C", directory.file("a"), "sync"], environment: environment).status == 0)
+        let conflicted = try runProgram(tablesync, ["-C", directory.file("b"), "sync"], environment: environment)
+        #expect(conflicted.status == 3)
+        #expect(try runProgram(tablesync, ["-C", directory.file("b"), "conflicts"], environment: environment).status == 3)
+        #expect(try runProgram(tablesync, ["-C", directory.file("b"), "resolve", "\(table)/x", "--take-server"]).status == 0)
+        #expect(try runProgram(tablesync, ["-C", directory.file("b"), "conflicts"]).status == 0)
+        await server.stop()
+        _ = try runProgram(tablesync, ["-C", directory.file("a"), "insert", table, #"{"id": "y"}"#])
+        let unreachable = try runProgram(tablesync, ["-C", directory.file("a"), "sync", "--attempts", "1", "--timeout", "2"], environment: environment)
+        #expect(unreachable.status == 4)
+        #expect(unreachable.stderr.contains("could not be reached"))
+    }
+
     /// Every file of a store but the machine-local cache, with its bytes.
     static func snapshot(_ root: String) throws -> [String: Data] {
         var files: [String: Data] = [:]

@@ -12,6 +12,8 @@ public struct PullReport: Sendable, Equatable {
     public var unchanged = 0
     /// Records not overwritten because they have local changes waiting to be pushed.
     public var keptLocal = 0
+    /// Of ``removed``, the records removed because they no longer match the query (`evict`).
+    public var evicted = 0
     /// Pages fetched.
     public var pages = 0
     /// Where the query stands now (`nil` for a pull without query id).
@@ -44,8 +46,8 @@ struct Puller {
         try await context.requireTable(table)
         var report = PullReport()
         report.table = table
-        report.push = try await Pusher(context: context, client: client, policy: options.conflictPolicy ?? context.settings.conflictPolicy)
-            .push(tables: [table])
+        report.push = try await Pusher(context: context, client: client, policy: options.conflictPolicy ?? context.settings.conflictPolicy,
+                                       progress: options.progress).push(tables: [table])
         var query = try await context.resolveQuery(id: queryID, table: table, filter: filter)
         let baseFilter = try query.filter.map { text in
             do { return try FilterParser.parse(text) } catch { throw LocalQueryError(reason: "$filter of the pull: \(error)") }
@@ -57,18 +59,24 @@ struct Puller {
         var removedSoFar = 0
         var skip = 0
         while true {
-            let page = try await client.list(table: table, query: PullPlan.query(mode: mode, baseFilter: baseFilter, watermark: watermark,
-                                                                                  skip: skip, pageSize: pageSize))
+            // To evict, the pull must also see the records that changed so that they no longer match: it asks for
+            // every change and applies the filter itself (FilterEvaluator agrees with the server's SQL).
+            let evictFilter = options.evict ? baseFilter : nil
+            let page = try await client.list(table: table, query: PullPlan.query(mode: mode, baseFilter: evictFilter == nil ? baseFilter : nil,
+                                                                                  watermark: watermark, skip: skip, pageSize: pageSize))
             report.pages += 1
             if page.records.isEmpty { break }
             var writes: [[String: JSONValue]] = []
             var removals: [String] = []
+            var evictions: [String] = []
             for record in page.records {
                 let id = record[SystemProperty.id]!.stringValue!
                 if await context.journal.pending(RecordKey(table: table, id: id)) != nil {
                     report.keptLocal += 1
                 } else if ServerRecord.isDeleted(record) {
                     removals.append(id)
+                } else if let evictFilter, !FilterEvaluator.matches(evictFilter, record: record) {
+                    evictions.append(id)
                 } else {
                     writes.append(record)
                 }
@@ -80,7 +88,10 @@ struct Puller {
                 }
                 removedSoFar += present
             }
+            let evicted = await context.existingCount(table: table, ids: evictions)
+            removals += evictions
             let outcome = try await context.applySynced(table: table, records: writes, removals: removals, guard: .unchangedSinceSync)
+            report.evicted += evicted
             report.written += outcome.written
             report.removed += outcome.removed
             report.unchanged += outcome.unchanged
@@ -91,6 +102,7 @@ struct Puller {
                 query.lastID = watermark.lastID
                 try await context.saveQuery(query)
             }
+            options.progress?(.pulledPage(table: table, page: report.pages, records: report.written + report.removed + report.unchanged + report.keptLocal))
             if client.apiVersion == 3 && page.nextLink == nil && page.records.count < pageSize { break }
         }
         report.watermark = queryID == nil ? nil : watermark

@@ -25,6 +25,7 @@ struct Pusher {
     let context: SyncContext
     let client: TableClient
     let policy: StoreSettings.ConflictPolicy
+    var progress: (@Sendable (SyncProgress) -> Void)?
     /// Operations between two durable checkpoints (write-backs, then journal).
     var checkpointInterval = 200
 
@@ -43,8 +44,9 @@ struct Pusher {
         report.problems = scan.problems
         let waiting = Set(try await context.conflictKeys())
         var pending = Pending()
+        let operations = await context.pendingOperations.filter { tables?.contains($0.table) ?? true }
         do {
-            for operation in await context.pendingOperations where tables?.contains(operation.table) ?? true {
+            for operation in operations {
                 if waiting.contains(operation.key) {
                     report.waiting.append(operation.key)
                     continue
@@ -52,6 +54,7 @@ struct Pusher {
                 try await pushOne(operation, report: &report, pending: &pending)
                 if pending.done.count >= checkpointInterval {
                     try await checkpoint(&pending)
+                    progress?(.pushed(applied: report.applied + report.settledByPolicy, total: operations.count))
                 }
             }
         } catch {
@@ -167,7 +170,7 @@ extension SyncContext {
         try requireWritable()
         let client = try TableClient.make(settings: settings, environment: options.environment, timeout: options.timeout,
                                           retryPolicy: options.retryPolicy)
-        return try await Pusher(context: self, client: client, policy: options.conflictPolicy ?? settings.conflictPolicy)
-            .push(tables: tables)
+        return try await Pusher(context: self, client: client, policy: options.conflictPolicy ?? settings.conflictPolicy,
+                                progress: options.progress).push(tables: tables)
     }
 }

@@ -10,6 +10,14 @@ public enum PullPaging: String, Sendable, CaseIterable {
     case greaterOrEqualWithSkip = "ge-skip"
 }
 
+/// A step of a long push or pull, for progress displays.
+public enum SyncProgress: Sendable, Equatable {
+    /// `applied` of `total` operations of the push are settled.
+    case pushed(applied: Int, total: Int)
+    /// A page of `table` was made durable; `records` so far in this pull.
+    case pulledPage(table: String, page: Int, records: Int)
+}
+
 /// How a push, pull or sync talks to the server; the defaults suit cron.
 public struct SyncOptions: Sendable {
     /// Overrides the store's conflict policy for this run.
@@ -26,10 +34,15 @@ public struct SyncOptions: Sendable {
     public var environment: [String: String]
     /// How pulls page.
     public var paging: PullPaging
+    /// Remove local records that no longer match the pulled query's filter.
+    public var evict: Bool
+    /// Called after each durable step.
+    public var progress: (@Sendable (SyncProgress) -> Void)?
 
     public init(conflictPolicy: StoreSettings.ConflictPolicy? = nil, timeout: Double = 30, retryPolicy: RetryPolicy = RetryPolicy(),
                 pageSize: Int? = nil, allowMassDelete: Bool = false,
-                environment: [String: String] = ProcessInfo.processInfo.environment, paging: PullPaging = .automatic) {
+                environment: [String: String] = ProcessInfo.processInfo.environment, paging: PullPaging = .automatic,
+                evict: Bool = false, progress: (@Sendable (SyncProgress) -> Void)? = nil) {
         self.conflictPolicy = conflictPolicy
         self.timeout = timeout
         self.retryPolicy = retryPolicy
@@ -37,5 +50,7 @@ public struct SyncOptions: Sendable {
         self.allowMassDelete = allowMassDelete
         self.environment = environment
         self.paging = paging
+        self.evict = evict
+        self.progress = progress
     }
 }

@@ -13,7 +13,10 @@ struct ServerOptions: ParsableArguments {
     @Option(help: "Attempts per request on connection failures, timeouts, 429 and 5xx.")
     var attempts: Int = 5
 
-    func syncOptions(pageSize: Int? = nil, allowMassDelete: Bool = false) throws -> SyncOptions {
+    @Flag(help: "Print no progress on standard error.")
+    var quiet = false
+
+    func syncOptions(pageSize: Int? = nil, allowMassDelete: Bool = false, evict: Bool = false) throws -> SyncOptions {
         var policy: StoreSettings.ConflictPolicy?
         if let conflictPolicy {
             guard let parsed = StoreSettings.ConflictPolicy(rawValue: conflictPolicy) else {
@@ -22,8 +25,10 @@ struct ServerOptions: ParsableArguments {
             policy = parsed
         }
         guard attempts >= 1 else { throw ValidationError("--attempts must be at least 1") }
+        if let pageSize, pageSize < 1 { throw ValidationError("--page-size must be at least 1") }
         return SyncOptions(conflictPolicy: policy, timeout: timeout, retryPolicy: RetryPolicy(maximumAttempts: attempts),
-                           pageSize: pageSize, allowMassDelete: allowMassDelete)
+                           pageSize: pageSize, allowMassDelete: allowMassDelete, evict: evict,
+                           progress: ProgressDisplay.reporter(quiet: quiet))
     }
 }
 
@@ -40,7 +45,7 @@ enum SyncReportText {
     }
 
     static func pull(_ table: String, _ report: PullReport) -> String {
-        "pulled \(table): \(report.written) written, \(report.removed) removed, \(report.unchanged) unchanged, \(report.keptLocal) kept local, \(report.pages) page(s)"
+        "pulled \(table): \(report.written) written, \(report.removed) removed, \(report.unchanged) unchanged, \(report.keptLocal) kept local\(report.evicted > 0 ? ", \(report.evicted) evicted" : ""), \(report.pages) page(s)"
     }
 
     static func pushJSON(_ report: PushReport) -> JSONValue {
@@ -59,6 +64,7 @@ enum SyncReportText {
         var members: [String: JSONValue] = [
             "push": pushJSON(report.push), "written": .integer(Int64(report.written)), "removed": .integer(Int64(report.removed)),
             "unchanged": .integer(Int64(report.unchanged)), "keptLocal": .integer(Int64(report.keptLocal)), "pages": .integer(Int64(report.pages)),
+            "evicted": .integer(Int64(report.evicted)), "table": .string(report.table),
         ]
         if let watermark = report.watermark {
             members["updatedAt"] = .string(watermark.updatedAt)
@@ -90,6 +96,7 @@ struct PushCommand: AsyncParsableCommand {
             let options = try server.syncOptions()
             let context = try SyncContext(directory: global.store, purpose: "tablesync push")
             let report = try await context.push(options: options)
+            ProgressDisplay.finish()
             if global.json { CommandOutput.printJSON(SyncReportText.pushJSON(report)) } else { print(SyncReportText.push(report) + ".") }
             return SyncReportText.status(report)
         }
@@ -111,12 +118,14 @@ struct PullCommand: AsyncParsableCommand {
     @Option(help: "An OData $filter limiting what is pulled.") var filter: String?
     @Option(help: "Records per request (default: up to 1000, as the server allows).") var pageSize: Int?
     @Flag(help: "Allow a pull to remove more than half of the table's local records.") var allowMassDelete = false
+    @Flag(help: "Also remove local records that no longer match the query's filter (unless they have local changes).") var evict = false
 
     func run() async throws {
         try await CommandOutput.run(json: global.json) {
-            let options = try server.syncOptions(pageSize: pageSize, allowMassDelete: allowMassDelete)
+            let options = try server.syncOptions(pageSize: pageSize, allowMassDelete: allowMassDelete, evict: evict)
             let context = try SyncContext(directory: global.store, purpose: "tablesync pull")
             let report = try await context.pull(table: table, queryID: queryID, filter: filter, options: options)
+            ProgressDisplay.finish()
             if global.json {
                 CommandOutput.printJSON(SyncReportText.pullJSON(report))
             } else {
@@ -149,6 +158,7 @@ struct SyncCommand: AsyncParsableCommand {
             let options = try server.syncOptions(pageSize: pageSize, allowMassDelete: allowMassDelete)
             let context = try SyncContext(directory: global.store, purpose: "tablesync sync")
             let report = try await context.sync(options: options)
+            ProgressDisplay.finish()
             if global.json {
                 CommandOutput.printJSON([
                     "push": SyncReportText.pushJSON(report.push),

@@ -1,0 +1,35 @@
+import Foundation
+import TableSync
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Progress of long pushes and pulls on standard error: one line rewritten in place on a terminal, plain
+/// timestamped log lines otherwise (cron, systemd), so logs stay readable.
+enum ProgressDisplay {
+    static func reporter(quiet: Bool) -> (@Sendable (SyncProgress) -> Void)? {
+        guard !quiet else { return nil }
+        let onTerminal = isatty(2) == 1
+        return { progress in
+            let text: String
+            switch progress {
+            case .pushed(let applied, let total): text = "push: \(applied)/\(total) operations settled"
+            case .pulledPage(let table, let page, let records): text = "pull \(table): page \(page), \(records) records"
+            }
+            if onTerminal {
+                CommandOutput.printError("\r\u{1B}[2K" + text, newline: false)
+            } else {
+                let stamp = ISO8601DateFormatter().string(from: Date())
+                CommandOutput.printError("\(stamp) tablesync: \(text)")
+            }
+        }
+    }
+
+    /// Ends the in-place line on a terminal.
+    static func finish() {
+        if isatty(2) == 1 { CommandOutput.printError("\r\u{1B}[2K", newline: false) }
+    }
+}
