@@ -1,4 +1,4 @@
-import Foundation
+import Logging
 import TableSync
 
 #if canImport(Glibc)
@@ -8,11 +8,12 @@ import Darwin
 #endif
 
 /// Progress of long pushes and pulls on standard error: one line rewritten in place on a terminal, plain
-/// timestamped log lines otherwise (cron, systemd), so logs stay readable.
+/// timestamped log lines (swift-log) otherwise (cron, systemd), so logs stay readable.
 enum ProgressDisplay {
     static func reporter(quiet: Bool) -> (@Sendable (SyncProgress) -> Void)? {
         guard !quiet else { return nil }
         let onTerminal = isatty(2) == 1
+        let logger = Logger(label: "tablesync", factory: { StreamLogHandler.standardError(label: $0) })
         return { progress in
             let text: String
             switch progress {
@@ -22,8 +23,7 @@ enum ProgressDisplay {
             if onTerminal {
                 CommandOutput.printError("\r\u{1B}[2K" + text, newline: false)
             } else {
-                let stamp = ISO8601DateFormatter().string(from: Date())
-                CommandOutput.printError("\(stamp) tablesync: \(text)")
+                logger.info("\(text)")
             }
         }
     }
