@@ -106,19 +106,7 @@ enum FileSystem {
     static func writeNewFile(_ path: String, _ bytes: [UInt8]) throws {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw FileSystemError(operation: "write", path: path, code: errno) }
-        var failure: FileSystemError?
-        bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    failure = FileSystemError(operation: "write", path: path, code: errno)
-                    return
-                }
-                offset += written
-            }
-        }
+        var failure = writeAll(bytes, to: descriptor, path: path, operation: "write")
         if close(descriptor) != 0, failure == nil { failure = FileSystemError(operation: "write", path: path, code: errno) }
         if let failure {
             unlink(path)
@@ -131,21 +119,24 @@ enum FileSystem {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw FileSystemError(operation: "append to", path: path, code: errno) }
         defer { close(descriptor) }
-        var failure: FileSystemError?
+        if let failure = writeAll(bytes, to: descriptor, path: path, operation: "append to") { throw failure }
+        guard fsync(descriptor) == 0 else { throw FileSystemError(operation: "sync", path: path, code: errno) }
+    }
+
+    /// Writes all of `bytes` to `descriptor`, retrying short and interrupted writes; the error if one failed.
+    private static func writeAll(_ bytes: [UInt8], to descriptor: Int32, path: String, operation: String) -> FileSystemError? {
         bytes.withUnsafeBytes { buffer in
             var offset = 0
             while offset < buffer.count {
                 let written = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
                 if written < 0 {
                     if errno == EINTR { continue }
-                    failure = FileSystemError(operation: "append to", path: path, code: errno)
-                    return
+                    return FileSystemError(operation: operation, path: path, code: errno)
                 }
                 offset += written
             }
+            return nil
         }
-        if let failure { throw failure }
-        guard fsync(descriptor) == 0 else { throw FileSystemError(operation: "sync", path: path, code: errno) }
     }
 
     /// Syncs the file or directory at `path` to disk.

@@ -32,6 +32,22 @@ func parseRecordArgument(_ text: String) throws -> [String: JSONValue] {
     return record
 }
 
+/// Runs a change to one record given as JSON on the command line, and prints the record as stored.
+func runRecordChange(global: GlobalOptions, table: String, recordText: String, verb: String,
+                     change: @escaping @Sendable (SyncTable, [String: JSONValue]) async throws -> [String: JSONValue]) async throws {
+    try await CommandOutput.run(json: global.json) {
+        let record = try parseRecordArgument(recordText)
+        let context = try SyncContext(directory: global.store, purpose: "tablesync \(verb)")
+        let stored = try await change(try await context.table(table), record)
+        if global.json {
+            CommandOutput.printJSON(.object(stored))
+        } else {
+            print("\(verb == "insert" ? "Inserted" : "Updated") \(table)/\(stored["id"]?.stringValue ?? "") (queued for push).")
+        }
+        return .done
+    }
+}
+
 /// `tablesync insert TABLE JSON`.
 struct InsertCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -45,17 +61,7 @@ struct InsertCommand: AsyncParsableCommand {
     @Argument(help: "The record as a JSON object, or - to read it from standard input.") var record: String
 
     func run() async throws {
-        try await CommandOutput.run(json: global.json) {
-            let record = try parseRecordArgument(record)
-            let context = try SyncContext(directory: global.store, purpose: "tablesync insert")
-            let stored = try await context.table(table).insert(record)
-            if global.json {
-                CommandOutput.printJSON(.object(stored))
-            } else {
-                print("Inserted \(table)/\(stored["id"]?.stringValue ?? "") (queued for push).")
-            }
-            return .done
-        }
+        try await runRecordChange(global: global, table: table, recordText: record, verb: "insert") { try await $0.insert($1) }
     }
 }
 
@@ -72,17 +78,7 @@ struct UpdateCommand: AsyncParsableCommand {
     @Argument(help: "The record as a JSON object with its id, or - to read it from standard input.") var record: String
 
     func run() async throws {
-        try await CommandOutput.run(json: global.json) {
-            let record = try parseRecordArgument(record)
-            let context = try SyncContext(directory: global.store, purpose: "tablesync update")
-            let stored = try await context.table(table).update(record)
-            if global.json {
-                CommandOutput.printJSON(.object(stored))
-            } else {
-                print("Updated \(table)/\(stored["id"]?.stringValue ?? "") (queued for push).")
-            }
-            return .done
-        }
+        try await runRecordChange(global: global, table: table, recordText: record, verb: "update") { try await $0.update($1) }
     }
 }
 
