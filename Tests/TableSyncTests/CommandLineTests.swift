@@ -30,7 +30,7 @@ import TestSupport
         #expect(try JSONParser.parse(query.stdout).arrayValue?.count == 1)
     }
 
-    @Test func aSecondWriterExitsLockedAtOnce() throws {
+    @Test func aSecondWriterExitsLockedAtOnce() async throws {
         let directory = TemporaryDirectory()
         let store = directory.file("store")
         _ = try runProgram(tablesync, ["-C", store, "init", "--remote", "http://127.0.0.1:9", "--table", "todo"])
@@ -41,7 +41,7 @@ import TestSupport
         #expect(second.stderr.contains("locked") && second.stderr.contains("holding for a test"))
         #expect(Date().timeIntervalSince(started) < 10, "the second run does not wait for the lock")
         #expect(try runProgram(tablesync, ["-C", store, "status"]).status == 0, "status needs no lock")
-        _ = consume holder
+        await holder.close()
         #expect(try runProgram(tablesync, ["-C", store, "insert", "todo", "{}"]).status == 0)
     }
 

@@ -63,11 +63,11 @@ import TestSupport
         try await context.table("todo").insert(["id": "a"])
         try await context.table("todo").insert(["id": "b"])
         let root = context.layout.root
-        _ = consume context
+        await context.close()
         let reopened = try SyncContext(directory: root)
         #expect(await reopened.pendingOperations.map(\.id) == ["a", "b"])
         #expect(await reopened.pendingOperations.map(\.sequence) == [1, 2])
-        _ = consume reopened
+        await reopened.close()
         try directory.write("store/journal.jsonl", "{\"id\":\"a\",\"op\":\"insert\",\"seq\":1,\"table\":\"todo\"}\n{\"id\":\"b\",\"op\":\"upsert\",\"seq\":2,\"table\":\"todo\"}\n")
         #expect {
             _ = try SyncContext(directory: root)
@@ -80,7 +80,7 @@ import TestSupport
     @Test func unionMergedJournalLinesFoldPerRecord() async throws {
         let (directory, context) = try makeStore()
         let root = context.layout.root
-        _ = consume context
+        await context.close()
         try directory.write("store/tables/todo/a.json", "{\n  \"id\": \"a\"\n}\n")
         // What git's union merge gives when two branches queued changes to one record.
         try directory.write("store/journal.jsonl", """
@@ -107,7 +107,7 @@ import TestSupport
         let reader = try SyncContext(directory: context.layout.root, mode: .readOnly)
         await #expect(throws: StoreError.self) { try await reader.table("todo").insert(["id": "x"]) }
         let root = context.layout.root
-        _ = consume context
+        await context.close()
         _ = try SyncContext(directory: root, purpose: "after the first closed")
     }
 }

@@ -88,7 +88,7 @@ import TestSupport
         #expect(findings.contains { $0.severity == .error && $0.path == "tables/todo/b.json" })
         #expect(findings.contains { $0.severity == .notice && $0.path.hasPrefix(".tablesync/tmp/") })
         let root = context.layout.root
-        _ = consume context
+        await context.close()
         _ = try SyncContext(directory: root)
         #expect(!directory.exists("store/.tablesync/tmp/tmp-1-2-0"), "a read-write open removes temporary files")
     }
@@ -96,7 +96,7 @@ import TestSupport
     @Test func interruptedSyncedWriteIsCompletedOnOpen() async throws {
         let (directory, context) = try await syncedStore()
         let root = context.layout.root
-        _ = consume context
+        await context.close()
         // A run that died after renaming a.json into place but before recording it in the index.
         let bytes = CanonicalJSON.encode(["id": "a", "text": "from server", "version": "v2"])
         try Data(bytes).write(to: URL(fileURLWithPath: directory.file("store/tables/todo/a.json")))

@@ -51,7 +51,7 @@ import TestSupport
         let root = fixture.first.layout.root
         let database = fixture.server.database
         let directory = fixture.directory
-        _ = consume fixture
+        await fixture.first.close()
         // The process restarts: the changes are still there, still pending.
         let reopened = try SyncContext(directory: root)
         #expect(try await reopened.table(table).read(id: "dog")?["complete"] == true)

@@ -31,7 +31,7 @@ public actor SyncContext {
     /// The mode the context was opened in.
     public nonisolated let mode: AccessMode
     var journal: Journal
-    private let lock: StoreLock?
+    private var lock: StoreLock?
     private var indexes: [String: StatIndex] = [:]
 
     /// Opens the store at (or above) `directory`.
@@ -52,6 +52,12 @@ public actor SyncContext {
         let layout = StoreLayout(root: StoreLocator.absolute(directory))
         try StoreInitializer.initialize(layout: layout, settings: settings)
         return try SyncContext(directory: layout.root)
+    }
+
+    /// Releases the store's lock at once (it is also released when the context goes away). The context can
+    /// still read, but no longer change the store.
+    public func close() {
+        lock = nil
     }
 
     /// The table named `name`, which must be one of the store's tables.
@@ -76,7 +82,7 @@ public actor SyncContext {
     }
 
     func requireWritable() throws {
-        guard mode == .readWrite else { throw StoreError.readOnly }
+        guard mode == .readWrite, lock != nil else { throw StoreError.readOnly }
     }
 
     func index(_ table: String) throws -> StatIndex {

@@ -71,7 +71,7 @@ public enum StoreError: CategorizedError, Equatable {
         case .operationRejected(let table, let id, let reason):
             return "cannot change \(table)/\(id): \(reason)."
         case .readOnly:
-            return "the store was opened read-only."
+            return "the store was opened read-only, or closed."
         case .invalidQuery(let id, let reason):
             return "query \"\(id)\": \(reason)."
         }
