@@ -2,7 +2,7 @@
 SWIFT ?= swift
 BUILD_FLAGS ?=
 
-.PHONY: all build test demo bench bench-smoke deps clean
+.PHONY: all build test stress fuzz demo bench bench-smoke deps clean
 
 all: build
 
@@ -14,6 +14,12 @@ build: deps
 
 test: deps
 	@scripts/run-tests.sh
+
+stress: deps
+	@scripts/stress.sh
+
+fuzz: deps
+	@scripts/fuzz.sh
 
 demo: deps
 	$(SWIFT) build $(BUILD_FLAGS)

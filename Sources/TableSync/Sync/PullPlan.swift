@@ -75,4 +75,12 @@ enum PullPlan {
             return (PullWatermark(updatedAt: lastText, lastID: nil), sharing)
         }
     }
+
+    /// `false` when a keyset cursor did not move forward over a non-empty page: the same page again, or an
+    /// older one. A server that keeps answering so would make the pull loop for ever.
+    static func advances(from previous: PullWatermark?, to next: PullWatermark?) -> Bool {
+        guard let next, next != previous else { return false }
+        guard let previous, let before = Timestamp(parsing: previous.updatedAt), let after = Timestamp(parsing: next.updatedAt) else { return true }
+        return after >= before
+    }
 }

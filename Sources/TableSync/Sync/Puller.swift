@@ -96,7 +96,12 @@ struct Puller {
             report.removed += outcome.removed
             report.unchanged += outcome.unchanged
             report.keptLocal += outcome.skipped.count
+            let previous = watermark
             (watermark, skip) = PullPlan.advance(mode: mode, watermark: watermark, skip: skip, page: page.records)
+            if mode == .keyset, !PullPlan.advances(from: previous, to: watermark) {
+                throw SyncError.malformedResponse(url: client.http.baseURL + TableClient.tablePath(table),
+                                                  reason: "a page does not move past the previous one (updatedAt \(watermark?.updatedAt ?? "none")), so the pull stopped instead of asking again")
+            }
             if queryID != nil, let watermark {
                 query.updatedAt = watermark.updatedAt
                 query.lastID = watermark.lastID

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import SyncProtocol
 
 /// A request to the server, relative to its base URL.
 public struct HTTPRequest: Sendable, Equatable {
@@ -132,8 +133,14 @@ public struct HTTPClient: Sendable {
                     if let name = name as? String, let value = value as? String { headers[name.lowercased()] = value }
                 }
                 let result = HTTPResponse(status: http.statusCode, headers: headers, body: Array(data))
-                guard RetryPolicy.isRetryable(status: result.status) else { return result }
-                failure = "HTTP \(result.status)"
+                if Self.isDamagedWriteAnswer(result, method: request.method) {
+                    // The write was applied, but its answer was damaged on the way: send it again, and the
+                    // lost-acknowledgement rule turns the server's 409/412 into success.
+                    failure = "HTTP \(result.status) with a damaged JSON body"
+                } else {
+                    guard RetryPolicy.isRetryable(status: result.status) else { return result }
+                    failure = "HTTP \(result.status)"
+                }
                 retryAfter = RetryPolicy.retryAfterSeconds(result.header("Retry-After"))
             } catch let error as SyncError {
                 throw error
@@ -145,6 +152,13 @@ public struct HTTPClient: Sendable {
             }
             try await Task.sleep(nanoseconds: UInt64(delay * 1_000_000_000))
         }
+    }
+
+    /// `true` for a 2xx answer to a write that says it is JSON but does not parse.
+    static func isDamagedWriteAnswer(_ response: HTTPResponse, method: String) -> Bool {
+        guard method != "GET", (200...299).contains(response.status), !response.body.isEmpty,
+              response.header("Content-Type")?.lowercased().contains("json") == true else { return false }
+        return (try? JSONParser.parse(response.body)) == nil
     }
 
     private static func describe(_ error: Error) -> String {

@@ -40,7 +40,9 @@ enum SyncReportText {
         if !report.rejected.isEmpty { parts.append("\(report.rejected.count) refused") }
         if report.settledByPolicy > 0 { parts.append("\(report.settledByPolicy) settled by policy") }
         if !report.waiting.isEmpty { parts.append("\(report.waiting.count) waiting on conflicts") }
-        if !report.problems.isEmpty { parts.append("\(report.problems.count) broken file(s) skipped") }
+        if !report.problems.isEmpty {
+            parts.append("\(report.problems.count) broken file(s) skipped (\(report.problems.map(\.description).joined(separator: "; ")))")
+        }
         return parts.joined(separator: ", ")
     }
 
