@@ -41,8 +41,8 @@ struct Puller {
     func pull(table: String, queryID: String?, filter: String?) async throws -> PullReport {
         try await context.requireTable(table)
         var report = PullReport()
-        report.push = try await Pusher(context: context, client: client, policy: options.conflictPolicy ?? context.settings.conflictPolicy)
-            .push(tables: [table])
+        report.push = try await Pusher(context: context, client: client, policy: options.conflictPolicy ?? context.settings.conflictPolicy,
+                                       options: options).push(tables: [table])
         var query = try await context.resolveQuery(id: queryID, table: table, filter: filter)
         let baseFilter = try query.filter.map { text in
             do { return try FilterParser.parse(text) } catch { throw LocalQueryError(reason: "$filter of the pull: \(error)") }

@@ -13,6 +13,9 @@ struct ServerOptions: ParsableArguments {
     @Option(help: "Attempts per request on connection failures, timeouts, 429 and 5xx.")
     var attempts: Int = 5
 
+    @Flag(name: .customLong("no-batch"), help: "Push one request per operation even when the server offers batches.")
+    var noBatch = false
+
     func syncOptions(pageSize: Int? = nil, allowMassDelete: Bool = false) throws -> SyncOptions {
         var policy: StoreSettings.ConflictPolicy?
         if let conflictPolicy {
@@ -23,7 +26,7 @@ struct ServerOptions: ParsableArguments {
         }
         guard attempts >= 1 else { throw ValidationError("--attempts must be at least 1") }
         return SyncOptions(conflictPolicy: policy, timeout: timeout, retryPolicy: RetryPolicy(maximumAttempts: attempts),
-                           pageSize: pageSize, allowMassDelete: allowMassDelete)
+                           pageSize: pageSize, allowMassDelete: allowMassDelete, batch: !noBatch)
     }
 }
 
@@ -52,6 +55,9 @@ enum SyncReportText {
             "waiting": .array(report.waiting.map { .string($0.description) }),
             "problems": .array(report.problems.map { .string($0.description) }),
             "requests": .integer(Int64(report.requests)),
+            "batched": .bool(report.batched),
+            "bytesSent": .integer(Int64(report.traffic.bytesSent)),
+            "bytesReceived": .integer(Int64(report.traffic.bytesReceived)),
         ]
     }
 
