@@ -28,7 +28,7 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]
         ),
-        .target(name: "TableSync", dependencies: ["SyncProtocol", "CZlib"]),
+        .target(name: "TableSync", dependencies: ["SyncProtocol", "GzipCompression"]),
         .executableTarget(
             name: "tablesync",
             dependencies: [
@@ -37,7 +37,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // gzip over zlib, shared by the server now and the client later; no Foundation.
+        // gzip over zlib, shared by the server and the client; no Foundation.
         .target(name: "GzipCompression", dependencies: ["CZlib"]),
         .target(
             name: "TableSyncServer",

@@ -36,6 +36,12 @@ struct TableSyncServerCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-body-size"), help: "The largest request body in bytes, after gzip decompression (default 16 MiB).")
     var maxBodySize: Int?
 
+    @Flag(name: .customLong("no-batch"), help: "Do not offer the batch endpoint (POST /batch); clients then send one request per operation.")
+    var noBatch = false
+
+    @Option(name: .customLong("max-batch-operations"), help: "The most operations one batch request may carry (default 1000).")
+    var maxBatchOperations: Int?
+
     @Option(help: "A JSON configuration file; flags win over it.")
     var config: String?
 
@@ -87,6 +93,8 @@ struct TableSyncServerCommand: AsyncParsableCommand {
         return ServerConfiguration(
             host: host ?? file.host ?? "127.0.0.1", port: port ?? file.port ?? 8080, database: location,
             tables: tableOptions, tokens: tokens,
-            maxBodySize: maxBodySize ?? file.maxBodySize ?? ServerConfiguration.defaultMaxBodySize)
+            maxBodySize: maxBodySize ?? file.maxBodySize ?? ServerConfiguration.defaultMaxBodySize,
+            batch: noBatch ? false : file.batch ?? true,
+            maxBatchOperations: maxBatchOperations ?? file.maxBatchOperations ?? ServerConfiguration.defaultMaxBatchOperations)
     }
 }

@@ -26,13 +26,14 @@ let testLogger: Logger = {
 /// Runs `body` against a server on `backend` serving `tables`, through the in-process router or a live socket.
 func withServer<Value: Sendable>(
     _ backend: Backend, tables: [TableOptions], tokens: Set<String> = [], maxBodySize: Int = ServerConfiguration.defaultMaxBodySize,
-    setup: TestingSetup = .router,
+    setup: TestingSetup = .router, configure: (inout ServerConfiguration) -> Void = { _ in },
     _ body: @Sendable (any TestClientProtocol) async throws -> Value
 ) async throws -> Value {
     let database = try backend.database()
     defer { TestBackend.removeFiles(of: database) }
-    let configuration = ServerConfiguration(host: "127.0.0.1", port: 0, database: database, tables: tables,
+    var configuration = ServerConfiguration(host: "127.0.0.1", port: 0, database: database, tables: tables,
                                             tokens: tokens, maxBodySize: maxBodySize)
+    configure(&configuration)
     let app = try makeServerApplication(configuration: configuration, logger: testLogger)
     return try await app.test(setup) { client in try await body(client) }
 }

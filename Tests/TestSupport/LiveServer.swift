@@ -19,13 +19,16 @@ public final class LiveServer: Sendable {
 
     /// Starts a server on `backend` serving `tables`.
     /// `port` 0 picks a free one; give the old port to restart a stopped server where clients expect it.
+    /// `configure` adjusts the rest of the configuration (e.g. `batch = false` for a server without the extension).
     public static func start(_ backend: TestBackend, tables: [String], tokens: Set<String> = [],
-                             database: DatabaseLocation? = nil, port: Int = 0) async throws -> LiveServer {
+                             database: DatabaseLocation? = nil, port: Int = 0,
+                             configure: (inout ServerConfiguration) -> Void = { _ in }) async throws -> LiveServer {
         let database = try database ?? backend.database()
         var logger = Logger(label: "tablesync-test-server")
         logger.logLevel = .warning
-        let configuration = ServerConfiguration(host: "127.0.0.1", port: port, database: database,
+        var configuration = ServerConfiguration(host: "127.0.0.1", port: port, database: database,
                                                 tables: tables.map { TableOptions(name: $0) }, tokens: tokens)
+        configure(&configuration)
         let (ports, continuation) = AsyncStream<Int>.makeStream()
         let app = try makeServerApplication(configuration: configuration, logger: logger) { channel in
             continuation.yield(channel.localAddress?.port ?? 0)

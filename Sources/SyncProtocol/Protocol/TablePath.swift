@@ -4,6 +4,8 @@ public enum TablePath {
     public static let tablesPrefix = "/tables"
     /// The health endpoint of `tablesync-server` (no authentication, no protocol version).
     public static let health = "/health"
+    /// The batch endpoint (``ProtocolExtension/batch``, ``BatchRequest``): `POST /batch`.
+    public static let batch = "/batch"
 
     /// `/tables/{table}`.
     public static func table(_ name: String) -> String { "\(tablesPrefix)/\(percentEncodePathSegment(name))" }

@@ -47,7 +47,7 @@ struct Puller {
         var report = PullReport()
         report.table = table
         report.push = try await Pusher(context: context, client: client, policy: options.conflictPolicy ?? context.settings.conflictPolicy,
-                                       progress: options.progress).push(tables: [table])
+                                       options: options).push(tables: [table])
         var query = try await context.resolveQuery(id: queryID, table: table, filter: filter)
         let baseFilter = try query.filter.map { text in
             do { return try FilterParser.parse(text) } catch { throw LocalQueryError(reason: "$filter of the pull: \(error)") }

@@ -12,31 +12,40 @@ enum PushOutcome: Equatable {
     case authenticationRefused(status: Int, message: String?)
 
     /// Classifies `response` to an operation of `kind` that sent `sent` (the record's content, `nil` for a
-    /// delete). A 409 or 412 whose server copy says what was sent is a lost acknowledgement: the operation
-    /// was applied by an earlier attempt, so it counts as applied. So does a delete of a record that is gone.
+    /// delete): ``classify(kind:sent:status:body:fallbackMessage:notFoundStatuses:)`` on its parsed body.
     static func classify(kind: PendingOperation.Kind, sent: [String: JSONValue]?, response: HTTPResponse,
                          notFoundStatuses: Set<Int> = [404, 410]) -> PushOutcome {
-        let body = try? JSONParser.parse(response.body)
+        classify(kind: kind, sent: sent, status: response.status, body: try? JSONParser.parse(response.body),
+                 fallbackMessage: String(decoding: response.body.prefix(200), as: UTF8.self), notFoundStatuses: notFoundStatuses)
+    }
+
+    /// Classifies the answer `status` with `body` (its JSON, if any) to an operation of `kind` that sent `sent`.
+    /// A single request's response and a batch result go through here alike. A 409 or 412 whose server copy
+    /// says what was sent is a lost acknowledgement: the operation was applied by an earlier attempt, so it
+    /// counts as applied. So does a delete of a record that is gone. `fallbackMessage` explains a refusal whose
+    /// body has no `error` message.
+    static func classify(kind: PendingOperation.Kind, sent: [String: JSONValue]?, status: Int, body: JSONValue?,
+                         fallbackMessage: String = "", notFoundStatuses: Set<Int> = [404, 410]) -> PushOutcome {
         let serverItem = body.flatMap { try? ServerRecord.check($0, requireUpdatedAt: false) }
-        let message = body.flatMap { $0["error"]?.stringValue } ?? String(decoding: response.body.prefix(200), as: UTF8.self)
-        switch response.status {
+        let message = body.flatMap { $0["error"]?.stringValue } ?? fallbackMessage
+        switch status {
         case 200...299:
             if kind == .delete { return .applied(serverItem) }
             guard let serverItem else {
-                return .rejected(status: response.status, message: "the server's answer holds no valid record")
+                return .rejected(status: status, message: "the server's answer holds no valid record")
             }
             return .applied(serverItem)
         case 401, 403:
-            return .authenticationRefused(status: response.status, message: body.flatMap { $0["error"]?.stringValue })
+            return .authenticationRefused(status: status, message: body.flatMap { $0["error"]?.stringValue })
         case 409, 412:
             if let serverItem, sayTheSame(kind: kind, sent: sent, server: serverItem) { return .applied(serverItem) }
             if kind == .delete, let serverItem, ServerRecord.isDeleted(serverItem) { return .applied(serverItem) }
-            return .conflict(status: response.status, server: serverItem)
-        case _ where notFoundStatuses.contains(response.status):
+            return .conflict(status: status, server: serverItem)
+        case _ where notFoundStatuses.contains(status):
             if kind == .delete { return .applied(nil) }
-            return .conflict(status: response.status, server: nil)
+            return .conflict(status: status, server: nil)
         default:
-            return .rejected(status: response.status, message: message)
+            return .rejected(status: status, message: message)
         }
     }
 

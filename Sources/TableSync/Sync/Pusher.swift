@@ -14,19 +14,31 @@ public struct PushReport: Sendable, Equatable {
     public var waiting: [RecordKey] = []
     /// Files skipped because they are broken.
     public var problems: [RecordFileProblem] = []
-    /// Operations sent (requests made for operations).
-    public var requests = 0
+    /// Requests made for operations, and the body bytes they moved (compressed sizes where compressed).
+    public var traffic = WireTraffic()
+    /// `true` when the operations went through the batch extension.
+    public var batched = false
 
+    /// Requests made for operations (one per operation, or one per batch).
+    public var requests: Int { traffic.requests }
+
+    /// An empty report.
     public init() {}
 }
 
 /// Sends pending operations in journal order and reconciles each answer: write-back, conflicts, policies.
+///
+/// push = hand-edit scan → the journal's (collapsed) operations → batches → send → reconcile each outcome →
+/// checkpoint. Against a server offering the batch extension, a batch carries up to `batchMaxOperations`
+/// operations in one gzip-compressed request and a checkpoint follows each batch; otherwise every operation is
+/// its own request (a batch of one) and a checkpoint follows every `checkpointInterval` operations. Both ways
+/// classify, retry (`client-wins`) and reconcile through the same functions.
 struct Pusher {
     let context: SyncContext
     let client: TableClient
     let policy: StoreSettings.ConflictPolicy
-    var progress: (@Sendable (SyncProgress) -> Void)?
-    /// Operations between two durable checkpoints (write-backs, then journal).
+    let options: SyncOptions
+    /// Operations between two durable checkpoints (write-backs, then journal) when sending one request each.
     var checkpointInterval = 200
 
     private struct Pending {
@@ -38,23 +50,50 @@ struct Pusher {
         var isEmpty: Bool { done.isEmpty }
     }
 
+    /// How this push sends: which sender, how many operations and bytes share a request.
+    private struct Route {
+        let sender: any OperationSender
+        let maxOperations: Int
+        let maxBytes: Int
+        let batched: Bool
+    }
+
     func push(tables: Set<String>?) async throws -> PushReport {
         var report = PushReport()
         let scan = try await context.recordHandEdits()
         report.problems = scan.problems
         let waiting = Set(try await context.conflictKeys())
+        var queue: [PendingOperation] = []
+        for operation in await context.pendingOperations where tables?.contains(operation.table) ?? true {
+            if waiting.contains(operation.key) {
+                report.waiting.append(operation.key)
+            } else {
+                queue.append(operation)
+            }
+        }
+        guard !queue.isEmpty else { return report }
+        let route = try await chooseRoute()
+        report.batched = route.batched
         var pending = Pending()
         let operations = await context.pendingOperations.filter { tables?.contains($0.table) ?? true }
         do {
-            for operation in operations {
-                if waiting.contains(operation.key) {
-                    report.waiting.append(operation.key)
-                    continue
+            var start = 0
+            while start < queue.count {
+                let window = queue[start..<min(start + route.maxOperations, queue.count)]
+                start = window.endIndex
+                var prepared: [OutgoingOperation] = []
+                for operation in window {
+                    if let outgoing = try await prepare(operation, report: &report) { prepared.append(outgoing) }
                 }
-                try await pushOne(operation, report: &report, pending: &pending)
-                if pending.done.count >= checkpointInterval {
-                    try await checkpoint(&pending)
-                    progress?(.pushed(applied: report.applied + report.settledByPolicy, total: operations.count))
+                let sizes = route.batched
+                    ? prepared.map { CanonicalJSON.encode(BatchSender.batchOperation($0, apiVersion: client.apiVersion).json, style: .compact).count + 1 }
+                    : prepared.map { _ in 1 }
+                for range in BatchSplit.ranges(sizes: sizes, maxOperations: route.maxOperations, maxBytes: route.maxBytes) {
+                    try await exchange(Array(prepared[range]), sender: route.sender, report: &report, pending: &pending)
+                    if route.batched || pending.done.count >= checkpointInterval {
+                        try await checkpoint(&pending)
+                        options.progress?(.pushed(applied: report.applied + report.settledByPolicy, total: queue.count))
+                    }
                 }
             }
         } catch {
@@ -65,30 +104,80 @@ struct Pusher {
         return report
     }
 
-    private func pushOne(_ operation: PendingOperation, report: inout PushReport, pending: inout Pending) async throws {
-        var sent: [String: JSONValue]?
-        var sentHash: String?
-        if operation.kind != .delete {
-            let loaded: RecordFile.Loaded?
-            do {
-                loaded = try await context.loadRecordFile(table: operation.table, id: operation.id)
-            } catch let error as StoreError {
-                if case .brokenRecordFile(let problem) = error { report.problems.append(problem) }
-                return
+    /// Batches when the options allow it and the server offers the extension (one `GET /health` to learn it);
+    /// one request per operation otherwise.
+    private func chooseRoute() async throws -> Route {
+        let single = Route(sender: SingleRequestSender(client: client), maxOperations: 1, maxBytes: .max, batched: false)
+        guard options.batch else { return single }
+        let features = try await client.serverFeatures()
+        guard features.extensions.contains(.batch) else { return single }
+        var maxOperations = options.batchMaxOperations
+        var maxBytes = options.batchMaxBytes
+        if let limits = features.batchLimits {
+            maxOperations = min(maxOperations, limits.maxOperations)
+            // Room for the envelope around the operations.
+            maxBytes = min(maxBytes, max(1, limits.maxBytes - 64))
+        }
+        let gzipLevel = features.extensions.contains(.gzipRequests) ? options.compressionLevel : nil
+        return Route(sender: BatchSender(client: client, gzipLevel: gzipLevel), maxOperations: max(1, maxOperations),
+                     maxBytes: max(1, maxBytes), batched: true)
+    }
+
+    /// The operation with the content it sends: its record file as it is now. `nil` when there is nothing to
+    /// send (the file is broken, reported in `report`, or vanished after the scan: the next push queues its delete).
+    private func prepare(_ operation: PendingOperation, report: inout PushReport) async throws -> OutgoingOperation? {
+        guard operation.kind != .delete else {
+            return OutgoingOperation(operation: operation, sent: nil, sentHash: nil, baseVersion: operation.baseVersion)
+        }
+        let loaded: RecordFile.Loaded?
+        do {
+            loaded = try await context.loadRecordFile(table: operation.table, id: operation.id)
+        } catch let error as StoreError {
+            if case .brokenRecordFile(let problem) = error { report.problems.append(problem) }
+            return nil
+        }
+        guard let loaded else { return nil }
+        return OutgoingOperation(operation: operation, sent: ServerRecord.content(loaded.record),
+                                 sentHash: SHA256.hexDigest(of: loaded.bytes), baseVersion: operation.baseVersion)
+    }
+
+    /// Sends `operations`, sends again on the server's version those that `client-wins` settles, and
+    /// reconciles every outcome in order.
+    private func exchange(_ operations: [OutgoingOperation], sender: any OperationSender, report: inout PushReport,
+                          pending: inout Pending) async throws {
+        let answered = try await sender.send(operations)
+        var outcomes = answered.outcomes
+        report.traffic += answered.traffic
+        let retries = operations.indices.compactMap { index in clientWinsRetry(operations[index], outcomes[index]).map { (index, $0) } }
+        if !retries.isEmpty {
+            let (again, retryTraffic) = try await sender.send(retries.map(\.1))
+            report.traffic += retryTraffic
+            for ((index, _), outcome) in zip(retries, again) {
+                outcomes[index] = outcome
+                if case .applied = outcome { report.settledByPolicy += 1 }
             }
-            // The file vanished after the scan: the next push queues its delete.
-            guard let loaded else { return }
-            sent = ServerRecord.content(loaded.record)
-            sentHash = SHA256.hexDigest(of: loaded.bytes)
         }
-        var outcome = try await send(operation, sent: sent, baseVersion: operation.baseVersion, report: &report)
-        if case .conflict(_, let server) = outcome, policy == .clientWins, let server, !ServerRecord.isDeleted(server),
-           let serverVersion = server[SystemProperty.version]?.stringValue {
-            var retried = operation
-            if retried.kind == .insert { retried.kind = .update }
-            outcome = try await send(retried, sent: sent, baseVersion: serverVersion, report: &report)
-            if case .applied = outcome { report.settledByPolicy += 1 }
+        for (outgoing, outcome) in zip(operations, outcomes) {
+            try await reconcile(outgoing, outcome, report: &report, pending: &pending)
         }
+    }
+
+    /// Under `client-wins`, a conflict with a live server copy is settled by sending the operation again on the
+    /// server's version (an insert becomes an update).
+    private func clientWinsRetry(_ outgoing: OutgoingOperation, _ outcome: PushOutcome) -> OutgoingOperation? {
+        guard policy == .clientWins, case .conflict(_, let server) = outcome, let server, !ServerRecord.isDeleted(server),
+              let serverVersion = server[SystemProperty.version]?.stringValue else { return nil }
+        var retried = outgoing
+        if retried.operation.kind == .insert { retried.operation.kind = .update }
+        retried.baseVersion = serverVersion
+        return retried
+    }
+
+    /// What an outcome does to the store: the server's copy to write back, a record to remove, a conflict file.
+    private func reconcile(_ outgoing: OutgoingOperation, _ outcome: PushOutcome, report: inout PushReport,
+                           pending: inout Pending) async throws {
+        let operation = outgoing.operation
+        let sent = outgoing.sent
         switch outcome {
         case .applied(let server):
             report.applied += 1
@@ -97,7 +186,7 @@ struct Pusher {
                 pending.removals[operation.table, default: []].append(operation.id)
             } else if let server {
                 pending.writeBacks[operation.table, default: []].append(server)
-                pending.sentHashes[operation.table, default: [:]][operation.id] = sentHash
+                pending.sentHashes[operation.table, default: [:]][operation.id] = outgoing.sentHash
             }
         case .conflict(let status, let server):
             if policy == .serverWins {
@@ -121,21 +210,6 @@ struct Pusher {
         case .authenticationRefused(let status, let message):
             throw SyncError.authenticationRefused(status: status, message: message)
         }
-    }
-
-    private func send(_ operation: PendingOperation, sent: [String: JSONValue]?, baseVersion: String?,
-                      report: inout PushReport) async throws -> PushOutcome {
-        report.requests += 1
-        let response: HTTPResponse
-        switch operation.kind {
-        case .insert:
-            response = try await client.insert(table: operation.table, record: sent ?? [:])
-        case .update:
-            response = try await client.update(table: operation.table, id: operation.id, record: sent ?? [:], baseVersion: baseVersion)
-        case .delete:
-            response = try await client.delete(table: operation.table, id: operation.id, baseVersion: baseVersion)
-        }
-        return PushOutcome.classify(kind: operation.kind, sent: sent, response: response)
     }
 
     /// Makes what was applied durable: record files first, then the journal. A run killed in between sends
@@ -170,7 +244,7 @@ extension SyncContext {
         try requireWritable()
         let client = try TableClient.make(settings: settings, environment: options.environment, timeout: options.timeout,
                                           retryPolicy: options.retryPolicy)
-        return try await Pusher(context: self, client: client, policy: options.conflictPolicy ?? settings.conflictPolicy,
-                                progress: options.progress).push(tables: tables)
+        return try await Pusher(context: self, client: client, policy: options.conflictPolicy ?? settings.conflictPolicy, options: options)
+            .push(tables: tables)
     }
 }

@@ -38,11 +38,28 @@ public struct SyncOptions: Sendable {
     public var evict: Bool
     /// Called after each durable step.
     public var progress: (@Sendable (SyncProgress) -> Void)?
+    /// Push in batches when the server offers the batch extension; `false` (`--no-batch`) sends one request
+    /// per operation.
+    public var batch: Bool
+    /// The most operations in one batch (the server's own limit, when lower, wins).
+    public var batchMaxOperations: Int
+    /// The most bytes of encoded operations in one batch, before compression (the server's limit, when lower, wins).
+    public var batchMaxBytes: Int
+    /// The zlib level (1 fastest … 9 smallest) of batch bodies sent to a server that accepts gzip requests;
+    /// `nil` sends them uncompressed.
+    public var compressionLevel: Int32?
 
+    /// The default of ``batchMaxOperations``.
+    public static let defaultBatchMaxOperations = 500
+    /// The default of ``batchMaxBytes``: 1 MiB.
+    public static let defaultBatchMaxBytes = 1 << 20
+    /// The default of ``compressionLevel``.
+    public static let defaultCompressionLevel: Int32 = 1
+
+    /// Options for a push, pull or sync; every argument has the default that suits cron.
     public init(conflictPolicy: StoreSettings.ConflictPolicy? = nil, timeout: Double = 30, retryPolicy: RetryPolicy = RetryPolicy(),
                 pageSize: Int? = nil, allowMassDelete: Bool = false,
                 environment: [String: String] = ProcessInfo.processInfo.environment, paging: PullPaging = .automatic,
-                evict: Bool = false, progress: (@Sendable (SyncProgress) -> Void)? = nil) {
         self.conflictPolicy = conflictPolicy
         self.timeout = timeout
         self.retryPolicy = retryPolicy
@@ -52,5 +69,9 @@ public struct SyncOptions: Sendable {
         self.paging = paging
         self.evict = evict
         self.progress = progress
+        self.batch = batch
+        self.batchMaxOperations = batchMaxOperations
+        self.batchMaxBytes = batchMaxBytes
+        self.compressionLevel = compressionLevel
     }
 }

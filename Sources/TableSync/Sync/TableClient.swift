@@ -1,4 +1,5 @@
 import Foundation
+import GzipCompression
 import SyncProtocol
 
 /// The table protocol as a client speaks it: builds each request and reads list responses in both shapes.
@@ -19,16 +20,17 @@ struct TableClient: Sendable {
                            apiVersion: settings.apiVersion)
     }
 
-    func insert(table: String, record: [String: JSONValue]) async throws -> HTTPResponse {
-        try await http.send(HTTPRequest(method: "POST", path: Self.tablePath(table), body: CanonicalJSON.encode(.object(record), style: .compact)))
+    /// `POST` of a record's compact JSON `body`.
+    func insert(table: String, body: [UInt8]) async throws -> HTTPResponse {
+        try await http.send(HTTPRequest(method: "POST", path: Self.tablePath(table), body: body))
     }
 
-    /// PATCH in v2 (merge), PUT in v3 (replace), with `If-Match` on `baseVersion`.
-    func update(table: String, id: String, record: [String: JSONValue], baseVersion: String?) async throws -> HTTPResponse {
+    /// PATCH in v2 (merge), PUT in v3 (replace) of a record's compact JSON `body`, with `If-Match` on `baseVersion`.
+    func update(table: String, id: String, body: [UInt8], baseVersion: String?) async throws -> HTTPResponse {
         var headers: [String: String] = [:]
         if let baseVersion { headers["If-Match"] = "\"\(baseVersion)\"" }
         return try await http.send(HTTPRequest(method: apiVersion == 2 ? "PATCH" : "PUT", path: Self.recordPath(table, id),
-                                               headers: headers, body: CanonicalJSON.encode(.object(record), style: .compact)))
+                                               headers: headers, body: body))
     }
 
     func delete(table: String, id: String, baseVersion: String?) async throws -> HTTPResponse {
@@ -82,13 +84,56 @@ struct TableClient: Sendable {
         return (records, nextLink, Self.extensions(response))
     }
 
+    /// What the server offers beyond the table protocol, learned with one `GET /health`. A server that does not
+    /// advertise extensions there (an Azure Mobile Apps or Datasync server: 404, no header) offers none.
+    func serverFeatures() async throws -> ServerFeatures {
+        let response = try await http.send(HTTPRequest(method: "GET", path: TablePath.health))
+        switch response.status {
+        case 401, 403:
+            throw SyncError.authenticationRefused(status: response.status, message: Self.errorMessage(response))
+        default:
+            break
+        }
+        guard let value = response.header(ProtocolHeader.extensions) else { return ServerFeatures() }
+        let limits = response.status == 200 ? (try? JSONParser.parse(response.body)).flatMap(BatchLimits.parse(healthDocument:)) : nil
+        return ServerFeatures(extensions: ProtocolExtension.parse(headerValue: value), batchLimits: limits)
+    }
+
+    /// Sends `batch` to `POST /batch`, gzip-compressed at `gzipLevel` when given, and returns the results with
+    /// the bytes the bodies took on the wire. Throws ``SyncError`` when the batch as a whole is refused.
+    func batch(_ batch: BatchRequest, gzipLevel: Int32?) async throws -> (response: BatchResponse, traffic: WireTraffic) {
+        var body = CanonicalJSON.encode(batch.json, style: .compact)
+        var headers = ["Accept-Encoding": "gzip"]
+        if let gzipLevel {
+            body = try Gzip.compress(body, level: gzipLevel)
+            headers["Content-Encoding"] = "gzip"
+        }
+        let response = try await http.send(HTTPRequest(method: "POST", path: TablePath.batch, headers: headers, body: body))
+        let url = http.baseURL + TablePath.batch
+        switch response.status {
+        case 200: break
+        case 401, 403:
+            throw SyncError.authenticationRefused(status: response.status, message: Self.errorMessage(response))
+        default:
+            throw SyncError.malformedResponse(url: url, reason: "HTTP \(response.status)\(Self.errorMessage(response).map { ": \($0)" } ?? "")")
+        }
+        do {
+            let parsed = try BatchResponse.parse(try JSONParser.parse(response.body), expectedCount: batch.operations.count)
+            return (parsed, WireTraffic(requests: 1, bytesSent: body.count, bytesReceived: response.wireBodySize))
+        } catch let error as BatchEnvelopeError {
+            throw SyncError.malformedResponse(url: url, reason: error.message)
+        } catch let error as JSONParseError {
+            throw SyncError.malformedResponse(url: url, reason: "invalid JSON at \(error)")
+        }
+    }
+
     /// The extension names a response advertises, or `nil` when it has no extensions header.
     static func extensions(_ response: HTTPResponse) -> Set<String>? {
         guard let value = response.header(extensionsHeader) else { return nil }
         return Set(value.split(separator: ",").map { String($0).trimmingWhitespace().lowercased() }.filter { !$0.isEmpty })
     }
 
-    static let extensionsHeader = "X-TableSync-Extensions"
+    static let extensionsHeader = ProtocolHeader.extensions
 
     static func tablePath(_ table: String) -> String { "/tables/" + HTTPRequest.encode(table) }
     static func recordPath(_ table: String, _ id: String) -> String { tablePath(table) + "/" + HTTPRequest.encode(id) }

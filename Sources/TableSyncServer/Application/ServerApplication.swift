@@ -3,9 +3,6 @@ import Logging
 import PostgresNIO
 import SyncProtocol
 
-/// The extensions this server offers (advertised on every response and in `/health`).
-public let serverExtensions: Set<ProtocolExtension> = [.gzipRequests]
-
 /// Builds the server from `configuration`: the one way the executable, the tests and `make demo` make it.
 ///
 /// The database schema is created before the server starts listening; a PostgreSQL connection pool runs as a
@@ -38,13 +35,16 @@ public func makeServerApplication(
 
     let writer = ResponseWriter(gzipMinimumSize: configuration.gzipMinimumSize)
     let router = Router(context: BasicRequestContext.self)
-    router.add(middleware: ProtocolHeadersMiddleware(extensions: serverExtensions, writer: writer))
-    router.get(RouterPath(TablePath.health)) { request, _ in
-        writer.json([
-            "status": "ok",
-            "versions": .array(ProtocolVersion.allCases.map { .string($0.headerValue) }),
-            "extensions": .array(ProtocolExtension.allCases.filter(serverExtensions.contains).map { .string($0.rawValue) }),
-        ], status: .ok, request: request)
+    let extensions = configuration.extensions
+    router.add(middleware: ProtocolHeadersMiddleware(extensions: extensions, writer: writer))
+    var health: [String: JSONValue] = [
+        "status": "ok",
+        "versions": .array(ProtocolVersion.allCases.map { .string($0.headerValue) }),
+        "extensions": .array(ProtocolExtension.allCases.filter(extensions.contains).map { .string($0.rawValue) }),
+    ]
+    if let limits = configuration.batchLimits { health[BatchLimits.healthMember] = limits.json }
+    router.get(RouterPath(TablePath.health)) { [health] request, _ in
+        writer.json(.object(health), status: .ok, request: request)
     }
     router.add(middleware: TokenAuthMiddleware(tokens: configuration.tokens, writer: writer))
     TableRoutes(configuration: configuration, repository: repository, logger: logger).register(on: router)

@@ -19,15 +19,22 @@ public struct ServerConfiguration: Sendable {
     public var maxBodySize: Int
     /// Response bodies at least this large are gzip-compressed when the client accepts gzip.
     public var gzipMinimumSize: Int
+    /// Offer the batch extension (`POST /batch`); `false` makes the server look like one without it.
+    public var batch: Bool
+    /// The most operations one batch may carry (413 above it); its bytes are bounded by ``maxBodySize``.
+    public var maxBatchOperations: Int
 
     /// The default of ``maxBodySize``: 16 MiB.
     public static let defaultMaxBodySize = 16 * 1024 * 1024
     /// The default of ``gzipMinimumSize``: 1 KiB.
     public static let defaultGzipMinimumSize = 1024
+    /// The default of ``maxBatchOperations``: 1,000.
+    public static let defaultMaxBatchOperations = 1000
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, database: DatabaseLocation, tables: [TableOptions],
-        tokens: Set<String> = [], maxBodySize: Int = defaultMaxBodySize, gzipMinimumSize: Int = defaultGzipMinimumSize
+        tokens: Set<String> = [], maxBodySize: Int = defaultMaxBodySize, gzipMinimumSize: Int = defaultGzipMinimumSize,
+        batch: Bool = true, maxBatchOperations: Int = defaultMaxBatchOperations
     ) {
         self.host = host
         self.port = port
@@ -36,6 +43,8 @@ public struct ServerConfiguration: Sendable {
         self.tokens = tokens
         self.maxBodySize = maxBodySize
         self.gzipMinimumSize = gzipMinimumSize
+        self.batch = batch
+        self.maxBatchOperations = maxBatchOperations
     }
 
     /// Checks the rules a server starts only with: at least one table, unique table names, a port in range,
@@ -48,10 +57,19 @@ public struct ServerConfiguration: Sendable {
         }
         guard (0...65535).contains(port) else { throw ConfigurationError("--port must be from 0 to 65535, not \(port)") }
         guard maxBodySize >= 1024 else { throw ConfigurationError("the body size limit must be at least 1024 bytes") }
+        guard maxBatchOperations >= 1 else { throw ConfigurationError("the batch operation limit must be at least 1") }
         if tokens.isEmpty && !Self.isLoopback(host) {
             throw ConfigurationError(
                 "refusing to listen on \(host) without authentication: give tokens with --tokens-file FILE or TABLESYNC_SERVER_TOKENS, or listen on 127.0.0.1")
         }
+    }
+
+    /// The extensions this server offers, advertised on every response and in `/health`.
+    public var extensions: Set<ProtocolExtension> { batch ? [.gzipRequests, .batch] : [.gzipRequests] }
+
+    /// The batch limits announced in `/health`, or `nil` when the batch extension is off.
+    public var batchLimits: BatchLimits? {
+        batch ? BatchLimits(maxOperations: maxBatchOperations, maxBytes: maxBodySize) : nil
     }
 
     /// `true` for `localhost`, `127.0.0.0/8` and `::1`.

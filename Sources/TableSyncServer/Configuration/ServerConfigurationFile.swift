@@ -9,7 +9,8 @@ import SyncProtocol
 ///   "database": "sqlite:server.sqlite",
 ///   "tables": ["todo:pageSize=100", {"name": "notes", "softDelete": false, "maxTop": 500}],
 ///   "tokensFile": "/etc/tablesync/tokens",
-///   "maxBodySize": 16777216
+///   "maxBodySize": 16777216,
+///   "batch": true, "maxBatchOperations": 1000
 /// }
 /// ```
 /// Tokens never go in this file's values; it may only name a tokens file.
@@ -20,6 +21,9 @@ public struct ServerConfigurationFile: Sendable, Hashable {
     public var tables: [TableOptions] = []
     public var tokensFile: String?
     public var maxBodySize: Int?
+    /// `false` switches the batch extension off.
+    public var batch: Bool?
+    public var maxBatchOperations: Int?
 
     public init() {}
 
@@ -48,11 +52,15 @@ public struct ServerConfigurationFile: Sendable, Hashable {
             case "database": file.database = try string()
             case "tokensFile": file.tokensFile = try string()
             case "maxBodySize": file.maxBodySize = try integer()
+            case "maxBatchOperations": file.maxBatchOperations = try integer()
+            case "batch":
+                guard let flag = member.boolValue else { throw ConfigurationError("\(path): \"batch\" must be true or false") }
+                file.batch = flag
             case "tables":
                 guard case .array(let entries) = member else { throw ConfigurationError("\(path): \"tables\" must be an array") }
                 for entry in entries { file.tables.append(try table(entry, path: path)) }
             default:
-                throw ConfigurationError("\(path): unknown setting \"\(key)\"; use host, port, database, tables, tokensFile or maxBodySize")
+                throw ConfigurationError("\(path): unknown setting \"\(key)\"; use host, port, database, tables, tokensFile, maxBodySize, batch or maxBatchOperations")
             }
         }
         return file

@@ -6,12 +6,15 @@ import Logging
 import NIOCore
 import SyncProtocol
 
-/// The routes of the table protocol: `GET/POST /tables/{table}` and `GET/PATCH/PUT/DELETE /tables/{table}/{id}`.
+/// The routes of the table protocol: `GET/POST /tables/{table}` and `GET/PATCH/PUT/DELETE /tables/{table}/{id}`,
+/// and the batch extension's `POST /batch` (see `TableRoutes+Batch.swift`).
 struct TableRoutes: Sendable {
     let tables: [String: TableOptions]
     let repository: any RecordRepository
     let writer: ResponseWriter
     let maxBodySize: Int
+    /// The most operations one batch may carry; `nil` when the batch extension is switched off.
+    let maxBatchOperations: Int?
     let logger: Logger
 
     init(configuration: ServerConfiguration, repository: any RecordRepository, logger: Logger) {
@@ -21,6 +24,7 @@ struct TableRoutes: Sendable {
         self.repository = repository
         self.writer = ResponseWriter(gzipMinimumSize: configuration.gzipMinimumSize)
         self.maxBodySize = configuration.maxBodySize
+        self.maxBatchOperations = configuration.batch ? configuration.maxBatchOperations : nil
         self.logger = logger
     }
 
@@ -33,6 +37,11 @@ struct TableRoutes: Sendable {
         router.patch(RouterPath(record)) { request, context in await respond(request, context) { try await update($0, $1, merge: true) } }
         router.put(RouterPath(record)) { request, context in await respond(request, context) { try await update($0, $1, merge: false) } }
         router.delete(RouterPath(record)) { request, context in await respond(request, context) { try await delete($0, $1) } }
+        if let maxBatchOperations {
+            router.post(RouterPath(TablePath.batch)) { request, _ in
+                await answer(request) { try await batch(request, maxOperations: maxBatchOperations) }
+            }
+        }
     }
 
     // MARK: Routes
@@ -67,30 +76,72 @@ struct TableRoutes: Sendable {
     }
 
     private func insert(_ request: Request, _ exchange: Exchange) async throws -> Response {
-        let incoming = try IncomingRecord(try await readBody(request))
-        let id = incoming.id ?? UUID().uuidString.lowercased()
-        let properties = incoming.properties
-        let stored = try await repository.write(table: exchange.table.name, id: id) { existing in
-            if let existing { throw ProtocolError.conflict("a record with id '\(id)' already exists", record: existing) }
-            return .insert(properties)
-        }
-        guard let stored else { throw ProtocolError(status: .internalServerError, message: "the insert stored nothing") }
-        return writer.json(stored.json(), status: .created, request: request, headers: [
-            .eTag: ResponseWriter.eTag(stored.version),
-            .location: TablePath.record(table: exchange.table.name, id: id),
-        ])
+        try await run(try Self.planInsert(table: exchange.table, body: try await readBody(request)), request: request)
     }
 
     private func update(_ request: Request, _ exchange: Exchange, merge: Bool) async throws -> Response {
-        let id = try exchange.recordID()
-        let incoming = try IncomingRecord(try await readBody(request))
+        let plan = try Self.planUpdate(table: exchange.table, id: try exchange.recordID(), body: try await readBody(request),
+                                       ifMatch: try Self.ifMatch(request), version: exchange.version, merge: merge)
+        return try await run(plan, request: request)
+    }
+
+    private func delete(_ request: Request, _ exchange: Exchange) async throws -> Response {
+        let plan = Self.planDelete(table: exchange.table, id: try exchange.recordID(), ifMatch: try Self.ifMatch(request),
+                                   version: exchange.version)
+        return try await run(plan, request: request)
+    }
+
+    /// Runs one planned write and answers it: the single-request routes' last step.
+    private func run(_ plan: PlannedWrite, request: Request) async throws -> Response {
+        let answer = try plan.answer(try await repository.write(table: plan.write.table, id: plan.write.id, decide: plan.write.decide))
+        guard let record = answer.record else { return Response(status: answer.status) }
+        var headers: HTTPFields = [.eTag: ResponseWriter.eTag(record.version)]
+        if let location = answer.location { headers[.location] = location }
+        return writer.json(record.json(), status: answer.status, request: request, headers: headers)
+    }
+
+    // MARK: Writes, as single requests and batch operations both run them
+
+    /// A write ready for the repository, and how to answer once it is stored.
+    struct PlannedWrite: Sendable {
+        let write: RecordWriteRequest
+        /// The answer for the stored row (what ``RecordRepository/write(_:)`` returned).
+        let answer: @Sendable (StoredRecord?) throws(ProtocolError) -> WriteAnswer
+    }
+
+    /// The successful answer to a write: its status, the record to send (none for a v3 delete) and, for an
+    /// insert, its `Location`.
+    struct WriteAnswer: Sendable {
+        let status: HTTPResponse.Status
+        let record: StoredRecord?
+        var location: String?
+    }
+
+    /// `POST /tables/{table}`: a new record; a duplicate id is a 409 with the server's copy.
+    static func planInsert(table: TableOptions, body: JSONValue) throws(ProtocolError) -> PlannedWrite {
+        let incoming = try IncomingRecord(body)
+        let id = incoming.id ?? UUID().uuidString.lowercased()
+        let properties = incoming.properties
+        let write = RecordWriteRequest(table: table.name, id: id) { existing in
+            if let existing { throw ProtocolError.conflict("a record with id '\(id)' already exists", record: existing) }
+            return .insert(properties)
+        }
+        return PlannedWrite(write: write) { stored throws(ProtocolError) in
+            guard let stored else { throw ProtocolError(status: .internalServerError, message: "the insert stored nothing") }
+            return WriteAnswer(status: .created, record: stored, location: TablePath.record(table: table.name, id: id))
+        }
+    }
+
+    /// `PATCH` (`merge`) or `PUT /tables/{table}/{id}`, on the version `ifMatch` names (or, in v2, the body's).
+    static func planUpdate(
+        table: TableOptions, id: String, body: JSONValue, ifMatch: IfMatch?, version: ProtocolVersion, merge: Bool
+    ) throws(ProtocolError) -> PlannedWrite {
+        let incoming = try IncomingRecord(body)
         if let bodyID = incoming.id, bodyID != id {
             throw ProtocolError.badRequest("the body's id '\(bodyID)' differs from the id '\(id)' in the URL")
         }
-        let ifMatch = try Self.ifMatch(request)
-        let version = exchange.version
         let bodyVersion = version == .v2 ? incoming.version : nil
-        let stored = try await repository.write(table: exchange.table.name, id: id) { existing in
+        let write = RecordWriteRequest(table: table.name, id: id) { existing in
             let current = try Self.checkWritable(existing, id: id, version: version, ifMatch: ifMatch)
             if ifMatch == nil, let bodyVersion, bodyVersion != current.version {
                 throw ProtocolError.conflict("the record '\(id)' has changed since version \(bodyVersion)", record: current)
@@ -98,25 +149,27 @@ struct TableRoutes: Sendable {
             guard merge else { return .update(incoming.properties) }
             return .update(current.properties.merging(incoming.properties) { _, new in new })
         }
-        guard let stored else { throw ProtocolError(status: .internalServerError, message: "the update stored nothing") }
-        return writer.json(stored.json(), status: .ok, request: request, headers: [.eTag: ResponseWriter.eTag(stored.version)])
+        return PlannedWrite(write: write) { stored throws(ProtocolError) in
+            guard let stored else { throw ProtocolError(status: .internalServerError, message: "the update stored nothing") }
+            return WriteAnswer(status: .ok, record: stored)
+        }
     }
 
-    private func delete(_ request: Request, _ exchange: Exchange) async throws -> Response {
-        let id = try exchange.recordID()
-        let ifMatch = try Self.ifMatch(request)
-        let version = exchange.version
-        let softDelete = exchange.table.softDelete
-        let removed = try await repository.write(table: exchange.table.name, id: id) { existing in
+    /// `DELETE /tables/{table}/{id}`: v2 answers 200 with the deleted record, v3 204.
+    static func planDelete(table: TableOptions, id: String, ifMatch: IfMatch?, version: ProtocolVersion) -> PlannedWrite {
+        let softDelete = table.softDelete
+        let write = RecordWriteRequest(table: table.name, id: id) { existing in
             _ = try Self.checkWritable(existing, id: id, version: version, ifMatch: ifMatch)
             return softDelete ? .softDelete : .hardDelete
         }
-        switch version {
-        case .v3:
-            return Response(status: .noContent)
-        case .v2:
-            guard let removed else { throw ProtocolError(status: .internalServerError, message: "the delete returned nothing") }
-            return writer.json(removed.json(), status: .ok, request: request, headers: [.eTag: ResponseWriter.eTag(removed.version)])
+        return PlannedWrite(write: write) { removed throws(ProtocolError) in
+            switch version {
+            case .v3:
+                return WriteAnswer(status: .noContent, record: nil)
+            case .v2:
+                guard let removed else { throw ProtocolError(status: .internalServerError, message: "the delete returned nothing") }
+                return WriteAnswer(status: .ok, record: removed)
+            }
         }
     }
 
@@ -135,12 +188,12 @@ struct TableRoutes: Sendable {
         return existing
     }
 
-    private static func ifMatch(_ request: Request) throws(ProtocolError) -> IfMatch? {
+    static func ifMatch(_ request: Request) throws(ProtocolError) -> IfMatch? {
         guard let value = request.headers[.ifMatch] else { return nil }
         return try IfMatch(value)
     }
 
-    private func readBody(_ request: Request) async throws -> JSONValue {
+    func readBody(_ request: Request) async throws -> JSONValue {
         var request = request
         let buffer: ByteBuffer
         do {
@@ -204,6 +257,17 @@ struct TableRoutes: Sendable {
 
     private func exchange(_ request: Request, _ context: BasicRequestContext) throws(ProtocolError) -> Exchange {
         let query = try QueryString(request.uri.query)
+        let version = try Self.protocolVersion(request, query: query)
+        let name = (try? QueryString.decode(Substring(context.parameters.get("table") ?? ""), plusIsSpace: false)) ?? ""
+        guard let table = table(named: name) else { throw ProtocolError.notFound("there is no table '\(name)' on this server") }
+        return Exchange(version: version, table: table, query: query, rawID: context.parameters.get("id"))
+    }
+
+    /// The served table called `name` (in any case).
+    func table(named name: String) -> TableOptions? { tables[name.lowercased()] }
+
+    /// The version `ZUMO-API-VERSION` names, as a header or query parameter; 400 when missing or unknown.
+    static func protocolVersion(_ request: Request, query: QueryString) throws(ProtocolError) -> ProtocolVersion {
         var versionText = request.headers[HTTPField.Name(ProtocolHeader.apiVersion)!]
         if versionText == nil { versionText = try query.value(namedIgnoringCase: ProtocolHeader.apiVersion) }
         guard let versionText else {
@@ -212,11 +276,7 @@ struct TableRoutes: Sendable {
         guard let version = ProtocolVersion(headerValue: versionText) else {
             throw ProtocolError.badRequest("\(ProtocolHeader.apiVersion) '\(versionText)' is not supported; use 2.0.0 or 3.0.0")
         }
-        let name = (try? QueryString.decode(Substring(context.parameters.get("table") ?? ""), plusIsSpace: false)) ?? ""
-        guard let table = tables[name.lowercased()] else {
-            throw ProtocolError.notFound("there is no table '\(name)' on this server")
-        }
-        return Exchange(version: version, table: table, query: query, rawID: context.parameters.get("id"))
+        return version
     }
 
     /// Runs a route, turning every refusal into its 4xx response and anything unexpected into a logged 500.
@@ -224,9 +284,13 @@ struct TableRoutes: Sendable {
         _ request: Request, _ context: BasicRequestContext,
         _ route: (Request, Exchange) async throws -> Response
     ) async -> Response {
+        await answer(request) { try await route(request, try exchange(request, context)) }
+    }
+
+    /// Runs `handler`, turning every refusal into its 4xx response and anything unexpected into a logged 500.
+    func answer(_ request: Request, _ handler: () async throws -> Response) async -> Response {
         do {
-            let exchange = try exchange(request, context)
-            return try await route(request, exchange)
+            return try await handler()
         } catch let error as ProtocolError {
             return writer.error(error, request: request)
         } catch let error as FilterTranslationError {
@@ -265,6 +329,12 @@ struct IfMatch: Sendable {
         guard !versions.isEmpty else { throw ProtocolError.badRequest("If-Match is empty") }
         any = false
         self.versions = versions
+    }
+
+    /// The precondition on exactly `version` (a batch operation's `version`).
+    init(version: String) {
+        any = false
+        versions = [version]
     }
 
     func matches(_ version: String) -> Bool { any || versions.contains(version) }

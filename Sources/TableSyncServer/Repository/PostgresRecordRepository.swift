@@ -4,8 +4,8 @@ import SyncProtocol
 
 /// Records in PostgreSQL through PostgresNIO: bodies as `jsonb`, dates as `bigint` ticks.
 ///
-/// Each write first updates the table's row in `tablesync_table_clock` (`UPDATE … RETURNING`), which holds
-/// that row's lock until commit. Writers of one table therefore run one after another, each assigning
+/// Each write transaction first updates its tables' rows in `tablesync_table_clock` (`UPDATE … RETURNING`, in
+/// table name order), which holds those rows' locks until commit. Writers of one table therefore run one after another, each assigning
 /// `updatedAt = max(now, last + 1)` under the lock, and PostgreSQL makes a transaction visible before it
 /// releases its locks: commit order is `updatedAt` order, with any number of concurrent writers or servers.
 public final class PostgresRecordRepository: RecordRepository {
@@ -71,67 +71,84 @@ public final class PostgresRecordRepository: RecordRepository {
         return RecordPage(records: records, hasMore: hasMore, totalCount: count)
     }
 
-    public func write(
-        table: String, id: String, decide: @escaping @Sendable (StoredRecord?) throws -> RecordWrite
-    ) async throws -> StoredRecord? {
+    public func write(_ writes: [RecordWriteRequest]) async throws -> [Result<StoredRecord?, any Error>] {
         let now = UpdatedAtClock.nowTicks()
-        do {
-            return try await writeTransaction(table: table, id: id, now: now, decide: decide)
-        } catch let error as PostgresTransactionError {
-            // A refusal from `decide` rolled the transaction back; it is the caller's answer, not a database fault.
-            if let refusal = error.closureError, error.rollbackError == nil, !(refusal is PSQLError) { throw refusal }
-            throw error
+        let logger = self.logger
+        return try await client.withTransaction(logger: logger) { connection -> [Result<StoredRecord?, any Error>] in
+            // The write locks of every table touched, taken in name order so that two batches never deadlock,
+            // and held to commit. The clock rule is UpdatedAtClock.next.
+            var clocks: [String: (last: Int64, changed: Bool)] = [:]
+            for table in Set(writes.map(\.table)).sorted() {
+                for try await value in try await connection.query(
+                    "UPDATE tablesync_table_clock SET last_updated_at = last_updated_at WHERE table_name = \(table) RETURNING last_updated_at",
+                    logger: logger
+                ).decode(Int64.self) {
+                    clocks[table] = (value, false)
+                }
+                guard clocks[table] != nil else { throw RepositoryError.unknownTable(table) }
+            }
+            var results: [Result<StoredRecord?, any Error>] = []
+            results.reserveCapacity(writes.count)
+            for write in writes {
+                let table = write.table
+                let id = write.id
+                guard let last = clocks[table]?.last else { throw RepositoryError.unknownTable(table) }
+                let existing = try await Self.fetchRecord(connection, table: table, id: id, logger: logger)
+                let decision: RecordWrite
+                do {
+                    decision = try write.decide(existing)
+                } catch {
+                    results.append(.failure(error))
+                    continue
+                }
+                let stamp = UpdatedAtClock.next(nowTicks: now, last: last)
+                clocks[table] = (stamp, true)
+                results.append(.success(try await Self.apply(decision, connection, table: table, id: id, existing: existing,
+                                                             stamp: stamp, logger: logger)))
+            }
+            for (table, clock) in clocks where clock.changed {
+                try await connection.query(
+                    "UPDATE tablesync_table_clock SET last_updated_at = \(clock.last) WHERE table_name = \(table)", logger: logger)
+            }
+            return results
         }
     }
 
-    private func writeTransaction(
-        table: String, id: String, now: Int64, decide: @escaping @Sendable (StoredRecord?) throws -> RecordWrite
+    private static func apply(
+        _ decision: RecordWrite, _ connection: PostgresConnection, table: String, id: String, existing: StoredRecord?,
+        stamp: Int64, logger: Logger
     ) async throws -> StoredRecord? {
-        let logger = self.logger
-        return try await client.withTransaction(logger: logger) { connection -> StoredRecord? in
-            // The table's write lock: held from here to commit. The clock rule is UpdatedAtClock.next.
-            let nowMilliseconds = now - now % 10_000
-            var stamp: Int64?
-            for try await value in try await connection.query(
-                "UPDATE tablesync_table_clock SET last_updated_at = GREATEST(\(nowMilliseconds), last_updated_at + 1) WHERE table_name = \(table) RETURNING last_updated_at",
-                logger: logger
-            ).decode(Int64.self) {
-                stamp = value
-            }
-            guard let stamp else { throw RepositoryError.unknownTable(table) }
-            let existing = try await Self.fetchRecord(connection, table: table, id: id, logger: logger)
-            switch try decide(existing) {
-            case .insert(let properties):
-                let body = CanonicalJSON.string(.object(properties), style: .compact)
-                try await connection.query(
-                    "INSERT INTO tablesync_records (table_name, id, created_at, updated_at, deleted, body) VALUES (\(table), \(id), \(stamp), \(stamp), FALSE, CAST(\(body) AS JSONB))",
-                    logger: logger)
-                return StoredRecord(id: id, createdAt: stamp, updatedAt: stamp, deleted: false, properties: properties)
-            case .update(let properties):
-                guard var record = existing else { return nil }
-                let body = CanonicalJSON.string(.object(properties), style: .compact)
-                try await connection.query(
-                    "UPDATE tablesync_records SET body = CAST(\(body) AS JSONB), updated_at = \(stamp) WHERE table_name = \(table) AND id = \(id)",
-                    logger: logger)
-                record.properties = properties
-                record.updatedAt = stamp
-                return record
-            case .softDelete:
-                guard var record = existing else { return nil }
-                try await connection.query(
-                    "UPDATE tablesync_records SET deleted = TRUE, updated_at = \(stamp) WHERE table_name = \(table) AND id = \(id)",
-                    logger: logger)
-                record.deleted = true
-                record.updatedAt = stamp
-                return record
-            case .hardDelete:
-                guard var record = existing else { return nil }
-                try await connection.query(
-                    "DELETE FROM tablesync_records WHERE table_name = \(table) AND id = \(id)", logger: logger)
-                record.deleted = true
-                record.updatedAt = stamp
-                return record
-            }
+        switch decision {
+        case .insert(let properties):
+            let body = CanonicalJSON.string(.object(properties), style: .compact)
+            try await connection.query(
+                "INSERT INTO tablesync_records (table_name, id, created_at, updated_at, deleted, body) VALUES (\(table), \(id), \(stamp), \(stamp), FALSE, CAST(\(body) AS JSONB))",
+                logger: logger)
+            return StoredRecord(id: id, createdAt: stamp, updatedAt: stamp, deleted: false, properties: properties)
+        case .update(let properties):
+            guard var record = existing else { return nil }
+            let body = CanonicalJSON.string(.object(properties), style: .compact)
+            try await connection.query(
+                "UPDATE tablesync_records SET body = CAST(\(body) AS JSONB), updated_at = \(stamp) WHERE table_name = \(table) AND id = \(id)",
+                logger: logger)
+            record.properties = properties
+            record.updatedAt = stamp
+            return record
+        case .softDelete:
+            guard var record = existing else { return nil }
+            try await connection.query(
+                "UPDATE tablesync_records SET deleted = TRUE, updated_at = \(stamp) WHERE table_name = \(table) AND id = \(id)",
+                logger: logger)
+            record.deleted = true
+            record.updatedAt = stamp
+            return record
+        case .hardDelete:
+            guard var record = existing else { return nil }
+            try await connection.query(
+                "DELETE FROM tablesync_records WHERE table_name = \(table) AND id = \(id)", logger: logger)
+            record.deleted = true
+            record.updatedAt = stamp
+            return record
         }
     }
 

@@ -47,13 +47,43 @@ public protocol RecordRepository: Sendable {
     /// A page of `table`'s records matching `query`.
     func list(table: String, query: ListQuery) async throws -> RecordPage
 
-    /// Writes record `id` of `table` as `decide` says after seeing the current row (`nil` when there is none),
-    /// in one transaction under the table's write lock. Returns the row as stored (after a hard delete: the removed
-    /// row, marked deleted), or `nil` when `decide` chose a change to a row that does not exist.
-    /// Errors thrown by `decide` roll back and propagate.
-    func write(
+    /// Applies `writes` in order, in one transaction holding the write lock of every table they touch (taken
+    /// in name order, so two batches never deadlock). Each write sees its row as the writes before it left it,
+    /// and `decide` chooses what happens to it; a write whose `decide` throws changes nothing and its error is
+    /// its result, while the others go on. Returns one result per write: the row as stored (after a hard delete:
+    /// the removed row, marked deleted), `nil` when `decide` chose a change to a row that does not exist, or the
+    /// error `decide` threw. Database faults roll everything back and propagate.
+    func write(_ writes: [RecordWriteRequest]) async throws -> [Result<StoredRecord?, any Error>]
+}
+
+/// One write of ``RecordRepository/write(_:)``: record `id` of `table`, changed as `decide` says after
+/// seeing the current row (`nil` when there is none).
+public struct RecordWriteRequest: Sendable {
+    /// The table written to.
+    public var table: String
+    /// The record's id.
+    public var id: String
+    /// What to do with the row found; an error it throws is the write's result and changes nothing.
+    public var decide: @Sendable (StoredRecord?) throws -> RecordWrite
+
+    /// A write of record `id` of `table`, decided by `decide`.
+    public init(table: String, id: String, decide: @escaping @Sendable (StoredRecord?) throws -> RecordWrite) {
+        self.table = table
+        self.id = id
+        self.decide = decide
+    }
+}
+
+extension RecordRepository {
+    /// Writes record `id` of `table` as `decide` says: ``write(_:)`` with one write, whose error is thrown.
+    public func write(
         table: String, id: String, decide: @escaping @Sendable (StoredRecord?) throws -> RecordWrite
-    ) async throws -> StoredRecord?
+    ) async throws -> StoredRecord? {
+        guard let result = try await write([RecordWriteRequest(table: table, id: id, decide: decide)]).first else {
+            throw RepositoryError.missingResult
+        }
+        return try result.get()
+    }
 }
 
 /// The rule for `updatedAt`, in one place for both repositories.

@@ -63,67 +63,86 @@ public final class SQLiteRecordRepository: RecordRepository {
         }
     }
 
-    public func write(
-        table: String, id: String, decide: @escaping @Sendable (StoredRecord?) throws -> RecordWrite
-    ) async throws -> StoredRecord? {
+    public func write(_ writes: [RecordWriteRequest]) async throws -> [Result<StoredRecord?, any Error>] {
         let now = UpdatedAtClock.nowTicks()
+        // BEGIN IMMEDIATE locks the whole database: every table's write lock at once.
         return try await pool.writeWithoutTransaction { db in
-            var result: StoredRecord?
+            var results: [Result<StoredRecord?, any Error>] = []
             try db.inTransaction(.immediate) {
-                guard let last = try Int64.fetchOne(
-                    db, sql: "SELECT last_updated_at FROM \(RecordColumns.clockTable) WHERE \(RecordColumns.tableName) = ?",
-                    arguments: [table])
-                else { throw RepositoryError.unknownTable(table) }
-                let existing = try Self.fetchRecord(db, table: table, id: id)
-                let decision = try decide(existing)
-                let stamp = UpdatedAtClock.next(nowTicks: now, last: last)
-                try db.execute(
-                    sql: "UPDATE \(RecordColumns.clockTable) SET last_updated_at = ? WHERE \(RecordColumns.tableName) = ?",
-                    arguments: [stamp, table])
-                switch decision {
-                case .insert(let properties):
-                    let record = StoredRecord(id: id, createdAt: stamp, updatedAt: stamp, deleted: false, properties: properties)
-                    try db.execute(
-                        sql: "INSERT INTO \(RecordColumns.recordsTable) (\(RecordColumns.tableName), \(RecordQuerySQL.columns)\(RecordColumns.body)) VALUES (?, ?, ?, ?, 0, ?)",
-                        arguments: [table, id, stamp, stamp, CanonicalJSON.string(.object(properties), style: .compact)])
-                    result = record
-                case .update(let properties):
-                    guard var record = existing else { break }
-                    record.properties = properties
-                    record.updatedAt = stamp
-                    try db.execute(
-                        sql: "UPDATE \(RecordColumns.recordsTable) SET \(RecordColumns.body) = ?, \(RecordColumns.updatedAt) = ? WHERE \(RecordColumns.tableName) = ? AND \(RecordColumns.id) = ?",
-                        arguments: [CanonicalJSON.string(.object(properties), style: .compact), stamp, table, id])
-                    result = record
-                case .softDelete:
-                    guard var record = existing else { break }
-                    record.deleted = true
-                    record.updatedAt = stamp
-                    try db.execute(
-                        sql: "UPDATE \(RecordColumns.recordsTable) SET \(RecordColumns.deleted) = 1, \(RecordColumns.updatedAt) = ? WHERE \(RecordColumns.tableName) = ? AND \(RecordColumns.id) = ?",
-                        arguments: [stamp, table, id])
-                    result = record
-                case .hardDelete:
-                    try db.execute(
-                        sql: "DELETE FROM \(RecordColumns.recordsTable) WHERE \(RecordColumns.tableName) = ? AND \(RecordColumns.id) = ?",
-                        arguments: [table, id])
-                    result = existing.map { removed in
-                        var removed = removed
-                        removed.deleted = true
-                        removed.updatedAt = stamp
-                        return removed
+                results = []
+                results.reserveCapacity(writes.count)
+                var clocks: [String: (last: Int64, changed: Bool)] = [:]
+                for write in writes {
+                    let last: Int64
+                    if let clock = clocks[write.table] {
+                        last = clock.last
+                    } else {
+                        guard let stored = try Int64.fetchOne(
+                            db.cachedStatement(sql: "SELECT last_updated_at FROM \(RecordColumns.clockTable) WHERE \(RecordColumns.tableName) = ?"),
+                            arguments: [write.table])
+                        else { throw RepositoryError.unknownTable(write.table) }
+                        last = stored
                     }
+                    let existing = try Self.fetchRecord(db, table: write.table, id: write.id)
+                    let decision: RecordWrite
+                    do {
+                        decision = try write.decide(existing)
+                    } catch {
+                        clocks[write.table] = (last, clocks[write.table]?.changed ?? false)
+                        results.append(.failure(error))
+                        continue
+                    }
+                    let stamp = UpdatedAtClock.next(nowTicks: now, last: last)
+                    clocks[write.table] = (stamp, true)
+                    results.append(.success(try Self.apply(decision, db, table: write.table, id: write.id, existing: existing, stamp: stamp)))
+                }
+                for (table, clock) in clocks where clock.changed {
+                    try db.cachedStatement(sql: "UPDATE \(RecordColumns.clockTable) SET last_updated_at = ? WHERE \(RecordColumns.tableName) = ?")
+                        .execute(arguments: [clock.last, table])
                 }
                 return .commit
             }
-            return result
+            return results
+        }
+    }
+
+    private static func apply(
+        _ decision: RecordWrite, _ db: Database, table: String, id: String, existing: StoredRecord?, stamp: Int64
+    ) throws -> StoredRecord? {
+        switch decision {
+        case .insert(let properties):
+            try db.cachedStatement(sql: "INSERT INTO \(RecordColumns.recordsTable) (\(RecordColumns.tableName), \(RecordQuerySQL.columns)\(RecordColumns.body)) VALUES (?, ?, ?, ?, 0, ?)")
+                .execute(arguments: [table, id, stamp, stamp, CanonicalJSON.string(.object(properties), style: .compact)])
+            return StoredRecord(id: id, createdAt: stamp, updatedAt: stamp, deleted: false, properties: properties)
+        case .update(let properties):
+            guard var record = existing else { return nil }
+            record.properties = properties
+            record.updatedAt = stamp
+            try db.cachedStatement(sql: "UPDATE \(RecordColumns.recordsTable) SET \(RecordColumns.body) = ?, \(RecordColumns.updatedAt) = ? WHERE \(RecordColumns.tableName) = ? AND \(RecordColumns.id) = ?")
+                .execute(arguments: [CanonicalJSON.string(.object(properties), style: .compact), stamp, table, id])
+            return record
+        case .softDelete:
+            guard var record = existing else { return nil }
+            record.deleted = true
+            record.updatedAt = stamp
+            try db.cachedStatement(sql: "UPDATE \(RecordColumns.recordsTable) SET \(RecordColumns.deleted) = 1, \(RecordColumns.updatedAt) = ? WHERE \(RecordColumns.tableName) = ? AND \(RecordColumns.id) = ?")
+                .execute(arguments: [stamp, table, id])
+            return record
+        case .hardDelete:
+            try db.cachedStatement(sql: "DELETE FROM \(RecordColumns.recordsTable) WHERE \(RecordColumns.tableName) = ? AND \(RecordColumns.id) = ?")
+                .execute(arguments: [table, id])
+            return existing.map { removed in
+                var removed = removed
+                removed.deleted = true
+                removed.updatedAt = stamp
+                return removed
+            }
         }
     }
 
     private static func fetchRecord(_ db: Database, table: String, id: String) throws -> StoredRecord? {
         try Row.fetchOne(
-            db,
-            sql: "SELECT \(RecordQuerySQL.selectColumns(.sqlite)) FROM \(RecordColumns.recordsTable) WHERE \(RecordColumns.tableName) = ? AND \(RecordColumns.id) = ?",
+            db.cachedStatement(sql: "SELECT \(RecordQuerySQL.selectColumns(.sqlite)) FROM \(RecordColumns.recordsTable) WHERE \(RecordColumns.tableName) = ? AND \(RecordColumns.id) = ?"),
             arguments: [table, id]
         ).map(decode)
     }
@@ -154,11 +173,14 @@ public enum RepositoryError: Error, Sendable, CustomStringConvertible {
     case corruptBody(id: String)
     /// A write to a table that ``RecordRepository/prepare(tables:)`` did not register.
     case unknownTable(String)
+    /// A repository answered a write with no result (a bug in the repository).
+    case missingResult
 
     public var description: String {
         switch self {
         case .corruptBody(let id): return "the stored body of record '\(id)' is not a JSON object"
         case .unknownTable(let table): return "the table '\(table)' was not prepared"
+        case .missingResult: return "the repository returned no result for a write"
         }
     }
 }

@@ -16,6 +16,9 @@ struct ServerOptions: ParsableArguments {
     @Flag(help: "Print no progress on standard error.")
     var quiet = false
 
+    @Flag(name: .customLong("no-batch"), help: "Push one request per operation even when the server offers batches.")
+    var noBatch = false
+
     func syncOptions(pageSize: Int? = nil, allowMassDelete: Bool = false, evict: Bool = false) throws -> SyncOptions {
         var policy: StoreSettings.ConflictPolicy?
         if let conflictPolicy {
@@ -28,7 +31,7 @@ struct ServerOptions: ParsableArguments {
         if let pageSize, pageSize < 1 { throw ValidationError("--page-size must be at least 1") }
         return SyncOptions(conflictPolicy: policy, timeout: timeout, retryPolicy: RetryPolicy(maximumAttempts: attempts),
                            pageSize: pageSize, allowMassDelete: allowMassDelete, evict: evict,
-                           progress: ProgressDisplay.reporter(quiet: quiet))
+                           progress: ProgressDisplay.reporter(quiet: quiet), batch: !noBatch)
     }
 }
 
@@ -59,6 +62,9 @@ enum SyncReportText {
             "waiting": .array(report.waiting.map { .string($0.description) }),
             "problems": .array(report.problems.map { .string($0.description) }),
             "requests": .integer(Int64(report.requests)),
+            "batched": .bool(report.batched),
+            "bytesSent": .integer(Int64(report.traffic.bytesSent)),
+            "bytesReceived": .integer(Int64(report.traffic.bytesReceived)),
         ]
     }
 

@@ -1,0 +1,215 @@
+/// The bodies of the batch extension (``ProtocolExtension/batch``): `POST /batch` carries an ordered list of
+/// operations across tables, and the answer lists one result per operation, in the same order.
+///
+/// Each operation is what one single request would be, and its result is what that request would answer:
+///
+/// ```json
+/// {"operations": [
+///   {"op": "insert", "table": "todo", "item": {"id": "a", "text": "milk"}},
+///   {"op": "replace", "table": "todo", "id": "b", "version": "AAAAAAAAB9E=", "item": {"id": "b", "text": "eggs"}},
+///   {"op": "delete", "table": "todo", "id": "c", "version": "AAAAAAAAB9I="}
+/// ]}
+/// ```
+/// ```json
+/// {"results": [
+///   {"status": 201, "body": {"id": "a", "text": "milk", "version": "…", …}},
+///   {"status": 412, "body": {"id": "b", "text": "bread", "version": "…", …}},
+///   {"status": 204}
+/// ]}
+/// ```
+public enum BatchEnvelope {
+    /// The member of the request that holds the operations.
+    public static let operationsMember = "operations"
+    /// The member of the response that holds the results.
+    public static let resultsMember = "results"
+}
+
+/// One operation of a batch: the equivalent of one `POST`, `PUT`, `PATCH` or `DELETE` on a table.
+public struct BatchOperation: Sendable, Equatable {
+    /// Which single request the operation stands for.
+    public enum Kind: String, Sendable, CaseIterable {
+        /// `POST /tables/{table}`.
+        case insert
+        /// `PUT /tables/{table}/{id}`: replaces the record's properties.
+        case replace
+        /// `PATCH /tables/{table}/{id}`: merges the item's properties into the record.
+        case merge
+        /// `DELETE /tables/{table}/{id}`.
+        case delete
+    }
+
+    /// What the operation does.
+    public var kind: Kind
+    /// The table it writes to.
+    public var table: String
+    /// The record's id: required for every kind but `insert` (whose id, if any, is in `item`).
+    public var id: String?
+    /// The precondition: the operation applies only while the record has this `version` (`If-Match`).
+    public var version: String?
+    /// The request body of an insert, replace or merge.
+    public var item: JSONValue?
+
+    /// An operation; see the members for what each argument means.
+    public init(kind: Kind, table: String, id: String? = nil, version: String? = nil, item: JSONValue? = nil) {
+        self.kind = kind
+        self.table = table
+        self.id = id
+        self.version = version
+        self.item = item
+    }
+
+    /// The operation as its JSON object in the request.
+    public var json: JSONValue {
+        var members: [String: JSONValue] = ["op": .string(kind.rawValue), "table": .string(table)]
+        if let id { members["id"] = .string(id) }
+        if let version { members["version"] = .string(version) }
+        if let item { members["item"] = item }
+        return .object(members)
+    }
+
+    /// Reads one operation; `index` places it in error messages.
+    public static func parse(_ value: JSONValue, index: Int) throws(BatchEnvelopeError) -> BatchOperation {
+        let place = "\(BatchEnvelope.operationsMember)[\(index)]"
+        guard case .object(let members) = value else { throw BatchEnvelopeError("\(place) must be an object, not \(value.typeName)") }
+        for name in members.keys where !["op", "table", "id", "version", "item"].contains(name) {
+            throw BatchEnvelopeError("\(place) has an unknown member \"\(name)\"; use op, table, id, version and item")
+        }
+        guard let kindText = members["op"]?.stringValue, let kind = Kind(rawValue: kindText) else {
+            throw BatchEnvelopeError("\(place).op must be one of \(Kind.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        guard let table = members["table"]?.stringValue else { throw BatchEnvelopeError("\(place).table must be a string") }
+        func optionalString(_ name: String) throws(BatchEnvelopeError) -> String? {
+            guard let member = members[name], !member.isNull else { return nil }
+            guard let text = member.stringValue else { throw BatchEnvelopeError("\(place).\(name) must be a string") }
+            return text
+        }
+        let id = try optionalString("id")
+        let version = try optionalString("version")
+        let item = members["item"].flatMap { $0.isNull ? nil : $0 }
+        if kind != .insert, id == nil { throw BatchEnvelopeError("\(place).id is required for \(kind.rawValue)") }
+        if kind != .delete, item == nil { throw BatchEnvelopeError("\(place).item is required for \(kind.rawValue)") }
+        if kind == .insert, version != nil { throw BatchEnvelopeError("\(place).version has no meaning for insert") }
+        return BatchOperation(kind: kind, table: table, id: id, version: version, item: item)
+    }
+}
+
+/// The request body of `POST /batch`.
+public struct BatchRequest: Sendable, Equatable {
+    /// The operations, applied in this order, each on its own.
+    public var operations: [BatchOperation]
+
+    /// A request carrying `operations`.
+    public init(operations: [BatchOperation]) { self.operations = operations }
+
+    /// The request body.
+    public var json: JSONValue { .object([BatchEnvelope.operationsMember: .array(operations.map(\.json))]) }
+
+    /// Reads a request body; the error names the member at fault.
+    public static func parse(_ value: JSONValue) throws(BatchEnvelopeError) -> BatchRequest {
+        guard case .object(let members) = value, case .array(let elements)? = members[BatchEnvelope.operationsMember],
+              members.count == 1 else {
+            throw BatchEnvelopeError("the batch must be an object with one member \"\(BatchEnvelope.operationsMember)\", an array of operations")
+        }
+        var operations: [BatchOperation] = []
+        operations.reserveCapacity(elements.count)
+        for (index, element) in elements.enumerated() { operations.append(try BatchOperation.parse(element, index: index)) }
+        return BatchRequest(operations: operations)
+    }
+}
+
+/// What one operation of a batch got: the status and body the equivalent single request would have got.
+public struct BatchResult: Sendable, Equatable {
+    /// The HTTP status of the single request (201, 200, 204, 409, 412, 404, 410, 400, …).
+    public var status: Int
+    /// Its body: the record, the server's copy (409, 412), `{"error": …}`, or `nil` when it has none (204).
+    public var body: JSONValue?
+
+    /// A result; see the members.
+    public init(status: Int, body: JSONValue?) {
+        self.status = status
+        self.body = body
+    }
+
+    /// The result as its JSON object in the response.
+    public var json: JSONValue {
+        var members: [String: JSONValue] = ["status": .integer(Int64(status))]
+        if let body { members["body"] = body }
+        return .object(members)
+    }
+
+    /// Reads one result; `index` places it in error messages.
+    public static func parse(_ value: JSONValue, index: Int) throws(BatchEnvelopeError) -> BatchResult {
+        let place = "\(BatchEnvelope.resultsMember)[\(index)]"
+        guard case .object(let members) = value, let status = members["status"]?.integerValue, (100...599).contains(status) else {
+            throw BatchEnvelopeError("\(place) must be an object with an HTTP \"status\"")
+        }
+        return BatchResult(status: Int(status), body: members["body"].flatMap { $0.isNull ? nil : $0 })
+    }
+}
+
+/// The response body of `POST /batch`.
+public struct BatchResponse: Sendable, Equatable {
+    /// One result per operation, in the request's order.
+    public var results: [BatchResult]
+
+    /// A response carrying `results`.
+    public init(results: [BatchResult]) { self.results = results }
+
+    /// The response body.
+    public var json: JSONValue { .object([BatchEnvelope.resultsMember: .array(results.map(\.json))]) }
+
+    /// Reads a response body; `expectedCount` is the number of operations sent.
+    public static func parse(_ value: JSONValue, expectedCount: Int) throws(BatchEnvelopeError) -> BatchResponse {
+        guard case .array(let elements)? = value[BatchEnvelope.resultsMember] else {
+            throw BatchEnvelopeError("the batch answer must be an object with an array \"\(BatchEnvelope.resultsMember)\"")
+        }
+        guard elements.count == expectedCount else {
+            throw BatchEnvelopeError("the batch answer holds \(elements.count) results for \(expectedCount) operations")
+        }
+        var results: [BatchResult] = []
+        results.reserveCapacity(elements.count)
+        for (index, element) in elements.enumerated() { results.append(try BatchResult.parse(element, index: index)) }
+        return BatchResponse(results: results)
+    }
+}
+
+/// A batch body that does not have the envelope's shape; the message names the member at fault.
+public struct BatchEnvelopeError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What is wrong and where, e.g. `operations[3].id is required for replace`.
+    public var message: String
+
+    /// An error saying `message`.
+    public init(_ message: String) { self.message = message }
+
+    public var description: String { message }
+}
+
+/// How much one batch may carry, as a server announces it in its health document (`GET /health`, member
+/// `batch`): `{"maxOperations": 1000, "maxBytes": 16777216}`. A larger batch is refused with 413.
+public struct BatchLimits: Sendable, Equatable {
+    /// The member of the health document that holds the limits.
+    public static let healthMember = "batch"
+
+    /// Operations per request.
+    public var maxOperations: Int
+    /// Bytes of the request body, after gzip decompression.
+    public var maxBytes: Int
+
+    /// Limits of `maxOperations` operations and `maxBytes` bytes.
+    public init(maxOperations: Int, maxBytes: Int) {
+        self.maxOperations = maxOperations
+        self.maxBytes = maxBytes
+    }
+
+    /// The limits as their JSON object.
+    public var json: JSONValue {
+        ["maxOperations": .integer(Int64(maxOperations)), "maxBytes": .integer(Int64(maxBytes))]
+    }
+
+    /// The limits in a health document, or `nil` when it announces none.
+    public static func parse(healthDocument: JSONValue) -> BatchLimits? {
+        guard let limits = healthDocument[healthMember], let operations = limits["maxOperations"]?.integerValue,
+              let bytes = limits["maxBytes"]?.integerValue, operations > 0, bytes > 0 else { return nil }
+        return BatchLimits(maxOperations: Int(operations), maxBytes: Int(bytes))
+    }
+}

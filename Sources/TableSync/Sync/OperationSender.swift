@@ -1,0 +1,92 @@
+import SyncProtocol
+
+/// One operation as it goes to the server: the journal entry, the content sent, and the version it applies on.
+struct OutgoingOperation: Sendable {
+    var operation: PendingOperation
+    /// The record's content as read from its file (`nil` for a delete).
+    var sent: [String: JSONValue]?
+    /// SHA-256 of the file's bytes when read, so the write-back never overwrites a newer edit.
+    var sentHash: String?
+    /// The version the change applies on (`If-Match`); `nil` for an insert.
+    var baseVersion: String?
+}
+
+/// How operations reach the server. Both ways answer with the outcome of each operation, classified by the
+/// same ``PushOutcome/classify(kind:sent:status:body:fallbackMessage:notFoundStatuses:)``, so the push
+/// reconciles them with one code path.
+protocol OperationSender: Sendable {
+    /// The outcome of each of `operations`, in order, and what went over the wire. Throws ``SyncError`` when the
+    /// link fails or the server refuses the request as a whole; the operations may or may not have been applied.
+    func send(_ operations: [OutgoingOperation]) async throws -> (outcomes: [PushOutcome], traffic: WireTraffic)
+}
+
+/// The table protocol as every server speaks it: one request per operation.
+struct SingleRequestSender: OperationSender {
+    let client: TableClient
+
+    func send(_ operations: [OutgoingOperation]) async throws -> (outcomes: [PushOutcome], traffic: WireTraffic) {
+        var outcomes: [PushOutcome] = []
+        var traffic = WireTraffic()
+        for outgoing in operations {
+            let operation = outgoing.operation
+            let response: HTTPResponse
+            var body: [UInt8] = []
+            switch operation.kind {
+            case .insert:
+                body = CanonicalJSON.encode(.object(outgoing.sent ?? [:]), style: .compact)
+                response = try await client.insert(table: operation.table, body: body)
+            case .update:
+                body = CanonicalJSON.encode(.object(outgoing.sent ?? [:]), style: .compact)
+                response = try await client.update(table: operation.table, id: operation.id, body: body, baseVersion: outgoing.baseVersion)
+            case .delete:
+                response = try await client.delete(table: operation.table, id: operation.id, baseVersion: outgoing.baseVersion)
+            }
+            traffic += WireTraffic(requests: 1, bytesSent: body.count, bytesReceived: response.wireBodySize)
+            outcomes.append(PushOutcome.classify(kind: operation.kind, sent: outgoing.sent, response: response))
+        }
+        return (outcomes, traffic)
+    }
+}
+
+/// The batch extension: all operations in one `POST /batch`, gzip-compressed when the server accepts it.
+struct BatchSender: OperationSender {
+    let client: TableClient
+    /// The zlib level for request bodies; `nil` sends them uncompressed.
+    let gzipLevel: Int32?
+
+    func send(_ operations: [OutgoingOperation]) async throws -> (outcomes: [PushOutcome], traffic: WireTraffic) {
+        let request = BatchRequest(operations: operations.map { Self.batchOperation($0, apiVersion: client.apiVersion) })
+        let (response, traffic) = try await client.batch(request, gzipLevel: gzipLevel)
+        var outcomes: [PushOutcome] = []
+        outcomes.reserveCapacity(operations.count)
+        for (index, (outgoing, result)) in zip(operations, response.results).enumerated() {
+            // A server fault on one operation is a failure of the link, as it is for a single request.
+            if result.status >= 500 {
+                throw SyncError.unreachable(url: client.http.baseURL, reason: "HTTP \(result.status) for operation \(index + 1) of a batch")
+            }
+            outcomes.append(PushOutcome.classify(kind: outgoing.operation.kind, sent: outgoing.sent, status: result.status, body: result.body))
+        }
+        return (outcomes, traffic)
+    }
+
+    /// The batch operation standing for the single request the operation would make: an update merges in v2
+    /// (PATCH) and replaces in v3 (PUT).
+    static func batchOperation(_ outgoing: OutgoingOperation, apiVersion: Int) -> BatchOperation {
+        let operation = outgoing.operation
+        switch operation.kind {
+        case .insert:
+            return BatchOperation(kind: .insert, table: operation.table, item: .object(outgoing.sent ?? [:]))
+        case .update:
+            return BatchOperation(kind: apiVersion == 2 ? .merge : .replace, table: operation.table, id: operation.id,
+                                  version: outgoing.baseVersion, item: .object(outgoing.sent ?? [:]))
+        case .delete:
+            return BatchOperation(kind: .delete, table: operation.table, id: operation.id, version: outgoing.baseVersion)
+        }
+    }
+}
+
+extension HTTPResponse {
+    /// The size of the body as it crossed the wire: `Content-Length` (the compressed size when the transport
+    /// decompressed it), else the body's size.
+    var wireBodySize: Int { header("Content-Length").flatMap(Int.init) ?? body.count }
+}

@@ -1,0 +1,34 @@
+import SyncProtocol
+
+/// What a server offers beyond the table protocol, as it advertises it (nothing, for a stock Azure Mobile Apps
+/// or Datasync server).
+struct ServerFeatures: Sendable, Equatable {
+    /// The extensions advertised in `X-TableSync-Extensions`.
+    var extensions: Set<ProtocolExtension> = []
+    /// The batch limits announced in the health document, when there are any.
+    var batchLimits: BatchLimits?
+}
+
+/// What a push put on the wire: requests made and body bytes each way, as transferred (after compression).
+public struct WireTraffic: Sendable, Equatable {
+    /// Requests made for operations.
+    public var requests = 0
+    /// Request body bytes sent.
+    public var bytesSent = 0
+    /// Response body bytes received.
+    public var bytesReceived = 0
+
+    /// Traffic of `requests` requests with these body sizes.
+    public init(requests: Int = 0, bytesSent: Int = 0, bytesReceived: Int = 0) {
+        self.requests = requests
+        self.bytesSent = bytesSent
+        self.bytesReceived = bytesReceived
+    }
+
+    /// Adds `other` to this traffic.
+    public static func += (lhs: inout WireTraffic, rhs: WireTraffic) {
+        lhs.requests += rhs.requests
+        lhs.bytesSent += rhs.bytesSent
+        lhs.bytesReceived += rhs.bytesReceived
+    }
+}

@@ -1,0 +1,75 @@
+import HTTPTypes
+import Hummingbird
+import SyncProtocol
+
+extension TableRoutes {
+    /// `POST /batch` (``ProtocolExtension/batch``): applies each operation of a ``BatchRequest`` as its single
+    /// request would be applied, through the same plans, and answers one ``BatchResult`` per operation in order.
+    ///
+    /// The operations run in one database transaction, so a batch costs one commit, but each is decided on its
+    /// own: a refused operation (409, 412, 404, 400, …) changes nothing and the others go on. The batch as a
+    /// whole is refused only when its envelope is malformed (400), it is too large (413: more than
+    /// `maxOperations` operations, or a body above the size limit), or the database fails (500, nothing applied).
+    func batch(_ request: Request, maxOperations: Int) async throws -> Response {
+        let version = try Self.protocolVersion(request, query: try QueryString(request.uri.query))
+        let batch: BatchRequest
+        do {
+            batch = try BatchRequest.parse(try await readBody(request))
+        } catch let error as BatchEnvelopeError {
+            throw ProtocolError.badRequest(error.message)
+        }
+        guard batch.operations.count <= maxOperations else {
+            throw ProtocolError(status: .contentTooLarge, message:
+                "the batch holds \(batch.operations.count) operations, more than this server's limit of \(maxOperations) per request")
+        }
+        var results = [BatchResult?](repeating: nil, count: batch.operations.count)
+        var planned: [(index: Int, plan: PlannedWrite)] = []
+        planned.reserveCapacity(batch.operations.count)
+        for (index, operation) in batch.operations.enumerated() {
+            do throws(ProtocolError) {
+                planned.append((index, try plan(operation, version: version)))
+            } catch {
+                results[index] = Self.result(error)
+            }
+        }
+        let outcomes = try await repository.write(planned.map(\.plan.write))
+        for ((index, plan), outcome) in zip(planned, outcomes) {
+            do {
+                let answer = try plan.answer(try outcome.get())
+                results[index] = BatchResult(status: Int(answer.status.code), body: answer.record?.json())
+            } catch let error as ProtocolError {
+                results[index] = Self.result(error)
+            }
+        }
+        return writer.json(BatchResponse(results: results.compactMap { $0 }).json, status: .ok, request: request)
+    }
+
+    /// The plan of the single request that `operation` stands for.
+    private func plan(_ operation: BatchOperation, version: ProtocolVersion) throws(ProtocolError) -> PlannedWrite {
+        guard let table = table(named: operation.table) else {
+            throw ProtocolError.notFound("there is no table '\(operation.table)' on this server")
+        }
+        let ifMatch = operation.version.map(IfMatch.init(version:))
+        let body = operation.item ?? .null
+        switch operation.kind {
+        case .insert:
+            return try Self.planInsert(table: table, body: body)
+        case .replace, .merge:
+            return try Self.planUpdate(table: table, id: try Self.recordID(operation), body: body, ifMatch: ifMatch,
+                                       version: version, merge: operation.kind == .merge)
+        case .delete:
+            return Self.planDelete(table: table, id: try Self.recordID(operation), ifMatch: ifMatch, version: version)
+        }
+    }
+
+    private static func recordID(_ operation: BatchOperation) throws(ProtocolError) -> String {
+        guard let id = operation.id else { throw ProtocolError.badRequest("the operation has no record id") }
+        if let problem = RecordID.problem(with: id) { throw ProtocolError.badRequest("id '\(id)' is not allowed: \(problem)") }
+        return id
+    }
+
+    /// The result of a refused operation: the status and body its single request would have got.
+    private static func result(_ error: ProtocolError) -> BatchResult {
+        BatchResult(status: Int(error.status.code), body: error.body)
+    }
+}

@@ -1,0 +1,58 @@
+import SyncProtocol
+import Testing
+
+/// The batch envelope: what client and server exchange on `POST /batch`.
+struct BatchEnvelopeTests {
+    @Test("requests and responses read back what was written")
+    func roundTrip() throws {
+        let request = BatchRequest(operations: [
+            BatchOperation(kind: .insert, table: "todo", item: ["id": "a", "text": "milk"]),
+            BatchOperation(kind: .replace, table: "todo", id: "b", version: "AAAAAAAAB9E=", item: ["id": "b"]),
+            BatchOperation(kind: .merge, table: "notes", id: "c", item: ["n": 1]),
+            BatchOperation(kind: .delete, table: "todo", id: "d", version: "AAAAAAAAB9I="),
+        ])
+        let encoded = CanonicalJSON.encode(request.json, style: .compact)
+        #expect(try BatchRequest.parse(try JSONParser.parse(encoded)) == request)
+        let response = BatchResponse(results: [
+            BatchResult(status: 201, body: ["id": "a"]), BatchResult(status: 412, body: ["id": "b"]),
+            BatchResult(status: 404, body: ["error": "there is no record 'c'"]), BatchResult(status: 204, body: nil),
+        ])
+        #expect(try BatchResponse.parse(response.json, expectedCount: 4) == response)
+    }
+
+    @Test("a malformed request is refused with the member at fault", arguments: [
+        (#"[]"#, "an object with one member \"operations\""),
+        (#"{"operations": {}}"#, "an object with one member \"operations\""),
+        (#"{"operations": [], "extra": 1}"#, "an object with one member \"operations\""),
+        (#"{"operations": [5]}"#, "operations[0] must be an object"),
+        (#"{"operations": [{"op": "upsert", "table": "t"}]}"#, "operations[0].op must be one of insert, replace, merge, delete"),
+        (#"{"operations": [{"op": "delete", "id": "a"}]}"#, "operations[0].table must be a string"),
+        (#"{"operations": [{"op": "insert", "table": "t", "item": {}}, {"op": "delete", "table": "t"}]}"#, "operations[1].id is required for delete"),
+        (#"{"operations": [{"op": "replace", "table": "t", "id": "a"}]}"#, "operations[0].item is required for replace"),
+        (#"{"operations": [{"op": "insert", "table": "t", "item": {}, "version": "v"}]}"#, "operations[0].version has no meaning for insert"),
+        (#"{"operations": [{"op": "delete", "table": "t", "id": 5}]}"#, "operations[0].id must be a string"),
+        (#"{"operations": [{"op": "delete", "table": "t", "id": "a", "If-Match": "v"}]}"#, "operations[0] has an unknown member \"If-Match\""),
+    ])
+    func malformedRequest(text: String, message: String) throws {
+        let error = #expect(throws: BatchEnvelopeError.self) { try BatchRequest.parse(try JSONParser.parse(text)) }
+        #expect(error?.message.contains(message) == true, "\(error?.message ?? "no error")")
+    }
+
+    @Test("a response must hold one result per operation, each with a status")
+    func malformedResponse() throws {
+        let two: JSONValue = ["results": [["status": 200], ["status": 204]]]
+        #expect(throws: BatchEnvelopeError("the batch answer holds 2 results for 3 operations")) {
+            try BatchResponse.parse(two, expectedCount: 3)
+        }
+        #expect(throws: BatchEnvelopeError.self) { try BatchResponse.parse(["results": [["status": "ok"]]], expectedCount: 1) }
+        #expect(throws: BatchEnvelopeError.self) { try BatchResponse.parse(["items": []], expectedCount: 0) }
+    }
+
+    @Test("limits are read from the health document when it has them")
+    func limits() {
+        let limits = BatchLimits(maxOperations: 1000, maxBytes: 4096)
+        #expect(BatchLimits.parse(healthDocument: ["status": "ok", "batch": limits.json]) == limits)
+        #expect(BatchLimits.parse(healthDocument: ["status": "ok"]) == nil)
+        #expect(BatchLimits.parse(healthDocument: ["batch": ["maxOperations": 0, "maxBytes": 10]]) == nil)
+    }
+}
