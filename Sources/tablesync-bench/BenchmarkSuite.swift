@@ -108,11 +108,13 @@ struct BenchmarkSuite {
         let floorDirectory = work + "/floor", stockStore = work + "/stock-store"
         var floorRates: [Double] = [], pullRates: [Double] = [], stockRates: [Double] = [], memory: [Double] = []
         for run in 1...runs {
-            progress("P1 run \(run)/\(runs): SDK paging (ge + $skip, 50 a page)")
-            try freshStore(stockStore, remote: server.url, table: Self.mainTable)
+            // On the small table: at 50 records a page the SDKs' way takes minutes for the main one, and its rate
+            // is set by the cost of a page, not by the size of the table.
+            progress("P1 run \(run)/\(runs): SDK paging (ge + $skip, 50 a page), \(configuration.smallRecords) records")
+            try freshStore(stockStore, remote: server.url, table: Self.smallTable)
             let stock = try ChildProcess.run(configuration.binaries + "/tablesync-bench",
-                                             ["stock-pull", "-C", stockStore, Self.mainTable, "--query-id", Self.queryID])
-            stockRates.append(Double(records) / stock.seconds)
+                                             ["stock-pull", "-C", stockStore, Self.smallTable, "--query-id", Self.queryID])
+            stockRates.append(Double(configuration.smallRecords) / stock.seconds)
             try remove(stockStore)
 
             progress("P1 run \(run)/\(runs): disk floor")
@@ -140,7 +142,7 @@ struct BenchmarkSuite {
                                       baseline: floorSample, target: "≥ 15,000/s, ≥ 0.75×",
                                       met: pull.median >= 15_000 && pull.median / floorSample.median >= 0.75))
         results.rows.append(ResultRow(id: "P1", what: "initial pull, tablesync pull (\(records) records)", unit: "records/s",
-                                      value: pull, baselineName: "our client in SDK mode: ge + $skip, 50/page",
+                                      value: pull, baselineName: "SDK mode: ge + $skip, 50/page (small table)",
                                       baseline: Sample(stockRates), target: nil, met: nil))
         initialPullRates = pull
         initialPullMemory = Sample(memory)
