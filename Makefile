@@ -28,5 +28,9 @@ demo: deps
 bench: deps
 	@scripts/bench.sh
 
+# A tiny data set on the debug build: seconds once built; proves the benchmarks still run (CI may call it).
+bench-smoke: deps
+	@scripts/bench.sh smoke
+
 clean:
 	rm -rf .build .build-*

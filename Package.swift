@@ -58,6 +58,17 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // `make bench`: the benchmarks and their same-run baselines, driving the release binaries (scripts/bench.sh).
+        .executableTarget(
+            name: "tablesync-bench",
+            dependencies: [
+                "TableSync",
+                "TableSyncServer",
+                "SyncProtocol",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ]
+        ),
         // Helpers every test target shares: temporary directories, seeded randomness, processes, a live server.
         .target(
             name: "TestSupport",

@@ -94,6 +94,15 @@ public actor SyncContext {
 
     func setIndex(_ index: StatIndex, for table: String) { indexes[table] = index }
 
+    /// The table's index moved out of the cache, so that changing it does not copy every entry (a copy the
+    /// cache would force on each page of a pull). Put it back with ``setIndex(_:for:)``; if it is not (an
+    /// error), the next ``index(_:)`` loads it from disk.
+    func takeIndex(_ table: String) throws -> StatIndex {
+        let index = try self.index(table)
+        indexes[table] = nil
+        return index
+    }
+
     func saveJournal() throws { try journal.save(layout: layout) }
 
     private static func readSettingsFile(_ layout: StoreLayout) throws -> [UInt8] {

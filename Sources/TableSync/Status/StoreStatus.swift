@@ -68,7 +68,7 @@ extension SyncContext {
     func applySynced(table: String, records: [[String: JSONValue]], removals: [String] = [],
                      guard localGuard: SyncedRecordWriter.LocalGuard = .none) throws -> SyncedRecordWriter.Outcome {
         try requireWritable()
-        var index = try index(table)
+        var index = try takeIndex(table)
         let outcome = try SyncedRecordWriter(layout: layout).apply(table: table, records: records, removals: removals,
                                                                    guard: localGuard, index: &index)
         setIndex(index, for: table)

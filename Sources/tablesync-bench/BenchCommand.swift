@@ -1,0 +1,76 @@
+import ArgumentParser
+import Foundation
+import TableSync
+
+/// `tablesync-bench`: TableSync's benchmarks, each figure beside a baseline measured in the same run
+/// (`make bench`, `make bench-smoke`; see scripts/bench.sh).
+@main
+struct BenchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "tablesync-bench",
+        abstract: "TableSync's benchmarks, each figure beside a baseline measured in the same run.",
+        subcommands: [RunCommand.self, StockPullCommand.self],
+        defaultSubcommand: RunCommand.self
+    )
+}
+
+/// `tablesync-bench run`: every benchmark, printed as one table and written as JSON.
+struct RunCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run every benchmark against the release binaries in --bin and print the table."
+    )
+
+    @Option(help: "Directory holding the release binaries tablesync and tablesync-server.") var bin: String
+    @Option(help: "A scratch directory (emptied first) for the server's database and the stores.") var work: String
+    @Option(help: "Where to write the results as JSON.") var output: String
+    @Option(help: "Records in the main table (P1, P2, P3, P5, P6, P7).") var records = 100_000
+    @Option(help: "Records in the small table, the second point of the memory curve (P4).") var smallRecords = 10_000
+    @Option(help: "Updates pushed (P3).") var pushRecords = 10_000
+    @Option(help: "Records changed on the server before an incremental pull (P7).") var changedRecords = 1_000
+    @Option(help: "Files edited by hand before status (P2).") var editedFiles = 100
+    @Option(help: "Runs of each benchmark.") var runs = 3
+
+    func validate() throws {
+        guard records >= 10, runs >= 1 else { throw ValidationError("--records must be at least 10 and --runs at least 1") }
+        guard smallRecords >= 1, smallRecords <= records else { throw ValidationError("--small-records must be 1 … --records") }
+        guard pushRecords >= 1, pushRecords * 2 <= records, editedFiles >= 1, editedFiles <= records else {
+            throw ValidationError("--push-records must be 1 … half of --records, --edited-files 1 … --records")
+        }
+        guard changedRecords >= 1, changedRecords * runs <= records else {
+            throw ValidationError("--changed-records × --runs must be at most --records")
+        }
+    }
+
+    func run() async throws {
+        let configuration = BenchmarkSuite.Configuration(
+            binaries: bin, work: work, records: records, smallRecords: smallRecords, pushRecords: pushRecords,
+            changedRecords: changedRecords, editedFiles: editedFiles, runs: runs)
+        var suite = BenchmarkSuite(configuration: configuration)
+        let table = try await suite.run()
+        print(table.text())
+        try Data(table.json()).write(to: URL(fileURLWithPath: output))
+        print("\nwritten to \(output)")
+    }
+}
+
+/// `tablesync-bench stock-pull`: a pull the way the Azure SDKs page (`updatedAt ge T` with `$skip`, 50 records
+/// a page), through the TableSync library; run as a child process so it is timed like `tablesync pull`.
+struct StockPullCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "stock-pull",
+        abstract: "Pull TABLE into STORE with the Azure SDKs' paging (ge + $skip, page size 50).",
+        shouldDisplay: false
+    )
+
+    @Option(name: .customShort("C"), help: "The store.") var store: String
+    @Argument(help: "The table.") var table: String
+    @Option(help: "The query id.") var queryID: String
+
+    func run() async throws {
+        let context = try SyncContext(directory: store, purpose: "tablesync-bench stock-pull")
+        let report = try await context.pull(table: table, queryID: queryID,
+                                            options: SyncOptions(pageSize: 50, paging: .greaterOrEqualWithSkip))
+        print("written \(report.written) pages \(report.pages)")
+    }
+}

@@ -1,0 +1,373 @@
+import Foundation
+import SyncProtocol
+import TableSync
+
+/// The benchmarks of issue 6, in the order that lets each one set up the next: the JSON writers, then against
+/// one `tablesync-server` on SQLite the initial pull (P1) with its disk floor and the SDKs' paging, memory
+/// (P4), bytes on the wire (P5), `status` against `git status` (P2), push (P3), a sync with nothing to do
+/// (P6) and an incremental pull (P7). Every figure is a median over the runs, beside a baseline measured in
+/// the same run.
+struct BenchmarkSuite {
+    /// Sizes and places.
+    struct Configuration {
+        var binaries: String
+        var work: String
+        var records: Int
+        var smallRecords: Int
+        var pushRecords: Int
+        var changedRecords: Int
+        var editedFiles: Int
+        var runs: Int
+    }
+
+    let configuration: Configuration
+    let dataSet: DataSet
+    private var results: ResultTable
+    /// Each record of the main table exactly as the server sends it, in pull order.
+    private var served: [[String: JSONValue]] = []
+    /// Figures later benchmarks compare with: P1's pull rate (P7) and peak memory (P4).
+    private var initialPullRates = Sample([])
+    private var initialPullMemory = Sample([])
+    private let startedAt = Clock.now()
+
+    static let mainTable = "bench"
+    static let smallTable = "small"
+    static let queryID = "all"
+    /// The client's default page size, which the disk floor writes at.
+    static let pullPageSize = 1000
+
+    init(configuration: Configuration) {
+        self.configuration = configuration
+        dataSet = DataSet(count: configuration.records)
+        results = ResultTable(machine: Machine.description(), records: configuration.records, runs: configuration.runs)
+    }
+
+    private var work: String { configuration.work }
+    private var runs: Int { configuration.runs }
+    private var records: Int { configuration.records }
+
+    mutating func run() async throws -> ResultTable {
+        try remove(work)
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        served = (0..<records).map { ServerSeeder.servedRecord($0, dataSet: dataSet) }
+        progress("P0: CanonicalJSON.encode vs JSONEncoder")
+        try measureJSONWriters()
+
+        let database = work + "/server.sqlite"
+        progress("seeding the server with \(records) + \(configuration.smallRecords) records")
+        try await ServerSeeder.seed(database: database, tables: [(Self.mainTable, records), (Self.smallTable, configuration.smallRecords)],
+                                    dataSet: dataSet)
+        let server = try ServerProcess(executable: configuration.binaries + "/tablesync-server", database: database,
+                                       tables: [Self.mainTable, Self.smallTable], logFile: work + "/server.log")
+        defer { server.stop() }
+        let store = work + "/store"
+        try measureInitialPull(server: server, store: store)
+        try measureSmallPullMemory(server: server)
+        let proxy = try CountingProxy(upstreamPort: server.port)
+        defer { proxy.stop() }
+        let wireStore = work + "/wire-store"
+        try measurePullWire(proxy: proxy, store: wireStore)
+        try measureStatus(store: store)
+        try measurePush(store: store)
+        try measurePushWire(proxy: proxy, store: wireStore)
+        try measureNoChangeSync(store: store)
+        try await measureIncrementalPull(store: store, database: database)
+        results.notes.append("load average at the end: \(Machine.loadAverage()) (other processes share this machine)")
+        results.rows = results.rows.enumerated().sorted { ($0.element.id, $0.offset) < ($1.element.id, $1.offset) }.map(\.element)
+        return results
+    }
+
+    // MARK: - P0
+
+    private mutating func measureJSONWriters() throws {
+        let codable = served.map(CodableRecord.init)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        var canonical: [Double] = [], foundation: [Double] = []
+        var checksum = 0
+        for _ in 0..<runs {
+            var start = Clock.now()
+            for record in served { checksum &+= CanonicalJSON.encode(.object(record)).count }
+            canonical.append(Double(records) / (Clock.now() - start))
+            start = Clock.now()
+            for record in codable { checksum &+= try encoder.encode(record).count }
+            foundation.append(Double(records) / (Clock.now() - start))
+        }
+        let ratio = Sample(canonical).median / Sample(foundation).median
+        results.rows.append(ResultRow(id: "P0", what: "CanonicalJSON.encode, one record file each", unit: "records/s",
+                                      value: Sample(canonical), baselineName: "JSONEncoder .prettyPrinted+.sortedKeys",
+                                      baseline: Sample(foundation), target: "≥ 1.0×", met: ratio >= 1))
+        results.notes.append("P0 encodes \(records) records per run (\(checksum / runs / 2) bytes of output each way, about)")
+    }
+
+    // MARK: - P1, P4 at full size
+
+    private mutating func measureInitialPull(server: ServerProcess, store: String) throws {
+        let files = served.map { (name: RecordFileName.fileName(for: $0[SystemProperty.id]!.stringValue!), bytes: CanonicalJSON.encode(.object($0))) }
+        let floor = DiskFloor(files: files, pageSize: Self.pullPageSize)
+        let floorDirectory = work + "/floor", stockStore = work + "/stock-store"
+        var floorRates: [Double] = [], pullRates: [Double] = [], stockRates: [Double] = [], memory: [Double] = []
+        for run in 1...runs {
+            // On the small table: at 50 records a page the SDKs' way takes minutes for the main one, and its rate
+            // is set by the cost of a page, not by the size of the table.
+            progress("P1 run \(run)/\(runs): SDK paging (ge + $skip, 50 a page), \(configuration.smallRecords) records")
+            try freshStore(stockStore, remote: server.url, table: Self.smallTable)
+            let stock = try ChildProcess.run(configuration.binaries + "/tablesync-bench",
+                                             ["stock-pull", "-C", stockStore, Self.smallTable, "--query-id", Self.queryID])
+            stockRates.append(Double(configuration.smallRecords) / stock.seconds)
+            try discard(stockStore)
+
+            progress("P1 run \(run)/\(runs): disk floor")
+            try discard(floorDirectory)
+            try FileManager.default.createDirectory(atPath: floorDirectory, withIntermediateDirectories: true)
+            floorRates.append(Double(records) / (try floor.run(directory: floorDirectory + "/files", temporaryDirectory: floorDirectory + "/tmp")))
+            try discard(floorDirectory)
+
+            progress("P1 run \(run)/\(runs): tablesync pull")
+            try freshStore(store, remote: server.url, table: Self.mainTable)
+            let pull = try tablesync(["-C", store, "pull", Self.mainTable, "--query-id", Self.queryID, "--json"])
+            try expect(pull, member: "written", equals: records)
+            pullRates.append(Double(records) / pull.seconds)
+            memory.append(Double(pull.peakResidentBytes) / 1_000_000)
+        }
+        for index in [0, records / 2, records - 1] {
+            let path = "\(store)/tables/\(Self.mainTable)/\(files[index].name)"
+            guard FileManager.default.contents(atPath: path).map(Array.init) == files[index].bytes else {
+                throw BenchError(what: "P1", detail: "\(path) differs from the disk floor's bytes; the floor would not write the same files")
+            }
+        }
+        let pull = Sample(pullRates), floorSample = Sample(floorRates)
+        results.rows.append(ResultRow(id: "P1", what: "initial pull, tablesync pull (\(records) records)", unit: "records/s",
+                                      value: pull, baselineName: "disk floor: same files, same fsync scheme",
+                                      baseline: floorSample, target: "≥ 15,000/s, ≥ 0.75×",
+                                      met: pull.median >= 15_000 && pull.median / floorSample.median >= 0.75))
+        results.rows.append(ResultRow(id: "P1", what: "initial pull, tablesync pull (\(records) records)", unit: "records/s",
+                                      value: pull, baselineName: "SDK mode: ge + $skip, 50/page (small table)",
+                                      baseline: Sample(stockRates), target: nil, met: nil))
+        initialPullRates = pull
+        initialPullMemory = Sample(memory)
+    }
+
+    private mutating func measureSmallPullMemory(server: ServerProcess) throws {
+        let store = work + "/small-store"
+        var memory: [Double] = []
+        for run in 1...runs {
+            progress("P4 run \(run)/\(runs): tablesync pull of \(configuration.smallRecords) records")
+            try freshStore(store, remote: server.url, table: Self.smallTable)
+            let pull = try tablesync(["-C", store, "pull", Self.smallTable, "--query-id", Self.queryID, "--json"])
+            try expect(pull, member: "written", equals: configuration.smallRecords)
+            memory.append(Double(pull.peakResidentBytes) / 1_000_000)
+        }
+        try discard(store)
+        let small = Sample(memory)
+        results.rows.append(ResultRow(id: "P4", what: "peak RSS of tablesync pull, \(configuration.smallRecords) records", unit: "MB",
+                                      value: small, target: "≤ 150 MB", met: small.max <= 150))
+        results.rows.append(ResultRow(id: "P4", what: "peak RSS of tablesync pull, \(records) records", unit: "MB",
+                                      value: initialPullMemory, baselineName: "the same at \(configuration.smallRecords) records",
+                                      baseline: small, target: "≤ 150 MB, ≤ 1.25×",
+                                      met: initialPullMemory.max <= 150 && initialPullMemory.median / small.median <= 1.25))
+    }
+
+    // MARK: - P5
+
+    private mutating func measurePullWire(proxy: CountingProxy, store: String) throws {
+        progress("P5: initial pull through the counting proxy")
+        try freshStore(store, remote: proxy.url, table: Self.mainTable)
+        proxy.reset()
+        let pull = try tablesync(["-C", store, "pull", Self.mainTable, "--query-id", Self.queryID, "--json"])
+        try expect(pull, member: "written", equals: records)
+        let counts = proxy.counts
+        let raw = served.reduce(0) { $0 + CanonicalJSON.encode(.object($1), style: .compact).count }
+        let wire = Double(counts.toServer + counts.toClient) / 1_000_000, rawMB = Double(raw) / 1_000_000
+        results.rows.append(ResultRow(id: "P5", what: "bytes on the wire, initial pull (both ways)", unit: "MB",
+                                      value: Sample([wire]), baselineName: "compact JSON of the records pulled",
+                                      baseline: Sample([rawMB]), target: "≤ 0.3×", met: wire / rawMB <= 0.3))
+        results.notes.append("P5 counts every byte through a TCP proxy on loopback (headers included; one run, not timed): pull \(counts.toServer) B to the server, \(counts.toClient) B back")
+    }
+
+    private mutating func measurePushWire(proxy: CountingProxy, store: String) throws {
+        progress("P5: push of \(configuration.pushRecords) updates through the counting proxy")
+        // The last records: P3 pushed the first ones from the other store, so this store's versions of those are stale.
+        let sent = try editRecords(store: store, indexes: (records - configuration.pushRecords)..<records) { $0["quantity"] = .integer(4_000_000) }
+        proxy.reset()
+        let push = try tablesync(["-C", store, "push", "--json"])
+        try expect(push, member: "applied", equals: configuration.pushRecords)
+        let counts = proxy.counts
+        let raw = sent.reduce(0) { $0 + CanonicalJSON.encode(.object($1), style: .compact).count }
+        let wire = Double(counts.toServer + counts.toClient) / 1_000_000, rawMB = Double(raw) / 1_000_000
+        results.rows.append(ResultRow(id: "P5", what: "bytes on the wire, push of \(configuration.pushRecords) updates (both ways)", unit: "MB",
+                                      value: Sample([wire]), baselineName: "compact JSON of the records pushed",
+                                      baseline: Sample([rawMB]), target: "≤ 0.3×", met: wire / rawMB <= 0.3))
+        results.notes.append("P5 push: \(counts.toServer) B to the server, \(counts.toClient) B back")
+    }
+
+    // MARK: - P2
+
+    private mutating func measureStatus(store: String) throws {
+        progress("P2: committing the store to git")
+        let identity = ["-c", "user.name=bench", "-c", "user.email=bench@localhost", "-c", "commit.gpgsign=false"]
+        try self.git(["init", "-q"], in: store)
+        try self.git(["add", "-A"], in: store)
+        try self.git(identity + ["commit", "-q", "-m", "pulled"], in: store)
+        _ = try editRecords(store: store, indexes: 0..<configuration.editedFiles) { record in
+            record["title"] = .string((record["title"]?.stringValue ?? "") + " (edited)")
+        }
+        // Warm: git refreshes its index once; both then read a warm page cache.
+        try self.git(["status", "--porcelain"], in: store)
+        try tablesync(["-C", store, "status", "--json"])
+        var gitTimes: [Double] = [], statusTimes: [Double] = []
+        for run in 1...runs {
+            progress("P2 run \(run)/\(runs)")
+            let gitStatus = try self.git(["status", "--porcelain"], in: store)
+            let changed = gitStatus.standardOutput.split(separator: "\n").count
+            guard changed == configuration.editedFiles else {
+                throw BenchError(what: "P2", detail: "git status lists \(changed) changes, expected \(configuration.editedFiles)")
+            }
+            gitTimes.append(gitStatus.seconds)
+            let status = try tablesync(["-C", store, "status", "--json"])
+            let edits = try JSONParser.parse(status.standardOutput)["handEdits"]?.arrayValue?.count ?? -1
+            guard edits == configuration.editedFiles else {
+                throw BenchError(what: "P2", detail: "tablesync status lists \(edits) hand edits, expected \(configuration.editedFiles)")
+            }
+            statusTimes.append(status.seconds)
+        }
+        try self.git(["checkout", "-q", "--", "tables"], in: store)
+        let status = Sample(statusTimes), gitSample = Sample(gitTimes)
+        results.rows.append(ResultRow(id: "P2", what: "tablesync status, \(configuration.editedFiles) files edited of \(records)", unit: "s",
+                                      value: status, baselineName: "git status on the same tree, index warm",
+                                      baseline: gitSample, target: "≤ 1.0×", met: status.median <= gitSample.median))
+    }
+
+    // MARK: - P3
+
+    private mutating func measurePush(store: String) throws {
+        var perVariant: [PushVariant: Sample] = [:]
+        let offered = PushVariant.offered(helpText: try tablesync(["push", "--help"]).standardOutput)
+        for variant in offered {
+            var rates: [Double] = []
+            for run in 1...runs {
+                progress("P3 run \(run)/\(runs): push of \(configuration.pushRecords) updates, \(variant.description)")
+                let value = Int64(2_000_000 + run * 10 + (variant == .batched ? 1 : 0))
+                _ = try editRecords(store: store, indexes: 0..<configuration.pushRecords) { $0["quantity"] = .integer(value) }
+                let push = try tablesync(["-C", store, "push", "--json"] + variant.arguments(offered: offered))
+                try expect(push, member: "applied", equals: configuration.pushRecords)
+                rates.append(Double(configuration.pushRecords) / push.seconds)
+            }
+            perVariant[variant] = Sample(rates)
+        }
+        let single = perVariant[.onePerOperation]!
+        results.rows.append(ResultRow(id: "P3", what: "push \(configuration.pushRecords) updates, one request each", unit: "ops/s",
+                                      value: single, target: nil, met: nil))
+        if let batched = perVariant[.batched] {
+            results.rows.append(ResultRow(id: "P3", what: "push \(configuration.pushRecords) updates, batched", unit: "ops/s",
+                                          value: batched, baselineName: "one request per operation", baseline: single,
+                                          target: "≥ 20×", met: batched.median / single.median >= 20))
+        } else {
+            results.notes.append("P3 batched: not measured; this tablesync has no batch pipeline yet (issue 5). The row appears once `tablesync push --help` offers --no-batch.")
+        }
+    }
+
+    // MARK: - P6
+
+    private mutating func measureNoChangeSync(store: String) throws {
+        progress("P6: sync with nothing to do (one warm-up sync first)")
+        try tablesync(["-C", store, "sync", "--json"])
+        var syncTimes: [Double] = [], statusTimes: [Double] = [], written: [Double] = []
+        var writtenNames: [String] = []
+        for run in 1...runs {
+            progress("P6 run \(run)/\(runs)")
+            statusTimes.append(try tablesync(["-C", store, "status", "--json"]).seconds)
+            let before = TreeSnapshot(root: store, excluding: [".tablesync", ".git"])
+            let sync = try tablesync(["-C", store, "sync", "--json"])
+            let changed = before.changedFiles(comparedWith: TreeSnapshot(root: store, excluding: [".tablesync", ".git"]))
+            written.append(Double(changed.count))
+            writtenNames += changed
+            syncTimes.append(sync.seconds)
+        }
+        let files = Sample(written), sync = Sample(syncTimes)
+        results.rows.append(ResultRow(id: "P6", what: "sync with nothing new: files written in the store", unit: "files",
+                                      value: files, target: "0", met: files.max == 0))
+        results.rows.append(ResultRow(id: "P6", what: "sync with nothing new: wall time (\(records) records)", unit: "s",
+                                      value: sync, baselineName: "tablesync status on the same clean store",
+                                      baseline: Sample(statusTimes), target: "≤ 1 s", met: sync.median <= 1))
+        if !writtenNames.isEmpty { results.notes.append("P6 wrote: \(Set(writtenNames).sorted().prefix(10).joined(separator: ", "))") }
+    }
+
+    // MARK: - P7
+
+    private mutating func measureIncrementalPull(store: String, database: String) async throws {
+        let changed = configuration.changedRecords
+        var rates: [Double] = []
+        for run in 0..<runs {
+            progress("P7 run \(run + 1)/\(runs): \(changed) records changed on the server, then an incremental pull")
+            try await ServerSeeder.touch(database: database, table: Self.mainTable, indexes: (run * changed)..<((run + 1) * changed),
+                                         dataSet: dataSet, value: Int64(3_000_000 + run))
+            let pull = try tablesync(["-C", store, "pull", Self.mainTable, "--query-id", Self.queryID, "--json"])
+            try expect(pull, member: "written", equals: changed)
+            rates.append(Double(changed) / pull.seconds)
+        }
+        results.rows.append(ResultRow(id: "P7", what: "incremental pull, \(changed) changed of \(records)", unit: "records/s",
+                                      value: Sample(rates), baselineName: "P1: initial pull rate", baseline: initialPullRates, target: nil, met: nil))
+    }
+
+    // MARK: - Helpers
+
+    /// Rewrites the record files of `indexes` in the main table as a person would (plain writes, no fsync),
+    /// changed by `change`; returns the records written.
+    private func editRecords(store: String, indexes: Range<Int>, change: (inout [String: JSONValue]) -> Void) throws -> [[String: JSONValue]] {
+        var written: [[String: JSONValue]] = []
+        for index in indexes {
+            let path = "\(store)/tables/\(Self.mainTable)/\(RecordFileName.fileName(for: dataSet.id(index)))"
+            guard let bytes = FileManager.default.contents(atPath: path), var record = try JSONParser.parse(Array(bytes)).objectValue else {
+                throw BenchError(what: "edit", detail: "cannot read \(path)")
+            }
+            change(&record)
+            let output = CanonicalJSON.encode(.object(record))
+            guard let handle = fopen(path, "w") else { throw BenchError(what: "edit", detail: "cannot write \(path)") }
+            fwrite(output, 1, output.count, handle)
+            fclose(handle)
+            written.append(record)
+        }
+        return written
+    }
+
+    private func freshStore(_ path: String, remote: String, table: String) throws {
+        try discard(path)
+        try tablesync(["-C", path, "init", "--remote", remote, "--table", table])
+    }
+
+    @discardableResult
+    private func tablesync(_ arguments: [String]) throws -> ChildRun {
+        try ChildProcess.run(configuration.binaries + "/tablesync", arguments)
+    }
+
+    @discardableResult
+    private func git(_ arguments: [String], in directory: String) throws -> ChildRun {
+        try ChildProcess.run("/usr/bin/env", ["git", "-C", directory] + arguments)
+    }
+
+    /// Moves `path` out of the way into the work directory's `discarded/`, removed with the work directory after
+    /// the run. Deleting 100,000 files between runs would slow the next run's file creation (ext4 skips
+    /// recently deleted inodes: `recently_deleted`, `find_inode_bit` fill a profile) and skew its figure.
+    private func discard(_ path: String) throws {
+        guard FileManager.default.fileExists(atPath: path) else { return }
+        let bin = work + "/discarded"
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+        try FileManager.default.moveItem(atPath: path, toPath: bin + "/\(UInt64.random(in: 0...UInt64.max))")
+    }
+
+    private func remove(_ path: String) throws {
+        try ChildProcess.run("/bin/rm", ["-rf", path])
+    }
+
+    private func expect(_ run: ChildRun, member: String, equals expected: Int) throws {
+        let value = try JSONParser.parse(run.standardOutput)[member]?.integerValue
+        guard value == Int64(expected) else {
+            throw BenchError(what: "tablesync", detail: "\"\(member)\" is \(value.map(String.init) ?? "missing"), expected \(expected): \(run.standardOutput.prefix(500))")
+        }
+    }
+
+    private func progress(_ message: String) {
+        FileHandle.standardError.write(Data("[bench \(String(format: "%6.1f", Clock.now() - startedAt))s] \(message)\n".utf8))
+    }
+}

@@ -1,0 +1,85 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+
+/// What one finished child process did: how it exited, how long it took, its peak resident memory and what it
+/// printed.
+struct ChildRun {
+    var exitStatus: Int32
+    var seconds: Double
+    /// The child's peak resident set (`ru_maxrss` from `wait4`, which is `VmHWM` at exit), in bytes.
+    var peakResidentBytes: Int
+    var standardOutput: String
+    var standardError: String
+}
+
+/// A step of the benchmarks failed: what, and why.
+struct BenchError: Error, CustomStringConvertible {
+    let what: String
+    let detail: String
+    var description: String { "\(what): \(detail)" }
+}
+
+/// Starts programs with `posix_spawn` and waits for them with `wait4`, which gives each child's own resource
+/// usage (so the peak memory is that of `tablesync`, not of the benchmark driver).
+enum ChildProcess {
+    /// Runs `executable` with `arguments` to completion; throws when it exits non-zero and `allowFailure` is false.
+    @discardableResult
+    static func run(_ executable: String, _ arguments: [String], allowFailure: Bool = false) throws -> ChildRun {
+        let outputPath = temporaryPath("out"), errorPath = temporaryPath("err")
+        defer {
+            unlink(outputPath)
+            unlink(errorPath)
+        }
+        let start = Clock.now()
+        let pid = try spawn(executable, arguments, standardOutput: outputPath, standardError: errorPath)
+        var status: Int32 = 0
+        var usage = rusage()
+        while wait4(pid, &status, 0, &usage) < 0 {
+            guard errno == EINTR else { throw BenchError(what: executable, detail: "wait4 failed: errno \(errno)") }
+        }
+        let seconds = Clock.now() - start
+        let exitStatus = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+        let run = ChildRun(exitStatus: exitStatus, seconds: seconds, peakResidentBytes: Int(usage.ru_maxrss) * 1024,
+                           standardOutput: (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "",
+                           standardError: (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? "")
+        if exitStatus != 0 && !allowFailure {
+            let command = ([executable] + arguments).joined(separator: " ")
+            throw BenchError(what: command, detail: "exit \(exitStatus): \(run.standardError)\(run.standardOutput.suffix(2000))")
+        }
+        return run
+    }
+
+    /// Starts `executable` without waiting; its output goes to the given files (or `/dev/null`).
+    static func spawn(_ executable: String, _ arguments: [String],
+                      standardOutput: String = "/dev/null", standardError: String = "/dev/null") throws -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, standardOutput, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_addopen(&actions, 2, standardError, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, executable, &actions, nil, argv, environ)
+        guard result == 0 else { throw BenchError(what: executable, detail: "posix_spawn failed: errno \(result)") }
+        return pid
+    }
+
+    private static func temporaryPath(_ suffix: String) -> String {
+        NSTemporaryDirectory() + "/tablesync-bench-\(getpid())-\(UInt64.random(in: 0...UInt64.max)).\(suffix)"
+    }
+}
+
+/// Monotonic seconds, for timing.
+enum Clock {
+    static func now() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+}

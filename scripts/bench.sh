@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# TableSync's benchmarks (issue 6): every figure beside a baseline measured in the same run.
+#   scripts/bench.sh          (make bench)        release build, 100,000 records, 3 runs each; bench-results/latest.json
+#   scripts/bench.sh smoke    (make bench-smoke)  debug build, a tiny data set, 1 run: proves the benchmarks still run
+# Sizes and runs come from the environment (defaults for the full run in brackets):
+#   BENCH_RECORDS [100000]  records in the main table (P1, P2, P3, P5, P6, P7)
+#   BENCH_SMALL_RECORDS [10000]  the second table, the other point of the memory curve (P4)
+#   BENCH_PUSH_RECORDS [10000]  updates pushed (P3)     BENCH_CHANGED_RECORDS [1000]  changed before P7
+#   BENCH_EDITED_FILES [100]  hand edits before status (P2)     BENCH_RUNS [3]  runs of each benchmark
+#   BENCH_CONFIG [release]  build configuration     BENCH_OUTPUT [bench-results/latest.json]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ "${1:-}" = smoke ]; then
+  : "${BENCH_RECORDS:=300}" "${BENCH_SMALL_RECORDS:=100}" "${BENCH_PUSH_RECORDS:=50}" "${BENCH_CHANGED_RECORDS:=20}"
+  : "${BENCH_EDITED_FILES:=10}" "${BENCH_RUNS:=1}" "${BENCH_CONFIG:=debug}" "${BENCH_OUTPUT:=bench-results/smoke.json}"
+fi
+config="${BENCH_CONFIG:-release}"
+
+echo "building ($config)" >&2
+swift build -c "$config" >&2
+bin="$(swift build -c "$config" --show-bin-path)"
+work="$(mktemp -d "${TMPDIR:-/tmp}/tablesync-bench.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+mkdir -p bench-results
+
+"$bin/tablesync-bench" run --bin "$bin" --work "$work" \
+  --output "${BENCH_OUTPUT:-bench-results/latest.json}" \
+  --records "${BENCH_RECORDS:-100000}" --small-records "${BENCH_SMALL_RECORDS:-10000}" \
+  --push-records "${BENCH_PUSH_RECORDS:-10000}" --changed-records "${BENCH_CHANGED_RECORDS:-1000}" \
+  --edited-files "${BENCH_EDITED_FILES:-100}" --runs "${BENCH_RUNS:-3}"
