@@ -26,7 +26,7 @@ import TestSupport
         }
 
         /// Quick retries and a 1 s timeout, so a delayed answer counts as lost.
-        var options: SyncOptions { SyncOptions(timeout: 1, retryPolicy: Reliability.quickRetries, pageSize: 5) }
+        var options = SyncOptions(timeout: 1, retryPolicy: Reliability.quickRetries, pageSize: 5)
 
         func stop() async {
             proxy.stop()
@@ -43,9 +43,14 @@ import TestSupport
         .delayAfterCommit(seconds: 2.5),
     ]
 
-    @Test("a write whose exchange fails is retried and applied exactly once", arguments: writeFaults, PendingOperation.Kind.allCases)
-    func writeUnderFault(_ fault: NetworkFault, _ kind: PendingOperation.Kind) async throws {
-        let fixture = try await Fixture.make()
+    @Test("a write whose exchange fails is retried and applied exactly once, one by one and in a batch",
+          arguments: writeFaults, [PendingOperation.Kind.insert, .update, .delete, nil])
+    func writeUnderFault(_ fault: NetworkFault, _ kind: PendingOperation.Kind?) async throws {
+        // nil: an update sent through the batch endpoint (POST /batch); the others go one request each.
+        let batched = kind == nil
+        let kind = kind ?? .update
+        var fixture = try await Fixture.make()
+        fixture.options.batch = batched
         let table = try await fixture.context.table(fixture.table)
         if kind != .insert {
             try await table.insert(["id": "r", "text": "first", "n": 1])
@@ -56,7 +61,7 @@ import TestSupport
         case .update: try await table.update(["id": "r", "text": "second", "n": 2])
         case .delete: try await table.delete(id: "r")
         }
-        let method = ["insert": "POST", "update": "PUT", "delete": "DELETE"][kind.rawValue]!
+        let method = batched ? "POST" : ["insert": "POST", "update": "PUT", "delete": "DELETE"][kind.rawValue]!
         fixture.proxy.inject(fault, method: method)
         let report = try await fixture.context.push(options: fixture.options)
 

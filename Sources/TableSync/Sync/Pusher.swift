@@ -75,7 +75,6 @@ struct Pusher {
         let route = try await chooseRoute()
         report.batched = route.batched
         var pending = Pending()
-        let operations = await context.pendingOperations.filter { tables?.contains($0.table) ?? true }
         do {
             var start = 0
             while start < queue.count {

@@ -60,6 +60,9 @@ public struct SyncOptions: Sendable {
     public init(conflictPolicy: StoreSettings.ConflictPolicy? = nil, timeout: Double = 30, retryPolicy: RetryPolicy = RetryPolicy(),
                 pageSize: Int? = nil, allowMassDelete: Bool = false,
                 environment: [String: String] = ProcessInfo.processInfo.environment, paging: PullPaging = .automatic,
+                evict: Bool = false, progress: (@Sendable (SyncProgress) -> Void)? = nil,
+                batch: Bool = true, batchMaxOperations: Int = defaultBatchMaxOperations, batchMaxBytes: Int = defaultBatchMaxBytes,
+                compressionLevel: Int32? = defaultCompressionLevel) {
         self.conflictPolicy = conflictPolicy
         self.timeout = timeout
         self.retryPolicy = retryPolicy
