@@ -58,6 +58,16 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // Pushes N updates one request per operation and batched + compressed against one local server.
+        .executableTarget(
+            name: "bench-push",
+            dependencies: [
+                "TableSync",
+                "TableSyncServer",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // Helpers every test target shares: temporary directories, seeded randomness, processes, a live server.
         .target(
             name: "TestSupport",
