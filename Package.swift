@@ -69,6 +69,16 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
+        // Pushes N updates one request per operation and batched + compressed against one local server.
+        .executableTarget(
+            name: "bench-push",
+            dependencies: [
+                "TableSync",
+                "TableSyncServer",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // Helpers every test target shares: temporary directories, seeded randomness, processes, a live server.
         .target(
             name: "TestSupport",
