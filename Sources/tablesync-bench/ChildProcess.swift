@@ -10,7 +10,7 @@ import Foundation
 struct ChildRun {
     var exitStatus: Int32
     var seconds: Double
-    /// The child's peak resident set (`ru_maxrss` from `wait4`, which is `VmHWM` at exit), in bytes.
+    /// The child's peak resident set (`VmHWM`, sampled every 2 ms until it exits), in bytes.
     var peakResidentBytes: Int
     var standardOutput: String
     var standardError: String
@@ -23,8 +23,8 @@ struct BenchError: Error, CustomStringConvertible {
     var description: String { "\(what): \(detail)" }
 }
 
-/// Starts programs with `posix_spawn` and waits for them with `wait4`, which gives each child's own resource
-/// usage (so the peak memory is that of `tablesync`, not of the benchmark driver).
+/// Starts programs with `posix_spawn`, times them, and samples their own peak memory (that of `tablesync`,
+/// not of the benchmark driver).
 enum ChildProcess {
     /// Runs `executable` with `arguments` to completion; throws when it exits non-zero and `allowFailure` is false.
     @discardableResult
@@ -36,14 +36,21 @@ enum ChildProcess {
         }
         let start = Clock.now()
         let pid = try spawn(executable, arguments, standardOutput: outputPath, standardError: errorPath)
+        // Not `ru_maxrss` from `wait4`: Linux carries the high-water mark of the memory an `exec` replaces into it,
+        // and `posix_spawn` execs from the parent's memory, so every child would report at least this process's
+        // peak. `VmHWM` in /proc belongs to the child's own memory; it is read every few milliseconds until exit.
         var status: Int32 = 0
-        var usage = rusage()
-        while wait4(pid, &status, 0, &usage) < 0 {
-            guard errno == EINTR else { throw BenchError(what: executable, detail: "wait4 failed: errno \(errno)") }
+        var peakKilobytes = 0
+        while true {
+            let result = waitpid(pid, &status, WNOHANG)
+            if result == pid { break }
+            if result < 0 && errno != EINTR { throw BenchError(what: executable, detail: "waitpid failed: errno \(errno)") }
+            peakKilobytes = max(peakKilobytes, Self.highWaterMarkKilobytes(pid) ?? 0)
+            usleep(2_000)
         }
         let seconds = Clock.now() - start
         let exitStatus = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
-        let run = ChildRun(exitStatus: exitStatus, seconds: seconds, peakResidentBytes: Int(usage.ru_maxrss) * 1024,
+        let run = ChildRun(exitStatus: exitStatus, seconds: seconds, peakResidentBytes: peakKilobytes * 1024,
                            standardOutput: (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "",
                            standardError: (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? "")
         if exitStatus != 0 && !allowFailure {
@@ -68,6 +75,13 @@ enum ChildProcess {
         let result = posix_spawn(&pid, executable, &actions, nil, argv, environ)
         guard result == 0 else { throw BenchError(what: executable, detail: "posix_spawn failed: errno \(result)") }
         return pid
+    }
+
+    /// `VmHWM` of process `pid` in kB, or `nil` once it is gone.
+    private static func highWaterMarkKilobytes(_ pid: pid_t) -> Int? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }) else { return nil }
+        return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
     }
 
     private static func temporaryPath(_ suffix: String) -> String {
