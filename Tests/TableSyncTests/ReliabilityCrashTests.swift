@@ -188,8 +188,8 @@ import TestSupport
         #expect(statuses == [0, 6])
         // A run killed while holding the lock leaves no stale lock behind.
         let killed = try CLI.start(["-C", fixture.store, "sync"])
-        while ((try? String(contentsOfFile: fixture.store + "/.tablesync/lock", encoding: .utf8)) ?? "").contains("pid \(killed.processIdentifier)") == false {
-            try await Task.sleep(nanoseconds: 10_000_000)
+        try await Reliability.waitUntil("the third run took the lock") {
+            ((try? String(contentsOfFile: fixture.store + "/.tablesync/lock", encoding: .utf8)) ?? "").contains("pid \(killed.processIdentifier)")
         }
         kill(killed.processIdentifier, SIGKILL)
         _ = await CLI.wait(killed)
@@ -218,8 +218,9 @@ import TestSupport
         e["text"] = "two"
         try fixture.handWrite(e)
         faulty.inject(.delayAfterCommit(seconds: 1), method: "PUT")
-        let push = try CLI.start(["-C", fixture.store, "push"])
-        while !faulty.log.contains(where: { $0.method == "PUT" }) { try await Task.sleep(nanoseconds: 10_000_000) }
+        // One request per operation, so the delayed PUT is this record's own update.
+        let push = try CLI.start(["-C", fixture.store, "push", "--no-batch"])
+        try await Reliability.waitUntil("the push sent its PUT") { faulty.log.contains(where: { $0.method == "PUT" }) }
         e["text"] = "three, typed while the push ran"
         try fixture.handWrite(e)
         #expect(await CLI.wait(push).status == 0)
@@ -229,8 +230,8 @@ import TestSupport
         try await fixture.serverWrite(["id": "s", "text": "from the server"], exists: false)
         faulty.inject(.delayAfterCommit(seconds: 1), method: "GET", pathContains: "updatedAt")
         let pull = try CLI.start(["-C", fixture.store, "pull", table, "--query-id", "all"])
-        while !faulty.log.contains(where: { $0.method == "GET" && $0.target.contains("updatedAt") }) {
-            try await Task.sleep(nanoseconds: 10_000_000)
+        try await Reliability.waitUntil("the pull asked for its page") {
+            faulty.log.contains(where: { $0.method == "GET" && $0.target.contains("updatedAt") })
         }
         var r = try #require(try fixture.handRead("r"))
         r["text"] = "two, typed while the pull ran"

@@ -7,6 +7,18 @@ import TestSupport
 /// Shared by the reliability suites (network faults, crashes, races, bad input): how long to run, how to read
 /// the server's rows behind the client's back, and the store's invariants as one check.
 enum Reliability {
+    /// Waits until `condition` holds, polling every 10 ms; fails the test instead of hanging after `seconds`.
+    static func waitUntil(_ what: String, seconds: Double = 30, _ condition: () throws -> Bool) async throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        while try !condition() {
+            guard Date() < deadline else {
+                struct Timeout: Error, CustomStringConvertible { let description: String }
+                throw Timeout(description: "gave up waiting after \(seconds) s: \(what)")
+            }
+            try await Task.sleep(nanoseconds: 10_000_000)
+        }
+    }
+
     /// `TABLESYNC_STRESS=1` (`make stress`) runs the long versions.
     static let stress: Bool = {
         let value = ProcessInfo.processInfo.environment["TABLESYNC_STRESS"] ?? ""
