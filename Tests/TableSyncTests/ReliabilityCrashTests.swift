@@ -72,6 +72,7 @@ import TestSupport
         var clientOracle: [String: [String: JSONValue]] = [:]
         var serverOracle: [String: [String: JSONValue]] = [:]
         var deleted: Set<String> = []
+        var serverDeleted: Set<String> = []
         var window = 0.3
         var landed = 0
         var commands: [String: Int] = [:]
@@ -106,10 +107,12 @@ import TestSupport
                 }
             }
             for step in 0..<Int.random(in: 0...5, using: &generator) {
-                let id = "s\(Int.random(in: 0..<30, using: &generator))"
+                let id = "s\(Int.random(in: 0..<(30 + trial), using: &generator))"
+                if serverDeleted.contains(id) { continue }
                 if serverOracle[id] != nil, serverOracle.count > 12, Int.random(in: 0..<8, using: &generator) == 0 {
                     try await fixture.serverDelete(id)
                     serverOracle[id] = nil
+                    serverDeleted.insert(id)
                     continue
                 }
                 let record: [String: JSONValue] = ["id": .string(id), "mark": .string("server t\(trial)s\(step)")]

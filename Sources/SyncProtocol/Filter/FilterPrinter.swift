@@ -48,7 +48,15 @@ public enum FilterPrinter {
         case .bool(let flag): return flag ? "true" : "false"
         case .integer(let value): return String(value)
         case .double(let value): return value.description
-        case .string(let text): return "'" + text.replacing("'", with: "''") + "'"
+        case .string(let text):
+            // By scalar, not by Character: a quote followed by a combining mark is one Character, and would
+            // otherwise stay unescaped and end the literal early.
+            var quoted = String.UnicodeScalarView()
+            for scalar in text.unicodeScalars {
+                if scalar == "'" { quoted.append("'") }
+                quoted.append(scalar)
+            }
+            return "'" + String(quoted) + "'"
         case .dateTime(let timestamp): return "datetimeoffset'" + timestamp.text + "'"
         }
     }
