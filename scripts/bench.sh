@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# TableSync's benchmarks (issue 6): every figure beside a baseline measured in the same run.
+# TableSync's benchmarks: every figure beside a baseline measured in the same run.
 #   scripts/bench.sh          (make bench)        release build, 100,000 records, 3 runs each; bench-results/latest.json
 #   scripts/bench.sh smoke    (make bench-smoke)  debug build, a tiny data set, 1 run: proves the benchmarks still run
 # Sizes and runs come from the environment (defaults for the full run in brackets):

@@ -2,7 +2,7 @@ import Foundation
 import SyncProtocol
 import TableSync
 
-/// The benchmarks of issue 6, in the order that lets each one set up the next: the JSON writers, then against
+/// The benchmarks (docs/bench.md), in the order that lets each one set up the next: the JSON writers, then against
 /// one `tablesync-server` on SQLite the initial pull (P1) with its disk floor and the SDKs' paging, memory
 /// (P4), bytes on the wire (P5), `status` against `git status` (P2), push (P3), a sync with nothing to do
 /// (P6) and an incremental pull (P7). Every figure is a median over the runs, beside a baseline measured in
@@ -263,7 +263,7 @@ struct BenchmarkSuite {
                                           value: batched, baselineName: "one request per operation", baseline: single,
                                           target: "≥ 20×", met: batched.median / single.median >= 20))
         } else {
-            results.notes.append("P3 batched: not measured; this tablesync has no batch pipeline yet (issue 5). The row appears once `tablesync push --help` offers --no-batch.")
+            results.notes.append("P3 batched: not measured; this tablesync has no batch pipeline. The row appears once `tablesync push --help` offers --no-batch.")
         }
     }
 

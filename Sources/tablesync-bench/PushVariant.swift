@@ -1,6 +1,6 @@
 /// The ways `tablesync push` can send operations, as rows of P3.
 ///
-/// Today's CLI has one path, one request per operation. The batch pipeline (issue 5) adds batches and a
+/// Today's CLI has one path, one request per operation. The batch pipeline adds batches and a
 /// `--no-batch` flag that forces the old path; once `tablesync push --help` offers that flag, P3 measures both
 /// and reports the batched rate beside the single-request one, with no change here.
 enum PushVariant: Hashable, CustomStringConvertible {

@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 
 /// Each `$filter` operator and function, run as SQL on every backend and by ``FilterEvaluator`` on the same
-/// records: both must select the same records (issue 3).
+/// records: both must select the same records.
 @Suite("$filter: SQL agrees with the local evaluator")
 struct FilterAgreementTests {
     static let records: [String: [String: JSONValue]] = [

@@ -7,7 +7,7 @@ import TableSyncServer
 import Testing
 import TestSupport
 
-/// The table protocol over HTTP, for v2 and v3, on every backend (DESIGN §5, issue 3).
+/// The table protocol over HTTP, for v2 and v3, on every backend (DESIGN §5).
 @Suite("Table protocol over HTTP")
 struct TableProtocolTests {
     static let cases: [(Backend, ProtocolVersion)] = Backend.available.flatMap { backend in

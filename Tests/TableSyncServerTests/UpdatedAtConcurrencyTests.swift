@@ -6,7 +6,7 @@ import SyncProtocol
 import Testing
 import TestSupport
 
-/// Issue 3 item 4: with 8 concurrent writers, a reader paging by `(updatedAt, id)` ends with every committed
+/// With 8 concurrent writers, a reader paging by `(updatedAt, id)` ends with every committed
 /// change, and no two writes of a table share an `updatedAt`.
 @Suite("updatedAt under concurrent writers")
 struct UpdatedAtConcurrencyTests {
