@@ -115,15 +115,14 @@ struct Puller {
     }
 
     /// Keyset paging when the server is a TableSync server (it advertises extensions), the SDKs' algorithm
-    /// otherwise. One small request.
+    /// otherwise: the same discovery (`GET /health`) the push uses for batches.
     private func discoverMode(table: String) async throws -> PullPlan.Mode {
         switch options.paging {
         case .keyset: return .keyset
         case .greaterOrEqualWithSkip: return .greaterOrEqualWithSkip
         case .automatic: break
         }
-        let probe = try await client.list(table: table, query: [("$top", "1"), ("__includeDeleted", "true")])
-        return probe.extensions == nil ? .greaterOrEqualWithSkip : .keyset
+        return try await client.serverFeatures().isTableSyncServer ? .keyset : .greaterOrEqualWithSkip
     }
 }
 

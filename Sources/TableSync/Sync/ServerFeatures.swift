@@ -3,6 +3,8 @@ import SyncProtocol
 /// What a server offers beyond the table protocol, as it advertises it (nothing, for a stock Azure Mobile Apps
 /// or Datasync server).
 struct ServerFeatures: Sendable, Equatable {
+    /// `true` when the server sent the extensions header at all: a TableSync server, which pages by keyset.
+    var isTableSyncServer = false
     /// The extensions advertised in `X-TableSync-Extensions`.
     var extensions: Set<ProtocolExtension> = []
     /// The batch limits announced in the health document, when there are any.

@@ -39,20 +39,13 @@ struct TableClient: Sendable {
         return try await http.send(HTTPRequest(method: "DELETE", path: Self.recordPath(table, id), headers: headers))
     }
 
-    /// One page of `GET /tables/{table}`: its checked records, the v3 `nextLink` if any, and the extensions the
-    /// server advertised (`nil` when it sent no extensions header: not a TableSync server).
+    /// One page of `GET /tables/{table}`: its checked records and the v3 `nextLink` if any.
     func list(table: String, query: [(name: String, value: String)]) async throws
-        -> (records: [[String: JSONValue]], nextLink: String?, extensions: Set<String>?) {
+        -> (records: [[String: JSONValue]], nextLink: String?) {
         let request = HTTPRequest(method: "GET", path: Self.tablePath(table), query: query)
         let response = try await http.send(request)
         let url = http.baseURL + request.pathAndQuery
-        switch response.status {
-        case 200: break
-        case 401, 403:
-            throw SyncError.authenticationRefused(status: response.status, message: Self.errorMessage(response))
-        default:
-            throw SyncError.malformedResponse(url: url, reason: "HTTP \(response.status)\(Self.errorMessage(response).map { ": \($0)" } ?? "")")
-        }
+        try Self.requireOK(response, url: url)
         let body: JSONValue
         do {
             body = try JSONParser.parse(response.body)
@@ -81,7 +74,7 @@ struct TableClient: Sendable {
                 throw SyncError.malformedResponse(url: url, reason: error.reason)
             }
         }
-        return (records, nextLink, Self.extensions(response))
+        return (records, nextLink)
     }
 
     /// What the server offers beyond the table protocol, learned with one `GET /health`. A server that does not
@@ -96,7 +89,7 @@ struct TableClient: Sendable {
         }
         guard let value = response.header(ProtocolHeader.extensions) else { return ServerFeatures() }
         let limits = response.status == 200 ? (try? JSONParser.parse(response.body)).flatMap(BatchLimits.parse(healthDocument:)) : nil
-        return ServerFeatures(extensions: ProtocolExtension.parse(headerValue: value), batchLimits: limits)
+        return ServerFeatures(isTableSyncServer: true, extensions: ProtocolExtension.parse(headerValue: value), batchLimits: limits)
     }
 
     /// Sends `batch` to `POST /batch`, gzip-compressed at `gzipLevel` when given, and returns the results with
@@ -110,13 +103,7 @@ struct TableClient: Sendable {
         }
         let response = try await http.send(HTTPRequest(method: "POST", path: TablePath.batch, headers: headers, body: body))
         let url = http.baseURL + TablePath.batch
-        switch response.status {
-        case 200: break
-        case 401, 403:
-            throw SyncError.authenticationRefused(status: response.status, message: Self.errorMessage(response))
-        default:
-            throw SyncError.malformedResponse(url: url, reason: "HTTP \(response.status)\(Self.errorMessage(response).map { ": \($0)" } ?? "")")
-        }
+        try Self.requireOK(response, url: url)
         do {
             let parsed = try BatchResponse.parse(try JSONParser.parse(response.body), expectedCount: batch.operations.count)
             return (parsed, WireTraffic(requests: 1, bytesSent: body.count, bytesReceived: response.wireBodySize))
@@ -127,13 +114,17 @@ struct TableClient: Sendable {
         }
     }
 
-    /// The extension names a response advertises, or `nil` when it has no extensions header.
-    static func extensions(_ response: HTTPResponse) -> Set<String>? {
-        guard let value = response.header(extensionsHeader) else { return nil }
-        return Set(value.split(separator: ",").map { String($0).trimmingWhitespace().lowercased() }.filter { !$0.isEmpty })
+    /// Throws unless `response` is a 200: ``SyncError/authenticationRefused(status:message:)`` for 401/403,
+    /// ``SyncError/malformedResponse(url:reason:)`` with the server's message otherwise.
+    static func requireOK(_ response: HTTPResponse, url: String) throws {
+        switch response.status {
+        case 200: return
+        case 401, 403:
+            throw SyncError.authenticationRefused(status: response.status, message: errorMessage(response))
+        default:
+            throw SyncError.malformedResponse(url: url, reason: "HTTP \(response.status)\(errorMessage(response).map { ": \($0)" } ?? "")")
+        }
     }
-
-    static let extensionsHeader = ProtocolHeader.extensions
 
     static func tablePath(_ table: String) -> String { "/tables/" + HTTPRequest.encode(table) }
     static func recordPath(_ table: String, _ id: String) -> String { tablePath(table) + "/" + HTTPRequest.encode(id) }
