@@ -71,6 +71,35 @@ struct FilterAgreementTests {
         }
     }
 
+    /// The pull's keyset cursor is translated to a row comparison; from every record as the cursor (and from
+    /// ids just before and after it), it must select exactly what the evaluator's `OR` selects.
+    @Test("the keyset cursor selects the same records in SQL and in the evaluator", arguments: Backend.available)
+    func keysetCursor(backend: Backend) async throws {
+        let table = uniqueTableName("keyset")
+        try await withRepository(backend) { repository in
+            try await repository.prepare(tables: [table])
+            var stored: [StoredRecord] = []
+            for (id, properties) in Self.records.sorted(by: { $0.key < $1.key }) {
+                stored.append(try #require(try await repository.write(table: table, id: id) { _ in .insert(properties) }))
+            }
+            for record in stored {
+                for lastID in ["", record.id, record.id + "~", "r", "s"] {
+                    let instant = FilterExpression.literal(.dateTime(Timestamp(ticks: record.updatedAt)))
+                    let updatedAt = FilterExpression.property("updatedAt")
+                    let cursor = FilterExpression.binary(.or, .binary(.gt, updatedAt, instant),
+                                                         .binary(.and, .binary(.eq, updatedAt, instant),
+                                                                 .binary(.gt, .property("id"), .literal(.string(lastID)))))
+                    let expected = stored.filter { FilterEvaluator.matches(cursor, record: $0.json()) }.map(\.id)
+                    var query = ListQuery(top: 1000)
+                    query.filter = cursor
+                    query.orderBy = [OrderByKey(property: "updatedAt", descending: false), OrderByKey(property: "id", descending: false)]
+                    let selected = try await repository.list(table: table, query: query).records.map(\.id)
+                    #expect(selected == expected, "\(backend): after (\(record.updatedAt), \(lastID))")
+                }
+            }
+        }
+    }
+
     @Test("every filter is also accepted over HTTP", arguments: Backend.available)
     func overHTTP(backend: Backend) async throws {
         let table = uniqueTableName()

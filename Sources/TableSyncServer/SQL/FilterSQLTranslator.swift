@@ -91,6 +91,9 @@ private struct Operand {
     var property: String? = nil
     /// The literal when the operand is a date literal (so it can also be compared as canonical text).
     var dateLiteral: Timestamp? = nil
+    /// `true` for a `NOT NULL` column or a bound value that is not null: a comparison of two such operands is
+    /// never NULL, so it needs neither `COALESCE` nor `IS`, and the database can use an index for it.
+    var neverNull = false
 }
 
 private struct Translation {
@@ -104,7 +107,9 @@ private struct Translation {
         case .binary(let op, let lhs, let rhs):
             switch op {
             case .and: return "(\(try predicate(lhs)) AND \(try predicate(rhs)))"
-            case .or: return "(\(try predicate(lhs)) OR \(try predicate(rhs)))"
+            case .or:
+                if let cursor = try keysetCursor(lhs, rhs) { return cursor }
+                return "(\(try predicate(lhs)) OR \(try predicate(rhs)))"
             case .eq, .ne, .gt, .ge, .lt, .le: return try comparison(op, lhs, rhs)
             case .add, .sub, .mul, .div, .mod:
                 throw FilterTranslationError("an arithmetic expression ('\(op.rawValue)') is not a condition")
@@ -147,12 +152,32 @@ private struct Translation {
         case .le: sqlOperator = "<="
         default: throw FilterTranslationError("'\(op.rawValue)' is not a comparison")
         }
+        // PostgreSQL compares text by the database's collation; "C" makes it code point order, as everywhere else.
+        let collate = dialect == .postgres && kind == .text ? " COLLATE \"C\"" : ""
+        if left.neverNull && right.neverNull {
+            let plainOperator = op == .eq ? "=" : op == .ne ? "<>" : sqlOperator
+            return "(\(leftSQL)\(collate) \(plainOperator) \(rightSQL))"
+        }
         if op == .eq || op == .ne {
             return "(\(leftSQL) \(sqlOperator) \(rightSQL))"
         }
-        // PostgreSQL compares text by the database's collation; "C" makes it code point order, as everywhere else.
-        let collate = dialect == .postgres && kind == .text ? " COLLATE \"C\"" : ""
         return "COALESCE(\(leftSQL)\(collate) \(sqlOperator) \(rightSQL), FALSE)"
+    }
+
+    /// The keyset cursor of an incremental pull, `updatedAt gt T or (updatedAt eq T and id gt S)`, as one row
+    /// comparison `(updated_at, id) > (T, S)`: the same rows (both columns are `NOT NULL`), but a range of the
+    /// `(table_name, updated_at, id)` index that stops after one page, where the `OR` scans the table. `nil`
+    /// for any other shape.
+    mutating func keysetCursor(_ lhs: FilterExpression, _ rhs: FilterExpression) throws(FilterTranslationError) -> String? {
+        let updatedAt = FilterExpression.property(SystemProperty.updatedAt)
+        guard case .binary(.gt, updatedAt, .literal(.dateTime(let instant))) = lhs,
+              case .binary(.and, .binary(.eq, updatedAt, .literal(.dateTime(let sameInstant))),
+                           .binary(.gt, .property(SystemProperty.id), .literal(.string(let lastID)))) = rhs,
+              instant.ticks == sameInstant.ticks
+        else { return nil }
+        let ticks = builder.bind(.integer(instant.ticks))
+        let id = builder.bind(.text(lastID))
+        return "((\(RecordColumns.updatedAt), \(RecordColumns.id)) > (\(ticks), \(id)))"
     }
 
     /// Both operands as SQL of one kind.
@@ -241,14 +266,14 @@ private struct Translation {
         case .literal(let literal):
             switch literal {
             case .null: return Operand(sql: "NULL", kind: .null)
-            case .bool(let flag): return Operand(sql: builder.bind(.bool(flag)), kind: .boolean)
-            case .integer(let integer): return Operand(sql: builder.bind(.integer(integer)), kind: .number)
+            case .bool(let flag): return Operand(sql: builder.bind(.bool(flag)), kind: .boolean, neverNull: true)
+            case .integer(let integer): return Operand(sql: builder.bind(.integer(integer)), kind: .number, neverNull: true)
             case .double(let double):
                 guard double.isFinite else { throw FilterTranslationError("the number \(double) is not finite") }
-                return Operand(sql: builder.bind(.double(double)), kind: .number)
-            case .string(let text): return Operand(sql: builder.bind(.text(text)), kind: .text)
+                return Operand(sql: builder.bind(.double(double)), kind: .number, neverNull: true)
+            case .string(let text): return Operand(sql: builder.bind(.text(text)), kind: .text, neverNull: true)
             case .dateTime(let timestamp):
-                return Operand(sql: builder.bind(.integer(timestamp.ticks)), kind: .ticks, dateLiteral: timestamp)
+                return Operand(sql: builder.bind(.integer(timestamp.ticks)), kind: .ticks, dateLiteral: timestamp, neverNull: true)
             }
         case .property(let name):
             return try property(name)
@@ -272,10 +297,10 @@ private struct Translation {
     mutating func property(_ name: String) throws(FilterTranslationError) -> Operand {
         if SystemProperty.isSystemProperty(name) {
             switch RecordColumns.column(forSystemProperty: name) {
-            case RecordColumns.id?: return Operand(sql: RecordColumns.id, kind: .text)
-            case RecordColumns.createdAt?: return Operand(sql: RecordColumns.createdAt, kind: .ticks)
-            case RecordColumns.updatedAt?: return Operand(sql: RecordColumns.updatedAt, kind: .ticks)
-            case RecordColumns.deleted?: return Operand(sql: RecordColumns.deleted, kind: .boolean)
+            case RecordColumns.id?: return Operand(sql: RecordColumns.id, kind: .text, neverNull: true)
+            case RecordColumns.createdAt?: return Operand(sql: RecordColumns.createdAt, kind: .ticks, neverNull: true)
+            case RecordColumns.updatedAt?: return Operand(sql: RecordColumns.updatedAt, kind: .ticks, neverNull: true)
+            case RecordColumns.deleted?: return Operand(sql: RecordColumns.deleted, kind: .boolean, neverNull: true)
             default: throw FilterTranslationError("'\(name)' cannot be used in $filter; it is an opaque token")
             }
         }
