@@ -126,17 +126,27 @@ enum FileSystem {
         }
     }
 
-    /// Appends `bytes` to the file at `path` (creating it) and syncs it to disk.
+    /// Appends `bytes` to the file at `path` (creating it) and syncs it to disk. When the append or the sync
+    /// fails, the file is cut back to its old length, so a full disk never leaves half a line that the next
+    /// append would run on from.
     static func appendAndSync(_ path: String, _ bytes: [UInt8]) throws {
         let fault = FaultPoint.enter(.append, path)
         defer { fault.leave() }
         let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw FileSystemError(operation: "append to", path: path, code: errno) }
         defer { close(descriptor) }
-        if let failure = writeAll(bytes, to: descriptor, path: path, operation: "append to", failingWith: fault.error) { throw failure }
-        let syncFault = FaultPoint.enter(.sync, path, changesDisk: false)
-        if let code = syncFault.error ?? (fsync(descriptor) == 0 ? nil : errno) {
-            throw FileSystemError(operation: "sync", path: path, code: code)
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw FileSystemError(operation: "append to", path: path, code: errno) }
+        var failure = writeAll(bytes, to: descriptor, path: path, operation: "append to", failingWith: fault.error)
+        if failure == nil {
+            let syncFault = FaultPoint.enter(.sync, path, changesDisk: false)
+            if let code = syncFault.error ?? (fsync(descriptor) == 0 ? nil : errno) {
+                failure = FileSystemError(operation: "sync", path: path, code: code)
+            }
+        }
+        if let failure {
+            _ = ftruncate(descriptor, info.st_size)
+            throw failure
         }
     }
 
