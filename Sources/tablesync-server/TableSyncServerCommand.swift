@@ -42,6 +42,9 @@ struct TableSyncServerCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-batch-operations"), help: "The most operations one batch request may carry (default 1000).")
     var maxBatchOperations: Int?
 
+    @Option(name: .customLong("postgres-pool-size"), help: "The most connections to PostgreSQL at once (default 20).")
+    var postgresPoolSize: Int?
+
     @Option(help: "A JSON configuration file; flags win over it.")
     var config: String?
 
@@ -95,6 +98,7 @@ struct TableSyncServerCommand: AsyncParsableCommand {
             tables: tableOptions, tokens: tokens,
             maxBodySize: maxBodySize ?? file.maxBodySize ?? ServerConfiguration.defaultMaxBodySize,
             batch: noBatch ? false : file.batch ?? true,
-            maxBatchOperations: maxBatchOperations ?? file.maxBatchOperations ?? ServerConfiguration.defaultMaxBatchOperations)
+            maxBatchOperations: maxBatchOperations ?? file.maxBatchOperations ?? ServerConfiguration.defaultMaxBatchOperations,
+            postgresPoolSize: postgresPoolSize ?? file.postgresPoolSize ?? ServerConfiguration.defaultPostgresPoolSize)
     }
 }

@@ -61,5 +61,36 @@ struct ConfigurationTests {
         #expect(file.port == 9000)
         #expect(file.tables == [TableOptions(name: "todo", pageSize: 10), TableOptions(name: "notes", softDelete: false)])
         #expect(throws: ConfigurationError.self) { try ServerConfigurationFile.parse(#"{"tokens": ["x"]}"#, path: "s.json") }
+        #expect(try ServerConfigurationFile.parse(#"{"postgresPoolSize": 4}"#, path: "s.json").postgresPoolSize == 4)
+    }
+
+    @Test("--postgres-pool-size: 20 unless given, from 1 to 10000")
+    func postgresPoolSize() throws {
+        var configuration = ServerConfiguration(database: .sqlite(path: "s.sqlite"), tables: [TableOptions(name: "todo")])
+        #expect(configuration.postgresPoolSize == 20)
+        for size in [1, 64, 10_000] {
+            configuration.postgresPoolSize = size
+            try configuration.validate()
+        }
+        for size in [0, -1, 10_001] {
+            configuration.postgresPoolSize = size
+            #expect(throws: ConfigurationError.self, "\(size)") { try configuration.validate() }
+        }
+    }
+
+    @Test("a pool of 2 PostgreSQL connections serves 16 concurrent writes", arguments: Backend.postgresIfAvailable)
+    func smallPostgresPool(_ backend: Backend) async throws {
+        let table = uniqueTableName("pool")
+        let statuses = try await withServer(backend, tables: [TableOptions(name: table)], configure: { $0.postgresPoolSize = 2 }) { client in
+            try await withThrowingTaskGroup(of: UInt.self) { group in
+                for index in 0..<16 {
+                    group.addTask { try await client.send(.post, "/tables/\(table)", json: ["id": .string("p\(index)")]).status.code.magnitude }
+                }
+                var statuses: [UInt] = []
+                for try await status in group { statuses.append(status) }
+                return statuses
+            }
+        }
+        #expect(statuses == Array(repeating: 201, count: 16))
     }
 }

@@ -51,9 +51,11 @@ import TestSupport
         var watermark = start
         var skip = 0
         var fetched: [String] = []
+        var repeatCheck = PullPlan.RepeatedPageCheck()
         for _ in 0..<10_000 {
             let page = try serve(records, PullPlan.query(mode: mode, baseFilter: nil, watermark: watermark, skip: skip, pageSize: pageSize))
             if page.isEmpty { return (fetched, watermark) }
+            try repeatCheck.check(mode: mode, skip: skip, page: page, url: "memory")
             fetched += page.map { $0["id"]!.stringValue! }
             (watermark, skip) = PullPlan.advance(mode: mode, watermark: watermark, skip: skip, page: page)
         }
@@ -84,6 +86,49 @@ import TestSupport
         #expect(watermark?.updatedAt == records.last!["updatedAt"]!.stringValue!)
         let (again, _) = try Self.pull(records, mode: .greaterOrEqualWithSkip, pageSize: pageSize, from: watermark)
         #expect(again.count == 2, "ge re-reads the rows at the watermark (the SDKs' behaviour), and no more")
+    }
+
+    @Test func aServerIgnoringSkipIsNoticedOnTheSecondPage() throws {
+        // 250 records share one timestamp; the server answers every $skip with the first page.
+        let records = Self.table(groups: [250])
+        var watermark: PullWatermark?
+        var skip = 0
+        var repeatCheck = PullPlan.RepeatedPageCheck()
+        var pages = 0
+        #expect(throws: SyncError.self) {
+            while pages < 100 {
+                let query = PullPlan.query(mode: .greaterOrEqualWithSkip, baseFilter: nil, watermark: watermark, skip: skip, pageSize: 10)
+                let page = try Self.serve(records, query.filter { $0.name != "$skip" })
+                pages += 1
+                try repeatCheck.check(mode: .greaterOrEqualWithSkip, skip: skip, page: page, url: "memory")
+                (watermark, skip) = PullPlan.advance(mode: .greaterOrEqualWithSkip, watermark: watermark, skip: skip, page: page)
+            }
+        }
+        #expect(pages == 2, "the first repeat stops the pull")
+    }
+
+    static let first: [PullPlan.PageEntry] = [.init(id: "a", version: "1"), .init(id: "b", version: "1")]
+
+    /// previous page and skip, this page and skip, and whether that is a server ignoring `$skip`.
+    static let repeats: [(previous: [PullPlan.PageEntry], previousSkip: Int, page: [PullPlan.PageEntry], skip: Int, repeats: Bool)] = [
+        (first, 0, first, 2, true),
+        (first, 2, first, 4, true),
+        (first, 0, first, 0, false),  // the same request again (a retry), not a growing skip
+        (first, 2, first, 0, false),  // the watermark moved and the skip restarted
+        (first, 0, [.init(id: "a", version: "1"), .init(id: "c", version: "1")], 2, false),
+        (first, 0, [.init(id: "a", version: "1"), .init(id: "b", version: "2")], 2, false),  // b changed meanwhile
+        (first, 0, [.init(id: "b", version: "1"), .init(id: "a", version: "1")], 2, false),  // another order
+        (first, 0, Array(first.prefix(1)), 2, false),
+        ([], 0, [], 2, false),
+    ]
+
+    @Test func repeatedPageRule() {
+        for (index, row) in Self.repeats.enumerated() {
+            #expect(PullPlan.repeatsPreviousPage(mode: .greaterOrEqualWithSkip, previous: row.previous, previousSkip: row.previousSkip,
+                                                 page: row.page, skip: row.skip) == row.repeats, "row \(index)")
+            #expect(!PullPlan.repeatsPreviousPage(mode: .keyset, previous: row.previous, previousSkip: row.previousSkip,
+                                                  page: row.page, skip: row.skip), "row \(index): keyset has its own rule")
+        }
     }
 
     @Test func watermarkTextIsKeptExactly() {

@@ -203,6 +203,39 @@ import TestSupport
         hostile.stop()
     }
 
+    @Test("a server without extensions that ignores $skip stops the ge + $skip pull on the first repeated page")
+    func serverIgnoringSkip() async throws {
+        // Every record shares one updatedAt, so the SDK paging asks for the next page with a growing $skip only.
+        let page = "{\"items\":[" + (0..<3).map { #"{"id":"k\#($0)",\#(Self.item)}"# }.joined(separator: ",") + "],\"nextLink\":\"/tables/todo?x\"}"
+        let hostile = try HostileServer { request in
+            request.method == "GET" ? .json(page, extensions: false) : .json(#"{"error":"no"}"#, status: 400, extensions: false)
+        }
+        let directory = TemporaryDirectory()
+        let store = directory.file("store")
+        #expect(try await CLI.run(["-C", store, "init", "--remote", hostile.baseURL, "--table", "todo"]).status == 0)
+        let process = try CLI.start(["-C", store, "pull", "todo", "--query-id", "all", "--page-size", "3", "--attempts", "1"])
+        // A bound, not a timing assertion: a correct client stops after two pages; a looping one never does.
+        var waited = 0
+        while process.isRunning && waited < 600 {
+            try await Task.sleep(nanoseconds: 50_000_000)
+            waited += 1
+        }
+        let looping = process.isRunning
+        if looping { kill(process.processIdentifier, SIGKILL) }
+        #expect(!looping, "the pull loops for ever on a server that ignores $skip (\(hostile.requests.count) requests)")
+        #expect(await CLI.wait(process).status == 1)
+        let pages = hostile.requests.filter { $0.method == "GET" && $0.target.hasPrefix("/tables/todo") }
+        #expect(pages.count == 2, "the first page and its repeat: \(pages.map(\.target))")
+        #expect(pages.last?.target.contains("skip=3") == true, "the SDK paging asked for the rows after the first three")
+        let pulled = try await CLI.run(["-C", store, "pull", "todo", "--query-id", "all", "--page-size", "3", "--attempts", "1"])
+        #expect(pulled.status == 1)
+        #expect(pulled.stderr.contains("ignores $skip") && pulled.stderr.contains(hostile.baseURL + "/tables/todo"), "a clear error: \(pulled.stderr)")
+        // The first page was a real answer: it is in the store, and the store is sound.
+        #expect(FileManager.default.fileExists(atPath: store + "/tables/todo/k0.json"))
+        #expect(try await CLI.run(["-C", store, "verify"]).status == 0)
+        hostile.stop()
+    }
+
     @Test("a keyset cursor moves forward, or the pull stops")
     func cursorMustAdvance() {
         let early = PullWatermark(updatedAt: "2024-01-01T00:00:00.000Z", lastID: "b")

@@ -10,7 +10,8 @@ private func linuxSyncFileSystem(_ descriptor: Int32) -> Int32
 #endif
 
 /// The few file-system calls the store makes, in one place: each failure becomes a ``FileSystemError`` that
-/// names the path, and no call goes through Foundation's `Data.write`, which fsyncs every file.
+/// names the path, and no call goes through Foundation's `Data.write`, which fsyncs every file. In debug builds
+/// every call passes the fault hook (``FaultPoint``), which can fail it or kill the process after it.
 enum FileSystem {
     /// What `stat` says about a file, as far as change detection cares.
     struct Status: Equatable, Sendable {
@@ -24,6 +25,8 @@ enum FileSystem {
 
     /// The contents of the file at `path`.
     static func readFile(_ path: String) throws -> [UInt8] {
+        let fault = FaultPoint.enter(.read, path)
+        if let code = fault.error { throw FileSystemError(operation: "read", path: path, code: code) }
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw FileSystemError(operation: "read", path: path, code: errno) }
         defer { close(descriptor) }
@@ -91,11 +94,18 @@ enum FileSystem {
 
     /// Creates the directory at `path` and any missing parents.
     static func createDirectory(_ path: String) throws {
+        let fault = FaultPoint.enter(.createDirectory, path)
+        defer { fault.leave() }
+        if let code = fault.error { throw FileSystemError(operation: "create directory", path: path, code: code) }
+        try createDirectoryAndParents(path)
+    }
+
+    private static func createDirectoryAndParents(_ path: String) throws {
         if mkdir(path, 0o755) == 0 || errno == EEXIST { return }
         if errno == ENOENT {
             let parent = parentDirectory(of: path)
             if parent != path {
-                try createDirectory(parent)
+                try createDirectoryAndParents(parent)
                 if mkdir(path, 0o755) == 0 || errno == EEXIST { return }
             }
         }
@@ -104,9 +114,11 @@ enum FileSystem {
 
     /// Writes `bytes` to a new file at `path`, which must not exist, without syncing it.
     static func writeNewFile(_ path: String, _ bytes: [UInt8]) throws {
+        let fault = FaultPoint.enter(.write, path)
+        defer { fault.leave() }
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw FileSystemError(operation: "write", path: path, code: errno) }
-        var failure = writeAll(bytes, to: descriptor, path: path, operation: "write")
+        var failure = writeAll(bytes, to: descriptor, path: path, operation: "write", failingWith: fault.error)
         if close(descriptor) != 0, failure == nil { failure = FileSystemError(operation: "write", path: path, code: errno) }
         if let failure {
             unlink(path)
@@ -114,36 +126,57 @@ enum FileSystem {
         }
     }
 
-    /// Appends `bytes` to the file at `path` (creating it) and syncs it to disk.
+    /// Appends `bytes` to the file at `path` (creating it) and syncs it to disk. When the append or the sync
+    /// fails, the file is cut back to its old length, so a full disk never leaves half a line that the next
+    /// append would run on from.
     static func appendAndSync(_ path: String, _ bytes: [UInt8]) throws {
+        let fault = FaultPoint.enter(.append, path)
+        defer { fault.leave() }
         let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw FileSystemError(operation: "append to", path: path, code: errno) }
         defer { close(descriptor) }
-        if let failure = writeAll(bytes, to: descriptor, path: path, operation: "append to") { throw failure }
-        guard fsync(descriptor) == 0 else { throw FileSystemError(operation: "sync", path: path, code: errno) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw FileSystemError(operation: "append to", path: path, code: errno) }
+        var failure = writeAll(bytes, to: descriptor, path: path, operation: "append to", failingWith: fault.error)
+        if failure == nil {
+            let syncFault = FaultPoint.enter(.sync, path, changesDisk: false)
+            if let code = syncFault.error ?? (fsync(descriptor) == 0 ? nil : errno) {
+                failure = FileSystemError(operation: "sync", path: path, code: code)
+            }
+        }
+        if let failure {
+            _ = ftruncate(descriptor, info.st_size)
+            throw failure
+        }
     }
 
     /// Writes all of `bytes` to `descriptor`, retrying short and interrupted writes; the error if one failed.
-    private static func writeAll(_ bytes: [UInt8], to descriptor: Int32, path: String, operation: String) -> FileSystemError? {
+    /// `failingWith` (the fault hook of debug builds) writes half of `bytes`, then fails as a full disk does.
+    private static func writeAll(_ bytes: [UInt8], to descriptor: Int32, path: String, operation: String,
+                                 failingWith injected: Int32? = nil) -> FileSystemError? {
         bytes.withUnsafeBytes { buffer in
             var offset = 0
-            while offset < buffer.count {
-                let written = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+            let limit = injected == nil ? buffer.count : buffer.count / 2
+            while offset < limit {
+                let written = write(descriptor, buffer.baseAddress! + offset, limit - offset)
                 if written < 0 {
                     if errno == EINTR { continue }
                     return FileSystemError(operation: operation, path: path, code: errno)
                 }
                 offset += written
             }
-            return nil
+            return injected.map { FileSystemError(operation: operation, path: path, code: $0) }
         }
     }
 
     /// Syncs the file or directory at `path` to disk.
     static func sync(_ path: String) throws {
+        let fault = FaultPoint.enter(.sync, path)
+        defer { fault.leave() }
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw FileSystemError(operation: "sync", path: path, code: errno) }
         defer { close(descriptor) }
+        if let code = fault.error { throw FileSystemError(operation: "sync", path: path, code: code) }
         guard fsync(descriptor) == 0 else { throw FileSystemError(operation: "sync", path: path, code: errno) }
     }
 
@@ -151,9 +184,12 @@ enum FileSystem {
     /// platform has one (`syncfs` on Linux); returns `false` when the caller must sync files one by one.
     static func syncWholeFileSystem(containing path: String) throws -> Bool {
         #if os(Linux)
+        let fault = FaultPoint.enter(.sync, path)
+        defer { fault.leave() }
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw FileSystemError(operation: "sync", path: path, code: errno) }
         defer { close(descriptor) }
+        if let code = fault.error { throw FileSystemError(operation: "sync", path: path, code: code) }
         guard linuxSyncFileSystem(descriptor) == 0 else { throw FileSystemError(operation: "sync", path: path, code: errno) }
         return true
         #else
@@ -163,6 +199,9 @@ enum FileSystem {
 
     /// Renames `source` to `destination`, replacing it atomically.
     static func rename(_ source: String, to destination: String) throws {
+        let fault = FaultPoint.enter(.rename, destination)
+        defer { fault.leave() }
+        if let code = fault.error { throw FileSystemError(operation: "rename", path: "\(source) to \(destination)", code: code) }
         guard Glibc_rename(source, destination) == 0 else {
             throw FileSystemError(operation: "rename", path: "\(source) to \(destination)", code: errno)
         }
@@ -170,6 +209,9 @@ enum FileSystem {
 
     /// Removes the file at `path`; an absent file is not an error.
     static func removeFile(_ path: String) throws {
+        let fault = FaultPoint.enter(.remove, path)
+        defer { fault.leave() }
+        if let code = fault.error { throw FileSystemError(operation: "remove", path: path, code: code) }
         guard unlink(path) == 0 || errno == ENOENT else {
             throw FileSystemError(operation: "remove", path: path, code: errno)
         }
@@ -177,7 +219,11 @@ enum FileSystem {
 
     /// Removes the directory at `path` when it is empty; returns whether it did.
     @discardableResult
-    static func removeEmptyDirectory(_ path: String) -> Bool { rmdir(path) == 0 }
+    static func removeEmptyDirectory(_ path: String) -> Bool {
+        let fault = FaultPoint.enter(.remove, path)
+        defer { fault.leave() }
+        return fault.error == nil && rmdir(path) == 0
+    }
 
     /// The directory part of `path`.
     static func parentDirectory(of path: String) -> String {

@@ -158,14 +158,16 @@ struct SyncedRecordWriter {
         }
         for (table, intents) in byTable {
             var index = try StatIndex.load(layout: layout, table: table)
-            try writer.recordInIndex(table: table, intents: intents, extra: [], index: &index)
+            try writer.recordInIndex(table: table, intents: intents, extra: [], index: &index, checkingContent: true)
         }
         try FileSystem.removeFile(writer.intentFile)
     }
 
     /// Adds to the index what is now on disk for each intent: files whose content is the intended one, and
-    /// removals that happened. Anything else (a rename that never happened) keeps its old entry.
-    private func recordInIndex(table: String, intents: [Intent], extra: [StatIndex.Entry], index: inout StatIndex) throws {
+    /// removals that happened. Anything else (a rename that never happened) keeps its old entry. After a crash
+    /// (`checkingContent`), that is known only by reading the file.
+    private func recordInIndex(table: String, intents: [Intent], extra: [StatIndex.Entry], index: inout StatIndex,
+                               checkingContent: Bool = false) throws {
         var updated = extra
         var removed: [String] = []
         let directory = layout.tableDirectory(table)
@@ -177,6 +179,7 @@ struct SyncedRecordWriter {
             }
             guard let status = try FileSystem.status(path) else { continue }
             if let entry = index.entries[intent.fileName], entry.contentHash == intent.contentHash, entry.matches(status) { continue }
+            if checkingContent, SHA256.hexDigest(of: try FileSystem.readFile(path)) != intent.contentHash { continue }
             updated.append(StatIndex.Entry(fileName: intent.fileName, id: intent.id, status: status,
                                            contentHash: intent.contentHash, version: intent.version))
         }

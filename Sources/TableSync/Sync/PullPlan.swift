@@ -84,3 +84,38 @@ enum PullPlan {
         return after >= before
     }
 }
+
+extension PullPlan {
+    /// A record of a page as far as repeating goes: its id and version.
+    struct PageEntry: Equatable {
+        var id: String?
+        var version: String?
+    }
+
+    /// The page's records as ids and versions, in order.
+    static func entries(of page: [[String: JSONValue]]) -> [PageEntry] {
+        page.map { PageEntry(id: $0[SystemProperty.id]?.stringValue, version: $0[SystemProperty.version]?.stringValue) }
+    }
+
+    /// `true` when a `ge` + `$skip` page asked with a larger skip holds exactly the records of the previous page
+    /// (ids and versions, in order): a server that ignores `$skip` answers so for ever.
+    static func repeatsPreviousPage(mode: Mode, previous: [PageEntry], previousSkip: Int, page: [PageEntry], skip: Int) -> Bool {
+        mode == .greaterOrEqualWithSkip && skip > previousSkip && !page.isEmpty && page == previous
+    }
+
+    /// Remembers the previous page of a pull to stop one whose server ignores `$skip` (``repeatsPreviousPage``).
+    struct RepeatedPageCheck {
+        private var previous: (entries: [PageEntry], skip: Int)?
+
+        /// Throws ``SyncError/malformedResponse(url:reason:)`` when `page`, asked with `skip`, repeats the previous one.
+        mutating func check(mode: Mode, skip: Int, page: [[String: JSONValue]], url: String) throws {
+            guard mode == .greaterOrEqualWithSkip else { return }
+            let entries = PullPlan.entries(of: page)
+            if let previous, PullPlan.repeatsPreviousPage(mode: mode, previous: previous.entries, previousSkip: previous.skip,
+                                                          page: entries, skip: skip) {
+                throw SyncError.malformedResponse(url: url, reason: "the page asked with $skip=\(skip) holds the same \(page.count) records as the one asked with $skip=\(previous.skip), so the server ignores $skip; the pull stopped instead of asking again")
+            }
+            previous = (entries, skip)
+        }
+    }
+}

@@ -58,6 +58,7 @@ struct Puller {
         let localRecords = try await context.recordCount(table: table)
         var removedSoFar = 0
         var skip = 0
+        var repeatCheck = PullPlan.RepeatedPageCheck()
         while true {
             // To evict, the pull must also see the records that changed so that they no longer match: it asks for
             // every change and applies the filter itself (FilterEvaluator agrees with the server's SQL).
@@ -66,6 +67,7 @@ struct Puller {
                                                                                   watermark: watermark, skip: skip, pageSize: pageSize))
             report.pages += 1
             if page.records.isEmpty { break }
+            try repeatCheck.check(mode: mode, skip: skip, page: page.records, url: client.http.baseURL + TableClient.tablePath(table))
             var writes: [[String: JSONValue]] = []
             var removals: [String] = []
             var evictions: [String] = []

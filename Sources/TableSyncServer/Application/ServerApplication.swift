@@ -25,10 +25,10 @@ public func makeServerApplication(
     case .sqlite(let path):
         repository = try SQLiteRecordRepository(path: path)
     case .postgres(let location):
-        let client = PostgresClient(
-            configuration: .init(host: location.host, port: location.port, username: location.username,
-                                 password: location.password, database: location.database, tls: .disable),
-            backgroundLogger: logger)
+        var postgres = PostgresClient.Configuration(host: location.host, port: location.port, username: location.username,
+                                                    password: location.password, database: location.database, tls: .disable)
+        postgres.options.maximumConnections = configuration.postgresPoolSize
+        let client = PostgresClient(configuration: postgres, backgroundLogger: logger)
         postgresClient = client
         repository = PostgresRecordRepository(client: client, logger: logger)
     }

@@ -23,6 +23,8 @@ public struct ServerConfiguration: Sendable {
     public var batch: Bool
     /// The most operations one batch may carry (413 above it); its bytes are bounded by ``maxBodySize``.
     public var maxBatchOperations: Int
+    /// The most connections the server opens to PostgreSQL at once (unused on SQLite).
+    public var postgresPoolSize: Int
 
     /// The default of ``maxBodySize``: 16 MiB.
     public static let defaultMaxBodySize = 16 * 1024 * 1024
@@ -30,11 +32,15 @@ public struct ServerConfiguration: Sendable {
     public static let defaultGzipMinimumSize = 1024
     /// The default of ``maxBatchOperations``: 1,000.
     public static let defaultMaxBatchOperations = 1000
+    /// The default of ``postgresPoolSize``: 20, PostgresNIO's own default, well under PostgreSQL's usual
+    /// `max_connections` of 100.
+    public static let defaultPostgresPoolSize = 20
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, database: DatabaseLocation, tables: [TableOptions],
         tokens: Set<String> = [], maxBodySize: Int = defaultMaxBodySize, gzipMinimumSize: Int = defaultGzipMinimumSize,
-        batch: Bool = true, maxBatchOperations: Int = defaultMaxBatchOperations
+        batch: Bool = true, maxBatchOperations: Int = defaultMaxBatchOperations,
+        postgresPoolSize: Int = defaultPostgresPoolSize
     ) {
         self.host = host
         self.port = port
@@ -45,6 +51,7 @@ public struct ServerConfiguration: Sendable {
         self.gzipMinimumSize = gzipMinimumSize
         self.batch = batch
         self.maxBatchOperations = maxBatchOperations
+        self.postgresPoolSize = postgresPoolSize
     }
 
     /// Checks the rules a server starts only with: at least one table, unique table names, a port in range,
@@ -58,6 +65,9 @@ public struct ServerConfiguration: Sendable {
         guard (0...65535).contains(port) else { throw ConfigurationError("--port must be from 0 to 65535, not \(port)") }
         guard maxBodySize >= 1024 else { throw ConfigurationError("the body size limit must be at least 1024 bytes") }
         guard maxBatchOperations >= 1 else { throw ConfigurationError("the batch operation limit must be at least 1") }
+        guard (1...10_000).contains(postgresPoolSize) else {
+            throw ConfigurationError("--postgres-pool-size must be from 1 to 10000 connections, not \(postgresPoolSize)")
+        }
         if tokens.isEmpty && !Self.isLoopback(host) {
             throw ConfigurationError(
                 "refusing to listen on \(host) without authentication: give tokens with --tokens-file FILE or TABLESYNC_SERVER_TOKENS, or listen on 127.0.0.1")

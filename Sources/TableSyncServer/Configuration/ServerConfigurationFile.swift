@@ -10,7 +10,8 @@ import SyncProtocol
 ///   "tables": ["todo:pageSize=100", {"name": "notes", "softDelete": false, "maxTop": 500}],
 ///   "tokensFile": "/etc/tablesync/tokens",
 ///   "maxBodySize": 16777216,
-///   "batch": true, "maxBatchOperations": 1000
+///   "batch": true, "maxBatchOperations": 1000,
+///   "postgresPoolSize": 20
 /// }
 /// ```
 /// Tokens never go in this file's values; it may only name a tokens file.
@@ -24,6 +25,7 @@ public struct ServerConfigurationFile: Sendable, Hashable {
     /// `false` switches the batch extension off.
     public var batch: Bool?
     public var maxBatchOperations: Int?
+    public var postgresPoolSize: Int?
 
     public init() {}
 
@@ -53,6 +55,7 @@ public struct ServerConfigurationFile: Sendable, Hashable {
             case "tokensFile": file.tokensFile = try string()
             case "maxBodySize": file.maxBodySize = try integer()
             case "maxBatchOperations": file.maxBatchOperations = try integer()
+            case "postgresPoolSize": file.postgresPoolSize = try integer()
             case "batch":
                 guard let flag = member.boolValue else { throw ConfigurationError("\(path): \"batch\" must be true or false") }
                 file.batch = flag
@@ -60,7 +63,7 @@ public struct ServerConfigurationFile: Sendable, Hashable {
                 guard case .array(let entries) = member else { throw ConfigurationError("\(path): \"tables\" must be an array") }
                 for entry in entries { file.tables.append(try table(entry, path: path)) }
             default:
-                throw ConfigurationError("\(path): unknown setting \"\(key)\"; use host, port, database, tables, tokensFile, maxBodySize, batch or maxBatchOperations")
+                throw ConfigurationError("\(path): unknown setting \"\(key)\"; use host, port, database, tables, tokensFile, maxBodySize, batch, maxBatchOperations or postgresPoolSize")
             }
         }
         return file
