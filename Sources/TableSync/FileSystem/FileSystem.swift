@@ -92,6 +92,24 @@ enum FileSystem {
         return entries
     }
 
+    /// The names in the directory at `path` (without `.` and `..`), without reading each entry's status.
+    /// An absent directory lists as empty.
+    static func listNames(_ path: String) throws -> [String] {
+        guard let directory = opendir(path) else {
+            if errno == ENOENT { return [] }
+            throw FileSystemError(operation: "list", path: path, code: errno)
+        }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafePointer(to: entry.pointee.d_name) { pointer in
+                pointer.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
     /// Creates the directory at `path` and any missing parents.
     static func createDirectory(_ path: String) throws {
         let fault = FaultPoint.enter(.createDirectory, path)

@@ -47,8 +47,12 @@ struct LocalChangeScanner {
     private func scanTable(_ table: String, journal: Journal, into scan: inout LocalScan) throws {
         let directory = layout.tableDirectory(table)
         let index = try StatIndex.load(layout: layout, table: table)
-        var seenIDs = Set<String>()
-        for (name, status) in try FileSystem.listDirectory(directory).sorted(by: { $0.name < $1.name }) {
+        let firstProblem = scan.problems.count
+        // Index entries whose file is listed. When every entry is, nothing was deleted by hand and no set of
+        // names is needed (the common case: one pass, no allocation per file).
+        var listedEntries = 0
+        var listedNames: [String] = []
+        for (name, status) in try FileSystem.listDirectory(directory) {
             let relativePath = "tables/\(table)/\(name)"
             guard RecordFileName.looksLikeRecordFile(name) else {
                 if !name.hasPrefix(".") {
@@ -61,26 +65,20 @@ struct LocalChangeScanner {
                 continue
             }
             scan.filesSeen += 1
+            listedNames.append(name)
             let entry = index.entries[name]
-            if let entry, index.isUnchanged(entry, status: status) {
-                seenIDs.insert(entry.id)
-                continue
-            }
+            if entry != nil { listedEntries += 1 }
+            if let entry, index.isUnchanged(entry, status: status) { continue }
             scan.filesHashed += 1
             let bytes = try FileSystem.readFile(directory + "/" + name)
-            if let entry, SHA256.hexDigest(of: bytes) == entry.contentHash {
-                seenIDs.insert(entry.id)
-                continue
-            }
+            if let entry, SHA256.hexDigest(of: bytes) == entry.contentHash { continue }
             let loaded: RecordFile.Loaded
             switch RecordFile.check(bytes: bytes, fileName: name, relativePath: relativePath) {
             case .success(let value): loaded = value
             case .failure(let problem):
-                if let entry { seenIDs.insert(entry.id) }
                 scan.problems.append(problem)
                 continue
             }
-            seenIDs.insert(loaded.id)
             let key = RecordKey(table: table, id: loaded.id)
             switch journal.pending(key)?.kind {
             case .insert?, .update?:
@@ -93,17 +91,24 @@ struct LocalChangeScanner {
                                                 fileName: name, baseVersion: entry?.version))
             }
         }
-        for entry in index.entries.values where !seenIDs.contains(entry.id) {
-            let key = RecordKey(table: table, id: entry.id)
-            guard journal.pending(key)?.kind != .delete else { continue }
-            scan.changes.append(LocalChange(kind: .deleted, table: table, id: entry.id, fileName: entry.fileName,
-                                            baseVersion: entry.version))
+        // A file is named after its id (RecordFile.check), so a listed name stands for its record.
+        let tableOperations = journal.operations(inTable: table).filter { $0.kind != .delete }
+        if listedEntries < index.entries.count || !tableOperations.isEmpty {
+            let listed = Set(listedNames)
+            for entry in index.entries.values where !listed.contains(entry.fileName) {
+                let key = RecordKey(table: table, id: entry.id)
+                guard journal.pending(key)?.kind != .delete else { continue }
+                scan.changes.append(LocalChange(kind: .deleted, table: table, id: entry.id, fileName: entry.fileName,
+                                                baseVersion: entry.version))
+            }
+            for operation in tableOperations {
+                let fileName = RecordFileName.fileName(for: operation.id)
+                guard !listed.contains(fileName), index.entries[fileName] == nil else { continue }
+                scan.changes.append(LocalChange(kind: .deleted, table: table, id: operation.id, fileName: fileName,
+                                                baseVersion: operation.baseVersion))
+            }
         }
-        for operation in journal.operations(inTable: table)
-        where operation.kind != .delete && !seenIDs.contains(operation.id) && index.entries[RecordFileName.fileName(for: operation.id)] == nil {
-            scan.changes.append(LocalChange(kind: .deleted, table: table, id: operation.id,
-                                            fileName: RecordFileName.fileName(for: operation.id), baseVersion: operation.baseVersion))
-        }
+        scan.problems[firstProblem...].sort { $0.path < $1.path }
         scan.changes.sort { ($0.table, $0.fileName) < ($1.table, $1.fileName) }
     }
 }

@@ -52,29 +52,10 @@ struct StatIndex: Sendable, Equatable {
             return StatIndex()
         }
         var index = StatIndex(entries: [:], loadedModifiedNanoseconds: status?.modifiedNanoseconds ?? .max)
-        var lines = bytes.split(separator: UInt8(ascii: "\n"))
-        index.lineCount = lines.count
+        index.entries.reserveCapacity(bytes.count / 128)
         // The index is a cache: an unreadable one is dropped and rebuilt, which only costs hashing.
-        guard let first = lines.first, String(decoding: first, as: UTF8.self) == header else { return StatIndex() }
-        lines.removeFirst()
-        index.entries.reserveCapacity(lines.count)
-        for line in lines {
-            if line.count >= 2, line.last == UInt8(ascii: "-"), line[line.endIndex - 2] == UInt8(ascii: "\t") {
-                index.entries[String(decoding: line.dropLast(2), as: UTF8.self)] = nil
-                continue
-            }
-            let fields = line.split(separator: UInt8(ascii: "\t"), maxSplits: 7, omittingEmptySubsequences: false)
-            guard fields.count == 8,
-                  let size = Int64(decimal: fields[2]), let modified = Int64(decimal: fields[3]),
-                  let changed = Int64(decimal: fields[4]), let inode = UInt64(decimal: fields[5])
-            else { return StatIndex() }
-            let fileName = String(decoding: fields[0], as: UTF8.self)
-            let version = String(decoding: fields[7], as: UTF8.self)
-            index.entries[fileName] = Entry(
-                fileName: fileName, id: String(decoding: fields[1], as: UTF8.self), size: size,
-                modifiedNanoseconds: modified, changedNanoseconds: changed, inode: inode,
-                contentHash: String(decoding: fields[6], as: UTF8.self), version: version.isEmpty ? nil : version)
-        }
+        let parsed = bytes.withUnsafeBufferPointer { buffer in Self.parse(buffer, into: &index) }
+        guard parsed else { return StatIndex() }
         return index
     }
 
@@ -110,16 +91,70 @@ struct StatIndex: Sendable, Equatable {
     }
 }
 
-extension Int64 {
-    init?(decimal bytes: ArraySlice<UInt8>) {
-        guard let value = Int64(String(decoding: bytes, as: UTF8.self)) else { return nil }
-        self = value
+extension StatIndex {
+    /// Parses the index file's bytes (header, then one line per entry or removal) into `index`; `false` when
+    /// the file is not an index this version wrote. Works on bytes: a String is made only for the four text
+    /// fields of an entry, never for a number, so a 100,000-line index loads in a few tens of milliseconds.
+    fileprivate static func parse(_ bytes: UnsafeBufferPointer<UInt8>, into index: inout StatIndex) -> Bool {
+        let newline = UInt8(ascii: "\n"), tab = UInt8(ascii: "\t")
+        var lineStart = 0
+        var isHeader = true
+        var lineCount = 0
+        while lineStart < bytes.count {
+            var lineEnd = lineStart
+            while lineEnd < bytes.count && bytes[lineEnd] != newline { lineEnd += 1 }
+            defer { lineStart = lineEnd + 1 }
+            if lineEnd == lineStart { continue }
+            lineCount += 1
+            let line = UnsafeBufferPointer(rebasing: bytes[lineStart..<lineEnd])
+            if isHeader {
+                guard line.elementsEqual(header.utf8) else { return false }
+                isHeader = false
+                continue
+            }
+            if line.count >= 2, line[line.count - 1] == UInt8(ascii: "-"), line[line.count - 2] == tab {
+                index.entries[String(decoding: UnsafeBufferPointer(rebasing: line[..<(line.count - 2)]), as: UTF8.self)] = nil
+                continue
+            }
+            // Eight fields: name, id, size, mtime, ctime, inode, hash, version (the last may hold anything but a newline).
+            var fields: [Range<Int>] = []
+            fields.reserveCapacity(8)
+            var fieldStart = 0
+            for position in 0..<line.count where fields.count < 7 && line[position] == tab {
+                fields.append(fieldStart..<position)
+                fieldStart = position + 1
+            }
+            fields.append(fieldStart..<line.count)
+            guard fields.count == 8,
+                  let size = decimal(line, fields[2]), let modified = decimal(line, fields[3]),
+                  let changed = decimal(line, fields[4]), let inode = decimal(line, fields[5]).flatMap(UInt64.init(exactly:))
+            else { return false }
+            func text(_ range: Range<Int>) -> String { String(decoding: UnsafeBufferPointer(rebasing: line[range]), as: UTF8.self) }
+            let fileName = text(fields[0])
+            index.entries[fileName] = Entry(
+                fileName: fileName, id: text(fields[1]), size: size, modifiedNanoseconds: modified, changedNanoseconds: changed,
+                inode: inode, contentHash: text(fields[6]), version: fields[7].isEmpty ? nil : text(fields[7]))
+        }
+        index.lineCount = lineCount
+        return !isHeader
     }
-}
 
-extension UInt64 {
-    init?(decimal bytes: ArraySlice<UInt8>) {
-        guard let value = UInt64(String(decoding: bytes, as: UTF8.self)) else { return nil }
-        self = value
+    /// The decimal number (an optional `-`, then digits) in `range` of `line`; `nil` when it is not one or overflows.
+    private static func decimal(_ line: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Int64? {
+        var position = range.lowerBound
+        let negative = position < range.upperBound && line[position] == UInt8(ascii: "-")
+        if negative { position += 1 }
+        guard position < range.upperBound else { return nil }
+        var value: Int64 = 0
+        while position < range.upperBound {
+            let digit = line[position] &- UInt8(ascii: "0")
+            guard digit < 10 else { return nil }
+            let (shifted, overflowA) = value.multipliedReportingOverflow(by: 10)
+            let (sum, overflowB) = shifted.addingReportingOverflow(Int64(digit))
+            guard !overflowA, !overflowB else { return nil }
+            value = sum
+            position += 1
+        }
+        return negative ? -value : value
     }
 }

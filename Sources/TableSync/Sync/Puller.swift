@@ -55,7 +55,8 @@ struct Puller {
         var watermark = query.updatedAt.map { PullWatermark(updatedAt: $0, lastID: query.lastID) }
         let pageSize = options.pageSize ?? Self.defaultPageSize
         let mode = try await discoverMode(table: table)
-        let localRecords = try await context.recordCount(table: table)
+        // Counted when the first removal arrives: most pulls remove nothing and need no directory listing.
+        var localRecords: Int?
         var removedSoFar = 0
         var skip = 0
         var repeatCheck = PullPlan.RepeatedPageCheck()
@@ -83,10 +84,13 @@ struct Puller {
                     writes.append(record)
                 }
             }
-            if !options.allowMassDelete, localRecords >= 10, !removals.isEmpty {
+            if !options.allowMassDelete, !removals.isEmpty {
+                let counted: Int
+                if let localRecords { counted = localRecords } else { counted = try await context.recordCount(table: table) }
+                localRecords = counted
                 let present = await context.existingCount(table: table, ids: removals)
-                if (removedSoFar + present) * 2 > localRecords {
-                    throw MassDeleteRefused(table: table, removing: removedSoFar + present, localRecords: localRecords)
+                if counted >= 10, (removedSoFar + present) * 2 > counted {
+                    throw MassDeleteRefused(table: table, removing: removedSoFar + present, localRecords: counted)
                 }
                 removedSoFar += present
             }
@@ -163,7 +167,7 @@ extension SyncContext {
     }
 
     func recordCount(table: String) throws -> Int {
-        try FileSystem.listDirectory(layout.tableDirectory(table)).filter { RecordFileName.looksLikeRecordFile($0.name) }.count
+        try FileSystem.listNames(layout.tableDirectory(table)).filter(RecordFileName.looksLikeRecordFile).count
     }
 
     func existingCount(table: String, ids: [String]) -> Int {
