@@ -55,69 +55,103 @@ struct Puller {
         var watermark = query.updatedAt.map { PullWatermark(updatedAt: $0, lastID: query.lastID) }
         let pageSize = options.pageSize ?? Self.defaultPageSize
         let mode = try await discoverMode(table: table)
-        // Counted when the first removal arrives: most pulls remove nothing and need no directory listing.
-        var localRecords: Int?
-        var removedSoFar = 0
+        var massDelete = MassDeleteBrake()
         var skip = 0
         var repeatCheck = PullPlan.RepeatedPageCheck()
+        // To evict, the pull must also see the records that changed so that they no longer match: it asks for
+        // every change and applies the filter itself (FilterEvaluator agrees with the server's SQL).
+        let evictFilter = options.evict ? baseFilter : nil
+        let serverFilter = evictFilter == nil ? baseFilter : nil
+        let client = self.client
+        func fetch(after watermark: PullWatermark?, skip: Int) async throws -> (records: [[String: JSONValue]], nextLink: String?) {
+            try await client.list(table: table, query: PullPlan.query(mode: mode, baseFilter: serverFilter, watermark: watermark,
+                                                                       skip: skip, pageSize: pageSize))
+        }
+        var page = try await fetch(after: watermark, skip: skip)
         while true {
-            // To evict, the pull must also see the records that changed so that they no longer match: it asks for
-            // every change and applies the filter itself (FilterEvaluator agrees with the server's SQL).
-            let evictFilter = options.evict ? baseFilter : nil
-            let page = try await client.list(table: table, query: PullPlan.query(mode: mode, baseFilter: evictFilter == nil ? baseFilter : nil,
-                                                                                  watermark: watermark, skip: skip, pageSize: pageSize))
             report.pages += 1
             if page.records.isEmpty { break }
             try repeatCheck.check(mode: mode, skip: skip, page: page.records, url: client.http.baseURL + TableClient.tablePath(table))
-            var writes: [[String: JSONValue]] = []
-            var removals: [String] = []
-            var evictions: [String] = []
-            for record in page.records {
-                let id = record[SystemProperty.id]!.stringValue!
-                if await context.journal.pending(RecordKey(table: table, id: id)) != nil {
-                    report.keptLocal += 1
-                } else if ServerRecord.isDeleted(record) {
-                    removals.append(id)
-                } else if let evictFilter, !FilterEvaluator.matches(evictFilter, record: record) {
-                    evictions.append(id)
-                } else {
-                    writes.append(record)
-                }
+            let (nextWatermark, nextSkip) = PullPlan.advance(mode: mode, watermark: watermark, skip: skip, page: page.records)
+            let advances = mode != .keyset || PullPlan.advances(from: watermark, to: nextWatermark)
+            let isLast = client.apiVersion == 3 && page.nextLink == nil && page.records.count < pageSize
+            // The next page downloads and decodes while this one is written: the next cursor is known already.
+            let nextPage = isLast || !advances ? nil : Task { try await fetch(after: nextWatermark, skip: nextSkip) }
+            do {
+                try await apply(page.records, table: table, evictFilter: evictFilter, report: &report,
+                                massDelete: &massDelete)
+            } catch {
+                nextPage?.cancel()
+                throw error
             }
-            if !options.allowMassDelete, !removals.isEmpty {
-                let counted: Int
-                if let localRecords { counted = localRecords } else { counted = try await context.recordCount(table: table) }
-                localRecords = counted
-                let present = await context.existingCount(table: table, ids: removals)
-                if counted >= 10, (removedSoFar + present) * 2 > counted {
-                    throw MassDeleteRefused(table: table, removing: removedSoFar + present, localRecords: counted)
-                }
-                removedSoFar += present
-            }
-            let evicted = await context.existingCount(table: table, ids: evictions)
-            removals += evictions
-            let outcome = try await context.applySynced(table: table, records: writes, removals: removals, guard: .unchangedSinceSync)
-            report.evicted += evicted
-            report.written += outcome.written
-            report.removed += outcome.removed
-            report.unchanged += outcome.unchanged
-            report.keptLocal += outcome.skipped.count
-            let previous = watermark
-            (watermark, skip) = PullPlan.advance(mode: mode, watermark: watermark, skip: skip, page: page.records)
-            if mode == .keyset, !PullPlan.advances(from: previous, to: watermark) {
+            (watermark, skip) = (nextWatermark, nextSkip)
+            if !advances {
                 throw SyncError.malformedResponse(url: client.http.baseURL + TableClient.tablePath(table),
                                                   reason: "a page does not move past the previous one (updatedAt \(watermark?.updatedAt ?? "none")), so the pull stopped instead of asking again")
             }
             if queryID != nil, let watermark {
                 query.updatedAt = watermark.updatedAt
                 query.lastID = watermark.lastID
-                try await context.saveQuery(query)
+                do {
+                    try await context.saveQuery(query)
+                } catch {
+                    nextPage?.cancel()
+                    throw error
+                }
             }
             options.progress?(.pulledPage(table: table, page: report.pages, records: report.written + report.removed + report.unchanged + report.keptLocal))
-            if client.apiVersion == 3 && page.nextLink == nil && page.records.count < pageSize { break }
+            guard let nextPage else { break }
+            page = try await nextPage.value
         }
         report.watermark = queryID == nil ? nil : watermark
         return report
+    }
+
+    /// How many records this pull removed, against how many the table held: refuses to remove more than half.
+    struct MassDeleteBrake {
+        /// Counted when the first removal arrives: most pulls remove nothing and need no directory listing.
+        var localRecords: Int?
+        var removedSoFar = 0
+    }
+
+    /// Writes one page: records kept for their pending local operation, removals (deleted on the server, or
+    /// evicted), and the rest written as the server has them.
+    private func apply(_ records: [[String: JSONValue]], table: String, evictFilter: FilterExpression?,
+                       report: inout PullReport, massDelete: inout MassDeleteBrake) async throws {
+        let pendingIDs = await context.pendingIDs(table: table)
+        var writes: [[String: JSONValue]] = []
+        var removals: [String] = []
+        var evictions: [String] = []
+        for record in records {
+            let id = record[SystemProperty.id]!.stringValue!
+            if pendingIDs.contains(id) {
+                report.keptLocal += 1
+            } else if ServerRecord.isDeleted(record) {
+                removals.append(id)
+            } else if let evictFilter, !FilterEvaluator.matches(evictFilter, record: record) {
+                evictions.append(id)
+            } else {
+                writes.append(record)
+            }
+        }
+        if !options.allowMassDelete, !removals.isEmpty {
+            let counted: Int
+            if let known = massDelete.localRecords { counted = known } else { counted = try await context.recordCount(table: table) }
+            massDelete.localRecords = counted
+            let present = await context.existingCount(table: table, ids: removals)
+            if counted >= 10, (massDelete.removedSoFar + present) * 2 > counted {
+                throw MassDeleteRefused(table: table, removing: massDelete.removedSoFar + present, localRecords: counted)
+            }
+            massDelete.removedSoFar += present
+        }
+        let evicted = await context.existingCount(table: table, ids: evictions)
+        removals += evictions
+        let outcome = try await context.applySynced(table: table, records: writes, removals: removals, guard: .unchangedSinceSync)
+        report.evicted += evicted
+        report.written += outcome.written
+        report.removed += outcome.removed
+        report.unchanged += outcome.unchanged
+        report.keptLocal += outcome.skipped.count
     }
 
     /// Keyset paging when the server is a TableSync server (it advertises extensions), the SDKs' algorithm
@@ -168,6 +202,11 @@ extension SyncContext {
 
     func recordCount(table: String) throws -> Int {
         try FileSystem.listNames(layout.tableDirectory(table)).filter(RecordFileName.looksLikeRecordFile).count
+    }
+
+    /// The ids of `table` with a pending operation.
+    func pendingIDs(table: String) -> Set<String> {
+        Set(journal.operations(inTable: table).map(\.id))
     }
 
     func existingCount(table: String, ids: [String]) -> Int {
