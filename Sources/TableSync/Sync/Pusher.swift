@@ -75,6 +75,8 @@ struct Pusher {
         let route = try await chooseRoute()
         report.batched = route.batched
         var pending = Pending()
+        // Batched, the next batch is on the wire while the previous answer is reconciled and checkpointed.
+        var inFlight: (operations: [OutgoingOperation], answer: Task<SenderAnswer, any Error>)?
         do {
             var start = 0
             while start < queue.count {
@@ -88,19 +90,43 @@ struct Pusher {
                     ? prepared.map { CanonicalJSON.encode(BatchSender.batchOperation($0, apiVersion: client.apiVersion).json, style: .compact).count + 1 }
                     : prepared.map { _ in 1 }
                 for range in BatchSplit.ranges(sizes: sizes, maxOperations: route.maxOperations, maxBytes: route.maxBytes) {
-                    try await exchange(Array(prepared[range]), sender: route.sender, report: &report, pending: &pending)
-                    if route.batched || pending.done.count >= checkpointInterval {
-                        try await checkpoint(&pending)
-                        options.progress?(.pushed(applied: report.applied + report.settledByPolicy, total: queue.count))
+                    let operations = Array(prepared[range])
+                    let sender = route.sender
+                    let answer = Task { try await sender.send(operations) }
+                    guard route.batched else {
+                        try await exchange(operations, answer: answer, sender: sender, report: &report, pending: &pending)
+                        if pending.done.count >= checkpointInterval {
+                            try await checkpoint(&pending)
+                            options.progress?(.pushed(applied: report.applied + report.settledByPolicy, total: queue.count))
+                        }
+                        continue
                     }
+                    let previous = inFlight
+                    inFlight = (operations, answer)
+                    if let previous { try await finishBatch(previous, sender: sender, total: queue.count, report: &report, pending: &pending) }
                 }
             }
+            if let last = inFlight {
+                inFlight = nil
+                try await finishBatch(last, sender: route.sender, total: queue.count, report: &report, pending: &pending)
+            }
         } catch {
+            inFlight?.answer.cancel()
             try await checkpoint(&pending)
             throw error
         }
         try await checkpoint(&pending)
         return report
+    }
+
+    typealias SenderAnswer = (outcomes: [PushOutcome], traffic: WireTraffic)
+
+    /// Reconciles a batch's answer and makes it durable (a checkpoint per batch).
+    private func finishBatch(_ batch: (operations: [OutgoingOperation], answer: Task<SenderAnswer, any Error>), sender: any OperationSender,
+                             total: Int, report: inout PushReport, pending: inout Pending) async throws {
+        try await exchange(batch.operations, answer: batch.answer, sender: sender, report: &report, pending: &pending)
+        try await checkpoint(&pending)
+        options.progress?(.pushed(applied: report.applied + report.settledByPolicy, total: total))
     }
 
     /// Batches when the options allow it and the server offers the extension (one `GET /health` to learn it);
@@ -140,11 +166,11 @@ struct Pusher {
                                  sentHash: SHA256.hexDigest(of: loaded.bytes), baseVersion: operation.baseVersion)
     }
 
-    /// Sends `operations`, sends again on the server's version those that `client-wins` settles, and
-    /// reconciles every outcome in order.
-    private func exchange(_ operations: [OutgoingOperation], sender: any OperationSender, report: inout PushReport,
-                          pending: inout Pending) async throws {
-        let answered = try await sender.send(operations)
+    /// Takes the answer to `operations` (sent already), sends again on the server's version those that
+    /// `client-wins` settles, and reconciles every outcome in order.
+    private func exchange(_ operations: [OutgoingOperation], answer: Task<SenderAnswer, any Error>, sender: any OperationSender,
+                          report: inout PushReport, pending: inout Pending) async throws {
+        let answered = try await answer.value
         var outcomes = answered.outcomes
         report.traffic += answered.traffic
         let retries = operations.indices.compactMap { index in clientWinsRetry(operations[index], outcomes[index]).map { (index, $0) } }
