@@ -46,13 +46,14 @@ struct LocalChangeScanner {
 
     private func scanTable(_ table: String, journal: Journal, into scan: inout LocalScan) throws {
         let directory = layout.tableDirectory(table)
-        let index = try StatIndex.load(layout: layout, table: table)
+        let (index, listing) = try inParallel({ try StatIndex.load(layout: layout, table: table) },
+                                              { try FileSystem.listDirectory(directory) })
         let firstProblem = scan.problems.count
         // Index entries whose file is listed. When every entry is, nothing was deleted by hand and no set of
         // names is needed (the common case: one pass, no allocation per file).
         var listedEntries = 0
         var listedNames: [String] = []
-        for (name, status) in try FileSystem.listDirectory(directory) {
+        for (name, status) in listing {
             let relativePath = "tables/\(table)/\(name)"
             guard RecordFileName.looksLikeRecordFile(name) else {
                 if !name.hasPrefix(".") {
