@@ -76,14 +76,10 @@ struct Puller {
             let advances = mode != .keyset || PullPlan.advances(from: watermark, to: nextWatermark)
             let isLast = client.apiVersion == 3 && page.nextLink == nil && page.records.count < pageSize
             // The next page downloads and decodes while this one is written: the next cursor is known already.
+            // When writing fails, the prefetch is left to finish on its own (a GET; its answer is dropped):
+            // cancelling a URLSession request from another thread can deadlock FoundationNetworking on Linux.
             let nextPage = isLast || !advances ? nil : Task { try await fetch(after: nextWatermark, skip: nextSkip) }
-            do {
-                try await apply(page.records, table: table, evictFilter: evictFilter, report: &report,
-                                massDelete: &massDelete)
-            } catch {
-                nextPage?.cancel()
-                throw error
-            }
+            try await apply(page.records, table: table, evictFilter: evictFilter, report: &report, massDelete: &massDelete)
             (watermark, skip) = (nextWatermark, nextSkip)
             if !advances {
                 throw SyncError.malformedResponse(url: client.http.baseURL + TableClient.tablePath(table),
@@ -92,12 +88,7 @@ struct Puller {
             if queryID != nil, let watermark {
                 query.updatedAt = watermark.updatedAt
                 query.lastID = watermark.lastID
-                do {
-                    try await context.saveQuery(query)
-                } catch {
-                    nextPage?.cancel()
-                    throw error
-                }
+                try await context.saveQuery(query)
             }
             options.progress?(.pulledPage(table: table, page: report.pages, records: report.written + report.removed + report.unchanged + report.keptLocal))
             guard let nextPage else { break }
