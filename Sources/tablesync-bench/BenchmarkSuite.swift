@@ -242,6 +242,7 @@ struct BenchmarkSuite {
 
     private mutating func measurePush(store: String) throws {
         var perVariant: [PushVariant: Sample] = [:]
+        var requests: [PushVariant: [Double]] = [:], bodyBytes: [PushVariant: [Double]] = [:]
         let offered = PushVariant.offered(helpText: try tablesync(["push", "--help"]).standardOutput)
         for variant in offered {
             var rates: [Double] = []
@@ -252,6 +253,10 @@ struct BenchmarkSuite {
                 let push = try tablesync(["-C", store, "push", "--json"] + variant.arguments(offered: offered))
                 try expect(push, member: "applied", equals: configuration.pushRecords)
                 rates.append(Double(configuration.pushRecords) / push.seconds)
+                let answer = try JSONParser.parse(push.standardOutput)
+                requests[variant, default: []].append(Double(answer["requests"]?.integerValue ?? 0))
+                let bytes = (answer["bytesSent"]?.integerValue ?? 0) + (answer["bytesReceived"]?.integerValue ?? 0)
+                bodyBytes[variant, default: []].append(Double(bytes) / 1_000_000)
             }
             perVariant[variant] = Sample(rates)
         }
@@ -262,6 +267,12 @@ struct BenchmarkSuite {
             results.rows.append(ResultRow(id: "P3", what: "push \(configuration.pushRecords) updates, batched", unit: "ops/s",
                                           value: batched, baselineName: "one request per operation", baseline: single,
                                           target: "≥ 20×", met: batched.median / single.median >= 20))
+            results.rows.append(ResultRow(id: "P3", what: "push \(configuration.pushRecords) updates, batched: requests", unit: "requests",
+                                          value: Sample(requests[.batched] ?? []), baselineName: "one request per operation",
+                                          baseline: Sample(requests[.onePerOperation] ?? []), target: nil, met: nil))
+            results.rows.append(ResultRow(id: "P3", what: "push \(configuration.pushRecords) updates, batched: body bytes both ways", unit: "MB",
+                                          value: Sample(bodyBytes[.batched] ?? []), baselineName: "one request per operation",
+                                          baseline: Sample(bodyBytes[.onePerOperation] ?? []), target: nil, met: nil))
         } else {
             results.notes.append("P3 batched: not measured; this tablesync has no batch pipeline. The row appears once `tablesync push --help` offers --no-batch.")
         }
