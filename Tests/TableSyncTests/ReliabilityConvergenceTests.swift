@@ -8,10 +8,11 @@ import TestSupport
 /// order, under each conflict policy: after quiescing every store equals the server, no value on the server was
 /// invented, and under `manual` every divergent write waits as a conflict holding the local content.
 @Suite("Reliability: convergence", .serialized) struct ReliabilityConvergenceTests {
-    @Test("three stores converge to the server under each conflict policy", arguments: StoreSettings.ConflictPolicy.allCases)
-    func converge(_ policy: StoreSettings.ConflictPolicy) async throws {
+    @Test("three stores converge to the server under each conflict policy, on each database",
+          arguments: TestBackend.available, StoreSettings.ConflictPolicy.allCases)
+    func converge(_ backend: TestBackend, _ policy: StoreSettings.ConflictPolicy) async throws {
         let table = uniqueTableName("conv")
-        let server = try await LiveServer.start(.sqlite, tables: [table])
+        let server = try await LiveServer.start(backend, tables: [table])
         let directory = TemporaryDirectory()
         let settings = StoreSettings(remote: server.baseURL, tables: [table], conflictPolicy: policy)
         var stores: [SyncContext] = []

@@ -42,12 +42,16 @@ struct Puller {
 
     static let defaultPageSize = 1000
 
-    func pull(table: String, queryID: String?, filter: String?) async throws -> PullReport {
+    /// Pulls `table`; with `pushingFirst` (the default for a pull on its own) the table's pending operations and
+    /// hand edits are pushed first. A sync, which has just pushed every table, pulls without pushing again.
+    func pull(table: String, queryID: String?, filter: String?, pushingFirst: Bool = true) async throws -> PullReport {
         try await context.requireTable(table)
         var report = PullReport()
         report.table = table
-        report.push = try await Pusher(context: context, client: client, policy: options.conflictPolicy ?? context.settings.conflictPolicy,
-                                       options: options).push(tables: [table])
+        if pushingFirst {
+            report.push = try await Pusher(context: context, client: client, policy: options.conflictPolicy ?? context.settings.conflictPolicy,
+                                           options: options).push(tables: [table])
+        }
         var query = try await context.resolveQuery(id: queryID, table: table, filter: filter)
         let baseFilter = try query.filter.map { text in
             do { return try FilterParser.parse(text) } catch { throw LocalQueryError(reason: "$filter of the pull: \(error)") }

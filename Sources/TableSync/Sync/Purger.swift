@@ -47,8 +47,12 @@ extension SyncContext {
     public func sync(options: SyncOptions = SyncOptions()) async throws -> SyncReport {
         var report = SyncReport()
         report.push = try await push(options: options)
+        // Everything was pushed just now: the pulls do not push (and scan for hand edits) once more each.
+        let client = try TableClient.make(settings: settings, environment: options.environment, timeout: options.timeout,
+                                          retryPolicy: options.retryPolicy)
         for query in try queries().sorted {
-            report.pulls[query.id] = try await pull(table: query.table, queryID: query.id, options: options)
+            report.pulls[query.id] = try await Puller(context: self, client: client, options: options)
+                .pull(table: query.table, queryID: query.id, filter: nil, pushingFirst: false)
         }
         return report
     }
