@@ -126,8 +126,8 @@ extension StatIndex {
             }
             fields.append(fieldStart..<line.count)
             guard fields.count == 8,
-                  let size = decimal(line, fields[2]), let modified = decimal(line, fields[3]),
-                  let changed = decimal(line, fields[4]), let inode = decimal(line, fields[5]).flatMap(UInt64.init(exactly:))
+                  let size: Int64 = decimal(line, fields[2]), let modified: Int64 = decimal(line, fields[3]),
+                  let changed: Int64 = decimal(line, fields[4]), let inode: UInt64 = decimal(line, fields[5])
             else { return false }
             func text(_ range: Range<Int>) -> String { String(decoding: UnsafeBufferPointer(rebasing: line[range]), as: UTF8.self) }
             let fileName = text(fields[0])
@@ -139,22 +139,25 @@ extension StatIndex {
         return !isHeader
     }
 
-    /// The decimal number (an optional `-`, then digits) in `range` of `line`; `nil` when it is not one or overflows.
-    private static func decimal(_ line: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Int64? {
+    /// The decimal number (an optional `-` for a signed type, then digits) in `range` of `line`; `nil` when it is
+    /// not one or does not fit in `Number`.
+    private static func decimal<Number: FixedWidthInteger>(_ line: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Number? {
         var position = range.lowerBound
-        let negative = position < range.upperBound && line[position] == UInt8(ascii: "-")
+        let negative = Number.isSigned && position < range.upperBound && line[position] == UInt8(ascii: "-")
         if negative { position += 1 }
         guard position < range.upperBound else { return nil }
-        var value: Int64 = 0
+        var value: Number = 0
         while position < range.upperBound {
             let digit = line[position] &- UInt8(ascii: "0")
             guard digit < 10 else { return nil }
             let (shifted, overflowA) = value.multipliedReportingOverflow(by: 10)
-            let (sum, overflowB) = shifted.addingReportingOverflow(Int64(digit))
+            // Negative numbers are built downwards, so the most negative value fits too.
+            let (next, overflowB) = negative ? shifted.subtractingReportingOverflow(Number(digit))
+                                             : shifted.addingReportingOverflow(Number(digit))
             guard !overflowA, !overflowB else { return nil }
-            value = sum
+            value = next
             position += 1
         }
-        return negative ? -value : value
+        return value
     }
 }
