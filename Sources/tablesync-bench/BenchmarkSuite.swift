@@ -177,12 +177,18 @@ struct BenchmarkSuite {
         let pull = try tablesync(["-C", store, "pull", Self.mainTable, "--query-id", Self.queryID, "--json"])
         try expect(pull, member: "written", equals: records)
         let counts = proxy.counts
-        let raw = served.reduce(0) { $0 + CanonicalJSON.encode(.object($1), style: .compact).count }
-        let wire = Double(counts.toServer + counts.toClient) / 1_000_000, rawMB = Double(raw) / 1_000_000
-        results.rows.append(ResultRow(id: "P5", what: "bytes on the wire, initial pull (both ways)", unit: "MB",
-                                      value: Sample([wire]), baselineName: "compact JSON of the records pulled",
-                                      baseline: Sample([rawMB]), target: "≤ 0.3×", met: wire / rawMB <= 0.3))
+        results.rows.append(Self.wireRow(what: "initial pull", counts: counts, records: served, direction: "pulled"))
         results.notes.append("P5 counts every byte through a TCP proxy on loopback (headers included; one run, not timed): pull \(counts.toServer) B to the server, \(counts.toClient) B back")
+    }
+
+    /// A P5 row: the bytes through the proxy both ways against the compact JSON of the records moved.
+    private static func wireRow(what: String, counts: (toServer: Int, toClient: Int), records: [[String: JSONValue]],
+                                direction: String) -> ResultRow {
+        let raw = records.reduce(0) { $0 + CanonicalJSON.encode(.object($1), style: .compact).count }
+        let wire = Double(counts.toServer + counts.toClient) / 1_000_000, rawMB = Double(raw) / 1_000_000
+        return ResultRow(id: "P5", what: "bytes on the wire, \(what) (both ways)", unit: "MB", value: Sample([wire]),
+                         baselineName: "compact JSON of the records \(direction)", baseline: Sample([rawMB]),
+                         target: "≤ 0.3×", met: wire / rawMB <= 0.3)
     }
 
     private mutating func measurePushWire(proxy: CountingProxy, store: String) throws {
@@ -193,11 +199,7 @@ struct BenchmarkSuite {
         let push = try tablesync(["-C", store, "push", "--json"])
         try expect(push, member: "applied", equals: configuration.pushRecords)
         let counts = proxy.counts
-        let raw = sent.reduce(0) { $0 + CanonicalJSON.encode(.object($1), style: .compact).count }
-        let wire = Double(counts.toServer + counts.toClient) / 1_000_000, rawMB = Double(raw) / 1_000_000
-        results.rows.append(ResultRow(id: "P5", what: "bytes on the wire, push of \(configuration.pushRecords) updates (both ways)", unit: "MB",
-                                      value: Sample([wire]), baselineName: "compact JSON of the records pushed",
-                                      baseline: Sample([rawMB]), target: "≤ 0.3×", met: wire / rawMB <= 0.3))
+        results.rows.append(Self.wireRow(what: "push of \(configuration.pushRecords) updates", counts: counts, records: sent, direction: "pushed"))
         results.notes.append("P5 push: \(counts.toServer) B to the server, \(counts.toClient) B back")
     }
 

@@ -182,15 +182,10 @@ import TestSupport
         hostile.stop()
     }
 
-    @Test("a server that answers the same full page for ever stops the pull instead of looping")
-    func samePageForever() async throws {
-        let page = "{\"items\":[" + (0..<3).map { #"{"id":"p\#($0)",\#(Self.item)}"# }.joined(separator: ",") + "],\"nextLink\":\"/tables/todo?x\"}"
-        let hostile = try HostileServer { _ in .json(page) }
-        let directory = TemporaryDirectory()
-        let store = directory.file("store")
-        #expect(try await CLI.run(["-C", store, "init", "--remote", hostile.baseURL, "--table", "todo"]).status == 0)
+    /// Runs `tablesync pull todo` (pages of 3, one attempt) for at most 30 s, killing it if it still runs: a bound,
+    /// not a timing assertion — a correct client stops after two pages, a looping one never does.
+    static func boundedPull(store: String) async throws -> (looping: Bool, status: Int32) {
         let process = try CLI.start(["-C", store, "pull", "todo", "--query-id", "all", "--page-size", "3", "--attempts", "1"])
-        // A bound, not a timing assertion: a correct client stops after two pages; a looping one never does.
         var waited = 0
         while process.isRunning && waited < 600 {
             try await Task.sleep(nanoseconds: 50_000_000)
@@ -198,8 +193,19 @@ import TestSupport
         }
         let looping = process.isRunning
         if looping { kill(process.processIdentifier, SIGKILL) }
+        return (looping, await CLI.wait(process).status)
+    }
+
+    @Test("a server that answers the same full page for ever stops the pull instead of looping")
+    func samePageForever() async throws {
+        let page = "{\"items\":[" + (0..<3).map { #"{"id":"p\#($0)",\#(Self.item)}"# }.joined(separator: ",") + "],\"nextLink\":\"/tables/todo?x\"}"
+        let hostile = try HostileServer { _ in .json(page) }
+        let directory = TemporaryDirectory()
+        let store = directory.file("store")
+        #expect(try await CLI.run(["-C", store, "init", "--remote", hostile.baseURL, "--table", "todo"]).status == 0)
+        let (looping, status) = try await Self.boundedPull(store: store)
         #expect(!looping, "the pull loops for ever on a page that does not advance (\(hostile.requests.count) requests)")
-        #expect(await CLI.wait(process).status != 0)
+        #expect(status != 0)
         hostile.stop()
     }
 
@@ -213,17 +219,9 @@ import TestSupport
         let directory = TemporaryDirectory()
         let store = directory.file("store")
         #expect(try await CLI.run(["-C", store, "init", "--remote", hostile.baseURL, "--table", "todo"]).status == 0)
-        let process = try CLI.start(["-C", store, "pull", "todo", "--query-id", "all", "--page-size", "3", "--attempts", "1"])
-        // A bound, not a timing assertion: a correct client stops after two pages; a looping one never does.
-        var waited = 0
-        while process.isRunning && waited < 600 {
-            try await Task.sleep(nanoseconds: 50_000_000)
-            waited += 1
-        }
-        let looping = process.isRunning
-        if looping { kill(process.processIdentifier, SIGKILL) }
+        let (looping, status) = try await Self.boundedPull(store: store)
         #expect(!looping, "the pull loops for ever on a server that ignores $skip (\(hostile.requests.count) requests)")
-        #expect(await CLI.wait(process).status == 1)
+        #expect(status == 1)
         let pages = hostile.requests.filter { $0.method == "GET" && $0.target.hasPrefix("/tables/todo") }
         #expect(pages.count == 2, "the first page and its repeat: \(pages.map(\.target))")
         #expect(pages.last?.target.contains("skip=3") == true, "the SDK paging asked for the rows after the first three")

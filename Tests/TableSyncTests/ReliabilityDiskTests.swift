@@ -219,7 +219,7 @@ import TestSupport
         var environment = CLI.environment
         environment[FileSystemFaultPlan.logVariable] = log
         if let fault { environment[FileSystemFaultPlan.variable] = fault.description }
-        let result = try await CLI.runToEnd(["-C", trial.store] + trial.arguments, environment: environment)
+        let result = try await CLI.run(["-C", trial.store] + trial.arguments, environment: environment)
         return Outcome(status: result.status, killed: result.killed, stdout: result.stdout, stderr: result.stderr, log: CallLog(file: log))
     }
 
@@ -432,32 +432,5 @@ import TestSupport
         #expect((1...4).map { plan.error(for: .write, ordinal: $0) } == [nil, nil, ENOSPC, nil], "the third write only")
         #expect((1...4).map { plan.error(for: .append, ordinal: $0) } == [nil, nil, nil, nil])
         #expect((1...9).filter { plan.kills(afterChangingCall: $0) } == [7])
-    }
-}
-
-extension CLI {
-    /// Runs `tablesync ARGUMENTS` to completion off the cooperative thread pool and says whether a signal ended it.
-    static func runToEnd(_ arguments: [String], environment: [String: String]) async throws
-        -> (status: Int32, killed: Bool, stdout: String, stderr: String) {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(with: Result {
-                    let process = Process()
-                    process.executableURL = URL(fileURLWithPath: path)
-                    process.arguments = arguments
-                    process.environment = environment
-                    let out = Pipe()
-                    let err = Pipe()
-                    process.standardOutput = out
-                    process.standardError = err
-                    try process.run()
-                    let stdout = out.fileHandleForReading.readDataToEndOfFile()
-                    let stderr = err.fileHandleForReading.readDataToEndOfFile()
-                    process.waitUntilExit()
-                    return (process.terminationStatus, process.terminationReason == .uncaughtSignal,
-                            String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
-                })
-            }
-        }
     }
 }

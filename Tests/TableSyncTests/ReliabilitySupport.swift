@@ -96,7 +96,7 @@ struct CLI {
     /// Runs `tablesync ARGUMENTS` to completion off the cooperative thread pool (the live server needs it).
     @discardableResult
     static func run(_ arguments: [String], environment: [String: String] = CLI.environment) async throws
-        -> (status: Int32, stdout: String, stderr: String) {
+        -> (status: Int32, stdout: String, stderr: String, killed: Bool) {
         try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {
                 continuation.resume(with: Result { try runProgram(path, arguments, environment: environment) })

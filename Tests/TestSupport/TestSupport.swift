@@ -52,10 +52,11 @@ public func builtProduct(_ name: String) -> String {
     return name
 }
 
-/// Runs a program to completion and returns its exit status and output.
+/// Runs a program to completion and returns its exit status (the signal's number when `killed`), its output, and
+/// whether a signal ended it.
 @discardableResult
 public func runProgram(_ path: String, _ arguments: [String], environment: [String: String]? = nil,
-                input: String? = nil) throws -> (status: Int32, stdout: String, stderr: String) {
+                input: String? = nil) throws -> (status: Int32, stdout: String, stderr: String, killed: Bool) {
     let process = Process()
     if let input { process.standardInput = FileHandle(forReadingAtPath: input) }
     process.executableURL = URL(fileURLWithPath: path)
@@ -69,5 +70,6 @@ public func runProgram(_ path: String, _ arguments: [String], environment: [Stri
     let stdout = out.fileHandleForReading.readDataToEndOfFile()
     let stderr = err.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+    return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self),
+            process.terminationReason == .uncaughtSignal)
 }

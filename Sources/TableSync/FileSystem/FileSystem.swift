@@ -70,21 +70,11 @@ enum FileSystem {
     /// The names in the directory at `path` (without `.` and `..`), each with its status. An absent
     /// directory lists as empty.
     static func listDirectory(_ path: String) throws -> [(name: String, status: Status)] {
-        guard let directory = opendir(path) else {
-            if errno == ENOENT { return [] }
-            throw FileSystemError(operation: "list", path: path, code: errno)
-        }
-        defer { closedir(directory) }
-        let descriptor = dirfd(directory)
         var entries: [(name: String, status: Status)] = []
-        while let entry = readdir(directory) {
-            let name = withUnsafePointer(to: entry.pointee.d_name) { pointer in
-                pointer.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
-            }
-            if name == "." || name == ".." { continue }
+        try forEachName(inDirectory: path) { descriptor, name in
             var info = stat()
             guard fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else {
-                if errno == ENOENT { continue }
+                if errno == ENOENT { return }
                 throw FileSystemError(operation: "inspect", path: path + "/" + name, code: errno)
             }
             entries.append((name, Status(info)))
@@ -95,19 +85,25 @@ enum FileSystem {
     /// The names in the directory at `path` (without `.` and `..`), without reading each entry's status.
     /// An absent directory lists as empty.
     static func listNames(_ path: String) throws -> [String] {
+        var names: [String] = []
+        try forEachName(inDirectory: path) { _, name in names.append(name) }
+        return names
+    }
+
+    /// Calls `body` with the directory's descriptor and each name in it but `.` and `..`; an absent directory has none.
+    private static func forEachName(inDirectory path: String, _ body: (_ descriptor: Int32, _ name: String) throws -> Void) throws {
         guard let directory = opendir(path) else {
-            if errno == ENOENT { return [] }
+            if errno == ENOENT { return }
             throw FileSystemError(operation: "list", path: path, code: errno)
         }
         defer { closedir(directory) }
-        var names: [String] = []
+        let descriptor = dirfd(directory)
         while let entry = readdir(directory) {
             let name = withUnsafePointer(to: entry.pointee.d_name) { pointer in
                 pointer.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
             }
-            if name != "." && name != ".." { names.append(name) }
+            if name != "." && name != ".." { try body(descriptor, name) }
         }
-        return names
     }
 
     /// Creates the directory at `path` and any missing parents.
