@@ -20,6 +20,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         .target(name: "SyncProtocol"),
@@ -28,7 +30,18 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]
         ),
-        .target(name: "TableSync", dependencies: ["SyncProtocol", "GzipCompression"]),
+        .target(
+            name: "TableSync",
+            dependencies: [
+                "SyncProtocol",
+                "GzipCompression",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
         .executableTarget(
             name: "tablesync",
             dependencies: [
@@ -69,16 +82,6 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
-        // Pushes N updates one request per operation and batched + compressed against one local server.
-        .executableTarget(
-            name: "bench-push",
-            dependencies: [
-                "TableSync",
-                "TableSyncServer",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "Logging", package: "swift-log"),
-            ]
-        ),
         // Helpers every test target shares: temporary directories, seeded randomness, processes, a live server.
         .target(
             name: "TestSupport",
@@ -96,7 +99,7 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
         ),
-        .testTarget(name: "TableSyncTests", dependencies: ["TableSync", "TestSupport"]),
+        .testTarget(name: "TableSyncTests", dependencies: ["TableSync", "GzipCompression", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the system packages TableSync builds and tests with, quietly when they are already present.
 set -euo pipefail
-packages=(libcurl4-openssl-dev zlib1g-dev libsqlite3-dev pkg-config postgresql)
+packages=(zlib1g-dev libsqlite3-dev pkg-config postgresql)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

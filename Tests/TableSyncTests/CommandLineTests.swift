@@ -8,24 +8,24 @@ import TestSupport
 @Suite struct CommandLineTests {
     let tablesync = builtProduct("tablesync")
 
-    @Test func initInsertStatusAndExitCodes() throws {
+    @Test func initInsertStatusAndExitCodes() async throws {
         let directory = TemporaryDirectory()
         let store = directory.file("store")
-        #expect(try runProgram(tablesync, ["-C", store, "init", "--remote", "http://127.0.0.1:9", "--table", "todo"]).status == 0)
-        let inserted = try runProgram(tablesync, ["-C", store, "insert", "todo", #"{"id": "a", "text": "Buy milk"}"#, "--json"])
+        #expect(try await runProgram(tablesync, ["-C", store, "init", "--remote", "http://127.0.0.1:9", "--table", "todo"]).status == 0)
+        let inserted = try await runProgram(tablesync, ["-C", store, "insert", "todo", #"{"id": "a", "text": "Buy milk"}"#, "--json"])
         #expect(inserted.status == 0)
         #expect(try JSONParser.parse(inserted.stdout)["id"] == "a")
-        let status = try runProgram(tablesync, ["-C", store, "status", "--json"])
+        let status = try await runProgram(tablesync, ["-C", store, "status", "--json"])
         #expect(status.status == 0)
         #expect(try JSONParser.parse(status.stdout)["pending"]?.arrayValue?.count == 1)
-        #expect(try runProgram(tablesync, ["-C", store, "insert", "todo", "{not json"]).status == 2)
-        #expect(try runProgram(tablesync, ["-C", store, "insert", "nope", "{}"]).status == 2)
-        #expect(try runProgram(tablesync, ["-C", directory.path, "status"]).status == 7, "not a store")
+        #expect(try await runProgram(tablesync, ["-C", store, "insert", "todo", "{not json"]).status == 2)
+        #expect(try await runProgram(tablesync, ["-C", store, "insert", "nope", "{}"]).status == 2)
+        #expect(try await runProgram(tablesync, ["-C", directory.path, "status"]).status == 7, "not a store")
         try directory.write("store/tables/todo/b.json", "{\"id\": 1}")
-        let broken = try runProgram(tablesync, ["-C", store, "verify"])
+        let broken = try await runProgram(tablesync, ["-C", store, "verify"])
         #expect(broken.status == 7)
         #expect(broken.stdout.contains("tables/todo/b.json"))
-        let query = try runProgram(tablesync, ["-C", store, "query", "todo", "--filter", "text eq 'Buy milk'"])
+        let query = try await runProgram(tablesync, ["-C", store, "query", "todo", "--filter", "text eq 'Buy milk'"])
         #expect(query.status == 0)
         #expect(try JSONParser.parse(query.stdout).arrayValue?.count == 1)
     }
@@ -33,30 +33,30 @@ import TestSupport
     @Test func aSecondWriterExitsLockedAtOnce() async throws {
         let directory = TemporaryDirectory()
         let store = directory.file("store")
-        _ = try runProgram(tablesync, ["-C", store, "init", "--remote", "http://127.0.0.1:9", "--table", "todo"])
+        _ = try await runProgram(tablesync, ["-C", store, "init", "--remote", "http://127.0.0.1:9", "--table", "todo"])
         let holder = try SyncContext(directory: store, purpose: "holding for a test")
         let started = Date()
-        let second = try runProgram(tablesync, ["-C", store, "insert", "todo", "{}"])
+        let second = try await runProgram(tablesync, ["-C", store, "insert", "todo", "{}"])
         #expect(second.status == 6)
         #expect(second.stderr.contains("locked") && second.stderr.contains("holding for a test"))
         #expect(Date().timeIntervalSince(started) < 10, "the second run does not wait for the lock")
-        #expect(try runProgram(tablesync, ["-C", store, "status"]).status == 0, "status needs no lock")
+        #expect(try await runProgram(tablesync, ["-C", store, "status"]).status == 0, "status needs no lock")
         await holder.close()
-        #expect(try runProgram(tablesync, ["-C", store, "insert", "todo", "{}"]).status == 0)
+        #expect(try await runProgram(tablesync, ["-C", store, "insert", "todo", "{}"]).status == 0)
     }
 
     @Test func aWriterKilledMidWriteLeavesTheOldOrTheNewFile() async throws {
         let directory = TemporaryDirectory()
         let store = directory.file("store")
-        _ = try runProgram(tablesync, ["-C", store, "init", "--remote", "http://127.0.0.1:9", "--table", "todo"])
+        _ = try await runProgram(tablesync, ["-C", store, "init", "--remote", "http://127.0.0.1:9", "--table", "todo"])
         let big = String(repeating: "x", count: 2_000_000)
         let versions = ["old", "new"].map { #"{"id": "a", "body": "\#($0)\#(big)"}"# }
         let versionFiles = try versions.enumerated().map { index, text in
             try directory.write("version\(index).json", text)
             return directory.file("version\(index).json")
         }
-        #expect(try runProgram(tablesync, ["-C", store, "insert", "todo", versions[0].replacingOccurrences(of: big, with: "")]).status == 0)
-        #expect(try runProgram(tablesync, ["-C", store, "update", "todo", "-"], input: versionFiles[0]).status == 0)
+        #expect(try await runProgram(tablesync, ["-C", store, "insert", "todo", versions[0].replacingOccurrences(of: big, with: "")]).status == 0)
+        #expect(try await runProgram(tablesync, ["-C", store, "update", "todo", "-"], input: versionFiles[0]).status == 0)
         let expected = try versions.map { try CanonicalJSON.encode(JSONParser.parse($0)) }
         var generator = SeededGenerator(seed: 5)
         var killed = 0
@@ -76,7 +76,7 @@ import TestSupport
             process.waitUntilExit()
             let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: directory.file("store/tables/todo/a.json"))))
             #expect(expected.contains(bytes), "round \(round): the record file is torn (\(bytes.count) bytes)")
-            let verify = try runProgram(tablesync, ["-C", store, "verify", "--json"])
+            let verify = try await runProgram(tablesync, ["-C", store, "verify", "--json"])
             #expect(verify.status == 0, "round \(round): \(verify.stdout)")
         }
         #expect(killed > 0, "at least one run was killed mid-way")

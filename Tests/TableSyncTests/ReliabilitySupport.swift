@@ -93,15 +93,11 @@ struct CLI {
     /// The environment of every run: no token, no inherited `TABLESYNC_*` settings.
     static let environment: [String: String] = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("TABLESYNC_") }
 
-    /// Runs `tablesync ARGUMENTS` to completion off the cooperative thread pool (the live server needs it).
+    /// Runs `tablesync ARGUMENTS` to completion.
     @discardableResult
     static func run(_ arguments: [String], environment: [String: String] = CLI.environment) async throws
         -> (status: Int32, stdout: String, stderr: String, killed: Bool) {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(with: Result { try runProgram(path, arguments, environment: environment) })
-            }
-        }
+        try await runProgram(path, arguments, environment: environment)
     }
 
     /// Starts `tablesync ARGUMENTS` without waiting; output goes nowhere.

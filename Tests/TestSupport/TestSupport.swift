@@ -53,23 +53,30 @@ public func builtProduct(_ name: String) -> String {
 }
 
 /// Runs a program to completion and returns its exit status (the signal's number when `killed`), its output, and
-/// whether a signal ended it.
+/// whether a signal ended it. The wait happens on a thread of its own, off the cooperative pool, which the
+/// servers that tests run in this process need.
 @discardableResult
 public func runProgram(_ path: String, _ arguments: [String], environment: [String: String]? = nil,
-                input: String? = nil) throws -> (status: Int32, stdout: String, stderr: String, killed: Bool) {
-    let process = Process()
-    if let input { process.standardInput = FileHandle(forReadingAtPath: input) }
-    process.executableURL = URL(fileURLWithPath: path)
-    process.arguments = arguments
-    if let environment { process.environment = environment }
-    let out = Pipe()
-    let err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    try process.run()
-    let stdout = out.fileHandleForReading.readDataToEndOfFile()
-    let stderr = err.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self),
-            process.terminationReason == .uncaughtSignal)
+                       input: String? = nil) async throws -> (status: Int32, stdout: String, stderr: String, killed: Bool) {
+    try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue.global().async {
+            continuation.resume(with: Result {
+                let process = Process()
+                if let input { process.standardInput = FileHandle(forReadingAtPath: input) }
+                process.executableURL = URL(fileURLWithPath: path)
+                process.arguments = arguments
+                if let environment { process.environment = environment }
+                let out = Pipe()
+                let err = Pipe()
+                process.standardOutput = out
+                process.standardError = err
+                try process.run()
+                let stdout = out.fileHandleForReading.readDataToEndOfFile()
+                let stderr = err.fileHandleForReading.readDataToEndOfFile()
+                process.waitUntilExit()
+                return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self),
+                        process.terminationReason == .uncaughtSignal)
+            })
+        }
+    }
 }

@@ -84,9 +84,3 @@ struct BatchSender: OperationSender {
         }
     }
 }
-
-extension HTTPResponse {
-    /// The size of the body as it crossed the wire: `Content-Length` (the compressed size when the transport
-    /// decompressed it), else the body's size.
-    var wireBodySize: Int { header("Content-Length").flatMap(Int.init) ?? body.count }
-}

@@ -80,10 +80,13 @@ struct Puller {
             let advances = mode != .keyset || PullPlan.advances(from: watermark, to: nextWatermark)
             let isLast = client.apiVersion == 3 && page.nextLink == nil && page.records.count < pageSize
             // The next page downloads and decodes while this one is written: the next cursor is known already.
-            // When writing fails, the prefetch is left to finish on its own (a GET; its answer is dropped):
-            // cancelling a URLSession request from another thread can deadlock FoundationNetworking on Linux.
             let nextPage = isLast || !advances ? nil : Task { try await fetch(after: nextWatermark, skip: nextSkip) }
-            try await apply(page.records, table: table, evictFilter: evictFilter, report: &report, massDelete: &massDelete)
+            do {
+                try await apply(page.records, table: table, evictFilter: evictFilter, report: &report, massDelete: &massDelete)
+            } catch {
+                nextPage?.cancel()
+                throw error
+            }
             (watermark, skip) = (nextWatermark, nextSkip)
             if !advances {
                 throw SyncError.malformedResponse(url: client.http.baseURL + TableClient.tablePath(table),

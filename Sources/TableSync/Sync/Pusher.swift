@@ -111,9 +111,9 @@ struct Pusher {
                 try await finishBatch(last, sender: route.sender, total: queue.count, report: &report, pending: &pending)
             }
         } catch {
-            // A batch still in flight is not cancelled (cancelling a URLSession request from another thread can
-            // deadlock FoundationNetworking on Linux): if the server applies it, its operations are still in the
-            // journal, and the next push's lost-acknowledgement rule counts them as applied.
+            // A batch still in flight is abandoned: if the server applies it anyway, its operations are still in
+            // the journal, and the next push's lost-acknowledgement rule counts them as applied.
+            inFlight?.answer.cancel()
             try await checkpoint(&pending)
             throw error
         }

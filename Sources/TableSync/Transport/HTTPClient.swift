@@ -1,138 +1,62 @@
-import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import AsyncHTTPClient
+import GzipCompression
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import NIOPosix
 import SyncProtocol
 
-/// A request to the server, relative to its base URL.
-public struct HTTPRequest: Sendable, Equatable {
-    public var method: String
-    /// The path, already percent-encoded (`/tables/todo/a%20b`).
-    public var path: String
-    /// Query parameters, unencoded, in order.
-    public var query: [(name: String, value: String)]
-    public var headers: [String: String]
-    public var body: [UInt8]?
-
-    public init(method: String, path: String, query: [(name: String, value: String)] = [], headers: [String: String] = [:], body: [UInt8]? = nil) {
-        self.method = method
-        self.path = path
-        self.query = query
-        self.headers = headers
-        self.body = body
-    }
-
-    public static func == (lhs: HTTPRequest, rhs: HTTPRequest) -> Bool {
-        lhs.method == rhs.method && lhs.path == rhs.path && lhs.headers == rhs.headers && lhs.body == rhs.body
-            && lhs.query.map { [$0.name, $0.value] } == rhs.query.map { [$0.name, $0.value] }
-    }
-
-    /// The path and query string, percent-encoded.
-    public var pathAndQuery: String {
-        guard !query.isEmpty else { return path }
-        return path + "?" + query.map { Self.encode($0.name) + "=" + Self.encode($0.value) }.joined(separator: "&")
-    }
-
-    /// Percent-encodes everything but RFC 3986 unreserved characters.
-    static func encode(_ text: String) -> String {
-        var output = ""
-        let hex = Array("0123456789ABCDEF")
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "$"):
-                output.unicodeScalars.append(Unicode.Scalar(byte))
-            default:
-                output.append("%")
-                output.append(hex[Int(byte >> 4)])
-                output.append(hex[Int(byte & 0xF)])
-            }
-        }
-        return output
-    }
-}
-
-/// A response from the server.
-public struct HTTPResponse: Sendable, Equatable {
-    public var status: Int
-    /// Header values by lowercased name.
-    public var headers: [String: String]
-    public var body: [UInt8]
-
-    public init(status: Int, headers: [String: String] = [:], body: [UInt8] = []) {
-        self.status = status
-        self.headers = headers
-        self.body = body
-    }
-
-    /// The value of header `name` (any case).
-    public func header(_ name: String) -> String? { headers[name.lowercased()] }
-}
-
-/// Sends requests to one server through Foundation's `URLSession` (libcurl on Linux), with a timeout on every
-/// request and retries with backoff on connection failures, timeouts, 408, 429 and 5xx. Other statuses,
-/// 4xx included, are returned to the caller at once: they are answers, not failures of the link.
+/// Sends requests to one server, with a time limit on every request and retries with backoff on connection
+/// failures, timeouts, 408, 429 and 5xx. Other statuses, 4xx included, are returned to the caller at once:
+/// they are answers, not failures of the link.
+///
+/// Requests go through AsyncHTTPClient on SwiftNIO (HTTP/1.1 or HTTP/2, TLS, a pool of kept-alive
+/// connections), not Foundation's `URLSession`: on Linux, `URLSession` over libcurl keeps a core busy while it
+/// waits for an answer (thousands of wake-ups a second), which a cron job waiting on a slow server, or a pull
+/// writing one page while the next downloads, cannot afford. Gzip answers are inflated here, so the bytes
+/// that crossed the wire are known and a body beyond ``maxResponseBytes`` is refused before it fills memory.
 public struct HTTPClient: Sendable {
     /// The server's base URL without a trailing slash.
     public let baseURL: String
     /// Headers sent with every request (protocol version, credentials).
     public let defaultHeaders: [String: String]
-    /// Seconds before a request without an answer counts as failed.
+    /// Seconds a request may take, from connecting to the last byte of its answer, before it counts as failed.
     public let timeout: Double
     /// When to try again.
     public let retryPolicy: RetryPolicy
-    private let session: URLSession
+    /// The largest answer body accepted, after inflating: far beyond any page or batch answer the protocol
+    /// makes, so only a broken or hostile server reaches it.
+    public let maxResponseBytes: Int
 
-    public init(baseURL: String, defaultHeaders: [String: String], timeout: Double = 30, retryPolicy: RetryPolicy = RetryPolicy()) {
+    /// The default of ``maxResponseBytes``: 256 MiB.
+    public static let defaultMaxResponseBytes = 256 << 20
+
+    public init(baseURL: String, defaultHeaders: [String: String], timeout: Double = 30, retryPolicy: RetryPolicy = RetryPolicy(),
+                maxResponseBytes: Int = defaultMaxResponseBytes) {
         var base = baseURL
         while base.hasSuffix("/") { base.removeLast() }
         self.baseURL = base
         self.defaultHeaders = defaultHeaders
         self.timeout = timeout
         self.retryPolicy = retryPolicy
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = timeout
-        configuration.timeoutIntervalForResource = timeout * 4
-        configuration.httpMaximumConnectionsPerHost = 4
-        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-        configuration.urlCache = nil
-        configuration.httpCookieStorage = nil
-        self.session = URLSession(configuration: configuration)
+        self.maxResponseBytes = maxResponseBytes
     }
 
     /// Sends `request`, retrying as the policy says. Throws ``SyncError/unreachable(url:reason:)`` when the
     /// attempts are used up.
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
         let urlText = baseURL + request.pathAndQuery
-        guard let url = URL(string: urlText) else {
+        guard let target = ProxyEnvironment.Target(url: urlText) else {
             throw SyncError.malformedResponse(url: urlText, reason: "the URL is not valid")
         }
-        var urlRequest = URLRequest(url: url)
-        urlRequest.httpMethod = request.method
-        urlRequest.timeoutInterval = timeout
-        for (name, value) in defaultHeaders { urlRequest.setValue(value, forHTTPHeaderField: name) }
-        for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
-        if let body = request.body {
-            urlRequest.httpBody = Data(body)
-            if urlRequest.value(forHTTPHeaderField: "Content-Type") == nil {
-                urlRequest.setValue("application/json", forHTTPHeaderField: "Content-Type")
-            }
-        }
+        let transport = HTTPTransport.client(proxy: ProxyEnvironment.proxy(for: target))
         var attempt = 0
         while true {
             attempt += 1
             let failure: String
             var retryAfter: Double?
             do {
-                let (data, response) = try await session.data(for: urlRequest)
-                guard let http = response as? HTTPURLResponse else {
-                    throw SyncError.malformedResponse(url: urlText, reason: "not an HTTP response")
-                }
-                var headers: [String: String] = [:]
-                for (name, value) in http.allHeaderFields {
-                    if let name = name as? String, let value = value as? String { headers[name.lowercased()] = value }
-                }
-                let result = HTTPResponse(status: http.statusCode, headers: headers, body: Array(data))
+                let result = try await exchange(request, url: urlText, transport: transport)
                 if Self.isDamagedWriteAnswer(result, method: request.method) {
                     // The write was applied, but its answer was damaged on the way: send it again, and the
                     // lost-acknowledgement rule turns the server's 409/412 into success.
@@ -144,6 +68,8 @@ public struct HTTPClient: Sendable {
                 retryAfter = RetryPolicy.retryAfterSeconds(result.header("Retry-After"))
             } catch let error as SyncError {
                 throw error
+            } catch is CancellationError {
+                throw CancellationError()
             } catch {
                 failure = Self.describe(error)
             }
@@ -154,6 +80,54 @@ public struct HTTPClient: Sendable {
         }
     }
 
+    /// One attempt: the request on the wire, the whole answer read and inflated.
+    private func exchange(_ request: HTTPRequest, url: String, transport: AsyncHTTPClient.HTTPClient) async throws -> HTTPResponse {
+        var outgoing = HTTPClientRequest(url: url)
+        outgoing.method = HTTPMethod(rawValue: request.method)
+        for (name, value) in defaultHeaders { outgoing.headers.replaceOrAdd(name: name, value: value) }
+        for (name, value) in request.headers { outgoing.headers.replaceOrAdd(name: name, value: value) }
+        if let body = request.body {
+            outgoing.body = .bytes(ByteBuffer(bytes: body))
+            if !outgoing.headers.contains(name: "Content-Type") { outgoing.headers.add(name: "Content-Type", value: "application/json") }
+        }
+        let answer = try await transport.execute(outgoing, timeout: .nanoseconds(Int64(timeout * 1_000_000_000)))
+        var headers: [String: String] = [:]
+        for (name, value) in answer.headers {
+            let key = name.lowercased()
+            headers[key] = headers[key].map { $0 + ", " + value } ?? value
+        }
+        let collected: ByteBuffer
+        do {
+            collected = try await answer.body.collect(upTo: maxResponseBytes)
+        } catch is NIOTooManyBytesError {
+            throw SyncError.malformedResponse(url: url, reason: "the answer is larger than \(Self.sizeText(maxResponseBytes))")
+        }
+        let wire = Array(collected.readableBytesView)
+        var body = wire
+        if headers["content-encoding"]?.lowercased().contains("gzip") == true, !wire.isEmpty {
+            do {
+                body = try Gzip.decompress(wire, limit: maxResponseBytes)
+            } catch .tooLarge {
+                throw SyncError.malformedResponse(url: url, reason: "the answer inflates to more than \(Self.sizeText(maxResponseBytes))")
+            } catch {
+                // Damaged on the way: a failure of the link, worth another attempt.
+                throw DamagedBody(reason: "a damaged gzip body (\(error))")
+            }
+            headers["content-encoding"] = nil
+        }
+        return HTTPResponse(status: Int(answer.status.code), headers: headers, body: body, wireBodySize: wire.count)
+    }
+
+    /// `256 MiB`, or `10000 bytes` for a limit that is not a whole number of MiB.
+    static func sizeText(_ bytes: Int) -> String {
+        bytes % (1 << 20) == 0 ? "\(bytes >> 20) MiB" : "\(bytes) bytes"
+    }
+
+    /// An answer whose body was damaged on the way.
+    private struct DamagedBody: Error {
+        let reason: String
+    }
+
     /// `true` for a 2xx answer to a write that says it is JSON but does not parse.
     static func isDamagedWriteAnswer(_ response: HTTPResponse, method: String) -> Bool {
         guard method != "GET", (200...299).contains(response.status), !response.body.isEmpty,
@@ -161,16 +135,54 @@ public struct HTTPClient: Sendable {
         return (try? JSONParser.parse(response.body)) == nil
     }
 
-    private static func describe(_ error: Error) -> String {
-        if let urlError = error as? URLError {
-            switch urlError.code {
-            case .timedOut: return "timed out"
-            case .cannotConnectToHost: return "connection refused"
-            case .networkConnectionLost: return "connection lost"
-            case .cannotFindHost: return "unknown host"
-            default: return urlError.localizedDescription
+    /// A failed attempt in a few words, for the message that ends the retries.
+    private static func describe(_ error: any Error) -> String {
+        if let damaged = error as? DamagedBody { return damaged.reason }
+        if let error = error as? HTTPClientError {
+            switch error {
+            case .deadlineExceeded, .readTimeout, .writeTimeout, .connectTimeout: return "timed out"
+            case .remoteConnectionClosed: return "connection lost"
+            default: return "\(error)"
+            }
+        }
+        if let error = error as? NIOConnectionError {
+            let refused = error.connectionErrors.contains { ($0.error as? IOError)?.errnoCode == ECONNREFUSED }
+            if refused { return "connection refused" }
+            if error.dnsAAAAError != nil || error.dnsAError != nil, error.connectionErrors.isEmpty { return "unknown host" }
+            return "could not connect"
+        }
+        if let error = error as? IOError {
+            switch error.errnoCode {
+            case ECONNREFUSED: return "connection refused"
+            case ECONNRESET, EPIPE: return "connection lost"
+            case ETIMEDOUT: return "timed out"
+            default: return "\(error)"
             }
         }
         return "\(error)"
+    }
+}
+
+/// The process's connection pools: one AsyncHTTPClient per proxy setting, created on first use and kept for
+/// the life of the process (a command line run talks to one server; an app embedding the library reuses them).
+enum HTTPTransport {
+    private static let clients = NIOLockedValueBox<[ProxyEnvironment.Proxy?: AsyncHTTPClient.HTTPClient]>([:])
+
+    static func client(proxy: ProxyEnvironment.Proxy?) -> AsyncHTTPClient.HTTPClient {
+        clients.withLockedValue { clients in
+            if let client = clients[proxy] { return client }
+            var configuration = AsyncHTTPClient.HTTPClient.Configuration()
+            // Gzip answers are inflated by ``HTTPClient`` itself, with a limit and a count of wire bytes.
+            configuration.decompression = .disabled
+            // A refused connection fails the attempt at once; ``RetryPolicy`` decides about the next one.
+            configuration.connectionPool.retryConnectionEstablishment = false
+            if let proxy {
+                configuration.proxy = .server(host: proxy.host, port: proxy.port,
+                                              authorization: proxy.user.map { .basic(username: $0, password: proxy.password ?? "") })
+            }
+            let client = AsyncHTTPClient.HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
+            clients[proxy] = client
+            return client
+        }
     }
 }
