@@ -188,7 +188,7 @@ import TestSupport
         var sent: [OutgoingOperation] = []
         for operation in pending.prefix(4) {
             let record = operation.kind == .delete ? nil : try await todo.read(id: operation.id).map(ServerRecord.content)
-            sent.append(OutgoingOperation(operation: operation, sent: record, sentHash: nil, baseVersion: operation.baseVersion))
+            sent.append(OutgoingOperation(operation: operation, sent: record, sentFile: nil, baseVersion: operation.baseVersion))
         }
         _ = try await BatchSender(client: client, gzipLevel: 1).send(sent)
         let http = HTTPClient(baseURL: server.baseURL, defaultHeaders: [ProtocolHeader.apiVersion: "3.0.0"], retryPolicy: .none)

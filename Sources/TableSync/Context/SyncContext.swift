@@ -31,6 +31,12 @@ public actor SyncContext {
     /// The mode the context was opened in.
     public nonisolated let mode: AccessMode
     var journal: Journal
+    /// The files of the hand edits the last scan found, as read, for the push that follows it.
+    var readRecordFiles = ReadRecordFiles(limit: 0)
+    /// How many read files a scan keeps: 20,000 records of about a kilobyte each.
+    static let readRecordFilesKept = 20_000
+    /// Spare files for record writes (``SpareFiles``); removed before the lock is released.
+    nonisolated let spareFiles = SpareFiles()
     private var lock: StoreLock?
     private var indexes: [String: StatIndex] = [:]
 
@@ -57,7 +63,25 @@ public actor SyncContext {
     /// Releases the store's lock at once (it is also released when the context goes away). The context can
     /// still read, but no longer change the store.
     public func close() {
+        spareFiles.removeAllBlocking()
         lock = nil
+    }
+
+    deinit {
+        spareFiles.removeAllBlocking()
+    }
+
+    /// Runs `operation` (a push, a pull, a sync), then removes the spare files it kept, so that no temporary
+    /// file outlives a call of the library whether it succeeds or fails.
+    func releasingSpareFiles<Result: Sendable>(_ operation: () async throws -> Result) async throws -> Result {
+        do {
+            let result = try await operation()
+            await spareFiles.removeAll()
+            return result
+        } catch {
+            await spareFiles.removeAll()
+            throw error
+        }
     }
 
     /// The table named `name`, which must be one of the store's tables.

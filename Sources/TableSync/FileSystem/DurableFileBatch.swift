@@ -19,7 +19,11 @@ struct DurableFileBatch {
     mutating func remove(_ path: String) { removals.append(path) }
 
     /// Makes every write and removal durable; see the type's documentation for the order of steps.
-    func commit(temporaryDirectory: String) throws {
+    ///
+    /// With `spares`, new contents are written over spare files instead of new ones, a replaced file's old
+    /// content is swapped out to the temporary name, a removed file is moved aside, and both become spares once
+    /// the directories are synced (see ``SpareFiles`` for why). Without, old contents are freed here.
+    func commit(temporaryDirectory: String, spares: SpareFiles? = nil) throws {
         if isEmpty { return }
         try FileSystem.createDirectory(temporaryDirectory)
         let prefix = temporaryDirectory + "/" + TemporaryName.prefix + TemporaryName.unique()
@@ -27,9 +31,14 @@ struct DurableFileBatch {
         temporaryPaths.reserveCapacity(writes.count)
         do {
             for (index, write) in writes.enumerated() {
-                let temporaryPath = "\(prefix)-\(index)"
-                try FileSystem.writeNewFile(temporaryPath, write.bytes)
-                temporaryPaths.append(temporaryPath)
+                if let spare = spares?.take() {
+                    temporaryPaths.append(spare)
+                    try FileSystem.overwriteFile(spare, write.bytes)
+                } else {
+                    let temporaryPath = "\(prefix)-\(index)"
+                    try FileSystem.writeNewFile(temporaryPath, write.bytes)
+                    temporaryPaths.append(temporaryPath)
+                }
             }
             if !writes.isEmpty {
                 let syncedAtOnce = try writes.count > 2 && FileSystem.syncWholeFileSystem(containing: temporaryDirectory)
@@ -42,15 +51,29 @@ struct DurableFileBatch {
             throw error
         }
         var directories = Set<String>()
+        var swappedOut: [String] = []
         for (index, write) in writes.enumerated() {
-            try FileSystem.rename(temporaryPaths[index], to: write.path)
+            if spares != nil {
+                if try FileSystem.replace(temporaryPaths[index], at: write.path) { swappedOut.append(temporaryPaths[index]) }
+            } else {
+                try FileSystem.rename(temporaryPaths[index], to: write.path)
+            }
             directories.insert(FileSystem.parentDirectory(of: write.path))
         }
-        for path in removals {
-            try FileSystem.removeFile(path)
+        for (index, path) in removals.enumerated() {
+            if spares != nil {
+                let aside = "\(prefix)-removed-\(index)"
+                if try FileSystem.moveAside(path, to: aside) { swappedOut.append(aside) }
+            } else {
+                try FileSystem.removeFile(path)
+            }
             directories.insert(FileSystem.parentDirectory(of: path))
         }
+        // The swapped-out names live in the temporary directory: synced too, so no later write over a spare can
+        // overtake the swap that made it one.
+        if !swappedOut.isEmpty { directories.insert(temporaryDirectory) }
         for directory in directories.sorted() { try FileSystem.sync(directory) }
+        spares?.keep(swappedOut)
     }
 }
 

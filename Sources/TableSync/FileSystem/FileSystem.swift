@@ -7,6 +7,11 @@ import Darwin
 #if os(Linux)
 @_silgen_name("syncfs")
 private func linuxSyncFileSystem(_ descriptor: Int32) -> Int32
+@_silgen_name("renameat2")
+private func linuxRenameAt2(_ fromDirectory: Int32, _ from: UnsafePointer<CChar>, _ toDirectory: Int32, _ to: UnsafePointer<CChar>,
+                            _ flags: UInt32) -> Int32
+/// `RENAME_EXCHANGE` of `renameat2(2)`.
+private let renameExchange: UInt32 = 1 << 1
 #endif
 
 /// The few file-system calls the store makes, in one place: each failure becomes a ``FileSystemError`` that
@@ -140,6 +145,21 @@ enum FileSystem {
         }
     }
 
+    /// Writes `bytes` over the existing file at `path` (a spare, see ``SpareFiles``) and cuts it to their
+    /// length, without syncing it: its blocks are reused instead of allocated.
+    static func overwriteFile(_ path: String, _ bytes: [UInt8]) throws {
+        let fault = FaultPoint.enter(.write, path)
+        defer { fault.leave() }
+        let descriptor = open(path, O_WRONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw FileSystemError(operation: "write", path: path, code: errno) }
+        var failure = writeAll(bytes, to: descriptor, path: path, operation: "write", failingWith: fault.error)
+        if failure == nil, ftruncate(descriptor, off_t(bytes.count)) != 0 {
+            failure = FileSystemError(operation: "write", path: path, code: errno)
+        }
+        if close(descriptor) != 0, failure == nil { failure = FileSystemError(operation: "write", path: path, code: errno) }
+        if let failure { throw failure }
+    }
+
     /// Appends `bytes` to the file at `path` (creating it) and syncs it to disk. When the append or the sync
     /// fails, the file is cut back to its old length, so a full disk never leaves half a line that the next
     /// append would run on from.
@@ -221,6 +241,40 @@ enum FileSystem {
         }
     }
 
+    /// Puts the file at `source` in place at `destination` atomically, as ``rename(_:to:)`` does, but when
+    /// `destination` exists it swaps the two (`renameat2` with `RENAME_EXCHANGE` on Linux), so the old content
+    /// keeps a name at `source` and is not freed during the call. Returns `true` when `source` now holds the old
+    /// content, `false` when there was none (or the platform cannot swap, and the old content is gone).
+    static func replace(_ source: String, at destination: String) throws -> Bool {
+        let fault = FaultPoint.enter(.rename, destination)
+        defer { fault.leave() }
+        if let code = fault.error { throw FileSystemError(operation: "rename", path: "\(source) to \(destination)", code: code) }
+        #if os(Linux)
+        if linuxRenameAt2(AT_FDCWD, source, AT_FDCWD, destination, renameExchange) == 0 { return true }
+        // ENOENT: nothing at the destination yet; EINVAL: a file system that cannot exchange. A plain rename does.
+        guard errno == ENOENT || errno == EINVAL || errno == ENOSYS else {
+            throw FileSystemError(operation: "rename", path: "\(source) to \(destination)", code: errno)
+        }
+        #endif
+        guard Glibc_rename(source, destination) == 0 else {
+            throw FileSystemError(operation: "rename", path: "\(source) to \(destination)", code: errno)
+        }
+        return false
+    }
+
+    /// Moves the file at `path` to `aside` (on the same file system), so that it is gone from `path` without
+    /// being freed; returns `false` when nothing was at `path`.
+    static func moveAside(_ path: String, to aside: String) throws -> Bool {
+        let fault = FaultPoint.enter(.remove, path)
+        defer { fault.leave() }
+        if let code = fault.error { throw FileSystemError(operation: "remove", path: path, code: code) }
+        guard Glibc_rename(path, aside) == 0 else {
+            if errno == ENOENT { return false }
+            throw FileSystemError(operation: "remove", path: path, code: errno)
+        }
+        return true
+    }
+
     /// Removes the file at `path`; an absent file is not an error.
     static func removeFile(_ path: String) throws {
         let fault = FaultPoint.enter(.remove, path)
@@ -237,6 +291,23 @@ enum FileSystem {
         let fault = FaultPoint.enter(.remove, path)
         defer { fault.leave() }
         return fault.error == nil && rmdir(path) == 0
+    }
+
+    /// The clock the kernel stamps file modification and change times with, in nanoseconds since 1970
+    /// (`CLOCK_REALTIME_COARSE` on Linux): a file changed after this reading gets a time no earlier than it.
+    /// Taken a tick back, so that a time stamped within the same tick counts as later.
+    static func timestampClockNanoseconds() -> Int64 {
+        var now = timespec()
+        #if os(Linux)
+        clock_gettime(CLOCK_REALTIME_COARSE, &now)
+        var resolution = timespec()
+        clock_getres(CLOCK_REALTIME_COARSE, &resolution)
+        let tick = Int64(resolution.tv_sec) * 1_000_000_000 + Int64(resolution.tv_nsec)
+        #else
+        clock_gettime(CLOCK_REALTIME, &now)
+        let tick: Int64 = 1_000_000
+        #endif
+        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec) - tick
     }
 
     /// The directory part of `path`.

@@ -7,25 +7,43 @@ import SyncProtocol
 /// file is rewritten atomically only when an existing line changes. Loading folds repeated operations on one
 /// record in sequence order, so a journal joined by git's union merge still reads as one queue.
 public struct Journal: Sendable {
-    /// The pending operations in push order.
+    /// The pending operations in push order, which is increasing sequence order.
     public private(set) var operations: [PendingOperation]
-    private var positionByKey: [RecordKey: Int]
+    /// The line of each operation in `journal.jsonl`, encoded once: a rewrite after a push's batch copies the
+    /// remaining lines instead of encoding them again.
+    private var lines: [[UInt8]]
+    private var sequenceByKey: [RecordKey: Int64]
     private var persistedCount: Int
     private var needsRewrite = false
     private var nextSequence: Int64
 
     /// An empty journal whose sequence numbers start after `lastSequence`.
-    init(operations: [PendingOperation] = [], lastSequence: Int64 = 0) {
+    init(lastSequence: Int64 = 0) {
+        self.init(operations: [], lines: [], lastSequence: lastSequence)
+    }
+
+    /// A journal of `operations` (in increasing sequence order, one per record) read from `lines`.
+    private init(operations: [PendingOperation], lines: [[UInt8]], lastSequence: Int64) {
         self.operations = operations
-        self.positionByKey = [:]
+        self.lines = lines
+        self.sequenceByKey = Dictionary(uniqueKeysWithValues: operations.map { ($0.key, $0.sequence) })
         self.persistedCount = operations.count
-        self.nextSequence = max(lastSequence, operations.map(\.sequence).max() ?? 0) + 1
-        reindex()
+        self.nextSequence = max(lastSequence, operations.last?.sequence ?? 0) + 1
     }
 
     /// The pending operation on `key`, if any.
     public func pending(_ key: RecordKey) -> PendingOperation? {
-        positionByKey[key].map { operations[$0] }
+        sequenceByKey[key].flatMap(position(of:)).map { operations[$0] }
+    }
+
+    /// Where the operation with `sequence` is in ``operations`` (sorted by sequence).
+    private func position(of sequence: Int64) -> Int? {
+        var low = 0, high = operations.count
+        while low < high {
+            let middle = (low + high) / 2
+            if operations[middle].sequence < sequence { low = middle + 1 } else { high = middle }
+        }
+        return low < operations.count && operations[low].sequence == sequence ? low : nil
     }
 
     /// The pending operations of one table, in push order.
@@ -47,20 +65,18 @@ public struct Journal: Sendable {
         case .add:
             let operation = PendingOperation(sequence: takeSequence(), kind: kind, table: table, id: id,
                                              baseVersion: kind == .insert ? nil : baseVersion, item: kind == .delete ? item : nil)
-            positionByKey[key] = operations.count
-            operations.append(operation)
+            append(operation)
             return operation
         case .keepPending:
             return existing
         case .dropBoth:
-            removeOperation(at: positionByKey[key]!)
+            remove(sequences: [existing!.sequence])
             return nil
         case .replacePending:
-            removeOperation(at: positionByKey[key]!)
+            remove(sequences: [existing!.sequence])
             let operation = PendingOperation(sequence: takeSequence(), kind: kind, table: table, id: id,
                                              baseVersion: existing?.baseVersion, item: kind == .delete ? item : nil)
-            positionByKey[key] = operations.count
-            operations.append(operation)
+            append(operation)
             return operation
         case .reject(let reason):
             throw StoreError.operationRejected(table: table, id: id, reason: reason)
@@ -70,33 +86,45 @@ public struct Journal: Sendable {
     /// Removes the operations with these sequence numbers (pushed, or settled by a person).
     public mutating func remove(sequences: Set<Int64>) {
         guard !sequences.isEmpty else { return }
-        let before = operations.count
-        operations.removeAll { sequences.contains($0.sequence) }
-        if operations.count != before {
-            needsRewrite = true
-            reindex()
+        var kept = 0
+        for index in operations.indices {
+            let operation = operations[index]
+            if sequences.contains(operation.sequence) {
+                sequenceByKey[operation.key] = nil
+                continue
+            }
+            operations.swapAt(kept, index)
+            lines.swapAt(kept, index)
+            kept += 1
         }
+        guard kept < operations.count else { return }
+        persistedCount = min(persistedCount, kept)
+        operations.removeSubrange(kept...)
+        lines.removeSubrange(kept...)
+        needsRewrite = true
     }
 
     /// Replaces the pending operation that has `operation`'s sequence number (a new base version after a
     /// conflict was settled).
     public mutating func replace(_ operation: PendingOperation) {
-        guard let index = operations.firstIndex(where: { $0.sequence == operation.sequence }) else { return }
+        guard let index = position(of: operation.sequence) else { return }
+        sequenceByKey[operations[index].key] = nil
         operations[index] = operation
+        lines[index] = Self.line(operation)
+        sequenceByKey[operation.key] = operation.sequence
         needsRewrite = true
-        reindex()
     }
 
     /// Writes what changed since loading or the last save.
     mutating func save(layout: StoreLayout) throws {
         if needsRewrite {
             var batch = DurableFileBatch()
-            batch.write(Self.encode(operations), to: layout.journalFile)
+            batch.write(Array(lines.joined()), to: layout.journalFile)
             // A rewrite may drop the highest sequence number; keep it so numbers are never reused.
             batch.write(CanonicalJSON.encode(JournalState(nextSequence: nextSequence).json), to: layout.stateFile)
             try batch.commit(temporaryDirectory: layout.temporaryDirectory)
         } else if persistedCount < operations.count {
-            try FileSystem.appendAndSync(layout.journalFile, Self.encode(operations[persistedCount...]))
+            try FileSystem.appendAndSync(layout.journalFile, Array(lines[persistedCount...].joined()))
         }
         persistedCount = operations.count
         needsRewrite = false
@@ -112,12 +140,16 @@ public struct Journal: Sendable {
         }
         let file = StoreLayout.journalFileName
         var parsed: [PendingOperation] = []
+        var lines: [[UInt8]] = []
         var lineNumber = 0
         for line in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
             lineNumber += 1
             if line.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\r") || $0 == UInt8(ascii: "\t") }) { continue }
             do {
-                parsed.append(try PendingOperation(json: try JSONParser.parse(Array(line))))
+                let operation = try PendingOperation(json: try JSONParser.parse(Array(line)))
+                parsed.append(operation)
+                // The line as this journal writes it, so an edited line is written back canonical.
+                lines.append(Self.line(operation))
             } catch let error as JSONParseError {
                 throw StoreError.invalidJournalLine(file: file, line: lineNumber, reason: "column \(error.column): \(error.reason)")
             } catch let error as OperationFormatError {
@@ -126,7 +158,7 @@ public struct Journal: Sendable {
         }
         let lastSequence = JournalState.load(layout: layout).nextSequence - 1
         if Self.isCollapsed(parsed) {
-            return Journal(operations: parsed, lastSequence: lastSequence)
+            return Journal(operations: parsed, lines: lines, lastSequence: lastSequence)
         }
         // Lines joined by a merge: fold them in sequence order, then rewrite the file in collapsed form.
         var journal = Journal(lastSequence: max(lastSequence, parsed.map(\.sequence).max() ?? 0))
@@ -154,13 +186,18 @@ public struct Journal: Sendable {
         return true
     }
 
-    static func encode<Operations: Sequence>(_ operations: Operations) -> [UInt8] where Operations.Element == PendingOperation {
+    /// The line of `operation` in `journal.jsonl`: compact canonical JSON and a newline.
+    static func line(_ operation: PendingOperation) -> [UInt8] {
         var bytes: [UInt8] = []
-        for operation in operations {
-            CanonicalJSON.append(operation.json, style: .compact, to: &bytes)
-            bytes.append(UInt8(ascii: "\n"))
-        }
+        CanonicalJSON.append(operation.json, style: .compact, to: &bytes)
+        bytes.append(UInt8(ascii: "\n"))
         return bytes
+    }
+
+    private mutating func append(_ operation: PendingOperation) {
+        sequenceByKey[operation.key] = operation.sequence
+        operations.append(operation)
+        lines.append(Self.line(operation))
     }
 
     private mutating func takeSequence() -> Int64 {
@@ -168,16 +205,6 @@ public struct Journal: Sendable {
         return nextSequence
     }
 
-    private mutating func removeOperation(at index: Int) {
-        operations.remove(at: index)
-        needsRewrite = true
-        reindex()
-    }
-
-    private mutating func reindex() {
-        positionByKey = Dictionary(uniqueKeysWithValues: operations.enumerated().map { ($1.key, $0) })
-        persistedCount = min(persistedCount, operations.count)
-    }
 }
 
 /// Machine-local journal state in `.tablesync/state.json`: the next sequence number, so numbers are not

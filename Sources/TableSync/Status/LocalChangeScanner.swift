@@ -31,21 +31,51 @@ public struct LocalScan: Sendable, Equatable {
     public var filesSeen = 0
 }
 
+/// Record files read during a run, by record, at most `limit` of them (a push of many more re-reads the rest
+/// rather than hold them all in memory).
+struct ReadRecordFiles: Sendable {
+    let limit: Int
+    private var files: [RecordKey: ReadRecordFile] = [:]
+
+    init(limit: Int) {
+        self.limit = limit
+    }
+
+    mutating func keep(_ file: ReadRecordFile, for key: RecordKey) {
+        guard files.count < limit else { return }
+        files[key] = file
+    }
+
+    /// The file kept for `key`, handed over once.
+    mutating func take(_ key: RecordKey) -> ReadRecordFile? {
+        files.removeValue(forKey: key)
+    }
+}
+
 /// Finds hand edits: compares each table directory with its ``StatIndex`` and the journal, reading only the
 /// files whose `stat` changed. Read-only; ``HandEditRecorder`` turns the result into journal operations.
 struct LocalChangeScanner {
     let layout: StoreLayout
 
     func scan(tables: [String], journal: Journal) throws -> LocalScan {
+        var reads = ReadRecordFiles(limit: 0)
+        return try scan(tables: tables, journal: journal, keeping: &reads)
+    }
+
+    /// Scans as ``scan(tables:journal:)`` does, and keeps in `reads` (up to its limit) the files of the changes
+    /// found, as read.
+    func scan(tables: [String], journal: Journal, keeping reads: inout ReadRecordFiles) throws -> LocalScan {
         var scan = LocalScan()
         for table in tables {
-            try scanTable(table, journal: journal, into: &scan)
+            try scanTable(table, journal: journal, into: &scan, keeping: &reads)
         }
         return scan
     }
 
-    private func scanTable(_ table: String, journal: Journal, into scan: inout LocalScan) throws {
+    private func scanTable(_ table: String, journal: Journal, into scan: inout LocalScan, keeping reads: inout ReadRecordFiles) throws {
         let directory = layout.tableDirectory(table)
+        // Before the listing's `stat`s: a file changed after them gets a later time (see ``SentFile``).
+        let clock = FileSystem.timestampClockNanoseconds()
         let (index, listing) = try inParallel({ try StatIndex.load(layout: layout, table: table) },
                                               { try FileSystem.listDirectory(directory) })
         let firstProblem = scan.problems.count
@@ -72,7 +102,8 @@ struct LocalChangeScanner {
             if let entry, index.isUnchanged(entry, status: status) { continue }
             scan.filesHashed += 1
             let bytes = try FileSystem.readFile(directory + "/" + name)
-            if let entry, SHA256.hexDigest(of: bytes) == entry.contentHash { continue }
+            let hash = entry.map { _ in SHA256.hexDigest(of: bytes) }
+            if let entry, hash == entry.contentHash { continue }
             let loaded: RecordFile.Loaded
             switch RecordFile.check(bytes: bytes, fileName: name, relativePath: relativePath) {
             case .success(let value): loaded = value
@@ -90,6 +121,7 @@ struct LocalChangeScanner {
             case nil:
                 scan.changes.append(LocalChange(kind: entry == nil ? .created : .modified, table: table, id: loaded.id,
                                                 fileName: name, baseVersion: entry?.version))
+                reads.keep(ReadRecordFile(loaded: loaded, hash: hash, status: status, clock: clock), for: key)
             }
         }
         // A file is named after its id (RecordFile.check), so a listed name stands for its record.

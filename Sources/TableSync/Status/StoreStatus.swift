@@ -34,7 +34,9 @@ extension SyncContext {
     @discardableResult
     public func recordHandEdits() throws -> LocalScan {
         try requireWritable()
-        let scan = try LocalChangeScanner(layout: layout).scan(tables: settings.tables, journal: journal)
+        var reads = ReadRecordFiles(limit: Self.readRecordFilesKept)
+        let scan = try LocalChangeScanner(layout: layout).scan(tables: settings.tables, journal: journal, keeping: &reads)
+        readRecordFiles = reads
         var problems = scan.problems
         for change in scan.changes {
             let kind: PendingOperation.Kind
@@ -69,7 +71,7 @@ extension SyncContext {
                      guard localGuard: SyncedRecordWriter.LocalGuard = .none) throws -> SyncedRecordWriter.Outcome {
         try requireWritable()
         var index = try takeIndex(table)
-        let outcome = try SyncedRecordWriter(layout: layout).apply(table: table, records: records, removals: removals,
+        let outcome = try SyncedRecordWriter(layout: layout, spares: spareFiles).apply(table: table, records: records, removals: removals,
                                                                    guard: localGuard, index: &index)
         setIndex(index, for: table)
         return outcome

@@ -10,6 +10,8 @@ import SyncProtocol
 /// rewritten (no churn in git, no wasted write).
 struct SyncedRecordWriter {
     let layout: StoreLayout
+    /// Spare files to write over, and where replaced and removed contents go.
+    var spares: SpareFiles?
 
     /// What one call did.
     struct Outcome: Equatable {
@@ -30,7 +32,7 @@ struct SyncedRecordWriter {
         /// Push write-back: the file must still hold the bytes that were sent (hash by id). Otherwise it keeps
         /// the newer edit and only the index learns the server's new version, so the edit is pushed next on
         /// top of what the server now has.
-        case sentContent([String: String])
+        case sentContent([String: SentFile])
     }
 
     private struct Intent {
@@ -60,8 +62,9 @@ struct SyncedRecordWriter {
             let hash = SHA256.hexDigest(of: bytes)
             let version = record[SystemProperty.version]?.stringValue
             let status = try FileSystem.status(path)
+            let knownHash: String?
             switch try check(localGuard, id: id, fileName: fileName, path: path, status: status, index: index) {
-            case .proceed: break
+            case .proceed(let hash): knownHash = hash
             case .skip:
                 outcome.skipped.append(id)
                 continue
@@ -72,7 +75,8 @@ struct SyncedRecordWriter {
                 outcome.skipped.append(id)
                 continue
             }
-            if let status {
+            // A file known to hold other bytes is written without comparing; one that may hold these is compared.
+            if let status, knownHash == nil || knownHash == hash {
                 if let entry = index.entries[fileName], entry.contentHash == hash, index.isUnchanged(entry, status: status) {
                     outcome.unchanged += 1
                     continue
@@ -112,29 +116,33 @@ struct SyncedRecordWriter {
         durable.write(Self.encodeIntents(table: table, intents), to: intentFile)
         for write in files.writes { durable.write(write.bytes, to: write.path) }
         for path in files.removals { durable.remove(path) }
-        try durable.commit(temporaryDirectory: layout.temporaryDirectory)
+        try durable.commit(temporaryDirectory: layout.temporaryDirectory, spares: spares)
         try recordInIndex(table: table, intents: intents, extra: refreshed, index: &index)
         try FileSystem.removeFile(intentFile)
         return outcome
     }
 
-    private enum GuardDecision { case proceed, skip, recordVersionOnly }
+    private enum GuardDecision {
+        /// Go ahead; the hash of the file's current bytes when the check learned it.
+        case proceed(knownHash: String?)
+        case skip
+        case recordVersionOnly
+    }
 
     private func check(_ localGuard: LocalGuard, id: String, fileName: String, path: String, status: FileSystem.Status?,
                        index: StatIndex) throws -> GuardDecision {
         switch localGuard {
         case .none:
-            return .proceed
+            return .proceed(knownHash: nil)
         case .unchangedSinceSync:
             let entry = index.entries[fileName]
-            guard let status else { return entry == nil ? .proceed : .skip }
+            guard let status else { return entry == nil ? .proceed(knownHash: nil) : .skip }
             guard let entry else { return .skip }
-            if index.isUnchanged(entry, status: status) { return .proceed }
-            return SHA256.hexDigest(of: try FileSystem.readFile(path)) == entry.contentHash ? .proceed : .skip
-        case .sentContent(let hashes):
-            guard let sentHash = hashes[id] else { return .proceed }
-            guard status != nil, SHA256.hexDigest(of: try FileSystem.readFile(path)) == sentHash else { return .recordVersionOnly }
-            return .proceed
+            if index.isUnchanged(entry, status: status) { return .proceed(knownHash: entry.contentHash) }
+            return SHA256.hexDigest(of: try FileSystem.readFile(path)) == entry.contentHash ? .proceed(knownHash: entry.contentHash) : .skip
+        case .sentContent(let files):
+            guard let sent = files[id] else { return .proceed(knownHash: nil) }
+            return try sent.isStill(at: path, current: status) ? .proceed(knownHash: sent.hash) : .recordVersionOnly
         }
     }
 

@@ -5,8 +5,8 @@ struct OutgoingOperation: Sendable {
     var operation: PendingOperation
     /// The record's content as read from its file (`nil` for a delete).
     var sent: [String: JSONValue]?
-    /// SHA-256 of the file's bytes when read, so the write-back never overwrites a newer edit.
-    var sentHash: String?
+    /// The file's bytes as read (hash and `stat`), so the write-back never overwrites a newer edit.
+    var sentFile: SentFile?
     /// The version the change applies on (`If-Match`); `nil` for an insert.
     var baseVersion: String?
 }

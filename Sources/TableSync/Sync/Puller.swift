@@ -173,7 +173,8 @@ extension SyncContext {
         try requireWritable()
         let client = try TableClient.make(settings: settings, environment: options.environment, timeout: options.timeout,
                                           retryPolicy: options.retryPolicy)
-        return try await Puller(context: self, client: client, options: options).pull(table: table, queryID: queryID, filter: filter)
+        let puller = Puller(context: self, client: client, options: options)
+        return try await releasingSpareFiles { try await puller.pull(table: table, queryID: queryID, filter: filter) }
     }
 
     /// The query to pull with: the registered one, created on first use, or an unsaved one without id.

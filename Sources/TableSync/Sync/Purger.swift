@@ -50,9 +50,13 @@ extension SyncContext {
         // Everything was pushed just now: the pulls do not push (and scan for hand edits) once more each.
         let client = try TableClient.make(settings: settings, environment: options.environment, timeout: options.timeout,
                                           retryPolicy: options.retryPolicy)
-        for query in try queries().sorted {
-            report.pulls[query.id] = try await Puller(context: self, client: client, options: options)
-                .pull(table: query.table, queryID: query.id, filter: nil, pushingFirst: false)
+        report.pulls = try await releasingSpareFiles {
+            var pulls: [String: PullReport] = [:]
+            for query in try queries().sorted {
+                pulls[query.id] = try await Puller(context: self, client: client, options: options)
+                    .pull(table: query.table, queryID: query.id, filter: nil, pushingFirst: false)
+            }
+            return pulls
         }
         return report
     }

@@ -43,7 +43,7 @@ struct Pusher {
 
     private struct Pending {
         var writeBacks: [String: [[String: JSONValue]]] = [:]
-        var sentHashes: [String: [String: String]] = [:]
+        var sentFiles: [String: [String: SentFile]] = [:]
         var serverCopies: [String: [[String: JSONValue]]] = [:]
         var removals: [String: [String]] = [:]
         var done: Set<Int64> = []
@@ -154,18 +154,18 @@ struct Pusher {
     /// send (the file is broken, reported in `report`, or vanished after the scan: the next push queues its delete).
     private func prepare(_ operation: PendingOperation, report: inout PushReport) async throws -> OutgoingOperation? {
         guard operation.kind != .delete else {
-            return OutgoingOperation(operation: operation, sent: nil, sentHash: nil, baseVersion: operation.baseVersion)
+            return OutgoingOperation(operation: operation, sent: nil, sentFile: nil, baseVersion: operation.baseVersion)
         }
-        let loaded: RecordFile.Loaded?
+        let file: (loaded: RecordFile.Loaded, sent: SentFile)?
         do {
-            loaded = try await context.loadRecordFile(table: operation.table, id: operation.id)
+            file = try await context.recordFileToSend(table: operation.table, id: operation.id)
         } catch let error as StoreError {
             if case .brokenRecordFile(let problem) = error { report.problems.append(problem) }
             return nil
         }
-        guard let loaded else { return nil }
-        return OutgoingOperation(operation: operation, sent: ServerRecord.content(loaded.record),
-                                 sentHash: SHA256.hexDigest(of: loaded.bytes), baseVersion: operation.baseVersion)
+        guard let file else { return nil }
+        return OutgoingOperation(operation: operation, sent: ServerRecord.content(file.loaded.record),
+                                 sentFile: file.sent, baseVersion: operation.baseVersion)
     }
 
     /// Takes the answer to `operations` (sent already), sends again on the server's version those that
@@ -213,7 +213,7 @@ struct Pusher {
                 pending.removals[operation.table, default: []].append(operation.id)
             } else if let server {
                 pending.writeBacks[operation.table, default: []].append(server)
-                pending.sentHashes[operation.table, default: [:]][operation.id] = outgoing.sentHash
+                pending.sentFiles[operation.table, default: [:]][operation.id] = outgoing.sentFile
             }
         case .conflict(let status, let server):
             if policy == .serverWins {
@@ -246,7 +246,7 @@ struct Pusher {
         let tables = Set(pending.writeBacks.keys).union(pending.removals.keys).union(pending.serverCopies.keys)
         for table in tables.sorted() {
             if let records = pending.writeBacks[table] {
-                _ = try await context.applySynced(table: table, records: records, guard: .sentContent(pending.sentHashes[table] ?? [:]))
+                _ = try await context.applySynced(table: table, records: records, guard: .sentContent(pending.sentFiles[table] ?? [:]))
             }
             _ = try await context.applySynced(table: table, records: pending.serverCopies[table] ?? [],
                                               removals: pending.removals[table] ?? [], guard: .none)
@@ -271,7 +271,7 @@ extension SyncContext {
         try requireWritable()
         let client = try TableClient.make(settings: settings, environment: options.environment, timeout: options.timeout,
                                           retryPolicy: options.retryPolicy)
-        return try await Pusher(context: self, client: client, policy: options.conflictPolicy ?? settings.conflictPolicy, options: options)
-            .push(tables: tables)
+        let pusher = Pusher(context: self, client: client, policy: options.conflictPolicy ?? settings.conflictPolicy, options: options)
+        return try await releasingSpareFiles { try await pusher.push(tables: tables) }
     }
 }
