@@ -18,12 +18,30 @@ struct BatchEnvelopeTests {
             BatchResult(status: 404, body: ["error": "there is no record 'c'"]), BatchResult(status: 204, body: nil),
         ])
         #expect(try BatchResponse.parse(response.json, expectedCount: 4) == response)
+        let minimal = BatchRequest(operations: request.operations, minimalAnswers: true)
+        #expect(try BatchRequest.parse(try JSONParser.parse(CanonicalJSON.encode(minimal.json))) == minimal)
+        #expect(try BatchRequest.parse(["operations": [], "return": "representation"]).minimalAnswers == false)
+    }
+
+    @Test("a minimal result is the item sent with the system properties; a full one is its body")
+    func minimalResults() throws {
+        let system: [String: JSONValue] = ["id": "a", "version": "AAAAAAAAB9E=", "updatedAt": "2024-01-01T00:00:00.000Z",
+                                           "createdAt": "2024-01-01T00:00:00.000Z", "deleted": false]
+        let result = BatchResult(status: 201, body: nil, systemProperties: system)
+        let parsed = try BatchResponse.parse(BatchResponse(results: [result]).json, expectedCount: 1).results[0]
+        #expect(parsed == result)
+        #expect(parsed.body(sent: ["id": "a", "text": "milk"]) == .object(system.merging(["text": "milk"]) { old, _ in old }))
+        let full = BatchResult(status: 412, body: ["id": "a", "text": "bread"])
+        #expect(full.body(sent: ["id": "a", "text": "milk"]) == ["id": "a", "text": "bread"])
+        #expect(throws: BatchEnvelopeError.self) { try BatchResult.parse(["status": 201, "system": ["text": "not a system property"]], index: 0) }
+        #expect(throws: BatchEnvelopeError.self) { try BatchResult.parse(["status": 201, "system": "a"], index: 0) }
     }
 
     @Test("a malformed request is refused with the member at fault", arguments: [
         (#"[]"#, "an object with one member \"operations\""),
         (#"{"operations": {}}"#, "an object with one member \"operations\""),
-        (#"{"operations": [], "extra": 1}"#, "an object with one member \"operations\""),
+        (#"{"operations": [], "extra": 1}"#, "unknown member \"extra\""),
+        (#"{"operations": [], "return": "everything"}"#, "return must be \"minimal\" or \"representation\""),
         (#"{"operations": [5]}"#, "operations[0] must be an object"),
         (#"{"operations": [{"op": "upsert", "table": "t"}]}"#, "operations[0].op must be one of insert, replace, merge, delete"),
         (#"{"operations": [{"op": "delete", "id": "a"}]}"#, "operations[0].table must be a string"),

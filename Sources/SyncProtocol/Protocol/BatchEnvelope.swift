@@ -17,9 +17,18 @@
 ///   {"status": 204}
 /// ]}
 /// ```
+///
+/// A request with `"return": "minimal"` (``ProtocolExtension/batchMinimalAnswers``, like HTTP's
+/// `Prefer: return=minimal`) gets, for a written record that holds exactly the properties of the item sent,
+/// only its system properties: `{"status": 201, "system": {"id": "a", "version": "…", "createdAt": "…",
+/// "updatedAt": "…", "deleted": false}}`. The record is the item sent with those. Every other result (a merge
+/// that kept other properties, a conflict's server copy, an error) carries its whole body.
 public enum BatchEnvelope {
     /// The member of the request that holds the operations.
     public static let operationsMember = "operations"
+    /// The member of the request that asks for minimal answers, and its value.
+    public static let returnMember = "return"
+    public static let minimalReturn = "minimal"
     /// The member of the response that holds the results.
     public static let resultsMember = "results"
 }
@@ -97,23 +106,40 @@ public struct BatchOperation: Sendable, Equatable {
 public struct BatchRequest: Sendable, Equatable {
     /// The operations, applied in this order, each on its own.
     public var operations: [BatchOperation]
+    /// Whether a written record that holds exactly the item sent comes back as its system properties only.
+    public var minimalAnswers: Bool
 
     /// A request carrying `operations`.
-    public init(operations: [BatchOperation]) { self.operations = operations }
+    public init(operations: [BatchOperation], minimalAnswers: Bool = false) {
+        self.operations = operations
+        self.minimalAnswers = minimalAnswers
+    }
 
     /// The request body.
-    public var json: JSONValue { .object([BatchEnvelope.operationsMember: .array(operations.map(\.json))]) }
+    public var json: JSONValue {
+        var members: [String: JSONValue] = [BatchEnvelope.operationsMember: .array(operations.map(\.json))]
+        if minimalAnswers { members[BatchEnvelope.returnMember] = .string(BatchEnvelope.minimalReturn) }
+        return .object(members)
+    }
 
     /// Reads a request body; the error names the member at fault.
     public static func parse(_ value: JSONValue) throws(BatchEnvelopeError) -> BatchRequest {
-        guard case .object(let members) = value, case .array(let elements)? = members[BatchEnvelope.operationsMember],
-              members.count == 1 else {
+        guard case .object(let members) = value, case .array(let elements)? = members[BatchEnvelope.operationsMember] else {
             throw BatchEnvelopeError("the batch must be an object with one member \"\(BatchEnvelope.operationsMember)\", an array of operations")
+        }
+        for name in members.keys where name != BatchEnvelope.operationsMember && name != BatchEnvelope.returnMember {
+            throw BatchEnvelopeError("the batch has an unknown member \"\(name)\"; use \(BatchEnvelope.operationsMember) and \(BatchEnvelope.returnMember)")
+        }
+        var minimalAnswers = false
+        switch members[BatchEnvelope.returnMember] {
+        case nil, .string("representation")?: break
+        case .string(BatchEnvelope.minimalReturn)?: minimalAnswers = true
+        default: throw BatchEnvelopeError("\(BatchEnvelope.returnMember) must be \"\(BatchEnvelope.minimalReturn)\" or \"representation\"")
         }
         var operations: [BatchOperation] = []
         operations.reserveCapacity(elements.count)
         for (index, element) in elements.enumerated() { operations.append(try BatchOperation.parse(element, index: index)) }
-        return BatchRequest(operations: operations)
+        return BatchRequest(operations: operations, minimalAnswers: minimalAnswers)
     }
 }
 
@@ -121,19 +147,31 @@ public struct BatchRequest: Sendable, Equatable {
 public struct BatchResult: Sendable, Equatable {
     /// The HTTP status of the single request (201, 200, 204, 409, 412, 404, 410, 400, …).
     public var status: Int
-    /// Its body: the record, the server's copy (409, 412), `{"error": …}`, or `nil` when it has none (204).
+    /// Its body: the record, the server's copy (409, 412), `{"error": …}`, or `nil` when it has none (204) or
+    /// when the result is minimal.
     public var body: JSONValue?
+    /// The written record's system properties, in a minimal answer: the record is the item sent with these.
+    public var systemProperties: [String: JSONValue]?
 
     /// A result; see the members.
-    public init(status: Int, body: JSONValue?) {
+    public init(status: Int, body: JSONValue?, systemProperties: [String: JSONValue]? = nil) {
         self.status = status
         self.body = body
+        self.systemProperties = systemProperties
+    }
+
+    /// The body of the single request's answer: ``body``, or for a minimal answer `sent` (the item's properties)
+    /// with the system properties.
+    public func body(sent: [String: JSONValue]?) -> JSONValue? {
+        guard let systemProperties else { return body }
+        return .object((sent ?? [:]).merging(systemProperties) { _, system in system })
     }
 
     /// The result as its JSON object in the response.
     public var json: JSONValue {
         var members: [String: JSONValue] = ["status": .integer(Int64(status))]
         if let body { members["body"] = body }
+        if let systemProperties { members["system"] = .object(systemProperties) }
         return .object(members)
     }
 
@@ -143,7 +181,17 @@ public struct BatchResult: Sendable, Equatable {
         guard case .object(let members) = value, let status = members["status"]?.integerValue, (100...599).contains(status) else {
             throw BatchEnvelopeError("\(place) must be an object with an HTTP \"status\"")
         }
-        return BatchResult(status: Int(status), body: members["body"].flatMap { $0.isNull ? nil : $0 })
+        var system: [String: JSONValue]?
+        switch members["system"] {
+        case nil, .null?: break
+        case .object(let properties)?:
+            guard properties.keys.allSatisfy(SystemProperty.all.contains) else {
+                throw BatchEnvelopeError("\(place).system may hold only system properties")
+            }
+            system = properties
+        default: throw BatchEnvelopeError("\(place).system must be an object")
+        }
+        return BatchResult(status: Int(status), body: members["body"].flatMap { $0.isNull ? nil : $0 }, systemProperties: system)
     }
 }
 

@@ -7,6 +7,9 @@ public enum ProtocolExtension: String, Sendable, Hashable, CaseIterable {
     case gzipRequests = "gzip-request"
     /// A batch endpoint: many operations in one request, each reconciled by version on its own.
     case batch = "batch"
+    /// A batch may ask for minimal answers (``BatchRequest/minimalAnswers``): a written record that holds exactly
+    /// the item sent comes back as its system properties only.
+    case batchMinimalAnswers = "batch-minimal"
 
     /// Parses a header value such as `gzip-request, batch`, ignoring names it does not know.
     public static func parse(headerValue: String) -> Set<ProtocolExtension> {

@@ -53,9 +53,12 @@ struct BatchSender: OperationSender {
     let client: TableClient
     /// The zlib level for request bodies; `nil` sends them uncompressed.
     let gzipLevel: Int32?
+    /// Whether to ask for minimal answers (the server offers ``ProtocolExtension/batchMinimalAnswers``).
+    var minimalAnswers = false
 
     func send(_ operations: [OutgoingOperation]) async throws -> (outcomes: [PushOutcome], traffic: WireTraffic) {
-        let request = BatchRequest(operations: operations.map { Self.batchOperation($0, apiVersion: client.apiVersion) })
+        let request = BatchRequest(operations: operations.map { Self.batchOperation($0, apiVersion: client.apiVersion) },
+                                   minimalAnswers: minimalAnswers)
         let (response, traffic) = try await client.batch(request, gzipLevel: gzipLevel)
         var outcomes: [PushOutcome] = []
         outcomes.reserveCapacity(operations.count)
@@ -64,7 +67,8 @@ struct BatchSender: OperationSender {
             if result.status >= 500 {
                 throw SyncError.unreachable(url: client.http.baseURL, reason: "HTTP \(result.status) for operation \(index + 1) of a batch")
             }
-            outcomes.append(PushOutcome.classify(kind: outgoing.operation.kind, sent: outgoing.sent, status: result.status, body: result.body))
+            outcomes.append(PushOutcome.classify(kind: outgoing.operation.kind, sent: outgoing.sent, status: result.status,
+                                                 body: result.body(sent: outgoing.sent)))
         }
         return (outcomes, traffic)
     }

@@ -146,7 +146,8 @@ struct Pusher {
             maxBytes = min(maxBytes, max(1, limits.maxBytes - 64))
         }
         let gzipLevel = features.extensions.contains(.gzipRequests) ? options.compressionLevel : nil
-        return Route(sender: BatchSender(client: client, gzipLevel: gzipLevel), maxOperations: max(1, maxOperations),
+        let sender = BatchSender(client: client, gzipLevel: gzipLevel, minimalAnswers: features.extensions.contains(.batchMinimalAnswers))
+        return Route(sender: sender, maxOperations: max(1, maxOperations),
                      maxBytes: max(1, maxBytes), batched: true)
     }
 

@@ -75,7 +75,7 @@ public struct ServerConfiguration: Sendable {
     }
 
     /// The extensions this server offers, advertised on every response and in `/health`.
-    public var extensions: Set<ProtocolExtension> { batch ? [.gzipRequests, .batch] : [.gzipRequests] }
+    public var extensions: Set<ProtocolExtension> { batch ? [.gzipRequests, .batch, .batchMinimalAnswers] : [.gzipRequests] }
 
     /// The batch limits announced in `/health`, or `nil` when the batch extension is off.
     public var batchLimits: BatchLimits? {

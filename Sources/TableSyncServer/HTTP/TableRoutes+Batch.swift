@@ -6,6 +6,9 @@ extension TableRoutes {
     /// `POST /batch` (``ProtocolExtension/batch``): applies each operation of a ``BatchRequest`` as its single
     /// request would be applied, through the same plans, and answers one ``BatchResult`` per operation in order.
     ///
+    /// With `"return": "minimal"`, a record written as sent comes back as its system properties only
+    /// (``BatchEnvelope``).
+    ///
     /// The operations run in one database transaction, so a batch costs one commit, but each is decided on its
     /// own: a refused operation (409, 412, 404, 400, …) changes nothing and the others go on. The batch as a
     /// whole is refused only when its envelope is malformed (400), it is too large (413: more than
@@ -36,12 +39,23 @@ extension TableRoutes {
         for ((index, plan), outcome) in zip(planned, outcomes) {
             do {
                 let answer = try plan.answer(try outcome.get())
-                results[index] = BatchResult(status: Int(answer.status.code), body: answer.record?.json())
+                if batch.minimalAnswers, let record = answer.record, Self.holdsExactly(batch.operations[index].item, record) {
+                    results[index] = BatchResult(status: Int(answer.status.code), body: nil, systemProperties: record.systemProperties)
+                } else {
+                    results[index] = BatchResult(status: Int(answer.status.code), body: answer.record?.json())
+                }
             } catch let error as ProtocolError {
                 results[index] = Self.result(error)
             }
         }
         return writer.json(BatchResponse(results: results.compactMap { $0 }).json, status: .ok, request: request)
+    }
+
+    /// Whether `record`, as written, holds exactly the properties of `item` (a merge can keep others), so that a
+    /// minimal answer (its system properties) tells the client the whole record.
+    static func holdsExactly(_ item: JSONValue?, _ record: StoredRecord) -> Bool {
+        guard let item, !record.deleted, let incoming = try? IncomingRecord(item) else { return false }
+        return incoming.properties == record.properties
     }
 
     /// The plan of the single request that `operation` stands for.

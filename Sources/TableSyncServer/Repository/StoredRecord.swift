@@ -33,12 +33,19 @@ public struct StoredRecord: Sendable, Hashable {
         } else {
             members = properties
         }
-        members[SystemProperty.id] = .string(id)
-        members[SystemProperty.createdAt] = .string(Timestamp(ticks: createdAt).text)
-        members[SystemProperty.updatedAt] = .string(Timestamp(ticks: updatedAt).text)
-        members[SystemProperty.version] = .string(version)
-        members[SystemProperty.deleted] = .bool(deleted)
+        members.merge(systemProperties) { _, system in system }
         return .object(members)
+    }
+
+    /// `id`, `createdAt`, `updatedAt`, `version` and `deleted` as the protocol sends them.
+    public var systemProperties: [String: JSONValue] {
+        [
+            SystemProperty.id: .string(id),
+            SystemProperty.createdAt: .string(Timestamp(ticks: createdAt).text),
+            SystemProperty.updatedAt: .string(Timestamp(ticks: updatedAt).text),
+            SystemProperty.version: .string(version),
+            SystemProperty.deleted: .bool(deleted),
+        ]
     }
 }
 
