@@ -6,6 +6,7 @@
 #   BENCH_RECORDS [100000]  records in the main table (P1, P2, P3, P5, P6, P7)
 #   BENCH_SMALL_RECORDS [10000]  the second table, the other point of the memory curve (P4)
 #   BENCH_PUSH_RECORDS [10000]  updates pushed (P3)     BENCH_CHANGED_RECORDS [1000]  changed before P7
+#   BENCH_SLOW_LINK_PUSH_RECORDS [1000]  updates pushed over the slow link (P3)     BENCH_SLOW_LINK_DELAY_MS [5]  its one-way delay
 #   BENCH_EDITED_FILES [100]  hand edits before status (P2)     BENCH_RUNS [3]  runs of each benchmark
 #   BENCH_CONFIG [release]  build configuration     BENCH_OUTPUT [bench-results/latest.json]
 set -euo pipefail
@@ -13,6 +14,7 @@ cd "$(dirname "$0")/.."
 
 if [ "${1:-}" = smoke ]; then
   : "${BENCH_RECORDS:=300}" "${BENCH_SMALL_RECORDS:=100}" "${BENCH_PUSH_RECORDS:=50}" "${BENCH_CHANGED_RECORDS:=20}"
+  : "${BENCH_SLOW_LINK_PUSH_RECORDS:=20}"
   : "${BENCH_EDITED_FILES:=10}" "${BENCH_RUNS:=1}" "${BENCH_CONFIG:=debug}" "${BENCH_OUTPUT:=bench-results/smoke.json}"
 fi
 config="${BENCH_CONFIG:-release}"
@@ -28,4 +30,5 @@ mkdir -p bench-results
   --output "${BENCH_OUTPUT:-bench-results/latest.json}" \
   --records "${BENCH_RECORDS:-100000}" --small-records "${BENCH_SMALL_RECORDS:-10000}" \
   --push-records "${BENCH_PUSH_RECORDS:-10000}" --changed-records "${BENCH_CHANGED_RECORDS:-1000}" \
+  --slow-link-push-records "${BENCH_SLOW_LINK_PUSH_RECORDS:-1000}" --slow-link-delay-ms "${BENCH_SLOW_LINK_DELAY_MS:-5}" \
   --edited-files "${BENCH_EDITED_FILES:-100}" --runs "${BENCH_RUNS:-3}"

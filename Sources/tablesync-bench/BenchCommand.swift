@@ -26,7 +26,9 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Where to write the results as JSON.") var output: String
     @Option(help: "Records in the main table (P1, P2, P3, P5, P6, P7).") var records = 100_000
     @Option(help: "Records in the small table, the second point of the memory curve (P4).") var smallRecords = 10_000
-    @Option(help: "Updates pushed (P3).") var pushRecords = 10_000
+    @Option(help: "Updates pushed (P3), at most --small-records.") var pushRecords = 10_000
+    @Option(help: "Updates pushed over the slow link (P3).") var slowLinkPushRecords = 1_000
+    @Option(help: "One-way delay of the slow link in milliseconds (P3).") var slowLinkDelayMs = 5.0
     @Option(help: "Records changed on the server before an incremental pull (P7).") var changedRecords = 1_000
     @Option(help: "Files edited by hand before status (P2).") var editedFiles = 100
     @Option(help: "Runs of each benchmark.") var runs = 3
@@ -34,8 +36,11 @@ struct RunCommand: AsyncParsableCommand {
     func validate() throws {
         guard records >= 10, runs >= 1 else { throw ValidationError("--records must be at least 10 and --runs at least 1") }
         guard smallRecords >= 1, smallRecords <= records else { throw ValidationError("--small-records must be 1 … --records") }
-        guard pushRecords >= 1, pushRecords * 2 <= records, editedFiles >= 1, editedFiles <= records else {
-            throw ValidationError("--push-records must be 1 … half of --records, --edited-files 1 … --records")
+        guard pushRecords >= 1, pushRecords <= smallRecords, pushRecords * 2 <= records, editedFiles >= 1, editedFiles <= records else {
+            throw ValidationError("--push-records must be 1 … --small-records and at most half of --records, --edited-files 1 … --records")
+        }
+        guard slowLinkPushRecords >= 1, slowLinkPushRecords <= smallRecords, slowLinkDelayMs >= 0 else {
+            throw ValidationError("--slow-link-push-records must be 1 … --small-records, --slow-link-delay-ms at least 0")
         }
         guard changedRecords >= 1, changedRecords * runs <= records else {
             throw ValidationError("--changed-records × --runs must be at most --records")
@@ -45,6 +50,7 @@ struct RunCommand: AsyncParsableCommand {
     func run() async throws {
         let configuration = BenchmarkSuite.Configuration(
             binaries: bin, work: work, records: records, smallRecords: smallRecords, pushRecords: pushRecords,
+            slowLinkPushRecords: slowLinkPushRecords, slowLinkDelay: slowLinkDelayMs / 1_000,
             changedRecords: changedRecords, editedFiles: editedFiles, runs: runs)
         var suite = BenchmarkSuite(configuration: configuration)
         let table = try await suite.run()

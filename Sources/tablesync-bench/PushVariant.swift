@@ -1,22 +1,13 @@
-/// The ways `tablesync push` can send operations, as rows of P3.
-///
-/// Today's CLI has one path, one request per operation. The batch pipeline adds batches and a
-/// `--no-batch` flag that forces the old path; once `tablesync push --help` offers that flag, P3 measures both
-/// and reports the batched rate beside the single-request one, with no change here.
-enum PushVariant: Hashable, CustomStringConvertible {
+/// The two ways `tablesync push` sends operations, measured side by side in P3.
+enum PushVariant: Hashable, CaseIterable, CustomStringConvertible {
+    /// One request per operation, as against a server without the batch extension (`--no-batch`).
     case onePerOperation
+    /// The batch pipeline: many operations per gzip-compressed request.
     case batched
 
-    static let noBatchFlag = "--no-batch"
-
-    /// The variants the installed `tablesync` offers, judged from its `push --help` text.
-    static func offered(helpText: String) -> [PushVariant] {
-        helpText.contains(noBatchFlag) ? [.onePerOperation, .batched] : [.onePerOperation]
-    }
-
-    /// Extra `tablesync push` arguments; when batches exist they are the default, so the single path needs the flag.
-    func arguments(offered: [PushVariant]) -> [String] {
-        self == .onePerOperation && offered.contains(.batched) ? [Self.noBatchFlag] : []
+    /// The `tablesync push` arguments that choose the variant.
+    var arguments: [String] {
+        self == .onePerOperation ? ["--no-batch"] : []
     }
 
     var description: String {

@@ -86,6 +86,22 @@ import TestSupport
         }
     }
 
+    @Test("every request accepts gzip: a page from tablesync-server comes compressed and is read inflated")
+    func pagesComeCompressed() async throws {
+        let table = uniqueTableName()
+        let server = try await LiveServer.start(.sqlite, tables: [table])
+        defer { TestBackend.removeFiles(of: server.database) }
+        let client = HTTPClient(baseURL: server.baseURL, defaultHeaders: ["ZUMO-API-VERSION": "3.0.0"], timeout: 10, retryPolicy: .none)
+        for index in 0..<50 {
+            let body = CanonicalJSON.encode(["id": .string("r\(index)"), "text": "the same words in every record"], style: .compact)
+            #expect(try await client.send(HTTPRequest(method: "POST", path: "/tables/\(table)", body: body)).status == 201)
+        }
+        let page = try await client.send(HTTPRequest(method: "GET", path: "/tables/\(table)", query: [("$top", "50")]))
+        #expect(try JSONParser.parse(page.body)["items"]?.arrayValue?.count == 50)
+        #expect(page.wireBodySize * 3 < page.body.count, "\(page.wireBodySize) bytes on the wire for \(page.body.count)")
+        await server.stop()
+    }
+
     @Test("a silent server times out within the limit, and a closed port is refused at once")
     func timeoutsAndRefusals() async throws {
         // A server that takes the request and answers only after the client's limit.

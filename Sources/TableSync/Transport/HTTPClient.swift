@@ -86,6 +86,8 @@ public struct HTTPClient: Sendable {
         outgoing.method = HTTPMethod(rawValue: request.method)
         for (name, value) in defaultHeaders { outgoing.headers.replaceOrAdd(name: name, value: value) }
         for (name, value) in request.headers { outgoing.headers.replaceOrAdd(name: name, value: value) }
+        // Answers are inflated here, so every request accepts gzip (as URLSession and curl ask by default).
+        if !outgoing.headers.contains(name: "Accept-Encoding") { outgoing.headers.add(name: "Accept-Encoding", value: "gzip") }
         if let body = request.body {
             outgoing.body = .bytes(ByteBuffer(bytes: body))
             if !outgoing.headers.contains(name: "Content-Type") { outgoing.headers.add(name: "Content-Type", value: "application/json") }

@@ -5,11 +5,15 @@ import Darwin
 #endif
 import Foundation
 
-/// A TCP proxy on loopback that forwards every connection to the server and counts the bytes each way: what
-/// goes over the wire (HTTP headers and bodies, compressed or not), as a client on a network would pay for it.
-/// Used only for the byte counts (P5), never while timing.
-final class CountingProxy: @unchecked Sendable {
+/// A TCP proxy on loopback that stands for the network between client and server: it forwards every
+/// connection to the server, counts the bytes each way (what goes over the wire, HTTP headers and bodies,
+/// compressed or not, as a client on a network would pay for it: P5), and can hold each byte for a fixed
+/// one-way `delay`, as a link with a round trip of twice that would (P3 over a slow link). Bytes read at once
+/// are sent on together when their time comes, so a long answer costs the delay once, not once a chunk.
+final class LinkProxy: @unchecked Sendable {
     let port: UInt16
+    /// Seconds each byte is held in each direction.
+    let delay: Double
     private let listener: Int32
     private let upstreamPort: UInt16
     private let lock = NSLock()
@@ -26,10 +30,11 @@ final class CountingProxy: @unchecked Sendable {
         return (sent, received)
     }
 
-    init(upstreamPort: UInt16) throws {
+    init(upstreamPort: UInt16, delay: Double = 0) throws {
         // A peer that closes early must not kill the benchmark with SIGPIPE.
         signal(SIGPIPE, SIG_IGN)
         self.upstreamPort = upstreamPort
+        self.delay = delay
         let listener = try Loopback.openSocket()
         var address = Loopback.loopbackAddress(port: 0)
         let bound = withUnsafePointer(to: &address) {
@@ -90,31 +95,96 @@ final class CountingProxy: @unchecked Sendable {
         }
     }
 
-    /// Copies until end of file, then half-closes the other side.
+    /// Copies until end of file, then half-closes the other side; with a delay, through a ``DelayLine``.
     private func pump(from source: Int32, to destination: Int32, towardServer: Bool, connection: ProxiedConnection) {
+        let line = delay > 0 ? DelayLine(delay: delay, destination: destination) : nil
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        loop: while true {
+        while true {
             let count = buffer.withUnsafeMutableBytes { read(source, $0.baseAddress, $0.count) }
             if count < 0 && errno == EINTR { continue }
             if count <= 0 { break }
-            var offset = 0
-            while offset < count {
-                let written = buffer.withUnsafeBytes { write(destination, $0.baseAddress! + offset, count - offset) }
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    break loop
-                }
-                offset += written
+            if let line {
+                line.send(Array(buffer[..<count]))
+            } else if !Self.writeAll(buffer[..<count], to: destination) {
+                break
             }
             lock.lock()
             if towardServer { sent += count } else { received += count }
             lock.unlock()
         }
+        line?.finish()
         shutdown(destination, Int32(SHUT_WR))
         connection.pumpFinished()
         lock.lock()
         openPumps -= 1
         lock.unlock()
+    }
+
+    /// Writes all of `bytes`; `false` when the peer is gone.
+    static func writeAll(_ bytes: ArraySlice<UInt8>, to destination: Int32) -> Bool {
+        var offset = bytes.startIndex
+        while offset < bytes.endIndex {
+            let written = bytes.withUnsafeBytes { write(destination, $0.baseAddress! + (offset - bytes.startIndex), bytes.endIndex - offset) }
+            if written < 0 {
+                if errno == EINTR { continue }
+                return false
+            }
+            offset += written
+        }
+        return true
+    }
+}
+
+/// One direction of a link with latency: bytes handed in are written out `delay` seconds later, in order, by a
+/// thread of its own.
+private final class DelayLine: @unchecked Sendable {
+    private let delay: Double
+    private let destination: Int32
+    private let condition = NSCondition()
+    // Guarded by `condition`.
+    private var queue: [(due: Double, bytes: [UInt8])] = []
+    private var closed = false
+    private var drained = false
+
+    init(delay: Double, destination: Int32) {
+        self.delay = delay
+        self.destination = destination
+        Thread { [self] in run() }.start()
+    }
+
+    func send(_ bytes: [UInt8]) {
+        condition.lock()
+        queue.append((Clock.now() + delay, bytes))
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Waits until everything handed in is written.
+    func finish() {
+        condition.lock()
+        closed = true
+        condition.broadcast()
+        while !drained { condition.wait() }
+        condition.unlock()
+    }
+
+    private func run() {
+        var alive = true
+        while true {
+            condition.lock()
+            while queue.isEmpty && !closed { condition.wait() }
+            if queue.isEmpty {
+                drained = true
+                condition.broadcast()
+                condition.unlock()
+                return
+            }
+            let (due, bytes) = queue.removeFirst()
+            condition.unlock()
+            let wait = due - Clock.now()
+            if wait > 0 { usleep(useconds_t(wait * 1_000_000)) }
+            if alive { alive = LinkProxy.writeAll(bytes[...], to: destination) }
+        }
     }
 }
 
