@@ -14,8 +14,8 @@ public struct OrderByKey: Sendable, Hashable, CustomStringConvertible {
     public var description: String { descending ? "\(property) desc" : property }
 
     /// Parses `$orderby`: comma-separated `name [asc|desc]` (direction in any case). Throws
-    /// ``OrderByParseError`` for an empty key, an unknown direction or a name that is not a plain identifier
-    /// (ASCII letters, digits and `_`, not starting with a digit).
+    /// ``OrderByParseError`` for an empty key, an unknown direction or a name that is not plain
+    /// (``PropertyName/isPlain(_:)``).
     public static func parseList(_ text: String) throws(OrderByParseError) -> [OrderByKey] {
         var keys: [OrderByKey] = []
         for part in text.split(separator: ",", omittingEmptySubsequences: false) {
@@ -31,7 +31,7 @@ public struct OrderByKey: Sendable, Hashable, CustomStringConvertible {
                 default: throw OrderByParseError(reason: "$orderby direction '\(words[1])' is neither asc nor desc")
                 }
             }
-            guard isPlainIdentifier(name) else {
+            guard PropertyName.isPlain(name) else {
                 throw OrderByParseError(reason: "$orderby names '\(name)', which is not a property name (letters, digits and _ only)")
             }
             keys.append(OrderByKey(property: name, descending: descending))
@@ -42,15 +42,6 @@ public struct OrderByKey: Sendable, Hashable, CustomStringConvertible {
     /// `$orderby` text for `keys`.
     public static func print(_ keys: [OrderByKey]) -> String {
         keys.map(\.description).joined(separator: ",")
-    }
-
-    /// `true` when `name` is ASCII letters, digits and `_`, not starting with a digit.
-    public static func isPlainIdentifier(_ name: String) -> Bool {
-        guard let first = name.utf8.first, !(UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first) else { return false }
-        return name.utf8.allSatisfy { byte in
-            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
-                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "_")
-        }
     }
 }
 

@@ -31,7 +31,7 @@ public struct ListQuery: Sendable, Hashable {
             result.filter = try FilterText.parse(text)
         }
         if let text = try query.value(named: QueryOption.orderBy), !text.trimmingCharacters(in: " ").isEmpty {
-            result.orderBy = try OrderByKey.parseList(text)
+            result.orderBy = try parseOrderBy(text)
         }
         if let text = try query.value(named: QueryOption.skip) {
             guard let skip = Int(text), skip >= 0, skip <= maximumSkip else {
@@ -52,7 +52,7 @@ public struct ListQuery: Sendable, Hashable {
             var names: [String] = []
             for part in text.split(separator: ",", omittingEmptySubsequences: false) {
                 let name = part.trimmingCharacters(in: " ")
-                guard SystemProperty.isSystemProperty(name) || FilterSQLTranslator.isPlainIdentifier(name) else {
+                guard SystemProperty.isSystemProperty(name) || PropertyName.isPlain(name) else {
                     throw ProtocolError.badRequest("$select names '\(name)', which is not a property name (letters, digits and _ only)")
                 }
                 names.append(name)
@@ -77,6 +77,20 @@ public struct ListQuery: Sendable, Hashable {
             }
         }
         return result
+    }
+
+    /// `$orderby` as ``OrderByKey/parseList(_:)`` reads it, without `version` (an opaque token, not an order).
+    static func parseOrderBy(_ text: String) throws(ProtocolError) -> [OrderByKey] {
+        let keys: [OrderByKey]
+        do {
+            keys = try OrderByKey.parseList(text)
+        } catch {
+            throw ProtocolError.badRequest(error.reason)
+        }
+        if keys.contains(where: { $0.property.caseInsensitiveEquals(SystemProperty.version) }) {
+            throw ProtocolError.badRequest("$orderby cannot use version; it is an opaque token")
+        }
+        return keys
     }
 
     static func parseBoolean(_ text: String, parameter: String) throws(ProtocolError) -> Bool {

@@ -18,23 +18,7 @@ public final class SQLiteRecordRepository: RecordRepository {
     public func prepare(tables: [String]) async throws {
         try await pool.writeWithoutTransaction { db in
             try db.inTransaction(.immediate) {
-                try db.execute(sql: """
-                    CREATE TABLE IF NOT EXISTS \(RecordColumns.recordsTable) (
-                        \(RecordColumns.tableName) TEXT NOT NULL,
-                        \(RecordColumns.id) TEXT NOT NULL,
-                        \(RecordColumns.createdAt) INTEGER NOT NULL,
-                        \(RecordColumns.updatedAt) INTEGER NOT NULL,
-                        \(RecordColumns.deleted) INTEGER NOT NULL DEFAULT 0,
-                        \(RecordColumns.body) TEXT NOT NULL,
-                        PRIMARY KEY (\(RecordColumns.tableName), \(RecordColumns.id))
-                    ) WITHOUT ROWID;
-                    CREATE INDEX IF NOT EXISTS tablesync_records_updated
-                        ON \(RecordColumns.recordsTable) (\(RecordColumns.tableName), \(RecordColumns.updatedAt), \(RecordColumns.id));
-                    CREATE TABLE IF NOT EXISTS \(RecordColumns.clockTable) (
-                        \(RecordColumns.tableName) TEXT PRIMARY KEY,
-                        last_updated_at INTEGER NOT NULL
-                    );
-                    """)
+                try db.execute(sql: RecordColumns.sqliteSchema)
                 for table in tables {
                     try db.execute(
                         sql: "INSERT INTO \(RecordColumns.clockTable) (\(RecordColumns.tableName), last_updated_at) VALUES (?, 0) ON CONFLICT DO NOTHING",

@@ -50,17 +50,6 @@ public enum FilterSQLTranslator {
         return builder.statement(condition)
     }
 
-    /// `true` when `name` may be used as a property name in `$filter`, `$orderby` and `$select`: an ASCII
-    /// letter or `_`, then letters, digits or `_`, at most 128 characters.
-    public static func isPlainIdentifier(_ name: String) -> Bool {
-        guard let first = name.utf8.first, name.utf8.count <= 128 else { return false }
-        func isLetter(_ byte: UInt8) -> Bool {
-            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
-                || byte == UInt8(ascii: "_")
-        }
-        return isLetter(first) && name.utf8.allSatisfy { isLetter($0) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
-    }
-
     /// The SQL of a JSON body property for ordering, binding its name into `builder`.
     static func orderingExpression(forProperty name: String, into builder: inout SQLBuilder) -> String {
         switch builder.dialect {
@@ -304,7 +293,7 @@ private struct Translation {
             default: throw FilterTranslationError("'\(name)' cannot be used in $filter; it is an opaque token")
             }
         }
-        guard FilterSQLTranslator.isPlainIdentifier(name) else {
+        guard PropertyName.isPlain(name) else {
             throw FilterTranslationError("'\(name)' is not a property name this server can filter on (letters, digits and _ only)")
         }
         return Operand(sql: "", kind: .json, property: name)

@@ -17,6 +17,26 @@ enum RecordColumns {
     static let deleted = "deleted"
     static let body = "body"
 
+    /// The SQLite schema: the records table, its `(table_name, updated_at, id)` index for keyset paging, and the
+    /// per-table clock rows (docs/server.md).
+    static let sqliteSchema = """
+        CREATE TABLE IF NOT EXISTS \(recordsTable) (
+            \(tableName) TEXT NOT NULL,
+            \(id) TEXT NOT NULL,
+            \(createdAt) INTEGER NOT NULL,
+            \(updatedAt) INTEGER NOT NULL,
+            \(deleted) INTEGER NOT NULL DEFAULT 0,
+            \(body) TEXT NOT NULL,
+            PRIMARY KEY (\(tableName), \(id))
+        ) WITHOUT ROWID;
+        CREATE INDEX IF NOT EXISTS tablesync_records_updated
+            ON \(recordsTable) (\(tableName), \(updatedAt), \(id));
+        CREATE TABLE IF NOT EXISTS \(clockTable) (
+            \(tableName) TEXT PRIMARY KEY,
+            last_updated_at INTEGER NOT NULL
+        );
+        """
+
     /// The column that holds a system property (matched without regard to case), or `nil` for `version`
     /// (derived from `updatedAt`, never stored) and for every other name.
     static func column(forSystemProperty name: String) -> String? {
