@@ -75,7 +75,7 @@ struct Puller {
         while true {
             report.pages += 1
             if page.records.isEmpty { break }
-            try repeatCheck.check(mode: mode, skip: skip, page: page.records, url: client.http.baseURL + TableClient.tablePath(table))
+            try repeatCheck.check(mode: mode, skip: skip, page: page.records, url: client.http.baseURL + TablePath.table(table))
             let (nextWatermark, nextSkip) = PullPlan.advance(mode: mode, watermark: watermark, skip: skip, page: page.records)
             let advances = mode != .keyset || PullPlan.advances(from: watermark, to: nextWatermark)
             let isLast = client.apiVersion == 3 && page.nextLink == nil && page.records.count < pageSize
@@ -89,7 +89,7 @@ struct Puller {
             }
             (watermark, skip) = (nextWatermark, nextSkip)
             if !advances {
-                throw SyncError.malformedResponse(url: client.http.baseURL + TableClient.tablePath(table),
+                throw SyncError.malformedResponse(url: client.http.baseURL + TablePath.table(table),
                                                   reason: "a page does not move past the previous one (updatedAt \(watermark?.updatedAt ?? "none")), so the pull stopped instead of asking again")
             }
             if queryID != nil, let watermark {

@@ -22,27 +22,27 @@ struct TableClient: Sendable {
 
     /// `POST` of a record's compact JSON `body`.
     func insert(table: String, body: [UInt8]) async throws -> HTTPResponse {
-        try await http.send(HTTPRequest(method: "POST", path: Self.tablePath(table), body: body))
+        try await http.send(HTTPRequest(method: "POST", path: TablePath.table(table), body: body))
     }
 
     /// PATCH in v2 (merge), PUT in v3 (replace) of a record's compact JSON `body`, with `If-Match` on `baseVersion`.
     func update(table: String, id: String, body: [UInt8], baseVersion: String?) async throws -> HTTPResponse {
         var headers: [String: String] = [:]
         if let baseVersion { headers["If-Match"] = "\"\(baseVersion)\"" }
-        return try await http.send(HTTPRequest(method: apiVersion == 2 ? "PATCH" : "PUT", path: Self.recordPath(table, id),
+        return try await http.send(HTTPRequest(method: apiVersion == 2 ? "PATCH" : "PUT", path: TablePath.record(table: table, id: id),
                                                headers: headers, body: body))
     }
 
     func delete(table: String, id: String, baseVersion: String?) async throws -> HTTPResponse {
         var headers: [String: String] = [:]
         if let baseVersion { headers["If-Match"] = "\"\(baseVersion)\"" }
-        return try await http.send(HTTPRequest(method: "DELETE", path: Self.recordPath(table, id), headers: headers))
+        return try await http.send(HTTPRequest(method: "DELETE", path: TablePath.record(table: table, id: id), headers: headers))
     }
 
     /// One page of `GET /tables/{table}`: its checked records and the v3 `nextLink` if any.
     func list(table: String, query: [(name: String, value: String)]) async throws
         -> (records: [[String: JSONValue]], nextLink: String?) {
-        let request = HTTPRequest(method: "GET", path: Self.tablePath(table), query: query)
+        let request = HTTPRequest(method: "GET", path: TablePath.table(table), query: query)
         let response = try await http.send(request)
         let url = http.baseURL + request.pathAndQuery
         try Self.requireOK(response, url: url)
@@ -126,8 +126,6 @@ struct TableClient: Sendable {
         }
     }
 
-    static func tablePath(_ table: String) -> String { "/tables/" + HTTPRequest.encode(table) }
-    static func recordPath(_ table: String, _ id: String) -> String { tablePath(table) + "/" + HTTPRequest.encode(id) }
 
     static func errorMessage(_ response: HTTPResponse) -> String? {
         (try? JSONParser.parse(response.body))?["error"]?.stringValue

@@ -1,3 +1,5 @@
+import SyncProtocol
+
 /// A request to the server, relative to its base URL.
 public struct HTTPRequest: Sendable, Equatable {
     public var method: String
@@ -24,24 +26,6 @@ public struct HTTPRequest: Sendable, Equatable {
     /// The path and query string, percent-encoded.
     public var pathAndQuery: String {
         guard !query.isEmpty else { return path }
-        return path + "?" + query.map { Self.encode($0.name) + "=" + Self.encode($0.value) }.joined(separator: "&")
-    }
-
-    /// Percent-encodes everything but RFC 3986 unreserved characters.
-    static func encode(_ text: String) -> String {
-        var output = ""
-        let hex = Array("0123456789ABCDEF")
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "$"):
-                output.unicodeScalars.append(Unicode.Scalar(byte))
-            default:
-                output.append("%")
-                output.append(hex[Int(byte >> 4)])
-                output.append(hex[Int(byte & 0xF)])
-            }
-        }
-        return output
+        return path + "?" + query.map { TablePath.percentEncodeQueryComponent($0.name) + "=" + TablePath.percentEncodeQueryComponent($0.value) }.joined(separator: "&")
     }
 }

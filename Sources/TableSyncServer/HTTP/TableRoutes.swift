@@ -228,14 +228,10 @@ struct TableRoutes: Sendable {
     static func nextLink(exchange: Exchange, skip: Int) -> String {
         var parts: [String] = []
         for (name, value) in exchange.query.pairs where name != QueryOption.skip {
-            parts.append("\(Self.encodeQueryComponent(name))=\(Self.encodeQueryComponent(value))")
+            parts.append("\(TablePath.percentEncodeQueryComponent(name))=\(TablePath.percentEncodeQueryComponent(value))")
         }
         parts.append("\(QueryOption.skip)=\(skip)")
         return "\(TablePath.table(exchange.table.name))?\(parts.joined(separator: "&"))"
-    }
-
-    static func encodeQueryComponent(_ text: String) -> String {
-        TablePath.percentEncodePathSegment(text).replacingOccurrences(of: "%24", with: "$")
     }
 
     // MARK: Request plumbing
