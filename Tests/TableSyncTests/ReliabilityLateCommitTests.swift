@@ -13,10 +13,14 @@ import TestSupport
     static let writesPerWriter = Reliability.scale(bounded: 20, long: 250)
     static let idsPerWriter = 6
 
-    /// Whether the writers are done, shared with the pulling tasks.
+    /// Whether the writers are done, and how many pulls each store has finished, shared by writers and pullers.
     actor WriteProgress {
         private(set) var done = false
+        private var pulls: [Int: Int] = [:]
         func finish() { done = true }
+        func pulled(store: Int) { pulls[store, default: 0] += 1 }
+        /// The fewest pulls any of `stores` stores has finished.
+        func fewestPulls(stores: Int) -> Int { (0..<stores).map { pulls[$0] ?? 0 }.min() ?? 0 }
     }
 
     @Test("8 writers on PostgreSQL, two stores pulling with pages of 3 and 7: no row skipped, every row at its latest version",
@@ -31,10 +35,11 @@ import TestSupport
             (context: try SyncContext.initialize(directory: directory.file("seven"), settings: settings), pageSize: 7),
         ]
         let progress = WriteProgress()
+        let storeCount = stores.count
         let started = Date()
 
         // The pullers run until the writers are done, each pull incremental from the last saved watermark.
-        let pullers = stores.map { store in
+        let pullers = stores.enumerated().map { number, store in
             Task {
                 var pulls = 0
                 var pullsDuringWrites = 0
@@ -43,6 +48,7 @@ import TestSupport
                     _ = try await store.context.pull(table: table, queryID: "all", options: options)
                     pulls += 1
                     if await !progress.done { pullsDuringWrites += 1 }
+                    await progress.pulled(store: number)
                 }
                 return (pulls, pullsDuringWrites)
             }
@@ -54,6 +60,14 @@ import TestSupport
                                             timeout: 10, retryPolicy: .none)
                     var versions: [String: String] = [:]
                     for index in 0..<Self.writesPerWriter {
+                        if index == Self.writesPerWriter / 2 {
+                            // Halfway, every store must have pulled at least once, so that pulls and writes overlap
+                            // however slow the disk makes the pulls (each page waits for a syncfs).
+                            let deadline = Date().addingTimeInterval(120)
+                            while await progress.fewestPulls(stores: storeCount) < 1, Date() < deadline {
+                                try await Task.sleep(nanoseconds: 10_000_000)
+                            }
+                        }
                         let id = "w\(writer)-\(index % Self.idsPerWriter)"
                         let body = CanonicalJSON.encode(["id": .string(id), "n": .integer(Int64(index))], style: .compact)
                         let response = try await client.send(versions[id] == nil

@@ -33,7 +33,8 @@ public final class LiveServer: Sendable {
         let app = try makeServerApplication(configuration: configuration, logger: logger) { channel in
             continuation.yield(channel.localAddress?.port ?? 0)
         }
-        let task = Task {
+        // On threads of its own (``ServerExecutor``): clients in this process block the shared pool's threads.
+        let task = Task(executorPreference: ServerExecutor.shared) {
             defer { continuation.finish() }
             try await app.runService(gracefulShutdownSignals: [])
         }
