@@ -58,4 +58,11 @@ import TestSupport
         #expect(components.year == 2024 && components.month == 2 && components.day == 29)
         #expect(components.hour == 13 && components.minute == 14 && components.second == 15)
     }
+
+    @Test func propertyNamesArePlainIdentifiersOfAtMost128Characters() throws {
+        for name in ["a", "_a1", "updatedAt", String(repeating: "p", count: 128)] { #expect(PropertyName.isPlain(name), "\(name)") }
+        for name in ["", "1a", "a-b", "a b", "é", "a'b", String(repeating: "p", count: 129)] { #expect(!PropertyName.isPlain(name), "\(name)") }
+        #expect(throws: OrderByParseError.self) { try OrderByKey.parseList(String(repeating: "p", count: 129)) }
+        #expect(try OrderByKey.parseList("_a desc, b") == [OrderByKey(property: "_a", descending: true), OrderByKey(property: "b")])
+    }
 }

@@ -110,4 +110,43 @@ import TestSupport
         await context.close()
         _ = try SyncContext(directory: root, purpose: "after the first closed")
     }
+
+    @Test("a read vouches by stat only for a file changed before the clock was read, and only while its stat is unchanged")
+    func readFilesVouchByStat() throws {
+        let status = FileSystem.Status(size: 10, modifiedNanoseconds: 100, changedNanoseconds: 100, inode: 7, isDirectory: false, isRegularFile: true)
+        let loaded = RecordFile.Loaded(id: "a", record: ["id": "a"], bytes: Array("{}".utf8))
+        let read = ReadRecordFile(loaded: loaded, hash: "h", status: status, clock: 200)
+        #expect(read.sentFile.status == status)
+        #expect(read.isCurrent(status))
+        var touched = status
+        touched.changedNanoseconds = 300
+        #expect(!read.isCurrent(touched), "a changed ctime means a change")
+        #expect(!read.isCurrent(nil), "a removed file")
+        // Changed in the same tick as the clock was read: it could change again unseen, so the stat vouches nothing.
+        let racy = ReadRecordFile(loaded: loaded, hash: "h", status: status, clock: 100)
+        #expect(racy.sentFile.status == nil)
+        #expect(!racy.isCurrent(status))
+    }
+
+    @Test("the push sends a hand edit as the scan read it, and a file edited after the scan as it is now")
+    func pushSendsWhatTheFileHolds() async throws {
+        let (directory, context) = try makeStore()
+        try directory.write("store/tables/todo/a.json", #"{"id": "a", "text": "first"}"#)
+        try directory.write("store/tables/todo/b.json", #"{"id": "b", "text": "first"}"#)
+        // Older than the scan by more than a clock tick, so the scan's stat can vouch for what it read.
+        try await Task.sleep(nanoseconds: 50_000_000)
+        let recorded = try await context.recordHandEdits(keepingReadsUpTo: 10)
+        #expect(Set(recorded.scan.changes.map(\.id)) == ["a", "b"])
+        var reads = recorded.reads
+        try await Task.sleep(nanoseconds: 50_000_000)
+        try directory.write("store/tables/todo/b.json", #"{"id": "b", "text": "later"}"#)
+
+        let a = try #require(try await context.recordFileToSend(table: "todo", id: "a", scanned: reads.take(RecordKey(table: "todo", id: "a"))))
+        #expect(a.loaded.record["text"] == "first")
+        #expect(a.sent.status != nil, "the scan's copy, vouched for by its stat")
+        let b = try #require(try await context.recordFileToSend(table: "todo", id: "b", scanned: reads.take(RecordKey(table: "todo", id: "b"))))
+        #expect(b.loaded.record["text"] == "later", "edited after the scan: read again")
+        #expect(b.sent.hash == SHA256.hexDigest(of: Array(#"{"id": "b", "text": "later"}"#.utf8)))
+        #expect(try await context.recordFileToSend(table: "todo", id: "gone", scanned: nil) == nil)
+    }
 }

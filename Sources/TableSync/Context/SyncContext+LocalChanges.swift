@@ -91,13 +91,13 @@ extension SyncContext {
     }
 
     /// The record file of `id` as the push sends it, and what the write-back needs to know it is unchanged:
-    /// the copy the scan read when its `stat` says the file has not changed since, else the file read now.
-    /// `nil` when there is no file; an error when it is broken.
-    func recordFileToSend(table: String, id: String) throws -> (loaded: RecordFile.Loaded, sent: SentFile)? {
+    /// `scanned` (the copy the scan read) when its `stat` says the file has not changed since, else the file read
+    /// now. `nil` when there is no file; an error when it is broken.
+    func recordFileToSend(table: String, id: String, scanned: ReadRecordFile?) throws -> (loaded: RecordFile.Loaded, sent: SentFile)? {
         let clock = FileSystem.timestampClockNanoseconds()
         let status = try FileSystem.status(layout.recordFile(table: table, id: id))
-        if let read = readRecordFiles.take(RecordKey(table: table, id: id)), read.isCurrent(status) {
-            return (read.loaded, read.sentFile)
+        if let scanned, scanned.isCurrent(status) {
+            return (scanned.loaded, scanned.sentFile)
         }
         guard let status, let loaded = try loadRecordFile(table: table, id: id) else { return nil }
         return (loaded, ReadRecordFile(loaded: loaded, hash: nil, status: status, clock: clock).sentFile)

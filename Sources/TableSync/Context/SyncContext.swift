@@ -31,10 +31,6 @@ public actor SyncContext {
     /// The mode the context was opened in.
     public nonisolated let mode: AccessMode
     var journal: Journal
-    /// The files of the hand edits the last scan found, as read, for the push that follows it.
-    var readRecordFiles = ReadRecordFiles(limit: 0)
-    /// How many read files a scan keeps: 20,000 records of about a kilobyte each.
-    static let readRecordFilesKept = 20_000
     /// Spare files for record writes (``SpareFiles``); removed before the lock is released.
     nonisolated let spareFiles = SpareFiles()
     private var lock: StoreLock?

@@ -31,27 +31,6 @@ public struct LocalScan: Sendable, Equatable {
     public var filesSeen = 0
 }
 
-/// Record files read during a run, by record, at most `limit` of them (a push of many more re-reads the rest
-/// rather than hold them all in memory).
-struct ReadRecordFiles: Sendable {
-    let limit: Int
-    private var files: [RecordKey: ReadRecordFile] = [:]
-
-    init(limit: Int) {
-        self.limit = limit
-    }
-
-    mutating func keep(_ file: ReadRecordFile, for key: RecordKey) {
-        guard files.count < limit else { return }
-        files[key] = file
-    }
-
-    /// The file kept for `key`, handed over once.
-    mutating func take(_ key: RecordKey) -> ReadRecordFile? {
-        files.removeValue(forKey: key)
-    }
-}
-
 /// Finds hand edits: compares each table directory with its ``StatIndex`` and the journal, reading only the
 /// files whose `stat` changed. Read-only; ``HandEditRecorder`` turns the result into journal operations.
 struct LocalChangeScanner {

@@ -33,10 +33,15 @@ extension SyncContext {
     /// Files with problems are skipped and returned in ``LocalScan/problems``.
     @discardableResult
     public func recordHandEdits() throws -> LocalScan {
+        try recordHandEdits(keepingReadsUpTo: 0).scan
+    }
+
+    /// ``recordHandEdits()``, also handing over (up to `limit`) the files of the edits as the scan read them, so
+    /// that the push that follows sends them without reading them again.
+    func recordHandEdits(keepingReadsUpTo limit: Int) throws -> (scan: LocalScan, reads: ReadRecordFiles) {
         try requireWritable()
-        var reads = ReadRecordFiles(limit: Self.readRecordFilesKept)
+        var reads = ReadRecordFiles(limit: limit)
         let scan = try LocalChangeScanner(layout: layout).scan(tables: settings.tables, journal: journal, keeping: &reads)
-        readRecordFiles = reads
         var problems = scan.problems
         for change in scan.changes {
             let kind: PendingOperation.Kind
@@ -62,7 +67,7 @@ extension SyncContext {
         try saveJournal()
         var result = scan
         result.problems = problems
-        return result
+        return (result, reads)
     }
 
     /// Writes records as the server has them and marks them synced; removes the records in `removals`.

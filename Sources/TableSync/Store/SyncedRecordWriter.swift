@@ -29,7 +29,7 @@ struct SyncedRecordWriter {
         /// Pull: leave a record alone when its file is not as last synced (a hand edit or hand-made file not
         /// pushed yet). Its index entry stays, so the next push sends the edit on the version it was made on.
         case unchangedSinceSync
-        /// Push write-back: the file must still hold the bytes that were sent (hash by id). Otherwise it keeps
+        /// Push write-back: the file must still hold the bytes that were sent (``SentFile`` by id). Otherwise it keeps
         /// the newer edit and only the index learns the server's new version, so the edit is pushed next on
         /// top of what the server now has.
         case sentContent([String: SentFile])

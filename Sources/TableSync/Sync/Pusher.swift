@@ -58,10 +58,15 @@ struct Pusher {
         let batched: Bool
     }
 
+    /// How many files the hand-edit scan hands over as read: 20,000 records of about a kilobyte each (a push of
+    /// more reads the rest again rather than hold them all in memory).
+    static let readsKept = 20_000
+
     func push(tables: Set<String>?) async throws -> PushReport {
         var report = PushReport()
-        let scan = try await context.recordHandEdits()
-        report.problems = scan.problems
+        let recorded = try await context.recordHandEdits(keepingReadsUpTo: Self.readsKept)
+        var reads = recorded.reads
+        report.problems = recorded.scan.problems
         let waiting = Set(try await context.conflictKeys())
         var queue: [PendingOperation] = []
         for operation in await context.pendingOperations where tables?.contains(operation.table) ?? true {
@@ -84,7 +89,9 @@ struct Pusher {
                 start = window.endIndex
                 var prepared: [OutgoingOperation] = []
                 for operation in window {
-                    if let outgoing = try await prepare(operation, report: &report) { prepared.append(outgoing) }
+                    if let outgoing = try await prepare(operation, scanned: reads.take(operation.key), report: &report) {
+                        prepared.append(outgoing)
+                    }
                 }
                 let sizes = route.batched
                     ? prepared.map { CanonicalJSON.encode(BatchSender.batchOperation($0, apiVersion: client.apiVersion).json, style: .compact).count + 1 }
@@ -153,13 +160,13 @@ struct Pusher {
 
     /// The operation with the content it sends: its record file as it is now. `nil` when there is nothing to
     /// send (the file is broken, reported in `report`, or vanished after the scan: the next push queues its delete).
-    private func prepare(_ operation: PendingOperation, report: inout PushReport) async throws -> OutgoingOperation? {
+    private func prepare(_ operation: PendingOperation, scanned: ReadRecordFile?, report: inout PushReport) async throws -> OutgoingOperation? {
         guard operation.kind != .delete else {
             return OutgoingOperation(operation: operation, sent: nil, sentFile: nil, baseVersion: operation.baseVersion)
         }
         let file: (loaded: RecordFile.Loaded, sent: SentFile)?
         do {
-            file = try await context.recordFileToSend(table: operation.table, id: operation.id)
+            file = try await context.recordFileToSend(table: operation.table, id: operation.id, scanned: scanned)
         } catch let error as StoreError {
             if case .brokenRecordFile(let problem) = error { report.problems.append(problem) }
             return nil

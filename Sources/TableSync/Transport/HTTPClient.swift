@@ -68,9 +68,9 @@ public struct HTTPClient: Sendable {
                 retryAfter = RetryPolicy.retryAfterSeconds(result.header("Retry-After"))
             } catch let error as SyncError {
                 throw error
-            } catch is CancellationError {
-                throw CancellationError()
             } catch {
+                // A cancelled task (AsyncHTTPClient then fails the request) is not a failure of the link to retry.
+                if Task.isCancelled { throw CancellationError() }
                 failure = Self.describe(error)
             }
             guard let delay = retryPolicy.delay(afterAttempt: attempt, retryAfter: retryAfter, random: Double.random(in: 0..<1)) else {

@@ -1,0 +1,42 @@
+/// A record file read during a scan, kept so that the push sends what the scan read instead of reading and
+/// parsing the file again, as long as its `stat` vouches that it did not change (see ``SentFile``).
+struct ReadRecordFile: Sendable {
+    var loaded: RecordFile.Loaded
+    /// SHA-256 of ``RecordFile/Loaded/bytes`` when the scan computed it.
+    var hash: String?
+    /// The file's status just before it was read.
+    var status: FileSystem.Status
+    /// The file-timestamp clock just before that `stat`.
+    var clock: Int64
+
+    /// What the push knows about the file when it sends these bytes.
+    var sentFile: SentFile {
+        SentFile(hash: hash ?? SHA256.hexDigest(of: loaded.bytes), status: status, changesVisibleAfter: clock)
+    }
+
+    /// Whether these are still the file's bytes, now that its status is `current`.
+    func isCurrent(_ current: FileSystem.Status?) -> Bool {
+        guard let current, let vouched = SentFile.vouching(status, changesVisibleAfter: clock) else { return false }
+        return vouched == current
+    }
+}
+
+/// Record files a scan read, by record, at most `limit` of them.
+struct ReadRecordFiles: Sendable {
+    let limit: Int
+    private var files: [RecordKey: ReadRecordFile] = [:]
+
+    init(limit: Int) {
+        self.limit = limit
+    }
+
+    mutating func keep(_ file: ReadRecordFile, for key: RecordKey) {
+        guard files.count < limit else { return }
+        files[key] = file
+    }
+
+    /// The file kept for `key`, handed over once.
+    mutating func take(_ key: RecordKey) -> ReadRecordFile? {
+        files.removeValue(forKey: key)
+    }
+}
