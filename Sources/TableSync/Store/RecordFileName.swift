@@ -56,7 +56,7 @@ public enum RecordFileName {
         // Never cut an escape in half.
         if let percent = prefix.suffix(2).firstIndex(of: "%") { prefix = prefix[..<percent] }
         if prefix.hasSuffix("^") { prefix = prefix.dropLast() }
-        return prefix + "~" + SHA256.hexDigest(of: id.utf8) + fileExtension
+        return prefix + "~" + SHA256.hexDigest(of: Array(id.utf8)) + fileExtension
     }
 
     /// The id a file name stands for; `nil` for a hashed name (read the id from the file) or for a name this
