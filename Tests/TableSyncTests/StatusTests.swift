@@ -111,3 +111,55 @@ import TestSupport
         #expect(await reopened.pendingOperations.first?.baseVersion == "v2")
     }
 }
+
+@Suite struct ParallelScanTests {
+    /// Enough changed files that the scan reads them on every core, with each kind of outcome spread through the
+    /// listing: edits, touches without a change, broken files, hand-made files. The result must be what a scan
+    /// of one file at a time finds, in the same order.
+    @Test func manyChangedFilesGiveTheSameChangesAndProblemsInOrder() async throws {
+        let (directory, context) = try makeStore()
+        let records: [[String: JSONValue]] = (0..<400).map { ["id": .string(String(format: "r%03d", $0)), "n": .integer(Int64($0)), "version": "v1"] }
+        _ = try await context.applySynced(table: "todo", records: records)
+        var expectedEdits: [String] = []
+        var expectedProblems: [String] = []
+        for number in 0..<400 {
+            let id = String(format: "r%03d", number)
+            let path = "store/tables/todo/\(id).json"
+            switch number % 4 {
+            case 0:
+                try directory.write(path, "{\"id\": \"\(id)\", \"n\": \(number + 1000), \"version\": \"v1\"}")
+                expectedEdits.append("modified \(id)")
+            case 1:
+                // The same bytes written again: the stat changes, the content does not.
+                try directory.write(path, try directory.read(path))
+            case 2 where number % 8 == 2:
+                try directory.write(path, "{\"id\": \"\(id)\",")
+                expectedProblems.append("tables/todo/\(id).json")
+            default:
+                break
+            }
+        }
+        for number in 0..<40 {
+            let id = String(format: "new%02d", number)
+            try directory.write("store/tables/todo/\(id).json", "{\"id\": \"\(id)\"}")
+            expectedEdits.append("created \(id)")
+        }
+        let status = try await context.status()
+        // Changes come sorted by file name.
+        expectedEdits.sort { $0.split(separator: " ")[1] < $1.split(separator: " ")[1] }
+        #expect(status.handEdits.map { "\($0.kind.rawValue) \($0.id)" } == expectedEdits)
+        #expect(status.problems.map(\.path) == expectedProblems)
+        #expect(status.problems.allSatisfy { $0.line == 1 }, "each problem keeps its own line and column")
+        #expect(status.filesHashed >= 100 + 50 + 40, "edited, broken and new files are read")
+        let scan = try await context.recordHandEdits()
+        #expect(scan.changes.count == expectedEdits.count)
+    }
+
+    @Test func concurrentMapKeepsOrderAtEverySize() {
+        for count in [0, 1, 63, 64, 127, 128, 129, 1_000] {
+            let input = Array(0..<count)
+            #expect(concurrentMap(input) { $0 * 3 + 1 } == input.map { $0 * 3 + 1 }, "\(count) elements")
+            #expect(concurrentMap(input, minimumSlice: 1) { "\($0)" } == input.map { "\($0)" }, "\(count) elements, slices of one")
+        }
+    }
+}
