@@ -31,8 +31,9 @@ public actor SyncContext {
     /// The mode the context was opened in.
     public nonisolated let mode: AccessMode
     var journal: Journal
-    /// Spare files for record writes (``SpareFiles``); removed before the lock is released.
-    nonisolated let spareFiles = SpareFiles()
+    /// Spare files for record writes (``SpareFiles``); trimmed to what is kept for the next run before the lock
+    /// is released.
+    nonisolated let spareFiles: SpareFiles
     private var lock: StoreLock?
     private var indexes: [String: StatIndex] = [:]
 
@@ -42,6 +43,9 @@ public actor SyncContext {
         let layout = try StoreLocator.locate(from: directory)
         let lock = mode == .readOnly ? nil : try StoreLock.acquire(layout: layout, purpose: purpose)
         if mode == .readWrite { try StoreRecovery.recover(layout: layout) }
+        let spareFiles = SpareFiles(directory: layout.sparesDirectory)
+        if mode == .readWrite { try spareFiles.adoptRetained() }
+        self.spareFiles = spareFiles
         self.layout = layout
         self.mode = mode
         self.lock = lock
@@ -59,23 +63,23 @@ public actor SyncContext {
     /// Releases the store's lock at once (it is also released when the context goes away). The context can
     /// still read, but no longer change the store.
     public func close() {
-        spareFiles.removeAllBlocking()
+        spareFiles.finishRunBlocking()
         lock = nil
     }
 
     deinit {
-        spareFiles.removeAllBlocking()
+        spareFiles.finishRunBlocking()
     }
 
-    /// Runs `operation` (a push, a pull, a sync), then removes the spare files it kept, so that no temporary
-    /// file outlives a call of the library whether it succeeds or fails.
+    /// Runs `operation` (a push, a pull, a sync), then trims the spare files it kept to those kept for the next
+    /// run, whether it succeeds or fails.
     func releasingSpareFiles<Result: Sendable>(_ operation: () async throws -> Result) async throws -> Result {
         do {
             let result = try await operation()
-            await spareFiles.removeAll()
+            await spareFiles.finishRun()
             return result
         } catch {
-            await spareFiles.removeAll()
+            await spareFiles.finishRun()
             throw error
         }
     }

@@ -20,58 +20,61 @@ struct DurableFileBatch {
 
     /// Makes every write and removal durable; see the type's documentation for the order of steps.
     ///
-    /// With `spares`, new contents are written over spare files instead of new ones, a replaced file's old
-    /// content is swapped out to the temporary name, a removed file is moved aside, and both become spares once
-    /// the directories are synced (see ``SpareFiles`` for why). Without, old contents are freed here.
+    /// With `spares`, new contents are written over spare files (or new files among them) instead of new
+    /// temporary files, a replaced file's old content is swapped out to the spare's name, a removed file is moved
+    /// aside among the spares, and both become spares once the directories are synced (see ``SpareFiles`` for
+    /// why). Without, old contents are freed here.
     func commit(temporaryDirectory: String, spares: SpareFiles? = nil) throws {
         if isEmpty { return }
-        try FileSystem.createDirectory(temporaryDirectory)
-        let prefix = temporaryDirectory + "/" + TemporaryName.prefix + TemporaryName.unique()
-        var temporaryPaths: [String] = []
-        temporaryPaths.reserveCapacity(writes.count)
+        let batch = TemporaryName.unique()
+        let newFileDirectory = spares?.directory ?? temporaryDirectory
+        try FileSystem.createDirectory(newFileDirectory)
+        var newFilePaths: [String] = []
+        newFilePaths.reserveCapacity(writes.count)
         do {
             for (index, write) in writes.enumerated() {
-                if let spare = spares?.take() {
-                    temporaryPaths.append(spare)
-                    try FileSystem.overwriteFile(spare, write.bytes)
+                if let spare = try spares?.takeExisting(writing: write.bytes) {
+                    newFilePaths.append(spare)
                 } else {
-                    let temporaryPath = "\(prefix)-\(index)"
-                    try FileSystem.writeNewFile(temporaryPath, write.bytes)
-                    temporaryPaths.append(temporaryPath)
+                    let path = spares?.newSparePath(batch: batch, index: index)
+                        ?? "\(temporaryDirectory)/\(TemporaryName.prefix)\(batch)-\(index)"
+                    try FileSystem.writeNewFile(path, write.bytes)
+                    newFilePaths.append(path)
                 }
             }
             if !writes.isEmpty {
-                let syncedAtOnce = try writes.count > 2 && FileSystem.syncWholeFileSystem(containing: temporaryDirectory)
+                let syncedAtOnce = try writes.count > 2 && FileSystem.syncWholeFileSystem(containing: newFileDirectory)
                 if !syncedAtOnce {
-                    for path in temporaryPaths { try FileSystem.sync(path) }
+                    for path in newFilePaths { try FileSystem.sync(path) }
                 }
             }
         } catch {
-            for path in temporaryPaths { try? FileSystem.removeFile(path) }
+            // Spares stay garbage whatever they hold; new temporary files go.
+            if let spares { spares.keep(newFilePaths) } else { for path in newFilePaths { try? FileSystem.removeFile(path) } }
             throw error
         }
         var directories = Set<String>()
         var swappedOut: [String] = []
         for (index, write) in writes.enumerated() {
             if spares != nil {
-                if try FileSystem.replace(temporaryPaths[index], at: write.path) { swappedOut.append(temporaryPaths[index]) }
+                if try FileSystem.replace(newFilePaths[index], at: write.path) { swappedOut.append(newFilePaths[index]) }
             } else {
-                try FileSystem.rename(temporaryPaths[index], to: write.path)
+                try FileSystem.rename(newFilePaths[index], to: write.path)
             }
             directories.insert(FileSystem.parentDirectory(of: write.path))
         }
         for (index, path) in removals.enumerated() {
-            if spares != nil {
-                let aside = "\(prefix)-removed-\(index)"
+            if let spares {
+                let aside = spares.newSparePath(batch: batch + "-removed", index: index)
                 if try FileSystem.moveAside(path, to: aside) { swappedOut.append(aside) }
             } else {
                 try FileSystem.removeFile(path)
             }
             directories.insert(FileSystem.parentDirectory(of: path))
         }
-        // The swapped-out names live in the temporary directory: synced too, so no later write over a spare can
-        // overtake the swap that made it one.
-        if !swappedOut.isEmpty { directories.insert(temporaryDirectory) }
+        // The swapped-out names live among the spares: that directory is synced too, so no later write over a
+        // spare can overtake the swap that made it one.
+        if !swappedOut.isEmpty { directories.insert(newFileDirectory) }
         for directory in directories.sorted() { try FileSystem.sync(directory) }
         spares?.keep(swappedOut)
     }

@@ -6,34 +6,79 @@ import Glibc
 import Darwin
 #endif
 
-/// Files whose contents nobody needs any more, kept under temporary names to be written over instead of
+/// Files whose contents nobody needs any more, kept in `.tablesync/spares/` to be written over instead of
 /// freed: the old contents of record files that a ``DurableFileBatch`` replaced, and records it removed.
 ///
 /// Replacing 10,000 record files by creating 10,000 new ones and freeing the old ones made the file system do
 /// the expensive part of a write-back: ext4 mounted with `discard` (common on cloud machines) discards freed
 /// blocks inside the `rename` or `unlink` that frees them, and ext4 without a journal scans past every
-/// recently freed inode when it allocates one. A batch that writes its new contents into the spares of the
-/// previous batch, swaps them in, and keeps the files it swapped out as the next spares allocates and frees
-/// almost nothing. Spares beyond ``limit`` and those left when the run ends are removed on a thread of their
-/// own, so that freeing them overlaps the rest of the run.
+/// recently freed inode when it allocates one. A batch that writes its new contents into spares, swaps them in,
+/// and keeps the files it swapped out as the next spares allocates and frees almost nothing.
 ///
-/// Only garbage lives here: a spare left behind by a crash is a temporary file, which the next read-write open
-/// removes. Removing spares is not a fault point (``FaultPoint``): it runs beside the run's own calls, and its
-/// failure loses nothing.
+/// Spares outlive the run: when a push, pull or sync ends, up to ``retainedCount`` small ones stay on disk for
+/// the next run (a cron job's next sync then creates no file for its first write-backs either) and the rest are
+/// removed on a thread of their own. A spare is garbage at every moment — a crash can leave one half-written,
+/// which is harmless — so nothing about them needs recovering. They do hold old record contents until written
+/// over; `purge` removes them all.
+///
+/// Removing spares is not a fault point (``FaultPoint``): it runs beside the run's own calls, and its failure
+/// loses nothing.
 final class SpareFiles: Sendable {
-    /// The most spares kept; more are removed.
+    /// Where spares live (`.tablesync/spares/`), on the store's file system so that they can be swapped in.
+    let directory: String
+    /// The most spares kept during a run; more are removed.
     let limit: Int
+    /// The most spares kept on disk between runs, and the largest of them (a bigger one is removed).
+    let retainedCount: Int
+    let retainedMaximumSize: Int64
     private let spares = NIOLockedValueBox<[String]>([])
     private let queue = DispatchQueue(label: "tablesync.spare-files")
     private let group = DispatchGroup()
 
-    init(limit: Int = 4096) {
+    /// Every spare file starts with this.
+    static let namePrefix = "spare-"
+
+    init(directory: String, limit: Int = 4096, retainedCount: Int = 1024, retainedMaximumSize: Int64 = 64 * 1024) {
+        self.directory = directory
         self.limit = limit
+        self.retainedCount = retainedCount
+        self.retainedMaximumSize = retainedMaximumSize
+    }
+
+    /// Takes over the spares an earlier run kept (beyond ``limit``, they are removed). For the store's writer
+    /// only: it holds the lock, so no other process uses them.
+    func adoptRetained() throws {
+        let found = try FileSystem.listDirectory(directory)
+            .filter { $0.name.hasPrefix(Self.namePrefix) && $0.status.isRegularFile }
+            .map { directory + "/" + $0.name }
+        keep(found)
+    }
+
+    /// The path for a new file that becomes a spare once swapped out; `index` tells apart those of one batch.
+    func newSparePath(batch: String, index: Int) -> String {
+        "\(directory)/\(Self.namePrefix)\(batch)-\(index)"
     }
 
     /// A spare to write over, if there is one; it is the caller's until it gives it back with ``keep(_:)``.
     func take() -> String? {
         spares.withLockedValue { $0.popLast() }
+    }
+
+    /// Takes a spare and writes `bytes` over it; `nil` when there is none left. A spare that is gone (removed by
+    /// hand between runs) is dropped for the next one; any other failure is the caller's.
+    func takeExisting(writing bytes: [UInt8]) throws -> String? {
+        while let spare = take() {
+            do {
+                try FileSystem.overwriteFile(spare, bytes)
+                return spare
+            } catch let error as FileSystemError where error.isNotFound {
+                continue
+            } catch {
+                keep([spare])
+                throw error
+            }
+        }
+        return nil
     }
 
     /// Keeps `paths` as spares; what goes beyond ``limit`` is removed beside the run.
@@ -47,25 +92,49 @@ final class SpareFiles: Sendable {
         remove(excess)
     }
 
-    /// Removes every spare, and returns when all removals handed over so far are done.
-    func removeAll() async {
-        removeEverySpare()
+    /// Ends a run: keeps up to ``retainedCount`` spares no bigger than ``retainedMaximumSize`` for the next run,
+    /// removes the others, and returns when the removals are done.
+    func finishRun() async {
+        trimToRetained()
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             group.notify(queue: queue) { continuation.resume() }
         }
     }
 
-    /// ``removeAll()`` for callers that cannot wait asynchronously (a context closing, or going away).
-    func removeAllBlocking() {
-        removeEverySpare()
+    /// ``finishRun()`` for callers that cannot wait asynchronously (a context closing, or going away).
+    func finishRunBlocking() {
+        trimToRetained()
         group.wait()
     }
 
-    private func removeEverySpare() {
-        remove(spares.withLockedValue { spares in
+    /// Removes every spare, on disk too (a purge: no old record content may stay behind), and waits for it.
+    func removeAll() throws {
+        _ = spares.withLockedValue { spares in
             defer { spares.removeAll() }
             return spares
-        })
+        }
+        group.wait()
+        for (name, status) in try FileSystem.listDirectory(directory) where name.hasPrefix(Self.namePrefix) && status.isRegularFile {
+            try FileSystem.removeFile(directory + "/" + name)
+        }
+    }
+
+    private func trimToRetained() {
+        let candidates: [String] = spares.withLockedValue { spares in
+            defer { spares.removeAll() }
+            return spares
+        }
+        var excess: [String] = []
+        var retained: [String] = []
+        for path in candidates.reversed() {
+            if retained.count < retainedCount, let status = try? FileSystem.status(path), status.size <= retainedMaximumSize {
+                retained.append(path)
+            } else {
+                excess.append(path)
+            }
+        }
+        spares.withLockedValue { $0 = retained.reversed() }
+        remove(excess)
     }
 
     private func remove(_ paths: [String]) {

@@ -23,6 +23,8 @@ public struct StoreLayout: Sendable, Equatable {
     public var cacheDirectory: String { root + "/.tablesync" }
     /// Where temporary files are written before they are renamed into place.
     public var temporaryDirectory: String { cacheDirectory + "/tmp" }
+    /// Spare files that record writes write over instead of creating files (``SpareFiles``).
+    var sparesDirectory: String { cacheDirectory + "/spares" }
     /// The lock file held by the run that writes to the store.
     public var lockFile: String { cacheDirectory + "/lock" }
     /// The stat index of each table's files as last synced.

@@ -14,7 +14,7 @@ extension SyncContext {
     /// Settles the conflict on `key`; the next push sends what remains.
     public func resolve(_ key: RecordKey, _ resolution: ConflictResolution) throws {
         try requireWritable()
-        defer { spareFiles.removeAllBlocking() }
+        defer { spareFiles.finishRunBlocking() }
         guard let conflict = try conflicts().first(where: { $0.key == key }) else {
             throw StoreError.invalidRecord(table: key.table, reason: "no conflict waits for \(key)")
         }

@@ -34,6 +34,8 @@ extension SyncContext {
         var removals = doomed
         if force { removals += scan.changes.filter { $0.kind == .created }.map(\.id) }
         _ = try applySynced(table: table, records: [], removals: removals)
+        // The removed records' contents are among the spares now; a purge leaves none behind.
+        try spareFiles.removeAll()
         var registry = try queries()
         for (id, entry) in registry.queries where entry.table == table {
             registry.queries[id]?.updatedAt = nil

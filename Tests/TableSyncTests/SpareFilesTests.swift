@@ -1,0 +1,103 @@
+import Foundation
+import SyncProtocol
+import Testing
+import TestSupport
+@testable import TableSync
+
+#if os(Linux)
+/// Spare files: record writes go over files kept from earlier writes, and a run leaves some for the next. Linux
+/// only: elsewhere the swap falls back to a plain rename and nothing becomes a spare.
+@Suite struct SpareFilesTests {
+    private func names(in directory: String) throws -> [String] {
+        try FileSystem.listDirectory(directory).map(\.name).sorted()
+    }
+
+    private func inode(_ path: String) throws -> UInt64 {
+        try #require(try FileSystem.status(path)).inode
+    }
+
+    @Test func replacedContentsBecomeSparesThatTheNextBatchWritesOver() throws {
+        let directory = TemporaryDirectory()
+        let spares = SpareFiles(directory: directory.file("spares"))
+        let records = (0..<5).map { directory.file("r\($0).json") }
+        for path in records { try directory.write((path as NSString).lastPathComponent, "old \(path)") }
+        let oldInodes = try Set(records.map(inode))
+
+        var first = DurableFileBatch()
+        for path in records { first.write(Array("first \(path)".utf8), to: path) }
+        try first.commit(temporaryDirectory: directory.file("tmp"), spares: spares)
+        for path in records { #expect(try directory.read((path as NSString).lastPathComponent) == "first \(path)") }
+        // The old contents were swapped out, not freed: they are the spares now.
+        let spareNames = try names(in: spares.directory)
+        #expect(spareNames.count == 5 && spareNames.allSatisfy { $0.hasPrefix(SpareFiles.namePrefix) })
+        #expect(try Set(spareNames.map { try inode(spares.directory + "/" + $0) }) == oldInodes)
+
+        // The second batch creates no file: its contents go over the spares, and the files they replace take
+        // their places among the spares.
+        var second = DurableFileBatch()
+        for path in records { second.write(Array("second \(path)".utf8), to: path) }
+        try second.commit(temporaryDirectory: directory.file("tmp"), spares: spares)
+        for path in records { #expect(try directory.read((path as NSString).lastPathComponent) == "second \(path)") }
+        #expect(try Set(records.map(inode)) == oldInodes, "the record files are the old files, written over")
+        #expect(try names(in: spares.directory) == spareNames)
+        #expect(try names(in: directory.file("tmp")).isEmpty)
+    }
+
+    @Test func aRunKeepsSmallSparesForTheNextOneAndRemovesTheRest() async throws {
+        let directory = TemporaryDirectory()
+        let spares = SpareFiles(directory: directory.file("spares"), retainedCount: 3, retainedMaximumSize: 100)
+        var batch = DurableFileBatch()
+        for number in 0..<6 {
+            try directory.write("r\(number).json", number == 0 ? String(repeating: "x", count: 500) : "small \(number)")
+            batch.write(Array("new \(number)".utf8), to: directory.file("r\(number).json"))
+        }
+        try batch.commit(temporaryDirectory: directory.file("tmp"), spares: spares)
+        #expect(try names(in: spares.directory).count == 6)
+        await spares.finishRun()
+        let kept = try names(in: spares.directory)
+        #expect(kept.count == 3)
+        for name in kept { #expect(try directory.read("spares/" + name).hasPrefix("small"), "the big spare is not kept") }
+
+        // The next run adopts them, and a spare removed by hand in between is skipped, not an error.
+        let next = SpareFiles(directory: spares.directory)
+        try next.adoptRetained()
+        try FileManager.default.removeItem(atPath: spares.directory + "/" + kept[0])
+        var again = DurableFileBatch()
+        for number in 0..<3 { again.write(Array("again \(number)".utf8), to: directory.file("r\(number).json")) }
+        try again.commit(temporaryDirectory: directory.file("tmp"), spares: next)
+        for number in 0..<3 { #expect(try directory.read("r\(number).json") == "again \(number)") }
+        #expect(try names(in: spares.directory).count == 3, "two spares written over and one new file: three swapped out")
+
+        try next.removeAll()
+        #expect(try names(in: spares.directory).isEmpty)
+    }
+
+    @Test func pushAndPurgeThroughTheStore() async throws {
+        let (directory, context) = try makeStore()
+        let records: [[String: JSONValue]] = (0..<20).map { ["id": .string("r\($0)"), "version": "v1"] }
+        _ = try await context.applySynced(table: "todo", records: records)
+        let updated: [[String: JSONValue]] = (0..<20).map { ["id": .string("r\($0)"), "version": "v2"] }
+        _ = try await context.applySynced(table: "todo", records: updated)
+        await context.spareFiles.finishRun()
+        let spares = try names(in: directory.file("store/.tablesync/spares"))
+        #expect(spares.count == 20, "the version-1 files are kept as spares")
+        #expect(try await context.verify().isEmpty, "spares are not a finding")
+
+        // A new context adopts them: its writes go over them.
+        let root = context.layout.root
+        await context.close()
+        let reopened = try SyncContext(directory: root)
+        let sparesBefore = try Set(spares.map { try inode(directory.file("store/.tablesync/spares/" + $0)) })
+        let third: [[String: JSONValue]] = (0..<20).map { ["id": .string("r\($0)"), "version": "v3"] }
+        _ = try await reopened.applySynced(table: "todo", records: third)
+        let recordInodes = try Set((0..<20).map { try inode(directory.file("store/tables/todo/r\($0).json")) })
+        // The batch's intent file goes first and takes one spare; every record but one is written over a spare.
+        #expect(recordInodes.intersection(sparesBefore).count >= 19)
+
+        // A purge leaves no old content behind.
+        try await reopened.purge(table: "todo")
+        #expect(try names(in: directory.file("store/.tablesync/spares")).isEmpty)
+        #expect(try names(in: directory.file("store/tables/todo")).isEmpty)
+    }
+}
+#endif
