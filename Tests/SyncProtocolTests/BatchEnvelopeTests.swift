@@ -23,6 +23,23 @@ struct BatchEnvelopeTests {
         #expect(try BatchRequest.parse(["operations": [], "return": "representation"]).minimalAnswers == false)
     }
 
+    @Test("a body built from operations encoded one by one is the request's canonical encoding")
+    func bodyFromEncodedOperations() throws {
+        let operations = [
+            BatchOperation(kind: .insert, table: "todo", item: ["id": "a", "text": "milk \u{e9} \"quoted\""]),
+            BatchOperation(kind: .replace, table: "todo", id: "b", version: "AAAAAAAAB9E=", item: ["id": "b", "n": 1.5]),
+            BatchOperation(kind: .delete, table: "todo", id: "d", version: "AAAAAAAAB9I="),
+        ]
+        for count in [0, 1, 3] {
+            for minimal in [false, true] {
+                let request = BatchRequest(operations: Array(operations.prefix(count)), minimalAnswers: minimal)
+                let encoded = request.operations.map { CanonicalJSON.encode($0.json, style: .compact) }
+                #expect(BatchRequest.encodeBody(encodedOperations: encoded, minimalAnswers: minimal)
+                        == CanonicalJSON.encode(request.json, style: .compact), "\(count) operations, minimal \(minimal)")
+            }
+        }
+    }
+
     @Test("a minimal result is the item sent with the system properties; a full one is its body")
     func minimalResults() throws {
         let system: [String: JSONValue] = ["id": "a", "version": "AAAAAAAAB9E=", "updatedAt": "2024-01-01T00:00:00.000Z",

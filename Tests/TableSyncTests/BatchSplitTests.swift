@@ -23,4 +23,23 @@ struct BatchSplitTests {
         // Every operation is in exactly one batch, in order.
         #expect(ranges.flatMap { Array($0) } == Array(sizes.indices))
     }
+
+    /// The push sizes batches by the encoded operations and sends those bytes: a change to the operation after
+    /// encoding (a `client-wins` retry on the server's version) must not send the stale encoding.
+    @Test func anEncodedBatchMemberIsDroppedWhenTheOperationChanges() {
+        let pending = PendingOperation(sequence: 1, kind: .insert, table: "todo", id: "a")
+        var outgoing = OutgoingOperation(operation: pending, sent: ["id": "a", "text": "milk"], sentFile: nil, baseVersion: nil)
+        outgoing.encodeBatchMember(apiVersion: 3)
+        #expect(outgoing.batchMember.map { String(decoding: $0, as: UTF8.self) } == #"{"item":{"id":"a","text":"milk"},"op":"insert","table":"todo"}"#)
+        var retried = outgoing
+        retried.baseVersion = "v2"
+        #expect(retried.batchMember == nil)
+        retried = outgoing
+        retried.operation.kind = .update
+        #expect(retried.batchMember == nil)
+        retried = outgoing
+        retried.sent = ["id": "a"]
+        #expect(retried.batchMember == nil)
+        #expect(outgoing.batchMember != nil)
+    }
 }

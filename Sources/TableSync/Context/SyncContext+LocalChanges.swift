@@ -76,7 +76,7 @@ extension SyncContext {
     }
 
     /// The record file of `id`, checked; `nil` when there is none, an error when it is broken.
-    func loadRecordFile(table: String, id: String) throws -> RecordFile.Loaded? {
+    nonisolated func loadRecordFile(table: String, id: String) throws -> RecordFile.Loaded? {
         let path = layout.recordFile(table: table, id: id)
         let bytes: [UInt8]
         do {
@@ -92,8 +92,9 @@ extension SyncContext {
 
     /// The record file of `id` as the push sends it, and what the write-back needs to know it is unchanged:
     /// `scanned` (the copy the scan read) when its `stat` says the file has not changed since, else the file read
-    /// now. `nil` when there is no file; an error when it is broken.
-    func recordFileToSend(table: String, id: String, scanned: ReadRecordFile?) throws -> (loaded: RecordFile.Loaded, sent: SentFile)? {
+    /// now. `nil` when there is no file; an error when it is broken. Touches no state of the context, so the push
+    /// calls it without waiting for the context.
+    nonisolated func recordFileToSend(table: String, id: String, scanned: ReadRecordFile?) throws -> (loaded: RecordFile.Loaded, sent: SentFile)? {
         let clock = FileSystem.timestampClockNanoseconds()
         let status = try FileSystem.status(layout.recordFile(table: table, id: id))
         if let scanned, scanned.isCurrent(status) {

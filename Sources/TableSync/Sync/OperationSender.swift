@@ -2,13 +2,29 @@ import SyncProtocol
 
 /// One operation as it goes to the server: the journal entry, the content sent, and the version it applies on.
 struct OutgoingOperation: Sendable {
-    var operation: PendingOperation
+    var operation: PendingOperation { didSet { batchMember = nil } }
     /// The record's content as read from its file (`nil` for a delete).
-    var sent: [String: JSONValue]?
+    var sent: [String: JSONValue]? { didSet { batchMember = nil } }
     /// The file's bytes as read (hash and `stat`), so the write-back never overwrites a newer edit.
     var sentFile: SentFile?
     /// The version the change applies on (`If-Match`); `nil` for an insert.
-    var baseVersion: String?
+    var baseVersion: String? { didSet { batchMember = nil } }
+    /// The operation as a member of a batch request, once encoded (``BatchSender/encodeMember(_:apiVersion:)``):
+    /// the push sizes its batches by these bytes and sends them as they are. Any change to what it is made of
+    /// drops it.
+    private(set) var batchMember: [UInt8]?
+
+    init(operation: PendingOperation, sent: [String: JSONValue]?, sentFile: SentFile?, baseVersion: String?) {
+        self.operation = operation
+        self.sent = sent
+        self.sentFile = sentFile
+        self.baseVersion = baseVersion
+    }
+
+    /// Encodes ``batchMember`` for a server speaking `apiVersion`.
+    mutating func encodeBatchMember(apiVersion: Int) {
+        batchMember = CanonicalJSON.encode(BatchSender.batchOperation(self, apiVersion: apiVersion).json, style: .compact)
+    }
 }
 
 /// How operations reach the server. Both ways answer with the outcome of each operation, classified by the
@@ -57,9 +73,10 @@ struct BatchSender: OperationSender {
     var minimalAnswers = false
 
     func send(_ operations: [OutgoingOperation]) async throws -> (outcomes: [PushOutcome], traffic: WireTraffic) {
-        let request = BatchRequest(operations: operations.map { Self.batchOperation($0, apiVersion: client.apiVersion) },
-                                   minimalAnswers: minimalAnswers)
-        let (response, traffic) = try await client.batch(request, gzipLevel: gzipLevel)
+        let members = operations.map { outgoing in
+            outgoing.batchMember ?? CanonicalJSON.encode(Self.batchOperation(outgoing, apiVersion: client.apiVersion).json, style: .compact)
+        }
+        let (response, traffic) = try await client.batch(encodedOperations: members, minimalAnswers: minimalAnswers, gzipLevel: gzipLevel)
         var outcomes: [PushOutcome] = []
         outcomes.reserveCapacity(operations.count)
         for (index, (outgoing, result)) in zip(operations, response.results).enumerated() {

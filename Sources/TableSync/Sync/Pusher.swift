@@ -89,13 +89,12 @@ struct Pusher {
                 start = window.endIndex
                 var prepared: [OutgoingOperation] = []
                 for operation in window {
-                    if let outgoing = try await prepare(operation, scanned: reads.take(operation.key), report: &report) {
+                    if var outgoing = try await prepare(operation, scanned: reads.take(operation.key), report: &report) {
+                        if route.batched { outgoing.encodeBatchMember(apiVersion: client.apiVersion) }
                         prepared.append(outgoing)
                     }
                 }
-                let sizes = route.batched
-                    ? prepared.map { CanonicalJSON.encode(BatchSender.batchOperation($0, apiVersion: client.apiVersion).json, style: .compact).count + 1 }
-                    : prepared.map { _ in 1 }
+                let sizes = prepared.map { ($0.batchMember?.count ?? 0) + 1 }
                 for range in BatchSplit.ranges(sizes: sizes, maxOperations: route.maxOperations, maxBytes: route.maxBytes) {
                     let operations = Array(prepared[range])
                     let sender = route.sender
@@ -166,7 +165,7 @@ struct Pusher {
         }
         let file: (loaded: RecordFile.Loaded, sent: SentFile)?
         do {
-            file = try await context.recordFileToSend(table: operation.table, id: operation.id, scanned: scanned)
+            file = try context.recordFileToSend(table: operation.table, id: operation.id, scanned: scanned)
         } catch let error as StoreError {
             if case .brokenRecordFile(let problem) = error { report.problems.append(problem) }
             return nil

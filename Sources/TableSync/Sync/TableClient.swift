@@ -94,8 +94,10 @@ struct TableClient: Sendable {
 
     /// Sends `batch` to `POST /batch`, gzip-compressed at `gzipLevel` when given, and returns the results with
     /// the bytes the bodies took on the wire. Throws ``SyncError`` when the batch as a whole is refused.
-    func batch(_ batch: BatchRequest, gzipLevel: Int32?) async throws -> (response: BatchResponse, traffic: WireTraffic) {
-        var body = CanonicalJSON.encode(batch.json, style: .compact)
+    /// Sends one `POST /batch` of operations already encoded as batch members (in order), gzip-compressed at
+    /// `gzipLevel` unless `nil`.
+    func batch(encodedOperations: [[UInt8]], minimalAnswers: Bool, gzipLevel: Int32?) async throws -> (response: BatchResponse, traffic: WireTraffic) {
+        var body = BatchRequest.encodeBody(encodedOperations: encodedOperations, minimalAnswers: minimalAnswers)
         var headers = ["Accept-Encoding": "gzip"]
         if let gzipLevel {
             body = try Gzip.compress(body, level: gzipLevel)
@@ -105,7 +107,7 @@ struct TableClient: Sendable {
         let url = http.baseURL + TablePath.batch
         try Self.requireOK(response, url: url)
         do {
-            let parsed = try BatchResponse.parse(try JSONParser.parse(response.body), expectedCount: batch.operations.count)
+            let parsed = try BatchResponse.parse(try JSONParser.parse(response.body), expectedCount: encodedOperations.count)
             return (parsed, WireTraffic(requests: 1, bytesSent: body.count, bytesReceived: response.wireBodySize))
         } catch let error as BatchEnvelopeError {
             throw SyncError.malformedResponse(url: url, reason: error.message)
