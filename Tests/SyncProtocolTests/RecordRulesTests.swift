@@ -8,10 +8,22 @@ import TestSupport
         #expect(RecordID.problem(with: id) == nil)
     }
 
-    @Test(arguments: ["", ".", "..", "a/b", "a\\b", "a\"b", "a+b", "a?b", "a`b", "a\u{0}b", "a\nb", "\u{7F}",
+    @Test(arguments: ["", ".", "..", "a/b", "a\\b", "a\"b", "a+b", "a?b", "a`b", "a\u{0}b", "a\nb", "\u{7F}", "a\u{1F}", "\u{85}x",
                       String(repeating: "x", count: 256)])
     func invalidIDs(_ id: String) {
         #expect(RecordID.problem(with: id) != nil)
+    }
+
+    @Test func systemPropertiesAreRecognisedIgnoringASCIICaseOnly() {
+        for name in ["id", "ID", "Id", "version", "VERSION", "createdAt", "createdat", "UPDATEDAT", "Deleted"] {
+            #expect(SystemProperty.isSystemProperty(name), "\(name)")
+        }
+        for name in ["i", "idd", "versions", "text", "ıd", "İD", "créatedAt", ""] {
+            #expect(!SystemProperty.isSystemProperty(name), "\(name)")
+        }
+        #expect("Content-Encoding".caseInsensitiveEquals("content-encoding"))
+        #expect(!"Ä".caseInsensitiveEquals("ä"), "ASCII letters only")
+        #expect(!"a[".caseInsensitiveEquals("A{"), "only letters fold")
     }
 
     @Test(arguments: ["todo", "Todo_Item", "t-1", "a9", String(repeating: "t", count: 64)])

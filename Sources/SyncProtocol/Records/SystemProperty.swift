@@ -26,6 +26,11 @@ public enum SystemProperty {
 extension String {
     /// ASCII case-insensitive equality, for protocol names (headers, query options, property names).
     public func caseInsensitiveEquals(_ other: String) -> Bool {
-        utf8.count == other.utf8.count && lowercased() == other.lowercased()
+        guard utf8.count == other.utf8.count else { return false }
+        return zip(utf8, other.utf8).allSatisfy { $0 == $1 || (Self.asciiLowercase($0) == Self.asciiLowercase($1)) }
+    }
+
+    private static func asciiLowercase(_ byte: UInt8) -> UInt8 {
+        (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte + 32 : byte
     }
 }
