@@ -203,11 +203,16 @@ private struct Reader {
         let openingQuote = position
         position += 1
         let start = position
-        // Fast path: no escapes.
+        // Fast path: no escapes; plain ASCII needs no UTF-8 validation.
+        var allBytes: UInt8 = 0
         while position < bytes.count {
             let byte = bytes[position]
             if byte == UInt8(ascii: "\"") {
                 let slice = UnsafeBufferPointer(rebasing: bytes[start..<position])
+                if allBytes < 0x80 {
+                    position += 1
+                    return String(decoding: slice, as: UTF8.self)
+                }
                 guard let text = String(validating: slice, as: UTF8.self) else {
                     throw error(at: firstInvalidUTF8(from: start, to: position), "invalid UTF-8 in a string")
                 }
@@ -216,6 +221,7 @@ private struct Reader {
             }
             if byte == UInt8(ascii: "\\") { break }
             if byte < 0x20 { throw error(at: position, "control character \(describeCurrent()) inside a string; escape it") }
+            allBytes |= byte
             position += 1
         }
         guard position < bytes.count else { throw error(at: openingQuote, "string is never closed") }
