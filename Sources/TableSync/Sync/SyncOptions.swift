@@ -53,7 +53,7 @@ public struct SyncOptions: Sendable {
     public static let defaultBatchMaxOperations = 500
     /// The default of ``batchMaxBytes``: 1 MiB.
     public static let defaultBatchMaxBytes = 1 << 20
-    /// The default of ``compressionLevel``: 6. Measured on 10,000 updates in batches of 500 (`bench-push`): level 6
+    /// The default of ``compressionLevel``: 6. Measured on 10,000 updates in batches of 500: level 6
     /// sends 16 % fewer bytes than level 1 (126 KB against 150 KB; 2.47 MB uncompressed) for about 0.2 ms more CPU
     /// per batch, nothing next to a batch's round trip and durable write-back; level 9 gains nothing more.
     public static let defaultCompressionLevel: Int32 = 6
