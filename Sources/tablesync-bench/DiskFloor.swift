@@ -63,7 +63,7 @@ struct PushDiskFloor {
     /// before the clock starts as the client's kept spares are; returns the seconds taken.
     func run(directory: String, spareDirectory: String) throws -> Double {
         try makeDirectory(spareDirectory)
-        let spares = (0..<batchSize).map { "\(spareDirectory)/spare-\($0)" }
+        let spares = (0..<min(batchSize, names.count)).map { "\(spareDirectory)/spare-\($0)" }
         for spare in spares { try writeNewFile(spare, [UInt8](repeating: 0x20, count: 1)) }
         try syncFileSystem(containing: spareDirectory)
         let start = Clock.now()
