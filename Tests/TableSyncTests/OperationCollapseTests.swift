@@ -42,4 +42,29 @@ import TestSupport
         #expect(throws: StoreError.self) { try journal.enqueue(.update, table: "t", id: "b", baseVersion: nil) }
         #expect(throws: StoreError.self) { try journal.enqueue(.insert, table: "t", id: "c", baseVersion: nil) }
     }
+
+    /// Removing settled operations keeps the others in order and findable, wherever the removed ones are, and
+    /// the saved file holds exactly what is left.
+    @Test func removingOperationsKeepsTheRestInOrder() throws {
+        let directory = TemporaryDirectory()
+        let layout = StoreLayout(root: directory.path)
+        try FileSystem.createDirectory(layout.cacheDirectory)
+        var journal = Journal()
+        for number in 0..<10 { try journal.enqueue(.update, table: "t", id: "r\(number)", baseVersion: "v\(number)") }
+        try journal.save(layout: layout)
+        let sequences = journal.operations.map(\.sequence)
+        for removed in [[0, 1, 2], [3, 7], [9], [99]] {
+            let before = journal.operations.map(\.id)
+            let doomed = Set(removed.filter { $0 < sequences.count }.map { sequences[$0] } + (removed.contains(99) ? [9_999] : []))
+            journal.remove(sequences: doomed)
+            let expected = before.filter { id in !removed.contains { $0 < 10 && "r\($0)" == id } }
+            #expect(journal.operations.map(\.id) == expected, "after removing \(removed)")
+            for id in before {
+                #expect((journal.pending(RecordKey(table: "t", id: id)) != nil) == expected.contains(id), "\(id) after removing \(removed)")
+            }
+            try journal.save(layout: layout)
+            #expect(try Journal.load(layout: layout).operations == journal.operations)
+        }
+        #expect(journal.operations.map(\.id) == ["r4", "r5", "r6", "r8"])
+    }
 }

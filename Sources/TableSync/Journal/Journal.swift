@@ -83,24 +83,29 @@ public struct Journal: Sendable {
         }
     }
 
-    /// Removes the operations with these sequence numbers (pushed, or settled by a person).
+    /// Removes the operations with these sequence numbers (pushed, or settled by a person). A push removes a
+    /// batch near the front after each batch, so the scan stops at the last one found and the rest of the
+    /// journal moves down in one go (checking every operation each time made a long push quadratic).
     public mutating func remove(sequences: Set<Int64>) {
         guard !sequences.isEmpty else { return }
-        var kept = 0
-        for index in operations.indices {
+        var kept = 0, found = 0, index = 0
+        while index < operations.count && found < sequences.count {
             let operation = operations[index]
             if sequences.contains(operation.sequence) {
                 sequenceByKey[operation.key] = nil
-                continue
+                found += 1
+            } else {
+                operations.swapAt(kept, index)
+                lines.swapAt(kept, index)
+                kept += 1
             }
-            operations.swapAt(kept, index)
-            lines.swapAt(kept, index)
-            kept += 1
+            index += 1
         }
-        guard kept < operations.count else { return }
+        guard found > 0 else { return }
+        // Positions kept..<index hold the removed operations; everything after them stays in order.
+        operations.removeSubrange(kept..<index)
+        lines.removeSubrange(kept..<index)
         persistedCount = min(persistedCount, kept)
-        operations.removeSubrange(kept...)
-        lines.removeSubrange(kept...)
         needsRewrite = true
     }
 
