@@ -115,15 +115,14 @@ public struct BatchRequest: Sendable, Equatable {
         self.minimalAnswers = minimalAnswers
     }
 
-    /// The request body.
     /// The compact canonical body of a batch whose operations are already encoded (each one
     /// `CanonicalJSON.encode(operation.json, style: .compact)`): byte for byte what encoding ``json`` gives, without
     /// encoding the operations a second time.
     public static func encodeBody(encodedOperations: [[UInt8]], minimalAnswers: Bool) -> [UInt8] {
         var body: [UInt8] = []
         body.reserveCapacity(encodedOperations.reduce(64) { $0 + $1.count + 1 })
-        // Canonical member order: "operations" sorts before "return".
         body.append(UInt8(ascii: "{"))
+        // Canonical member order: "operations" sorts before "return".
         body.append(contentsOf: CanonicalJSON.encode(.string(BatchEnvelope.operationsMember), style: .compact))
         body.append(contentsOf: Array(":[".utf8))
         for (index, operation) in encodedOperations.enumerated() {
@@ -141,6 +140,7 @@ public struct BatchRequest: Sendable, Equatable {
         return body
     }
 
+    /// The request body.
     public var json: JSONValue {
         var members: [String: JSONValue] = [BatchEnvelope.operationsMember: .array(operations.map(\.json))]
         if minimalAnswers { members[BatchEnvelope.returnMember] = .string(BatchEnvelope.minimalReturn) }

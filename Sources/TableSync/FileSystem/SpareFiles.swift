@@ -60,12 +60,13 @@ final class SpareFiles: Sendable {
     }
 
     /// A spare to write over, if there is one; it is the caller's until it gives it back with ``keep(_:)``.
-    func take() -> String? {
+    private func take() -> String? {
         spares.withLockedValue { $0.popLast() }
     }
 
-    /// Takes a spare and writes `bytes` over it; `nil` when there is none left. A spare that is gone (removed by
-    /// hand between runs) is dropped for the next one; any other failure is the caller's.
+    /// Takes a spare and writes `bytes` over it; `nil` when there is none left. It is the caller's until it gives
+    /// it back with ``keep(_:)``. A spare that is gone (removed by hand between runs) is dropped for the next one;
+    /// any other failure is the caller's, and the spare stays a spare.
     func takeExisting(writing bytes: [UInt8]) throws -> String? {
         while let spare = take() {
             do {
@@ -109,10 +110,7 @@ final class SpareFiles: Sendable {
 
     /// Removes every spare, on disk too (a purge: no old record content may stay behind), and waits for it.
     func removeAll() throws {
-        _ = spares.withLockedValue { spares in
-            defer { spares.removeAll() }
-            return spares
-        }
+        spares.withLockedValue { $0.removeAll() }
         group.wait()
         for (name, status) in try FileSystem.listDirectory(directory) where name.hasPrefix(Self.namePrefix) && status.isRegularFile {
             try FileSystem.removeFile(directory + "/" + name)

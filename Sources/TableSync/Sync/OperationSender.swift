@@ -9,9 +9,8 @@ struct OutgoingOperation: Sendable {
     var sentFile: SentFile?
     /// The version the change applies on (`If-Match`); `nil` for an insert.
     var baseVersion: String? { didSet { batchMember = nil } }
-    /// The operation as a member of a batch request, once encoded (``BatchSender/encodeMember(_:apiVersion:)``):
-    /// the push sizes its batches by these bytes and sends them as they are. Any change to what it is made of
-    /// drops it.
+    /// The operation as a member of a batch request, once encoded (``encodeBatchMember(apiVersion:)``): the push
+    /// sizes its batches by these bytes and sends them as they are. Any change to what it is made of drops it.
     private(set) var batchMember: [UInt8]?
 
     init(operation: PendingOperation, sent: [String: JSONValue]?, sentFile: SentFile?, baseVersion: String?) {
@@ -23,7 +22,12 @@ struct OutgoingOperation: Sendable {
 
     /// Encodes ``batchMember`` for a server speaking `apiVersion`.
     mutating func encodeBatchMember(apiVersion: Int) {
-        batchMember = CanonicalJSON.encode(BatchSender.batchOperation(self, apiVersion: apiVersion).json, style: .compact)
+        batchMember = batchMemberBytes(apiVersion: apiVersion)
+    }
+
+    /// ``batchMember``, or the operation encoded as one now.
+    func batchMemberBytes(apiVersion: Int) -> [UInt8] {
+        batchMember ?? CanonicalJSON.encode(BatchSender.batchOperation(self, apiVersion: apiVersion).json, style: .compact)
     }
 }
 
@@ -73,9 +77,7 @@ struct BatchSender: OperationSender {
     var minimalAnswers = false
 
     func send(_ operations: [OutgoingOperation]) async throws -> (outcomes: [PushOutcome], traffic: WireTraffic) {
-        let members = operations.map { outgoing in
-            outgoing.batchMember ?? CanonicalJSON.encode(Self.batchOperation(outgoing, apiVersion: client.apiVersion).json, style: .compact)
-        }
+        let members = operations.map { $0.batchMemberBytes(apiVersion: client.apiVersion) }
         let (response, traffic) = try await client.batch(encodedOperations: members, minimalAnswers: minimalAnswers, gzipLevel: gzipLevel)
         var outcomes: [PushOutcome] = []
         outcomes.reserveCapacity(operations.count)

@@ -92,10 +92,9 @@ struct TableClient: Sendable {
         return ServerFeatures(isTableSyncServer: true, extensions: ProtocolExtension.parse(headerValue: value), batchLimits: limits)
     }
 
-    /// Sends `batch` to `POST /batch`, gzip-compressed at `gzipLevel` when given, and returns the results with
-    /// the bytes the bodies took on the wire. Throws ``SyncError`` when the batch as a whole is refused.
     /// Sends one `POST /batch` of operations already encoded as batch members (in order), gzip-compressed at
-    /// `gzipLevel` unless `nil`.
+    /// `gzipLevel` when given, and returns the results with the bytes the bodies took on the wire. Throws
+    /// ``SyncError`` when the batch as a whole is refused.
     func batch(encodedOperations: [[UInt8]], minimalAnswers: Bool, gzipLevel: Int32?) async throws -> (response: BatchResponse, traffic: WireTraffic) {
         var body = BatchRequest.encodeBody(encodedOperations: encodedOperations, minimalAnswers: minimalAnswers)
         var headers = ["Accept-Encoding": "gzip"]
