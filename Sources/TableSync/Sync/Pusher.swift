@@ -89,7 +89,7 @@ struct Pusher {
                 start = window.endIndex
                 var prepared: [OutgoingOperation] = []
                 for operation in window {
-                    if var outgoing = try await prepare(operation, scanned: reads.take(operation.key), report: &report) {
+                    if var outgoing = try prepare(operation, scanned: reads.take(operation.key), report: &report) {
                         if route.batched { outgoing.encodeBatchMember(apiVersion: client.apiVersion) }
                         prepared.append(outgoing)
                     }
@@ -159,7 +159,7 @@ struct Pusher {
 
     /// The operation with the content it sends: its record file as it is now. `nil` when there is nothing to
     /// send (the file is broken, reported in `report`, or vanished after the scan: the next push queues its delete).
-    private func prepare(_ operation: PendingOperation, scanned: ReadRecordFile?, report: inout PushReport) async throws -> OutgoingOperation? {
+    private func prepare(_ operation: PendingOperation, scanned: ReadRecordFile?, report: inout PushReport) throws -> OutgoingOperation? {
         guard operation.kind != .delete else {
             return OutgoingOperation(operation: operation, sent: nil, sentFile: nil, baseVersion: operation.baseVersion)
         }

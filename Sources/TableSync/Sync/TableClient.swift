@@ -127,7 +127,6 @@ struct TableClient: Sendable {
         }
     }
 
-
     static func errorMessage(_ response: HTTPResponse) -> String? {
         (try? JSONParser.parse(response.body))?["error"]?.stringValue
     }
