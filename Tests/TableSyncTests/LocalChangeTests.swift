@@ -111,6 +111,33 @@ import TestSupport
         _ = try SyncContext(directory: root, purpose: "after the first closed")
     }
 
+    /// Another thread of the process may fork while the store is open (the tests start servers and the command
+    /// line; a host application may run anything). Until its `exec`, the child shares the lock's open file
+    /// description. Here a child keeps that copy for good (duplicated onto a descriptor without close-on-exec),
+    /// the widest form of that window.
+    @Test("releasing the lock unlocks it even while a forked child still shares the lock file")
+    func lockReleasedDespiteForkedCopy() throws {
+        let directory = TemporaryDirectory()
+        let layout = StoreLayout(root: directory.path)
+        var lock: StoreLock? = try StoreLock.acquire(layout: layout, purpose: "first")
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, try #require(lock).descriptor, 100)
+        var child: pid_t = 0
+        let argv: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/sleep"), strdup("60"), nil]
+        defer { argv.forEach { free($0) } }
+        try #require(posix_spawn(&child, "/bin/sleep", &actions, nil, argv, environ) == 0)
+        defer {
+            kill(child, SIGKILL)
+            var status: Int32 = 0
+            waitpid(child, &status, 0)
+        }
+        #expect(throws: StoreLockError.self) { _ = try StoreLock.acquire(layout: layout, purpose: "second") }
+        lock = nil
+        _ = try StoreLock.acquire(layout: layout, purpose: "after the first was released")
+    }
+
     @Test("a read vouches by stat only for a file changed before the clock was read, and only while its stat is unchanged")
     func readFilesVouchByStat() throws {
         let status = FileSystem.Status(size: 10, modifiedNanoseconds: 100, changedNanoseconds: 100, inode: 7, isDirectory: false, isRegularFile: true)

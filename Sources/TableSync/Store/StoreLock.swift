@@ -9,8 +9,14 @@ import Darwin
 /// The operating system releases the lock when its holder exits, however it exits (a killed run leaves no
 /// stale lock behind). The holder writes its process id and command into the file, so a second run can say
 /// who holds it. Taking the lock never waits: a second writer fails at once.
+///
+/// A `flock` belongs to the open file description, not to the descriptor: a child forked by another thread of
+/// the same process shares it until the child's `exec` closes its copy (`O_CLOEXEC`). Releasing therefore
+/// unlocks explicitly before closing; closing alone would leave the store locked for as long as such a copy
+/// lives.
 final class StoreLock: Sendable {
-    private let descriptor: Int32
+    /// The open lock file.
+    let descriptor: Int32
     /// The lock file's path.
     let path: String
 
@@ -42,7 +48,7 @@ final class StoreLock: Sendable {
     }
 
     deinit {
-        // Closing the descriptor releases the lock.
+        flock(descriptor, LOCK_UN)
         close(descriptor)
     }
 }
