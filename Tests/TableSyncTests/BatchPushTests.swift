@@ -151,6 +151,10 @@ import TestSupport
         #expect(batchReport.rejected.map(\.id) == singleReport.rejected.map(\.id))
         #expect(batchReport.settledByPolicy == singleReport.settledByPolicy)
         if policy == .manual { #expect(!batchReport.conflicts.isEmpty, "the history makes conflicts") }
+        for side in [batchSide, singleSide] {
+            #expect(!FileSystem.exists(side.main.layout.settledFile), "the push ended with the journal rewritten")
+            #expect(try Journal.load(layout: side.main.layout).operations == (await side.main.pendingOperations))
+        }
         let batchFiles = try await batchSide.snapshot(server: server)
         let singleFiles = try await singleSide.snapshot(server: server)
         #expect(batchFiles.keys.sorted() == singleFiles.keys.sorted())

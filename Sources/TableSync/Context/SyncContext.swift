@@ -50,7 +50,10 @@ public actor SyncContext {
         self.mode = mode
         self.lock = lock
         self.settings = try StoreSettings.load(from: try Self.readSettingsFile(layout), file: StoreLayout.settingsFileName)
-        self.journal = try Journal.load(layout: layout)
+        var journal = try Journal.load(layout: layout)
+        // A push killed before its journal was rewritten, or lines joined by a merge: make the file exact.
+        if mode == .readWrite && journal.needsRewriteOnSave { try journal.save(layout: layout) }
+        self.journal = journal
     }
 
     /// Creates a store in `directory` (which may exist but must not be a store yet) and opens it.

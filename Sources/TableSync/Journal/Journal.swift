@@ -3,9 +3,17 @@ import SyncProtocol
 /// The queue of pending operations (`journal.jsonl`), collapsed per record as ``OperationCollapse`` says.
 ///
 /// Changes are made in memory with ``enqueue(_:table:id:baseVersion:item:)`` and ``remove(sequences:)`` and
-/// written with ``save(layout:)``: new operations are appended and synced (a single `write` + `fsync`), and the
-/// file is rewritten atomically only when an existing line changes. Loading folds repeated operations on one
-/// record in sequence order, so a journal joined by git's union merge still reads as one queue.
+/// written with ``save(layout:deferringRewrite:)``: new operations are appended and synced (a single `write` +
+/// `fsync`), and the file is rewritten atomically when an existing line changes or goes.
+///
+/// A push removes operations after every batch; rewriting the whole file each time would write O(n²) bytes for n
+/// operations. So a push saves with `deferringRewrite`: the removed lines are appended to the machine-local
+/// settled log (`.tablesync/settled.jsonl`) instead, and the push ends with an exact save, which rewrites the
+/// journal once and deletes the log. Loading takes every settled line out of the journal (each removes one
+/// identical line, so lines that git brought in from elsewhere are matched whole, never by sequence number
+/// alone), so a run killed mid-push still sees exactly what is pending, and the next read-write open rewrites
+/// the file. Loading also folds repeated operations on one record in sequence order, so a journal joined by
+/// git's union merge still reads as one queue.
 public struct Journal: Sendable {
     /// The pending operations in push order, which is increasing sequence order.
     public private(set) var operations: [PendingOperation]
@@ -13,7 +21,12 @@ public struct Journal: Sendable {
     /// remaining lines instead of encoding them again.
     private var lines: [[UInt8]]
     private var sequenceByKey: [RecordKey: Int64]
+    /// How many of the first ``operations`` are in `journal.jsonl` (the later ones were appended in memory only).
     private var persistedCount: Int
+    /// Lines of `journal.jsonl` whose operations were removed, not yet recorded anywhere on disk.
+    private var unsavedSettledLines: [[UInt8]] = []
+    /// Whether the settled log exists, so that `journal.jsonl` holds lines that are no longer pending.
+    private var hasSettledLog = false
     private var needsRewrite = false
     private var nextSequence: Int64
 
@@ -88,12 +101,16 @@ public struct Journal: Sendable {
     /// journal moves down in one go (checking every operation each time made a long push quadratic).
     public mutating func remove(sequences: Set<Int64>) {
         guard !sequences.isEmpty else { return }
-        var kept = 0, found = 0, index = 0
+        var kept = 0, found = 0, index = 0, persistedRemoved = 0
         while index < operations.count && found < sequences.count {
             let operation = operations[index]
             if sequences.contains(operation.sequence) {
                 sequenceByKey[operation.key] = nil
                 found += 1
+                if index < persistedCount {
+                    unsavedSettledLines.append(lines[index])
+                    persistedRemoved += 1
+                }
             } else {
                 operations.swapAt(kept, index)
                 lines.swapAt(kept, index)
@@ -105,8 +122,7 @@ public struct Journal: Sendable {
         // Positions kept..<index hold the removed operations; everything after them stays in order.
         operations.removeSubrange(kept..<index)
         lines.removeSubrange(kept..<index)
-        persistedCount = min(persistedCount, kept)
-        needsRewrite = true
+        persistedCount -= persistedRemoved
     }
 
     /// Replaces the pending operation that has `operation`'s sequence number (a new base version after a
@@ -120,16 +136,33 @@ public struct Journal: Sendable {
         needsRewrite = true
     }
 
-    /// Writes what changed since loading or the last save.
-    mutating func save(layout: StoreLayout) throws {
-        if needsRewrite {
+    /// Whether `journal.jsonl` differs from ``operations`` in more than operations appended since the last save.
+    var needsRewriteOnSave: Bool { needsRewrite || hasSettledLog || !unsavedSettledLines.isEmpty }
+
+    /// Writes what changed since loading or the last save. Without `deferringRewrite`, `journal.jsonl` then
+    /// holds exactly ``operations``. With it (between a push's batches), removed lines go to the settled log
+    /// rather than making the journal be rewritten; a line that changed still rewrites it.
+    mutating func save(layout: StoreLayout, deferringRewrite: Bool = false) throws {
+        if needsRewrite || (!deferringRewrite && needsRewriteOnSave) {
             var batch = DurableFileBatch()
             batch.write(Array(lines.joined()), to: layout.journalFile)
             // A rewrite may drop the highest sequence number; keep it so numbers are never reused.
             batch.write(CanonicalJSON.encode(JournalState(nextSequence: nextSequence).json), to: layout.stateFile)
             try batch.commit(temporaryDirectory: layout.temporaryDirectory)
-        } else if persistedCount < operations.count {
-            try FileSystem.appendAndSync(layout.journalFile, Array(lines[persistedCount...].joined()))
+            // Killed before this, the log's lines match nothing the rewritten journal still holds.
+            if hasSettledLog { try FileSystem.removeFile(layout.settledFile) }
+            hasSettledLog = false
+            unsavedSettledLines = []
+        } else {
+            if !unsavedSettledLines.isEmpty {
+                try FileSystem.appendAndSync(layout.settledFile, Array(unsavedSettledLines.joined()))
+                if !hasSettledLog { try FileSystem.sync(layout.cacheDirectory) }
+                hasSettledLog = true
+                unsavedSettledLines = []
+            }
+            if persistedCount < operations.count {
+                try FileSystem.appendAndSync(layout.journalFile, Array(lines[persistedCount...].joined()))
+            }
         }
         persistedCount = operations.count
         needsRewrite = false
@@ -144,26 +177,34 @@ public struct Journal: Sendable {
             bytes = []
         }
         let file = StoreLayout.journalFileName
+        var settled = try SettledLines.load(layout: layout)
         var parsed: [PendingOperation] = []
         var lines: [[UInt8]] = []
         var lineNumber = 0
+        var highestSequence: Int64 = 0
         for line in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
             lineNumber += 1
             if line.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\r") || $0 == UInt8(ascii: "\t") }) { continue }
             do {
                 let operation = try PendingOperation(json: try JSONParser.parse(Array(line)))
-                parsed.append(operation)
                 // The line as this journal writes it, so an edited line is written back canonical.
-                lines.append(Self.line(operation))
+                let canonical = Self.line(operation)
+                highestSequence = max(highestSequence, operation.sequence)
+                if settled?.take(canonical) == true { continue }
+                parsed.append(operation)
+                lines.append(canonical)
             } catch let error as JSONParseError {
                 throw StoreError.invalidJournalLine(file: file, line: lineNumber, reason: "column \(error.column): \(error.reason)")
             } catch let error as OperationFormatError {
                 throw StoreError.invalidJournalLine(file: file, line: lineNumber, reason: error.reason)
             }
         }
-        let lastSequence = JournalState.load(layout: layout).nextSequence - 1
+        // Before a deferred rewrite, only a settled line may hold the highest sequence number.
+        let lastSequence = max(JournalState.load(layout: layout).nextSequence - 1, highestSequence)
         if Self.isCollapsed(parsed) {
-            return Journal(operations: parsed, lines: lines, lastSequence: lastSequence)
+            var journal = Journal(operations: parsed, lines: lines, lastSequence: lastSequence)
+            journal.hasSettledLog = settled != nil
+            return journal
         }
         // Lines joined by a merge: fold them in sequence order, then rewrite the file in collapsed form.
         var journal = Journal(lastSequence: max(lastSequence, parsed.map(\.sequence).max() ?? 0))
@@ -177,6 +218,7 @@ public struct Journal: Sendable {
         }
         journal.persistedCount = 0
         journal.needsRewrite = true
+        journal.hasSettledLog = settled != nil
         return journal
     }
 
@@ -209,7 +251,35 @@ public struct Journal: Sendable {
         defer { nextSequence += 1 }
         return nextSequence
     }
+}
 
+/// The lines of the settled log (`.tablesync/settled.jsonl`): journal lines whose operations were pushed or
+/// settled while the journal's rewrite was deferred. Each line takes one identical line out of the journal.
+struct SettledLines {
+    private var counts: [[UInt8]: Int] = [:]
+
+    /// The log's lines, or `nil` when there is no log. A torn last line (a run killed while appending) matches
+    /// no journal line, so it is taken as it is.
+    static func load(layout: StoreLayout) throws -> SettledLines? {
+        let bytes: [UInt8]
+        do {
+            bytes = try FileSystem.readFile(layout.settledFile)
+        } catch let error as FileSystemError where error.isNotFound {
+            return nil
+        }
+        var settled = SettledLines()
+        for line in bytes.split(separator: UInt8(ascii: "\n")) {
+            settled.counts[Array(line) + [UInt8(ascii: "\n")], default: 0] += 1
+        }
+        return settled
+    }
+
+    /// Takes one settled line equal to `line` (a canonical journal line, newline included); whether there was one.
+    mutating func take(_ line: [UInt8]) -> Bool {
+        guard let count = counts[line] else { return false }
+        counts[line] = count > 1 ? count - 1 : nil
+        return true
+    }
 }
 
 /// Machine-local journal state in `.tablesync/state.json`: the next sequence number, so numbers are not

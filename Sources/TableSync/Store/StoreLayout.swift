@@ -31,6 +31,8 @@ public struct StoreLayout: Sendable, Equatable {
     public var indexDirectory: String { cacheDirectory + "/index" }
     /// Machine-local counters (the next journal sequence number).
     public var stateFile: String { cacheDirectory + "/state.json" }
+    /// Journal lines settled during a push whose journal is not rewritten yet (see ``Journal``).
+    public var settledFile: String { cacheDirectory + "/settled.jsonl" }
 
     /// `tables/<table>/`.
     public func tableDirectory(_ table: String) -> String { tablesDirectory + "/" + table }

@@ -32,7 +32,8 @@ public struct PushReport: Sendable, Equatable {
 /// checkpoint. Against a server offering the batch extension, a batch carries up to `batchMaxOperations`
 /// operations in one gzip-compressed request and a checkpoint follows each batch; otherwise every operation is
 /// its own request (a batch of one) and a checkpoint follows every `checkpointInterval` operations. Both ways
-/// classify, retry (`client-wins`) and reconcile through the same functions.
+/// classify, retry (`client-wins`) and reconcile through the same functions. Checkpoints record settled
+/// operations in the settled log; the push ends by rewriting `journal.jsonl` once (``Journal``).
 struct Pusher {
     let context: SyncContext
     let client: TableClient
@@ -121,9 +122,12 @@ struct Pusher {
             // the journal, and the next push's lost-acknowledgement rule counts them as applied.
             inFlight?.answer.cancel()
             try await checkpoint(&pending)
+            // The push's own error is the one to report; a journal left unrewritten is rewritten on the next open.
+            try? await context.saveJournal()
             throw error
         }
         try await checkpoint(&pending)
+        try await context.saveJournal()
         return report
     }
 
@@ -264,10 +268,11 @@ struct Pusher {
 }
 
 extension SyncContext {
-    /// Removes settled operations from the journal and saves it.
+    /// Removes settled operations from the journal and saves it, deferring the rewrite of `journal.jsonl` to
+    /// the end of the push (``Journal``).
     func finishOperations(_ sequences: Set<Int64>) throws {
         journal.remove(sequences: sequences)
-        try saveJournal()
+        try journal.save(layout: layout, deferringRewrite: true)
     }
 
     /// Pushes pending operations (after queuing hand edits) in journal order; `tables` limits it to some tables.
