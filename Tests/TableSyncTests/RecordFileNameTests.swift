@@ -8,6 +8,7 @@ import TestSupport
         ("a1b2-c3", "a1b2-c3.json"), ("Todo", "^todo.json"), ("a b", "a%20b.json"), ("é", "%C3%A9.json"),
         (".hidden", "%2Ehidden.json"), ("..a", "%2E.a.json"), ("con", "%63on.json"), ("NUL.txt", "^n^u^l.txt.json"),
         ("com1.x", "%63om1.x.json"), ("a~b", "a%7Eb.json"), ("%41", "%2541.json"), ("^a", "%5Ea.json"),
+        ("conx", "conx.json"), ("co", "co.json"), ("lpt9.a.b", "%6Cpt9.a.b.json"), ("aux.", "%61ux..json"), ("nul-1", "nul-1.json"),
     ])
     func namesAreReadableAndSafe(_ id: String, _ name: String) {
         #expect(RecordFileName.fileName(for: id) == name)

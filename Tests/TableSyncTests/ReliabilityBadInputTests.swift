@@ -150,6 +150,8 @@ import TestSupport
         HostilePage(description: "deleted a string", body: #"{"items":[{"id":"a","updatedAt":"2024-01-01T00:00:00.000Z","deleted":"yes"}]}"#),
         HostilePage(description: "version a number", body: #"{"items":[{"id":"a","updatedAt":"2024-01-01T00:00:00.000Z","version":1}]}"#),
         HostilePage(description: "version with a newline", body: #"{"items":[{"id":"a","updatedAt":"2024-01-01T00:00:00.000Z","version":"A\r\nX-Evil: 1"}]}"#),
+        HostilePage(description: "version with DEL", body: #"{"items":[{"id":"a","updatedAt":"2024-01-01T00:00:00.000Z","version":"AQ\u007F"}]}"#),
+        HostilePage(description: "version with a C1 control after é", body: #"{"items":[{"id":"a","updatedAt":"2024-01-01T00:00:00.000Z","version":"é\u0085"}]}"#),
         HostilePage(description: "item not an object", body: #"{"items":["a"]}"#),
         HostilePage(description: "items not an array", body: #"{"items":{"id":"a"}}"#),
         HostilePage(description: "invalid JSON", body: #"{"items":[{"id":"a","#),

@@ -29,10 +29,9 @@ public enum RecordFileName {
 
     /// The file name for `id`, which must satisfy ``RecordID``.
     public static func fileName(for id: String) -> String {
-        var encoded = ""
+        var encoded: [UInt8] = []
         encoded.reserveCapacity(id.utf8.count + 8)
-        let escapeFirst = id.hasPrefix(".") || reservedWindowsNames.contains(id.lowercased())
-            || reservedWindowsNames.contains(where: { id.lowercased().hasPrefix($0 + ".") })
+        let escapeFirst = id.utf8.first == UInt8(ascii: ".") || isReservedOnWindows(id)
         for (index, byte) in id.utf8.enumerated() {
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
@@ -40,23 +39,31 @@ public enum RecordFileName {
                 if index == 0 && escapeFirst {
                     appendPercent(byte, to: &encoded)
                 } else {
-                    encoded.unicodeScalars.append(Unicode.Scalar(byte))
+                    encoded.append(byte)
                 }
             case UInt8(ascii: "A")...UInt8(ascii: "Z"):
-                encoded.unicodeScalars.append("^")
-                encoded.unicodeScalars.append(Unicode.Scalar(byte + 32))
+                encoded.append(UInt8(ascii: "^"))
+                encoded.append(byte + 32)
             default:
                 appendPercent(byte, to: &encoded)
             }
         }
-        if encoded.utf8.count + fileExtension.utf8.count <= maximumNameLength {
-            return encoded + fileExtension
+        let encodedName = String(decoding: encoded, as: UTF8.self)
+        if encoded.count + fileExtension.utf8.count <= maximumNameLength {
+            return encodedName + fileExtension
         }
-        var prefix = Substring(encoded.prefix(150))
+        var prefix = Substring(encodedName.prefix(150))
         // Never cut an escape in half.
         if let percent = prefix.suffix(2).firstIndex(of: "%") { prefix = prefix[..<percent] }
         if prefix.hasSuffix("^") { prefix = prefix.dropLast() }
         return prefix + "~" + SHA256.hexDigest(of: Array(id.utf8)) + fileExtension
+    }
+
+    /// `true` when `id`, up to its first `.`, is a name Windows reserves in any case (`con`, `NUL.txt`, `com1.x`).
+    static func isReservedOnWindows(_ id: String) -> Bool {
+        let stem = id.utf8.prefix { $0 != UInt8(ascii: ".") }
+        guard (3...4).contains(stem.count) else { return false }
+        return reservedWindowsNames.contains(String(decoding: stem, as: UTF8.self).lowercased())
     }
 
     /// The id a file name stands for; `nil` for a hashed name (read the id from the file) or for a name this
@@ -93,11 +100,12 @@ public enum RecordFileName {
         name.hasSuffix(fileExtension) && !name.hasPrefix(".")
     }
 
-    private static func appendPercent(_ byte: UInt8, to text: inout String) {
-        let digits: [Unicode.Scalar] = ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "A", "B", "C", "D", "E", "F"]
-        text.unicodeScalars.append("%")
-        text.unicodeScalars.append(digits[Int(byte >> 4)])
-        text.unicodeScalars.append(digits[Int(byte & 0xF)])
+    private static let hexDigits = Array("0123456789ABCDEF".utf8)
+
+    private static func appendPercent(_ byte: UInt8, to bytes: inout [UInt8]) {
+        bytes.append(UInt8(ascii: "%"))
+        bytes.append(hexDigits[Int(byte >> 4)])
+        bytes.append(hexDigits[Int(byte & 0xF)])
     }
 
     private static func hexValue(_ byte: UInt8) -> UInt8? {
