@@ -263,7 +263,8 @@ import TestSupport
         let layout = StoreLayout(root: trial.store)
         let temporary = (try? FileManager.default.contentsOfDirectory(atPath: layout.temporaryDirectory)) ?? []
         #expect(temporary.isEmpty, "\(what): temporary files left: \(temporary)")
-        #expect(!FileManager.default.fileExists(atPath: layout.cacheDirectory + "/intent"), "\(what): an intent is left")
+        #expect(!FileSystem.exists(layout.intentFile), "\(what): an intent is left")
+        #expect(!FileSystem.exists(layout.settledFile), "\(what): a settled log is left")
 
         // A person runs an interrupted resolve again while its conflict waits.
         let conflictFile = layout.conflictDirectory(world.table) + "/" + RecordFileName.fileName(for: trial.conflictID)

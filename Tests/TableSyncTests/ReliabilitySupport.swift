@@ -74,15 +74,20 @@ enum Reliability {
     }
 
     /// The invariants of docs/store.md that hold after a run (or a repairing open): `verify` finds no error, no
-    /// temporary file or intent is left, and the journal is collapsed (at most one operation per record).
+    /// temporary file, intent or settled log is left, and `journal.jsonl` holds exactly the pending operations,
+    /// collapsed (at most one operation per record).
     static func checkInvariants(_ context: SyncContext, sourceLocation: SourceLocation = #_sourceLocation) async throws {
         let errors = try await context.verify().filter { $0.severity == .error }
         #expect(errors.isEmpty, "verify: \(errors)", sourceLocation: sourceLocation)
         let temporary = (try? FileManager.default.contentsOfDirectory(atPath: context.layout.temporaryDirectory)) ?? []
         #expect(temporary.isEmpty, "temporary files left: \(temporary)", sourceLocation: sourceLocation)
-        #expect(!FileManager.default.fileExists(atPath: context.layout.cacheDirectory + "/intent"), "an intent is left",
-                sourceLocation: sourceLocation)
-        let keys = await context.pendingOperations.map(\.key)
+        #expect(!FileSystem.exists(context.layout.intentFile), "an intent is left", sourceLocation: sourceLocation)
+        #expect(!FileSystem.exists(context.layout.settledFile), "a settled log is left", sourceLocation: sourceLocation)
+        let pending = await context.pendingOperations
+        let journalText = String(decoding: try FileSystem.readFile(context.layout.journalFile), as: UTF8.self)
+        #expect(journalText == pending.map { String(decoding: Journal.line($0), as: UTF8.self) }.joined(),
+                "journal.jsonl differs from the pending operations", sourceLocation: sourceLocation)
+        let keys = pending.map(\.key)
         #expect(Set(keys).count == keys.count, "the journal holds two operations on one record", sourceLocation: sourceLocation)
     }
 }

@@ -37,8 +37,11 @@ struct StoreVerifier {
         for (name, _) in try FileSystem.listDirectory(layout.temporaryDirectory) where name.hasPrefix(TemporaryName.prefix) {
             add(.notice, ".tablesync/tmp/\(name)", "temporary file left by an interrupted run; the next run removes it")
         }
-        if FileSystem.exists(layout.cacheDirectory + "/intent") {
+        if FileSystem.exists(layout.intentFile) {
             add(.notice, ".tablesync/intent", "an interrupted run was writing records; the next run completes its bookkeeping")
+        }
+        if FileSystem.exists(layout.settledFile) {
+            add(.notice, ".tablesync/settled.jsonl", "an interrupted push settled operations that journal.jsonl still lists; the next run rewrites the journal")
         }
         for operation in journal.operations where !settings.tables.contains(operation.table) {
             add(.error, StoreLayout.journalFileName, "operation \(operation.sequence) is for table \"\(operation.table)\", which is not in tablesync.json")

@@ -43,8 +43,6 @@ struct SyncedRecordWriter {
         var removal: Bool
     }
 
-    var intentFile: String { layout.cacheDirectory + "/intent" }
-
     /// Writes `records` (objects with a valid `id`) and removes the records with ids in `removals`, in `table`.
     func apply(table: String, records: [[String: JSONValue]], removals: [String], guard localGuard: LocalGuard = .none,
                index: inout StatIndex) throws -> Outcome {
@@ -113,12 +111,12 @@ struct SyncedRecordWriter {
         }
         // The intent goes first in the batch so that it is in place before any record file is renamed.
         var durable = DurableFileBatch()
-        durable.write(Self.encodeIntents(table: table, intents), to: intentFile)
+        durable.write(Self.encodeIntents(table: table, intents), to: layout.intentFile)
         for write in files.writes { durable.write(write.bytes, to: write.path) }
         for path in files.removals { durable.remove(path) }
         try durable.commit(temporaryDirectory: layout.temporaryDirectory, spares: spares)
         try recordInIndex(table: table, intents: intents, extra: refreshed, index: &index)
-        try FileSystem.removeFile(intentFile)
+        try FileSystem.removeFile(layout.intentFile)
         return outcome
     }
 
@@ -151,7 +149,7 @@ struct SyncedRecordWriter {
         let writer = SyncedRecordWriter(layout: layout)
         let bytes: [UInt8]
         do {
-            bytes = try FileSystem.readFile(writer.intentFile)
+            bytes = try FileSystem.readFile(layout.intentFile)
         } catch let error as FileSystemError where error.isNotFound {
             return
         }
@@ -168,7 +166,7 @@ struct SyncedRecordWriter {
             var index = try StatIndex.load(layout: layout, table: table)
             try writer.recordInIndex(table: table, intents: intents, extra: [], index: &index, checkingContent: true)
         }
-        try FileSystem.removeFile(writer.intentFile)
+        try FileSystem.removeFile(layout.intentFile)
     }
 
     /// Adds to the index what is now on disk for each intent: files whose content is the intended one, and
