@@ -170,6 +170,9 @@ public struct Journal: Sendable {
 
     /// Reads `journal.jsonl` (absent means empty).
     static func load(layout: StoreLayout) throws -> Journal {
+        // The settled log first: a reader racing a push that rewrites the journal and deletes the log then sees
+        // the journal at that moment or later, never an old journal without the log that settled its lines.
+        var settled = try SettledLines.load(layout: layout)
         let bytes: [UInt8]
         do {
             bytes = try FileSystem.readFile(layout.journalFile)
@@ -177,7 +180,6 @@ public struct Journal: Sendable {
             bytes = []
         }
         let file = StoreLayout.journalFileName
-        var settled = try SettledLines.load(layout: layout)
         var parsed: [PendingOperation] = []
         var lines: [[UInt8]] = []
         var lineNumber = 0
