@@ -162,4 +162,27 @@ import TestSupport
             #expect(concurrentMap(input, minimumSlice: 1) { "\($0)" } == input.map { "\($0)" }, "\(count) elements, slices of one")
         }
     }
+
+    @Test("concurrentMap alongside other work keeps order at every size and returns or throws the other work's result")
+    func concurrentMapAlongside() throws {
+        struct Refused: Error {}
+        for count in [0, 1, 255, 256, 257, 1_000] {
+            let input = Array(0..<count)
+            let (mapped, other) = try concurrentMap(input, alongside: { "index" }) { $0 * 3 + 1 }
+            #expect(mapped == input.map { $0 * 3 + 1 } && other == "index", "\(count) elements")
+            let (small, _) = try concurrentMap(input, chunkSize: 1, alongside: { 0 }) { "\($0)" }
+            #expect(small == input.map { "\($0)" }, "\(count) elements, chunks of one")
+            #expect(throws: Refused.self) { _ = try concurrentMap(input, alongside: { () throws -> Int in throw Refused() }) { $0 } }
+        }
+    }
+
+    @Test("the scan skips a file removed between the listing and its stat, and lists a table directory that is gone as empty")
+    func statusesOfVanishedFiles() throws {
+        let directory = TemporaryDirectory()
+        try directory.write("a.json", "{}")
+        let (statuses, other) = try FileSystem.statuses(of: ["a.json", "gone.json"], inDirectory: directory.path, alongside: { 7 })
+        #expect(statuses.count == 2 && statuses[0]?.isRegularFile == true && statuses[1] == nil && other == 7)
+        let (none, _) = try FileSystem.statuses(of: ["a.json"], inDirectory: directory.path + "/missing", alongside: { 0 })
+        #expect(none == [nil])
+    }
 }

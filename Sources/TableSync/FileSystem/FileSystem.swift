@@ -87,6 +87,25 @@ enum FileSystem {
         return entries
     }
 
+    /// The status of each of `names` in the directory at `path`, in order (`nil` for a name that is gone), taken on
+    /// every core while `alongside` runs (``concurrentMap(_:chunkSize:alongside:_:)``).
+    static func statuses<Other>(of names: [String], inDirectory path: String,
+                                alongside: () throws -> Other) throws -> (statuses: [Status?], other: Other) {
+        let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 || errno == ENOENT else { throw FileSystemError(operation: "list", path: path, code: errno) }
+        defer { if descriptor >= 0 { close(descriptor) } }
+        let (results, other) = try concurrentMap(names, alongside: alongside) { name -> Result<Status?, FileSystemError> in
+            var info = stat()
+            guard descriptor >= 0 else { return .success(nil) }
+            guard fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else {
+                if errno == ENOENT { return .success(nil) }
+                return .failure(FileSystemError(operation: "inspect", path: path + "/" + name, code: errno))
+            }
+            return .success(Status(info))
+        }
+        return (try results.map { try $0.get() }, other)
+    }
+
     /// The names in the directory at `path` (without `.` and `..`), without reading each entry's status.
     /// An absent directory lists as empty.
     static func listNames(_ path: String) throws -> [String] {

@@ -55,8 +55,11 @@ struct LocalChangeScanner {
         let directory = layout.tableDirectory(table)
         // Before the listing's `stat`s: a file changed after them gets a later time (see ``SentFile``).
         let clock = FileSystem.timestampClockNanoseconds()
-        let (index, listing) = try inParallel({ try StatIndex.load(layout: layout, table: table) },
-                                              { try FileSystem.listDirectory(directory) })
+        // The index is parsed while the files' `stat`s are taken; whichever finishes first helps the other.
+        let names = try FileSystem.listNames(directory)
+        let (statuses, index) = try FileSystem.statuses(of: names, inDirectory: directory) {
+            try StatIndex.load(layout: layout, table: table)
+        }
         let firstProblem = scan.problems.count
         // Index entries whose file is listed. When every entry is, nothing was deleted by hand and no set of
         // names is needed (the common case: one pass, no allocation per file).
@@ -65,16 +68,17 @@ struct LocalChangeScanner {
         // Files whose `stat` changed, to read; checked on every core at once (reading, hashing and parsing
         // 10,000 hand-edited files is most of a big push's scan).
         var changed: [ChangedFile] = []
-        for (name, status) in listing {
-            let relativePath = "tables/\(table)/\(name)"
+        func relativePath(_ name: String) -> String { "tables/\(table)/\(name)" }
+        for (name, status) in zip(names, statuses) {
+            guard let status else { continue }
             guard RecordFileName.looksLikeRecordFile(name) else {
                 if !name.hasPrefix(".") {
-                    scan.problems.append(RecordFileProblem(path: relativePath, reason: "not a record file (record files are named <id>.json); it is ignored"))
+                    scan.problems.append(RecordFileProblem(path: relativePath(name), reason: "not a record file (record files are named <id>.json); it is ignored"))
                 }
                 continue
             }
             guard status.isRegularFile else {
-                scan.problems.append(RecordFileProblem(path: relativePath, reason: "not a regular file; it is ignored"))
+                scan.problems.append(RecordFileProblem(path: relativePath(name), reason: "not a regular file; it is ignored"))
                 continue
             }
             scan.filesSeen += 1
@@ -82,7 +86,7 @@ struct LocalChangeScanner {
             let entry = index.entries[name]
             if entry != nil { listedEntries += 1 }
             if let entry, index.isUnchanged(entry, status: status) { continue }
-            changed.append(ChangedFile(name: name, relativePath: relativePath, status: status, entry: entry))
+            changed.append(ChangedFile(name: name, relativePath: relativePath(name), status: status, entry: entry))
         }
         scan.filesHashed += changed.count
         let examined = concurrentMap(changed) { file in Result { try examine(file, in: directory) } }
