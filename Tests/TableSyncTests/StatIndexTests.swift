@@ -35,6 +35,21 @@ import TestSupport
         #expect(loaded.lineCount == 6, "header, three entries, one update, one removal")
     }
 
+    @Test("asked by name, the index vouches for a file only when its entry matches and is not racily clean")
+    func unchangedByName() {
+        let entry = Self.entry("a")
+        var index = StatIndex(entries: ["a.json": entry], loadedModifiedNanoseconds: 0)
+        let status = FileSystem.Status(size: entry.size, modifiedNanoseconds: entry.modifiedNanoseconds,
+                                       changedNanoseconds: entry.changedNanoseconds, inode: entry.inode, isDirectory: false, isRegularFile: true)
+        #expect(index.isUnchanged(name: "a.json", status: status) == true)
+        var touched = status
+        touched.changedNanoseconds += 1
+        #expect(index.isUnchanged(name: "a.json", status: touched) == false)
+        #expect(index.isUnchanged(name: "b.json", status: status) == nil, "no entry")
+        index.loadedModifiedNanoseconds = entry.modifiedNanoseconds
+        #expect(index.isUnchanged(name: "a.json", status: status) == false, "racily clean: changed in the index's own tick")
+    }
+
     @Test("an index this version did not write is dropped whole", arguments: [
         "",
         "tablesync-index 2\n",

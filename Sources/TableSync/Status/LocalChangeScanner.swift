@@ -83,10 +83,10 @@ struct LocalChangeScanner {
             }
             scan.filesSeen += 1
             listedNames.append(name)
-            let entry = index.entries[name]
-            if entry != nil { listedEntries += 1 }
-            if let entry, index.isUnchanged(entry, status: status) { continue }
-            changed.append(ChangedFile(name: name, relativePath: relativePath(name), status: status, entry: entry))
+            let unchanged = index.isUnchanged(name: name, status: status)
+            if unchanged != nil { listedEntries += 1 }
+            if unchanged == true { continue }
+            changed.append(ChangedFile(name: name, relativePath: relativePath(name), status: status, entry: index.entries[name]))
         }
         scan.filesHashed += changed.count
         let examined = concurrentMap(changed) { file in Result { try examine(file, in: directory) } }

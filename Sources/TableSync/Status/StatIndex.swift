@@ -41,6 +41,15 @@ struct StatIndex: Sendable, Equatable {
         entry.matches(status) && entry.modifiedNanoseconds < loadedModifiedNanoseconds
     }
 
+    /// What the index says of the file `name` whose status is `status`: `nil` when it has no entry, else whether
+    /// the entry vouches for the file (``isUnchanged(_:status:)``). Reads the entry in place: a scan asks this of
+    /// every file, and copying each entry out (its strings retained and released) was most of the scan's own time.
+    func isUnchanged(name: String, status: FileSystem.Status) -> Bool? {
+        guard let position = entries.index(forKey: name) else { return nil }
+        return entries.values[position].matches(status)
+            && entries.values[position].modifiedNanoseconds < loadedModifiedNanoseconds
+    }
+
     static func load(layout: StoreLayout, table: String) throws -> StatIndex {
         let path = layout.indexFile(table)
         let bytes: [UInt8]
