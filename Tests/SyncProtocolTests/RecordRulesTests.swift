@@ -14,6 +14,16 @@ import TestSupport
         #expect(RecordID.problem(with: id) != nil)
     }
 
+    @Test("control characters are found in ASCII and beyond, and only they")
+    func controlCharacters() {
+        for text in ["a\u{0}", "\u{1F}x", "AQ\u{7F}", "é\u{85}", "\u{9F}", "😀\n"] {
+            #expect(text.containsControlCharacter, "\(text.debugDescription)")
+        }
+        for text in ["", "AAAAAAAAB9E=", "a b~", "é", "\u{A0}", "😀", "\u{200B}"] {
+            #expect(!text.containsControlCharacter, "\(text.debugDescription)")
+        }
+    }
+
     @Test func systemPropertiesAreRecognisedIgnoringASCIICaseOnly() {
         for name in ["id", "ID", "Id", "version", "VERSION", "createdAt", "createdat", "UPDATEDAT", "Deleted"] {
             #expect(SystemProperty.isSystemProperty(name), "\(name)")

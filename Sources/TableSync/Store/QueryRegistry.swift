@@ -26,7 +26,7 @@ public struct PullQuery: Sendable, Equatable {
         if id.isEmpty { return "a query id cannot be empty" }
         if id.count > 255 { return "a query id has at most 255 characters" }
         if id.contains("|") { return "a query id cannot contain '|'" }
-        if id.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+        if id.containsControlCharacter {
             return "a query id cannot contain control characters"
         }
         return nil

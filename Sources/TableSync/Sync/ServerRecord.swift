@@ -13,15 +13,6 @@ enum ServerRecord {
         var description: String { reason }
     }
 
-    /// Whether `text` holds a control character (Unicode category Cc), decided on its bytes while they are ASCII.
-    static func hasControlCharacter(_ text: String) -> Bool {
-        for byte in text.utf8 {
-            if byte < 0x20 || byte == 0x7F { return true }
-            if byte >= 0x80 { return text.unicodeScalars.contains { $0.properties.generalCategory == .control } }
-        }
-        return false
-    }
-
     /// The checked record; `requireUpdatedAt` for pulled records, whose `updatedAt` drives the watermark.
     static func check(_ value: JSONValue, requireUpdatedAt: Bool) throws(Problem) -> [String: JSONValue] {
         guard case .object(let record) = value else { throw Problem(reason: "a record must be a JSON object, found \(value.typeName)") }
@@ -32,7 +23,7 @@ enum ServerRecord {
         switch record[SystemProperty.version] {
         case nil, .null?: break
         case .string(let version)?:
-            if hasControlCharacter(version) {
+            if version.containsControlCharacter {
                 throw Problem(reason: "record \(id): \"version\" contains control characters")
             }
         case let other?: throw Problem(reason: "record \(id): \"version\" must be a string, found \(other.typeName)")
