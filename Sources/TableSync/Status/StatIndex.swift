@@ -25,6 +25,13 @@ struct StatIndex: Sendable, Equatable {
             status.size == size && status.modifiedNanoseconds == modifiedNanoseconds
                 && status.changedNanoseconds == changedNanoseconds && status.inode == inode
         }
+
+        /// `true` when the entry vouches for a file whose status is `status` without reading it: the `stat` fields
+        /// match and the entry is older than the index file that was read (`indexModifiedNanoseconds`), so it is
+        /// not racily clean.
+        func vouches(for status: FileSystem.Status, indexModifiedNanoseconds: Int64) -> Bool {
+            matches(status) && modifiedNanoseconds < indexModifiedNanoseconds
+        }
     }
 
     static let header = "tablesync-index 1"
@@ -38,7 +45,7 @@ struct StatIndex: Sendable, Equatable {
 
     /// `true` when `entry` can be trusted for a file whose status is `status` without reading the file.
     func isUnchanged(_ entry: Entry, status: FileSystem.Status) -> Bool {
-        entry.matches(status) && entry.modifiedNanoseconds < loadedModifiedNanoseconds
+        entry.vouches(for: status, indexModifiedNanoseconds: loadedModifiedNanoseconds)
     }
 
     /// What the index says of the file `name` whose status is `status`: `nil` when it has no entry, else whether
@@ -46,8 +53,7 @@ struct StatIndex: Sendable, Equatable {
     /// every file, and copying each entry out (its strings retained and released) was most of the scan's own time.
     func isUnchanged(name: String, status: FileSystem.Status) -> Bool? {
         guard let position = entries.index(forKey: name) else { return nil }
-        return entries.values[position].matches(status)
-            && entries.values[position].modifiedNanoseconds < loadedModifiedNanoseconds
+        return entries.values[position].vouches(for: status, indexModifiedNanoseconds: loadedModifiedNanoseconds)
     }
 
     static func load(layout: StoreLayout, table: String) throws -> StatIndex {
