@@ -32,17 +32,23 @@ struct TableProtocolTests {
             #expect(Timestamp(parsing: updatedAt) != nil)
             #expect(item["createdAt"]?.stringValue == updatedAt)
 
-            let generated = try await client.send(.post, "/tables/\(table)", version: version, json: ["text": "no id"])
-            #expect(generated.status == .created)
-            let generatedID = try #require(try generated.json["id"]?.stringValue)
-            #expect(RecordID.isValid(generatedID))
+            // An id that is missing, null or "" is generated, as azure-mobile-apps-node does.
+            var generatedIDs: Set<String> = []
+            for body: JSONValue in [["text": "no id"], ["id": .null, "text": "null id"], ["id": "", "text": "empty id"]] {
+                let generated = try await client.send(.post, "/tables/\(table)", version: version, json: body)
+                #expect(generated.status == .created, "\(body)")
+                let generatedID = try #require(try generated.json["id"]?.stringValue)
+                #expect(RecordID.isValid(generatedID))
+                generatedIDs.insert(generatedID)
+            }
+            #expect(generatedIDs.count == 3)
 
             let duplicate = try await client.send(.post, "/tables/\(table)", version: version, json: ["id": "a1", "text": "other"])
             #expect(duplicate.status == .conflict)
             #expect(try duplicate.json["text"] == "milk")
             #expect(duplicate["ETag"] == "\"\(recordVersion)\"")
 
-            for badID: JSONValue in ["a/b", "", "..", .integer(5), "a\u{1}b", .string(String(repeating: "x", count: 256))] {
+            for badID: JSONValue in ["a/b", "..", .integer(5), "a\u{1}b", .string(String(repeating: "x", count: 256))] {
                 let refused = try await client.send(.post, "/tables/\(table)", version: version, json: ["id": badID])
                 #expect(refused.status == .badRequest, "id \(badID)")
                 #expect(refused.errorMessage?.contains("id") == true)
@@ -221,6 +227,8 @@ struct TableProtocolTests {
             let overMax = try await client.send(.get, "/tables/\(table)?$top=201", version: version)
             #expect(overMax.status == .badRequest)
             #expect(overMax.errorMessage?.contains("$top") == true)
+            #expect(overMax[ProtocolHeader.maxTop] == "200", "the refusal says the table's maximum")
+            #expect(try await client.send(.get, "/tables/\(table)?$top=1", version: version)[ProtocolHeader.maxTop] == "200")
         }
     }
 

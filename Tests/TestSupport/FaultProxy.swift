@@ -219,15 +219,8 @@ public final class FaultProxy: @unchecked Sendable {
 
     /// Sends `request` to the server on a fresh connection and reads the whole answer.
     private func forward(_ request: HTTPMessage) -> HTTPMessage? {
-        let upstream = socket(AF_INET, LoopbackSocket.streamType, 0)
-        guard upstream >= 0 else { return nil }
+        guard let upstream = LoopbackSocket.connected(port: upstreamPort) else { return nil }
         defer { close(upstream) }
-        LoopbackSocket.setTimeout(upstream, seconds: 30)
-        var address = LoopbackSocket.loopback(port: upstreamPort)
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(upstream, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { return nil }
         var outgoing = request
         outgoing.removeHeader("expect")
         guard LoopbackSocket.sendAll(upstream, outgoing.encoded()) else { return nil }
@@ -264,6 +257,22 @@ enum LoopbackSocket {
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
         return address
+    }
+
+    /// A socket connected to `127.0.0.1:port` with 30-second timeouts, or `nil` when the connection fails.
+    static func connected(port: Int) -> Int32? {
+        let fd = socket(AF_INET, streamType, 0)
+        guard fd >= 0 else { return nil }
+        setTimeout(fd, seconds: 30)
+        var address = loopback(port: port)
+        let status = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard status == 0 else {
+            close(fd)
+            return nil
+        }
+        return fd
     }
 
     static func setTimeout(_ fd: Int32, seconds: Int) {

@@ -18,4 +18,7 @@ public enum ProtocolHeader {
     public static let location = "Location"
     /// The extensions a server offers (see ``ProtocolExtension``), comma-separated, on every response.
     public static let extensions = "X-TableSync-Extensions"
+    /// The largest `$top` the table accepts, on every answer to a list request (a refusal of a too large `$top`
+    /// included), so a client learns the page size it may ask for.
+    public static let maxTop = "X-TableSync-Max-Top"
 }

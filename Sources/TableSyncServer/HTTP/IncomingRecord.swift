@@ -2,7 +2,7 @@ import SyncProtocol
 
 /// A record body sent by a client, with its system properties checked and separated.
 struct IncomingRecord: Sendable {
-    /// `id`, when the body has a non-null one.
+    /// `id`, when the body has one that is neither `null` nor empty.
     var id: String?
     /// `version`, when the body has a non-null one.
     var version: String?
@@ -24,6 +24,9 @@ struct IncomingRecord: Sendable {
             let canonical = SystemProperty.all.first { $0.caseInsensitiveEquals(name) } ?? name
             switch (canonical, value) {
             case (_, .null):
+                break
+            case (SystemProperty.id, .string("")):
+                // Azure's servers generate an id for an insert whose id is missing, null or "": so does this one.
                 break
             case (SystemProperty.id, .string(let text)):
                 if let problem = RecordID.problem(with: text) { throw ProtocolError.badRequest("id '\(text)' is not allowed: \(problem)") }

@@ -30,7 +30,9 @@ struct TableRoutes: Sendable {
 
     func register(on router: Router<BasicRequestContext>) {
         let table = "\(TablePath.tablesPrefix)/:table"
-        router.get(RouterPath(table)) { request, context in await respond(request, context) { try await list($0, $1) } }
+        router.get(RouterPath(table)) { request, context in
+            advertisingMaxTop(await respond(request, context) { try await list($0, $1) }, context)
+        }
         router.post(RouterPath(table)) { request, context in await respond(request, context) { try await insert($0, $1) } }
         let record = "\(table)/:id"
         router.get(RouterPath(record)) { request, context in await respond(request, context) { try await read($0, $1) } }
@@ -254,9 +256,22 @@ struct TableRoutes: Sendable {
     private func exchange(_ request: Request, _ context: BasicRequestContext) throws(ProtocolError) -> Exchange {
         let query = try QueryString(request.uri.query)
         let version = try Self.protocolVersion(request, query: query)
-        let name = (try? QueryString.decode(Substring(context.parameters.get("table") ?? ""), plusIsSpace: false)) ?? ""
+        let name = Self.tableName(context)
         guard let table = table(named: name) else { throw ProtocolError.notFound("there is no table '\(name)' on this server") }
         return Exchange(version: version, table: table, query: query, rawID: context.parameters.get("id"))
+    }
+
+    /// The table name in the route's URL, percent-decoded.
+    private static func tableName(_ context: BasicRequestContext) -> String {
+        (try? QueryString.decode(Substring(context.parameters.get("table") ?? ""), plusIsSpace: false)) ?? ""
+    }
+
+    /// `response` to a list request with the table's largest `$top` (``ProtocolHeader/maxTop``), refusals included.
+    private func advertisingMaxTop(_ response: Response, _ context: BasicRequestContext) -> Response {
+        guard let table = table(named: Self.tableName(context)) else { return response }
+        var response = response
+        response.headers[HTTPField.Name(ProtocolHeader.maxTop)!] = String(table.maxTop)
+        return response
     }
 
     /// The served table called `name` (in any case).

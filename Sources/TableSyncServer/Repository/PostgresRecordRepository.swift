@@ -6,7 +6,7 @@ import SyncProtocol
 ///
 /// Each write transaction first updates its tables' rows in `tablesync_table_clock` (`UPDATE … RETURNING`, in
 /// table name order), which holds those rows' locks until commit. Writers of one table therefore run one after another, each assigning
-/// `updatedAt = max(now, last + 1)` under the lock, and PostgreSQL makes a transaction visible before it
+/// `updatedAt = max(now, last + 1 ms)` under the lock (``UpdatedAtClock``), and PostgreSQL makes a transaction visible before it
 /// releases its locks: commit order is `updatedAt` order, with any number of concurrent writers or servers.
 public final class PostgresRecordRepository: RecordRepository {
     private let client: PostgresClient

@@ -34,7 +34,7 @@ public struct RecordPage: Sendable, Hashable {
 /// (``PostgresRecordRepository``) pass the same test suite.
 ///
 /// The contract that incremental pull relies on: each write takes the table's write lock inside its
-/// transaction and assigns `updatedAt` there, as `max(now, last + 1 tick)`. So within a table no two writes
+/// transaction and assigns `updatedAt` there, as `max(now, last + 1 ms)` in whole milliseconds (``UpdatedAtClock``). So within a table no two writes
 /// share an `updatedAt`, and commit order is `updatedAt` order: no write becomes visible with an `updatedAt`
 /// below one a reader could already see.
 public protocol RecordRepository: Sendable {
@@ -87,12 +87,25 @@ extension RecordRepository {
 }
 
 /// The rule for `updatedAt`, in one place for both repositories.
+///
+/// Every stamp is a whole millisecond, so it prints exactly as `yyyy-MM-ddTHH:mm:ss.fffZ`: clients that keep
+/// milliseconds (the iOS SDK, the JS client) round finer values up and then skip the rest of that millisecond.
+/// Stamps stay strictly increasing per table, so when more than one write a millisecond arrives the clock moves
+/// on by a whole millisecond per write and runs ahead of the wall clock until the load drops.
 public enum UpdatedAtClock {
-    /// The `updatedAt` of the next write: now (in whole milliseconds, so that most values print as
-    /// `.fffZ`), or one tick after the table's last write when that is later.
+    /// Ticks (100 ns) in one millisecond.
+    public static let ticksPerMillisecond: Int64 = 10_000
+
+    /// The `updatedAt` of the next write: now, truncated to the millisecond, or the first whole millisecond
+    /// after the table's last write when that is later (also when `last` was stamped finer by an older server).
     public static func next(nowTicks: Int64, last: Int64) -> Int64 {
-        let milliseconds = nowTicks - nowTicks % 10_000
-        return max(milliseconds, last + 1)
+        max(wholeMillisecond(nowTicks), wholeMillisecond(last) + ticksPerMillisecond)
+    }
+
+    /// `ticks` truncated down to a whole millisecond.
+    static func wholeMillisecond(_ ticks: Int64) -> Int64 {
+        let remainder = ticks % ticksPerMillisecond
+        return ticks - (remainder < 0 ? remainder + ticksPerMillisecond : remainder)
     }
 
     /// The current time in ticks.
