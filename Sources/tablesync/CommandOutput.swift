@@ -18,6 +18,7 @@ enum ExitStatus: Int32 {
     case authentication = 5
     case locked = 6
     case invalidStore = 7
+    case recordsSkipped = 8
 
     init(_ kind: FailureKind) {
         switch kind {

@@ -15,12 +15,14 @@ struct TableSyncCommand: AsyncParsableCommand {
             Exit codes (for scripts and cron):
               0  done
               1  failure not covered below
-              2  bad usage (arguments, unknown table, invalid JSON given)
+              2  bad usage (arguments, unknown table, invalid JSON given), or the server refuses the requests
+                 themselves (a table it does not serve, a protocol version it does not speak)
               3  done, but conflicts are waiting (see `tablesync conflicts`)
               4  server unreachable or timed out: retry later
               5  the server refused the credentials
               6  another run holds the store's lock: retry later
               7  the store has invalid files or state (see `tablesync verify`)
+              8  done, but server records the store cannot hold were skipped (see `tablesync status`)
             """,
         subcommands: [
             InitCommand.self, StatusCommand.self, LogCommand.self, VerifyCommand.self,

@@ -145,7 +145,7 @@ import TestSupport
     static func body(_ record: [String: JSONValue]) -> [UInt8] { CanonicalJSON.encode(.object(record)) }
     static let theirs: [String: JSONValue] = ["id": "a", "text": "theirs", "version": "v2", "updatedAt": "2024-01-01T00:00:00Z", "deleted": false]
     static let same: [String: JSONValue] = ["id": "a", "text": "mine", "version": "v2", "updatedAt": "2024-01-01T00:00:00Z", "deleted": false]
-    static let gone: [String: JSONValue] = ["id": "a", "text": "mine", "version": "v3", "deleted": true]
+    static let gone: [String: JSONValue] = ["id": "a", "text": "mine", "version": "v3", "updatedAt": "2024-01-02T00:00:00Z", "deleted": true]
 
     @Test func classifiesEveryAnswer() {
         func classify(_ kind: PendingOperation.Kind, _ status: Int, _ body: [UInt8] = []) -> PushOutcome {
@@ -168,6 +168,29 @@ import TestSupport
         #expect(classify(.insert, 400, Array(#"{"error":"bad id"}"#.utf8)) == .rejected(status: 400, message: "bad id"))
         #expect(classify(.insert, 201, Array("not json".utf8)) == .rejected(status: 201, message: "the server's answer holds no valid record"))
         #expect(classify(.insert, 201, Self.body(["id": "../../x"])) == .rejected(status: 201, message: "the server's answer holds no valid record"))
+    }
+
+    /// azure-mobile-apps-node 4.0.1 answers a duplicate insert with 409 and the item it was sent, without `version` or
+    /// `updatedAt`: that body must not pass for the server's copy (it says what was sent, so it would count as applied).
+    @Test func refusalWithoutTheServersCopyNeedsARead() {
+        func classify(_ kind: PendingOperation.Kind, _ status: Int, _ body: [UInt8] = []) -> PushOutcome {
+            PushOutcome.classify(kind: kind, sent: kind == .delete ? nil : Self.sent, response: HTTPResponse(status: status, body: body))
+        }
+        #expect(classify(.insert, 409, Self.body(Self.sent)) == .serverCopyNeeded(status: 409), "the submitted item echoed back")
+        #expect(classify(.update, 412, Self.body(["id": "a", "text": "mine", "version": "v2"])) == .serverCopyNeeded(status: 412), "no updatedAt")
+        #expect(classify(.update, 412, Self.body(["id": "a", "text": "mine", "updatedAt": "2024-01-01T00:00:00Z"])) == .serverCopyNeeded(status: 412), "no version")
+        #expect(classify(.delete, 412) == .serverCopyNeeded(status: 412), "no body at all")
+
+        func afterRead(_ kind: PendingOperation.Kind, _ copy: [String: JSONValue]?) -> PushOutcome {
+            PushOutcome.classify(kind: kind, sent: kind == .delete ? nil : Self.sent, refusedWith: 409, serverCopy: copy)
+        }
+        #expect(afterRead(.insert, Self.theirs) == .conflict(status: 409, server: Self.theirs), "another record holds the id")
+        #expect(afterRead(.insert, Self.same) == .applied(Self.same), "an earlier attempt's insert, acknowledgement lost")
+        #expect(afterRead(.insert, Self.gone) == .conflict(status: 409, server: Self.gone))
+        #expect(afterRead(.insert, nil) == .conflict(status: 409, server: nil))
+        #expect(afterRead(.delete, Self.gone) == .applied(Self.gone))
+        #expect(afterRead(.delete, nil) == .applied(nil))
+        #expect(afterRead(.delete, Self.theirs) == .conflict(status: 409, server: Self.theirs))
     }
 }
 

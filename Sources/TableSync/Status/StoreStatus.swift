@@ -12,6 +12,8 @@ public struct StoreStatus: Sendable, Equatable {
     public var problems: [RecordFileProblem]
     /// Records whose operation the server refused, waiting for `tablesync resolve`.
     public var conflicts: [RecordKey]
+    /// Records the server sent that the store cannot hold, skipped by the pulls of `queries.json`.
+    public var skippedServerRecords: [SkippedServerRecord]
     /// Record files looked at, and how many of them had to be read because their `stat` changed.
     public var filesSeen: Int
     public var filesHashed: Int
@@ -24,9 +26,12 @@ extension SyncContext {
     /// The store's status. Reads only: nothing in the store changes.
     public func status() throws -> StoreStatus {
         let scan = try LocalChangeScanner(layout: layout).scan(tables: settings.tables, journal: journal)
+        let skipped = try queries().sorted.flatMap { query in
+            query.skipped.keys.sorted().map { SkippedServerRecord(table: query.table, id: $0, reason: query.skipped[$0]!) }
+        }
         return StoreStatus(remote: settings.remote, pending: journal.operations, handEdits: scan.changes,
-                           problems: scan.problems, conflicts: try conflictKeys(), filesSeen: scan.filesSeen,
-                           filesHashed: scan.filesHashed)
+                           problems: scan.problems, conflicts: try conflictKeys(), skippedServerRecords: skipped,
+                           filesSeen: scan.filesSeen, filesHashed: scan.filesHashed)
     }
 
     /// Turns hand edits into journal operations (the first step of every push) and returns what was queued.

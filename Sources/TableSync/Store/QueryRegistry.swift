@@ -12,13 +12,32 @@ public struct PullQuery: Sendable, Equatable {
     public var updatedAt: String?
     /// The id of the last record pulled at ``updatedAt``: the keyset cursor's tie-break.
     public var lastID: String?
+    /// Records the server sent that the store cannot hold, by id, with why: the watermark moved past them, so
+    /// they are kept here for `status` until the server sends them again valid or deleted, or a purge resets
+    /// the query.
+    public var skipped: [String: String]
 
-    public init(id: String, table: String, filter: String? = nil, updatedAt: String? = nil, lastID: String? = nil) {
+    public init(id: String, table: String, filter: String? = nil, updatedAt: String? = nil, lastID: String? = nil,
+                skipped: [String: String] = [:]) {
         self.id = id
         self.table = table
         self.filter = filter
         self.updatedAt = updatedAt
         self.lastID = lastID
+        self.skipped = skipped
+    }
+
+    /// Notes what `page` says of skipped records: refused ones are added (or forgotten when deleted on the server),
+    /// and ones that came back valid are forgotten.
+    mutating func noteSkipped(_ page: ServerPage) {
+        for item in page.refused {
+            guard let id = item.id else { continue }
+            skipped[id] = item.deleted ? nil : item.reason
+        }
+        guard !skipped.isEmpty else { return }
+        for record in page.records {
+            if let id = record[SystemProperty.id]?.stringValue { skipped[id] = nil }
+        }
     }
 
     /// Why `id` is not a valid query id, or `nil`.
@@ -68,8 +87,12 @@ public struct QueryRegistry: Sendable, Equatable {
             if let updatedAt, Timestamp(parsing: updatedAt) == nil {
                 throw entry.failure("updatedAt", "\"\(updatedAt)\" is not an ISO 8601 date-time")
             }
+            var skipped: [String: String] = [:]
+            if let skippedReader = try entry.optionalObject("skipped") {
+                for skippedID in skippedReader.members.keys { skipped[skippedID] = try skippedReader.string(skippedID) }
+            }
             queries[id] = PullQuery(id: id, table: table, filter: try entry.optionalString("filter"),
-                                    updatedAt: updatedAt, lastID: try entry.optionalString("lastId"))
+                                    updatedAt: updatedAt, lastID: try entry.optionalString("lastId"), skipped: skipped)
         }
         return QueryRegistry(queries: queries)
     }
@@ -81,6 +104,7 @@ public struct QueryRegistry: Sendable, Equatable {
             if let filter = query.filter { entry["filter"] = .string(filter) }
             if let updatedAt = query.updatedAt { entry["updatedAt"] = .string(updatedAt) }
             if let lastID = query.lastID { entry["lastId"] = .string(lastID) }
+            if !query.skipped.isEmpty { entry["skipped"] = .object(query.skipped.mapValues { .string($0) }) }
             entries[query.id] = .object(entry)
         }
         return ["queries": .object(entries)]

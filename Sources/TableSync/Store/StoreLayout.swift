@@ -33,6 +33,8 @@ public struct StoreLayout: Sendable, Equatable {
     public var stateFile: String { cacheDirectory + "/state.json" }
     /// Journal lines settled during a push whose journal is not rewritten yet (see ``Journal``).
     public var settledFile: String { cacheDirectory + "/settled.jsonl" }
+    /// The protocol version learned from the server when `tablesync.json` pins none (``LearnedProtocolVersion``).
+    public var learnedProtocolFile: String { cacheDirectory + "/protocol.json" }
     /// What a synced write is about to record in the index; present only while it runs (``SyncedRecordWriter``).
     public var intentFile: String { cacheDirectory + "/intent" }
 

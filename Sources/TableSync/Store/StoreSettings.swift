@@ -26,8 +26,9 @@ public struct StoreSettings: Sendable, Equatable {
 
     /// The server's base URL (`http://host:port`, with the path prefix if any).
     public var remote: String
-    /// The table protocol version to speak: 2 or 3.
-    public var apiVersion: Int
+    /// The table protocol version to speak: 2 or 3; `nil` (no `"apiVersion"` in the file) learns it from the
+    /// server at the first contact and keeps it in `.tablesync/protocol.json`.
+    public var apiVersion: Int?
     /// The store's tables, sorted by name.
     public var tables: [String]
     /// The default conflict policy.
@@ -35,7 +36,7 @@ public struct StoreSettings: Sendable, Equatable {
     /// A file outside the store that holds the client's token, when the token is not in `TABLESYNC_TOKEN`.
     public var tokenFile: String?
 
-    public init(remote: String, apiVersion: Int = 3, tables: [String] = [], conflictPolicy: ConflictPolicy = .manual,
+    public init(remote: String, apiVersion: Int? = 3, tables: [String] = [], conflictPolicy: ConflictPolicy = .manual,
                 tokenFile: String? = nil) {
         self.remote = remote
         self.apiVersion = apiVersion
@@ -46,7 +47,7 @@ public struct StoreSettings: Sendable, Equatable {
 
     /// Checks the settings, returning the first problem as an error naming the field.
     public func validate(file: String = StoreLayout.settingsFileName) throws {
-        guard apiVersion == 2 || apiVersion == 3 else {
+        if let apiVersion, apiVersion != 2 && apiVersion != 3 {
             throw StoreError.invalidSettings(file: file, field: "apiVersion", reason: "expected 2 or 3, found \(apiVersion)")
         }
         guard remote.hasPrefix("http://") || remote.hasPrefix("https://") else {
@@ -74,7 +75,7 @@ public struct StoreSettings: Sendable, Equatable {
         }
         let settings = StoreSettings(
             remote: try reader.string("remote"),
-            apiVersion: try reader.optionalInteger("apiVersion") ?? 3,
+            apiVersion: try reader.optionalInteger("apiVersion"),
             tables: try reader.objectMembers("tables").map(\.key),
             conflictPolicy: policy,
             tokenFile: try reader.optionalString("tokenFile")
@@ -87,10 +88,10 @@ public struct StoreSettings: Sendable, Equatable {
     var json: JSONValue {
         var members: [String: JSONValue] = [
             "remote": .string(remote),
-            "apiVersion": .integer(Int64(apiVersion)),
             "conflictPolicy": .string(conflictPolicy.rawValue),
             "tables": .object(Dictionary(uniqueKeysWithValues: tables.map { ($0, JSONValue.object([:])) })),
         ]
+        if let apiVersion { members["apiVersion"] = .integer(Int64(apiVersion)) }
         if let tokenFile { members["tokenFile"] = .string(tokenFile) }
         return .object(members)
     }

@@ -76,6 +76,17 @@ enum PullPlan {
         }
     }
 
+    /// The page sizes tried, in turn, after a server refuses one: servers' maximums are most often one of these.
+    static let pageSizeSteps = [500, 250, 100, 50, 25, 10]
+
+    /// The page size to ask for after the server refused `refused` records with 400: the largest `$top` the server
+    /// names when it is smaller, else the next smaller step; `nil` when nothing smaller is worth a try (the
+    /// server's maximum is not below `refused`, so the refusal is about something else, or the steps ran out).
+    static func smallerPageSize(than refused: Int, serverMaximum: Int?) -> Int? {
+        if let serverMaximum { return serverMaximum >= 1 && serverMaximum < refused ? serverMaximum : nil }
+        return pageSizeSteps.first { $0 < refused }
+    }
+
     /// `false` when a keyset cursor did not move forward over a non-empty page: the same page again, or an
     /// older one. A server that keeps answering so would make the pull loop for ever.
     static func advances(from previous: PullWatermark?, to next: PullWatermark?) -> Bool {

@@ -16,6 +16,10 @@ public struct PullReport: Sendable, Equatable {
     public var evicted = 0
     /// Pages fetched.
     public var pages = 0
+    /// Records the server sent that the store cannot hold: left out and reported; the watermark moves past them.
+    public var skipped: [SkippedServerRecord] = []
+    /// The page size the pull asked for in the end: `--page-size` (or 1,000), or less when the server refused it.
+    public var pageSize = 0
     /// Where the query stands now (`nil` for a pull without query id).
     public var watermark: PullWatermark?
 
@@ -37,7 +41,7 @@ public struct MassDeleteRefused: CategorizedError, Equatable {
 /// watermark moves, so a killed pull resumes where it stopped.
 struct Puller {
     let context: SyncContext
-    let client: TableClient
+    let connection: ServerConnection
     let options: SyncOptions
 
     static let defaultPageSize = 1000
@@ -49,16 +53,16 @@ struct Puller {
         var report = PullReport()
         report.table = table
         if pushingFirst {
-            report.push = try await Pusher(context: context, client: client, policy: options.conflictPolicy ?? context.settings.conflictPolicy,
+            report.push = try await Pusher(context: context, connection: connection, policy: options.conflictPolicy ?? context.settings.conflictPolicy,
                                            options: options).push(tables: [table])
         }
         var query = try await context.resolveQuery(id: queryID, table: table, filter: filter)
         let baseFilter = try query.filter.map { text in
             do { return try FilterParser.parse(text) } catch { throw LocalQueryError(reason: "$filter of the pull: \(error)") }
         }
+        let client = try await connection.client(table: table)
         var watermark = query.updatedAt.map { PullWatermark(updatedAt: $0, lastID: query.lastID) }
-        let pageSize = options.pageSize ?? Self.defaultPageSize
-        let mode = try await discoverMode(table: table)
+        let mode = try await discoverMode(client: client)
         var massDelete = MassDeleteBrake()
         var skip = 0
         var repeatCheck = PullPlan.RepeatedPageCheck()
@@ -66,21 +70,27 @@ struct Puller {
         // every change and applies the filter itself (FilterEvaluator agrees with the server's SQL).
         let evictFilter = options.evict ? baseFilter : nil
         let serverFilter = evictFilter == nil ? baseFilter : nil
-        let client = self.client
-        func fetch(after watermark: PullWatermark?, skip: Int) async throws -> (records: [[String: JSONValue]], nextLink: String?) {
-            try await client.list(table: table, query: PullPlan.query(mode: mode, baseFilter: serverFilter, watermark: watermark,
-                                                                       skip: skip, pageSize: pageSize))
+        let connection = self.connection
+        let tableURL = client.http.baseURL + TablePath.table(table)
+        func fetch(after watermark: PullWatermark?, skip: Int, pageSize: Int) async throws -> (page: ServerPage, pageSize: Int) {
+            try await Self.fetchPage(client: client, connection: connection, table: table, pageSize: pageSize) { size in
+                PullPlan.query(mode: mode, baseFilter: serverFilter, watermark: watermark, skip: skip, pageSize: size)
+            }
         }
-        var page = try await fetch(after: watermark, skip: skip)
+        var (page, pageSize) = try await fetch(after: watermark, skip: skip, pageSize: options.pageSize ?? Self.defaultPageSize)
         while true {
             report.pages += 1
-            if page.records.isEmpty { break }
-            try repeatCheck.check(mode: mode, skip: skip, page: page.records, url: client.http.baseURL + TablePath.table(table))
-            let (nextWatermark, nextSkip) = PullPlan.advance(mode: mode, watermark: watermark, skip: skip, page: page.records)
+            if page.itemCount == 0 { break }
+            guard !page.cursorItems.isEmpty else {
+                throw SyncError.malformedResponse(url: tableURL, reason: "none of the page's \(page.itemCount) records has an id and an updatedAt (\(page.refused.first?.reason ?? "")), so the pull cannot move past them")
+            }
+            try repeatCheck.check(mode: mode, skip: skip, page: page.cursorItems, url: tableURL)
+            let (nextWatermark, nextSkip) = PullPlan.advance(mode: mode, watermark: watermark, skip: skip, page: page.cursorItems)
             let advances = mode != .keyset || PullPlan.advances(from: watermark, to: nextWatermark)
-            let isLast = client.apiVersion == 3 && page.nextLink == nil && page.records.count < pageSize
+            let isLast = client.apiVersion == 3 && page.nextLink == nil && page.itemCount < pageSize
             // The next page downloads and decodes while this one is written: the next cursor is known already.
-            let nextPage = isLast || !advances ? nil : Task { try await fetch(after: nextWatermark, skip: nextSkip) }
+            let nextSize = pageSize
+            let nextPage = isLast || !advances ? nil : Task { try await fetch(after: nextWatermark, skip: nextSkip, pageSize: nextSize) }
             do {
                 try await apply(page.records, table: table, evictFilter: evictFilter, report: &report, massDelete: &massDelete)
             } catch {
@@ -89,20 +99,45 @@ struct Puller {
             }
             (watermark, skip) = (nextWatermark, nextSkip)
             if !advances {
-                throw SyncError.malformedResponse(url: client.http.baseURL + TablePath.table(table),
+                throw SyncError.malformedResponse(url: tableURL,
                                                   reason: "a page does not move past the previous one (updatedAt \(watermark?.updatedAt ?? "none")), so the pull stopped instead of asking again")
             }
+            report.skipped += page.refused.filter { !$0.deleted }.map { SkippedServerRecord(table: table, id: $0.id, reason: $0.reason) }
             if queryID != nil, let watermark {
                 query.updatedAt = watermark.updatedAt
                 query.lastID = watermark.lastID
+                query.noteSkipped(page)
                 try await context.saveQuery(query)
             }
             options.progress?(.pulledPage(table: table, page: report.pages, records: report.written + report.removed + report.unchanged + report.keptLocal))
             guard let nextPage else { break }
-            page = try await nextPage.value
+            (page, pageSize) = try await nextPage.value
         }
+        report.pageSize = pageSize
         report.watermark = queryID == nil ? nil : watermark
         return report
+    }
+
+    /// One page, asked for with `pageSize` records or fewer: a server that refuses the size with 400 is asked
+    /// again with the largest `$top` it names (``ProtocolHeader/maxTop``) or the next smaller step
+    /// (``PullPlan/smallerPageSize(than:serverMaximum:)``). A refusal that stepping does not settle stops the pull:
+    /// a refusal of the request as a whole when reads of the table fail too (``ServerConnection/requestRefusal(_:table:)``),
+    /// the refusal of this query otherwise. Returns the page and the size it was asked with.
+    static func fetchPage(client: TableClient, connection: ServerConnection, table: String, pageSize: Int,
+                          query: (Int) -> [(name: String, value: String)]) async throws -> (page: ServerPage, pageSize: Int) {
+        var size = pageSize
+        while true {
+            do {
+                return (try await client.list(table: table, query: query(size)), size)
+            } catch let refused as ListRefused {
+                if refused.status == 400, let smaller = PullPlan.smallerPageSize(than: size, serverMaximum: refused.maxTop) {
+                    size = smaller
+                    continue
+                }
+                if let refusal = try await connection.requestRefusal(client, table: table) { throw refusal }
+                throw refused.syncError
+            }
+        }
     }
 
     /// How many records this pull removed, against how many the table held: refuses to remove more than half.
@@ -154,7 +189,7 @@ struct Puller {
 
     /// Keyset paging when the server is a TableSync server (it advertises extensions), the SDKs' algorithm
     /// otherwise: the same discovery (`GET /health`) the push uses for batches.
-    private func discoverMode(table: String) async throws -> PullPlan.Mode {
+    private func discoverMode(client: TableClient) async throws -> PullPlan.Mode {
         switch options.paging {
         case .keyset: return .keyset
         case .greaterOrEqualWithSkip: return .greaterOrEqualWithSkip
@@ -171,9 +206,7 @@ extension SyncContext {
     @discardableResult
     public func pull(table: String, queryID: String? = nil, filter: String? = nil, options: SyncOptions = SyncOptions()) async throws -> PullReport {
         try requireWritable()
-        let client = try TableClient.make(settings: settings, environment: options.environment, timeout: options.timeout,
-                                          retryPolicy: options.retryPolicy)
-        let puller = Puller(context: self, client: client, options: options)
+        let puller = Puller(context: self, connection: ServerConnection(settings: settings, layout: layout, options: options), options: options)
         return try await releasingSpareFiles { try await puller.pull(table: table, queryID: queryID, filter: filter) }
     }
 

@@ -40,6 +40,7 @@ extension SyncContext {
         for (id, entry) in registry.queries where entry.table == table {
             registry.queries[id]?.updatedAt = nil
             registry.queries[id]?.lastID = nil
+            registry.queries[id]?.skipped = [:]
         }
         try saveQueries(registry)
         return removals.count
@@ -50,12 +51,11 @@ extension SyncContext {
         var report = SyncReport()
         report.push = try await push(options: options)
         // Everything was pushed just now: the pulls do not push (and scan for hand edits) once more each.
-        let client = try TableClient.make(settings: settings, environment: options.environment, timeout: options.timeout,
-                                          retryPolicy: options.retryPolicy)
+        let connection = ServerConnection(settings: settings, layout: layout, options: options)
         report.pulls = try await releasingSpareFiles {
             var pulls: [String: PullReport] = [:]
             for query in try queries().sorted {
-                pulls[query.id] = try await Puller(context: self, client: client, options: options)
+                pulls[query.id] = try await Puller(context: self, connection: connection, options: options)
                     .pull(table: query.table, queryID: query.id, filter: nil, pushingFirst: false)
             }
             return pulls

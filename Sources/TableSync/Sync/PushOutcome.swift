@@ -6,6 +6,10 @@ enum PushOutcome: Equatable {
     case applied([String: JSONValue]?)
     /// The server refused because its copy changed (409, 412, or the record is gone); its copy, if it sent one.
     case conflict(status: Int, server: [String: JSONValue]?)
+    /// The server refused with 409 or 412 but its body is not its copy of the record (it lacks the server's
+    /// `version` and `updatedAt`: azure-mobile-apps-node answers a duplicate insert with the item it was sent).
+    /// The record must be read (``classify(kind:sent:refusedWith:serverCopy:)``) before anything is decided.
+    case serverCopyNeeded(status: Int)
     /// The server refused the operation for another reason; recorded like a conflict, the push goes on.
     case rejected(status: Int, message: String)
     /// The credentials were refused: the push stops.
@@ -22,7 +26,9 @@ enum PushOutcome: Equatable {
     /// Classifies the answer `status` with `body` (its JSON, if any) to an operation of `kind` that sent `sent`.
     /// A single request's response and a batch result go through here alike. A 409 or 412 whose server copy
     /// says what was sent is a lost acknowledgement: the operation was applied by an earlier attempt, so it
-    /// counts as applied. So does a delete of a record that is gone. `fallbackMessage` explains a refusal whose
+    /// counts as applied. So does a delete of a record that is gone. A 409 or 412 body counts as the server's
+    /// copy only when it carries the server's system properties; otherwise the record must be read first
+    /// (``serverCopyNeeded(status:)``). `fallbackMessage` explains a refusal whose
     /// body has no `error` message.
     static func classify(kind: PendingOperation.Kind, sent: [String: JSONValue]?, status: Int, body: JSONValue?,
                          fallbackMessage: String = "", notFoundStatuses: Set<Int> = [404, 410]) -> PushOutcome {
@@ -38,15 +44,25 @@ enum PushOutcome: Equatable {
         case 401, 403:
             return .authenticationRefused(status: status, message: body.flatMap { $0["error"]?.stringValue })
         case 409, 412:
-            if let serverItem, sayTheSame(kind: kind, sent: sent, server: serverItem) { return .applied(serverItem) }
-            if kind == .delete, let serverItem, ServerRecord.isDeleted(serverItem) { return .applied(serverItem) }
-            return .conflict(status: status, server: serverItem)
+            guard let serverItem, ServerRecord.isServerCopy(serverItem) else { return .serverCopyNeeded(status: status) }
+            return classify(kind: kind, sent: sent, refusedWith: status, serverCopy: serverItem)
         case _ where notFoundStatuses.contains(status):
             if kind == .delete { return .applied(nil) }
             return .conflict(status: status, server: nil)
         default:
             return .rejected(status: status, message: message)
         }
+    }
+
+    /// Classifies a refusal (409 or 412) once the server's copy of the record is known: `serverCopy` is the copy
+    /// that came with the refusal or was read after it (`nil`: the server has no such record). A copy that says
+    /// what was sent is a lost acknowledgement (applied); so is a delete of a record that is gone.
+    static func classify(kind: PendingOperation.Kind, sent: [String: JSONValue]?, refusedWith status: Int,
+                         serverCopy: [String: JSONValue]?) -> PushOutcome {
+        guard let serverCopy else { return kind == .delete ? .applied(nil) : .conflict(status: status, server: nil) }
+        if sayTheSame(kind: kind, sent: sent, server: serverCopy) { return .applied(serverCopy) }
+        if kind == .delete, ServerRecord.isDeleted(serverCopy) { return .applied(serverCopy) }
+        return .conflict(status: status, server: serverCopy)
     }
 
     /// `true` when the server's copy already holds what the operation sent.

@@ -36,7 +36,7 @@ public struct PushReport: Sendable, Equatable {
 /// operations in the settled log; the push ends by rewriting `journal.jsonl` once (``Journal``).
 struct Pusher {
     let context: SyncContext
-    let client: TableClient
+    let connection: ServerConnection
     let policy: StoreSettings.ConflictPolicy
     let options: SyncOptions
     /// Operations between two durable checkpoints (write-backs, then journal) when sending one request each.
@@ -51,8 +51,15 @@ struct Pusher {
         var isEmpty: Bool { done.isEmpty }
     }
 
+    /// What the push learned of its tables: those where the server applied an operation or answered a read, so
+    /// a refusal there concerns a record, not the request (``TableClient/requestRefusal(table:)``).
+    private struct Acceptance {
+        var tables: Set<String> = []
+    }
+
     /// How this push sends: which sender, how many operations and bytes share a request.
     private struct Route {
+        let client: TableClient
         let sender: any OperationSender
         let maxOperations: Int
         let maxBytes: Int
@@ -78,9 +85,10 @@ struct Pusher {
             }
         }
         guard !queue.isEmpty else { return report }
-        let route = try await chooseRoute()
+        let route = try await chooseRoute(client: try await connection.client(table: queue[0].table))
         report.batched = route.batched
         var pending = Pending()
+        var acceptance = Acceptance()
         // Batched, the next batch is on the wire while the previous answer is reconciled and checkpointed.
         var inFlight: (operations: [OutgoingOperation], answer: Task<SenderAnswer, any Error>)?
         do {
@@ -91,7 +99,7 @@ struct Pusher {
                 var prepared: [OutgoingOperation] = []
                 for operation in window {
                     if var outgoing = try prepare(operation, scanned: reads.take(operation.key), report: &report) {
-                        if route.batched { outgoing.encodeBatchMember(apiVersion: client.apiVersion) }
+                        if route.batched { outgoing.encodeBatchMember(apiVersion: route.client.apiVersion) }
                         prepared.append(outgoing)
                     }
                 }
@@ -101,7 +109,7 @@ struct Pusher {
                     let sender = route.sender
                     let answer = Task { try await sender.send(operations) }
                     guard route.batched else {
-                        try await exchange(operations, answer: answer, sender: sender, report: &report, pending: &pending)
+                        try await exchange(operations, answer: answer, route: route, report: &report, pending: &pending, acceptance: &acceptance)
                         if pending.done.count >= checkpointInterval {
                             try await checkpoint(&pending)
                             options.progress?(.pushed(applied: report.applied + report.settledByPolicy, total: queue.count))
@@ -110,12 +118,14 @@ struct Pusher {
                     }
                     let previous = inFlight
                     inFlight = (operations, answer)
-                    if let previous { try await finishBatch(previous, sender: sender, total: queue.count, report: &report, pending: &pending) }
+                    if let previous {
+                        try await finishBatch(previous, route: route, total: queue.count, report: &report, pending: &pending, acceptance: &acceptance)
+                    }
                 }
             }
             if let last = inFlight {
                 inFlight = nil
-                try await finishBatch(last, sender: route.sender, total: queue.count, report: &report, pending: &pending)
+                try await finishBatch(last, route: route, total: queue.count, report: &report, pending: &pending, acceptance: &acceptance)
             }
         } catch {
             // A batch still in flight is abandoned: if the server applies it anyway, its operations are still in
@@ -134,17 +144,17 @@ struct Pusher {
     typealias SenderAnswer = (outcomes: [PushOutcome], traffic: WireTraffic)
 
     /// Reconciles a batch's answer and makes it durable (a checkpoint per batch).
-    private func finishBatch(_ batch: (operations: [OutgoingOperation], answer: Task<SenderAnswer, any Error>), sender: any OperationSender,
-                             total: Int, report: inout PushReport, pending: inout Pending) async throws {
-        try await exchange(batch.operations, answer: batch.answer, sender: sender, report: &report, pending: &pending)
+    private func finishBatch(_ batch: (operations: [OutgoingOperation], answer: Task<SenderAnswer, any Error>), route: Route,
+                             total: Int, report: inout PushReport, pending: inout Pending, acceptance: inout Acceptance) async throws {
+        try await exchange(batch.operations, answer: batch.answer, route: route, report: &report, pending: &pending, acceptance: &acceptance)
         try await checkpoint(&pending)
         options.progress?(.pushed(applied: report.applied + report.settledByPolicy, total: total))
     }
 
     /// Batches when the options allow it and the server offers the extension (one `GET /health` to learn it);
     /// one request per operation otherwise.
-    private func chooseRoute() async throws -> Route {
-        let single = Route(sender: SingleRequestSender(client: client), maxOperations: 1, maxBytes: .max, batched: false)
+    private func chooseRoute(client: TableClient) async throws -> Route {
+        let single = Route(client: client, sender: SingleRequestSender(client: client), maxOperations: 1, maxBytes: .max, batched: false)
         guard options.batch else { return single }
         let features = try await client.serverFeatures()
         guard features.extensions.contains(.batch) else { return single }
@@ -157,7 +167,7 @@ struct Pusher {
         }
         let gzipLevel = features.extensions.contains(.gzipRequests) ? options.compressionLevel : nil
         let sender = BatchSender(client: client, gzipLevel: gzipLevel, minimalAnswers: features.extensions.contains(.batchMinimalAnswers))
-        return Route(sender: sender, maxOperations: max(1, maxOperations),
+        return Route(client: client, sender: sender, maxOperations: max(1, maxOperations),
                      maxBytes: max(1, maxBytes), batched: true)
     }
 
@@ -179,16 +189,18 @@ struct Pusher {
                                  sentFile: file.sent, baseVersion: operation.baseVersion)
     }
 
-    /// Takes the answer to `operations` (sent already), sends again on the server's version those that
-    /// `client-wins` settles, and reconciles every outcome in order.
-    private func exchange(_ operations: [OutgoingOperation], answer: Task<SenderAnswer, any Error>, sender: any OperationSender,
-                          report: inout PushReport, pending: inout Pending) async throws {
+    /// Takes the answer to `operations` (sent already), reads the records whose refusal came without the
+    /// server's copy, sends again on the server's version those that `client-wins` settles, and reconciles every
+    /// outcome in order.
+    private func exchange(_ operations: [OutgoingOperation], answer: Task<SenderAnswer, any Error>, route: Route,
+                          report: inout PushReport, pending: inout Pending, acceptance: inout Acceptance) async throws {
         let answered = try await answer.value
-        var outcomes = answered.outcomes
+        var outcomes = try await readingServerCopies(operations, answered.outcomes, client: route.client)
         report.traffic += answered.traffic
         let retries = operations.indices.compactMap { index in clientWinsRetry(operations[index], outcomes[index]).map { (index, $0) } }
         if !retries.isEmpty {
-            let (again, retryTraffic) = try await sender.send(retries.map(\.1))
+            let (sentAgain, retryTraffic) = try await route.sender.send(retries.map(\.1))
+            let again = try await readingServerCopies(retries.map(\.1), sentAgain, client: route.client)
             report.traffic += retryTraffic
             for ((index, _), outcome) in zip(retries, again) {
                 outcomes[index] = outcome
@@ -196,7 +208,40 @@ struct Pusher {
             }
         }
         for (outgoing, outcome) in zip(operations, outcomes) {
+            try await checkRefusal(outgoing, outcome, client: route.client, acceptance: &acceptance)
             try await reconcile(outgoing, outcome, report: &report, pending: &pending)
+        }
+    }
+
+    /// `outcomes` with each ``PushOutcome/serverCopyNeeded(status:)`` decided on the record as the server has it
+    /// (one `GET` each; only servers whose refusals do not carry their copy need them).
+    private func readingServerCopies(_ operations: [OutgoingOperation], _ outcomes: [PushOutcome],
+                                     client: TableClient) async throws -> [PushOutcome] {
+        var decided = outcomes
+        for (index, outcome) in outcomes.enumerated() {
+            guard case .serverCopyNeeded(let status) = outcome else { continue }
+            let operation = operations[index].operation
+            let copy = try await client.serverCopy(table: operation.table, id: operation.id)
+            decided[index] = PushOutcome.classify(kind: operation.kind, sent: operations[index].sent, refusedWith: status, serverCopy: copy)
+        }
+        return decided
+    }
+
+    /// Stops the push when a refusal was not about the record but about the request (``TableClient/requestRefusal(table:)``):
+    /// checked once per table, on the first refusal that could be either, unless the server already applied an
+    /// operation of that table.
+    private func checkRefusal(_ outgoing: OutgoingOperation, _ outcome: PushOutcome, client: TableClient,
+                              acceptance: inout Acceptance) async throws {
+        let table = outgoing.operation.table
+        switch outcome {
+        case .applied:
+            acceptance.tables.insert(table)
+        case .rejected, .conflict(_, server: nil):
+            guard !acceptance.tables.contains(table) else { return }
+            if let refusal = try await connection.requestRefusal(client, table: table) { throw refusal }
+            acceptance.tables.insert(table)
+        case .conflict, .serverCopyNeeded, .authenticationRefused:
+            break
         }
     }
 
@@ -245,6 +290,11 @@ struct Pusher {
         case .rejected(let status, let message):
             try await context.writeConflict(ConflictRecord(operation: operation, local: sent, server: nil, status: status, reason: message))
             report.rejected.append(operation.key)
+        case .serverCopyNeeded(let status):
+            // Decided by readingServerCopies before anything is reconciled; kept safe if it ever is not.
+            try await context.writeConflict(ConflictRecord(operation: operation, local: sent, server: nil, status: status,
+                                                           reason: "the server refused the operation and its copy could not be read"))
+            report.conflicts.append(operation.key)
         case .authenticationRefused(let status, let message):
             throw SyncError.authenticationRefused(status: status, message: message)
         }
@@ -281,9 +331,8 @@ extension SyncContext {
     @discardableResult
     public func push(tables: Set<String>? = nil, options: SyncOptions = SyncOptions()) async throws -> PushReport {
         try requireWritable()
-        let client = try TableClient.make(settings: settings, environment: options.environment, timeout: options.timeout,
-                                          retryPolicy: options.retryPolicy)
-        let pusher = Pusher(context: self, client: client, policy: options.conflictPolicy ?? settings.conflictPolicy, options: options)
+        let pusher = Pusher(context: self, connection: ServerConnection(settings: settings, layout: layout, options: options),
+                            policy: options.conflictPolicy ?? settings.conflictPolicy, options: options)
         return try await releasingSpareFiles { try await pusher.push(tables: tables) }
     }
 }

@@ -43,6 +43,15 @@ enum ServerRecord {
         return record
     }
 
+    /// `true` when `record` carries what only the server writes: a `version` and an `updatedAt` date. A 409 or
+    /// 412 body is the server's copy only then; azure-mobile-apps-node answers a duplicate insert with the item
+    /// it was sent, which, taken for the server's copy, would count the insert as applied and lose it.
+    static func isServerCopy(_ record: [String: JSONValue]) -> Bool {
+        guard let version = record[SystemProperty.version]?.stringValue, !version.isEmpty,
+              let updatedAt = record[SystemProperty.updatedAt]?.stringValue else { return false }
+        return Timestamp(parsing: updatedAt) != nil
+    }
+
     /// `true` when the server marks `record` deleted.
     static func isDeleted(_ record: [String: JSONValue]) -> Bool {
         record[SystemProperty.deleted]?.boolValue == true

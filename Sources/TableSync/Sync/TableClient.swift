@@ -8,16 +8,34 @@ struct TableClient: Sendable {
     /// 2 or 3.
     let apiVersion: Int
 
-    /// The client for a store's settings; the token comes from `TABLESYNC_TOKEN` or the settings' token file.
-    static func make(settings: StoreSettings, environment: [String: String] = ProcessInfo.processInfo.environment,
+    /// The client for a store's settings speaking protocol `apiVersion`; the token comes from `TABLESYNC_TOKEN` or
+    /// the settings' token file.
+    static func make(settings: StoreSettings, apiVersion: Int, environment: [String: String] = ProcessInfo.processInfo.environment,
                      timeout: Double = 30, retryPolicy: RetryPolicy = RetryPolicy()) throws -> TableClient {
-        var headers = ["ZUMO-API-VERSION": settings.apiVersion == 2 ? "2.0.0" : "3.0.0", "Accept": "application/json"]
+        var headers = ["Accept": "application/json"]
         if let token = try ClientToken.read(settings: settings, environment: environment) {
             headers["Authorization"] = "Bearer " + token
             headers["X-ZUMO-AUTH"] = token
         }
         return TableClient(http: HTTPClient(baseURL: settings.remote, defaultHeaders: headers, timeout: timeout, retryPolicy: retryPolicy),
-                           apiVersion: settings.apiVersion)
+                           apiVersion: apiVersion)
+    }
+
+    /// A client for `http` speaking protocol `apiVersion` (2 or 3): it sends `ZUMO-API-VERSION` with every request.
+    init(http: HTTPClient, apiVersion: Int) {
+        var headers = http.defaultHeaders
+        headers[ProtocolHeader.apiVersion] = Self.versionHeaderValue(apiVersion)
+        self.http = HTTPClient(baseURL: http.baseURL, defaultHeaders: headers, timeout: http.timeout, retryPolicy: http.retryPolicy,
+                               maxResponseBytes: http.maxResponseBytes)
+        self.apiVersion = apiVersion
+    }
+
+    /// The same client speaking protocol `apiVersion` instead.
+    func speaking(_ apiVersion: Int) -> TableClient { TableClient(http: http, apiVersion: apiVersion) }
+
+    /// `ZUMO-API-VERSION` for protocol `apiVersion`.
+    static func versionHeaderValue(_ apiVersion: Int) -> String {
+        (apiVersion == 2 ? ProtocolVersion.v2 : ProtocolVersion.v3).headerValue
     }
 
     /// `POST` of a record's compact JSON `body`.
@@ -39,13 +57,19 @@ struct TableClient: Sendable {
         return try await http.send(HTTPRequest(method: "DELETE", path: TablePath.record(table: table, id: id), headers: headers))
     }
 
-    /// One page of `GET /tables/{table}`: its checked records and the v3 `nextLink` if any.
-    func list(table: String, query: [(name: String, value: String)]) async throws
-        -> (records: [[String: JSONValue]], nextLink: String?) {
+    /// One page of `GET /tables/{table}`, checked record by record (``ServerPage``). Throws ``ListRefused`` when
+    /// the server refuses the request (other than 401/403), ``SyncError`` when the answer is not a page at all.
+    func list(table: String, query: [(name: String, value: String)]) async throws -> ServerPage {
         let request = HTTPRequest(method: "GET", path: TablePath.table(table), query: query)
         let response = try await http.send(request)
         let url = http.baseURL + request.pathAndQuery
-        try Self.requireOK(response, url: url)
+        switch response.status {
+        case 200: break
+        case 401, 403: throw SyncError.authenticationRefused(status: response.status, message: Self.errorMessage(response))
+        default:
+            throw ListRefused(url: url, status: response.status, message: Self.errorMessage(response),
+                              maxTop: response.header(ProtocolHeader.maxTop).flatMap { Int($0) })
+        }
         let body: JSONValue
         do {
             body = try JSONParser.parse(response.body)
@@ -65,16 +89,25 @@ struct TableClient: Sendable {
         default:
             throw SyncError.malformedResponse(url: url, reason: "expected an array or an object with \"items\", found \(body.typeName)")
         }
-        var records: [[String: JSONValue]] = []
-        records.reserveCapacity(items.count)
-        for item in items {
-            do {
-                records.append(try ServerRecord.check(item, requireUpdatedAt: true))
-            } catch {
-                throw SyncError.malformedResponse(url: url, reason: error.reason)
-            }
+        return ServerPage(items: items, nextLink: nextLink)
+    }
+
+    /// The server's copy of record `id` of `table`, deleted or not (`GET /tables/{table}/{id}?__includeDeleted=true`);
+    /// `nil` when the server has no such record (404 or 410). Throws when the server refuses the read or answers
+    /// something that is not a record.
+    func serverCopy(table: String, id: String) async throws -> [String: JSONValue]? {
+        let request = HTTPRequest(method: "GET", path: TablePath.record(table: table, id: id), query: [(QueryOption.includeDeleted, "true")])
+        let response = try await http.send(request)
+        let url = http.baseURL + request.pathAndQuery
+        if response.status == 404 || response.status == 410 { return nil }
+        try Self.requireOK(response, url: url)
+        do {
+            return try ServerRecord.check(try JSONParser.parse(response.body), requireUpdatedAt: false)
+        } catch let error as ServerRecord.Problem {
+            throw SyncError.malformedResponse(url: url, reason: error.reason)
+        } catch {
+            throw SyncError.malformedResponse(url: url, reason: "invalid JSON at \(error)")
         }
-        return (records, nextLink)
     }
 
     /// What the server offers beyond the table protocol, learned with one `GET /health`. A server that does not
@@ -116,14 +149,14 @@ struct TableClient: Sendable {
     }
 
     /// Throws unless `response` is a 200: ``SyncError/authenticationRefused(status:message:)`` for 401/403,
-    /// ``SyncError/malformedResponse(url:reason:)`` with the server's message otherwise.
+    /// ``SyncError/requestRefused(url:status:reason:)`` with the server's message otherwise.
     static func requireOK(_ response: HTTPResponse, url: String) throws {
         switch response.status {
         case 200: return
         case 401, 403:
             throw SyncError.authenticationRefused(status: response.status, message: errorMessage(response))
         default:
-            throw SyncError.malformedResponse(url: url, reason: "HTTP \(response.status)\(errorMessage(response).map { ": \($0)" } ?? "")")
+            throw SyncError.requestRefused(url: url, status: response.status, reason: errorMessage(response) ?? "")
         }
     }
 
@@ -146,5 +179,66 @@ enum ClientToken {
         } catch let error as FileSystemError {
             throw SyncError.tokenUnavailable(path: path, reason: "\(error)")
         }
+    }
+}
+
+// MARK: - Telling a refusal of the request from a refusal of a record
+
+extension TableClient {
+    /// A read of one record of `table` (`GET /tables/{table}?$top=1`): the cheapest request that every server
+    /// answers when it serves the table and accepts the client's protocol version and credentials.
+    func probe(table: String) async throws -> HTTPResponse {
+        try await http.send(HTTPRequest(method: "GET", path: TablePath.table(table), query: [("$top", "1")]))
+    }
+
+    /// Why the server refuses requests on `table` as a whole, or `nil` when it answers a read of it (so a
+    /// refusal of an operation or page concerned that record or that query).
+    ///
+    /// A 4xx to one operation usually concerns the record: a conflict, a property the table does not declare.
+    /// But a server that refuses the protocol version (azure-mobile-apps-node answers 400 to
+    /// `ZUMO-API-VERSION: 3.0.0` on every request), does not serve the table (404), or refuses everything for
+    /// another reason would refuse every operation alike; filing each as a conflict would flood `conflicts/`.
+    /// A 400 is tried once more in the other protocol version, to name the fix.
+    func requestRefusal(table: String) async throws -> SyncError? {
+        let response = try await probe(table: table)
+        if (200...299).contains(response.status) { return nil }
+        let url = http.baseURL + TablePath.table(table)
+        let message = Self.errorMessage(response)
+        switch response.status {
+        case 401, 403:
+            throw SyncError.authenticationRefused(status: response.status, message: message)
+        case 400:
+            if let other = try await otherVersionAnswered(table: table) {
+                return .protocolVersionRefused(url: http.baseURL, refused: apiVersion, accepted: other, learnedForNextRun: false)
+            }
+        case 404:
+            return .requestRefused(url: url, status: 404, reason: "the server does not serve table \(table)\(message.map { " (\($0))" } ?? "")")
+        default:
+            break
+        }
+        return .requestRefused(url: url, status: response.status, reason: message ?? "")
+    }
+
+    /// The protocol version the server speaks, learned from reads of `table`: this client's version when the
+    /// server answers it, the other one when the server refuses this one with 400 but answers the other, and
+    /// `nil` when reads do not tell (the table is not served, or both versions are refused).
+    func spokenVersion(table: String) async throws -> Int? {
+        let response = try await probe(table: table)
+        switch response.status {
+        case 200...299:
+            return apiVersion
+        case 401, 403:
+            throw SyncError.authenticationRefused(status: response.status, message: Self.errorMessage(response))
+        case 400:
+            return try await otherVersionAnswered(table: table)
+        default:
+            return nil
+        }
+    }
+
+    /// The other protocol version, when the server answers a read of `table` in it.
+    private func otherVersionAnswered(table: String) async throws -> Int? {
+        let other = apiVersion == 2 ? 3 : 2
+        return (200...299).contains(try await speaking(other).probe(table: table).status) ? other : nil
     }
 }

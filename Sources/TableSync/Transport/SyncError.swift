@@ -10,12 +10,19 @@ public enum SyncError: CategorizedError, Equatable {
     case malformedResponse(url: String, reason: String)
     /// The token file named in `tablesync.json` could not be read.
     case tokenUnavailable(path: String, reason: String)
+    /// The server refused the request itself, not a record: a table it does not serve, a query it does not
+    /// take. Nothing was filed as a conflict.
+    case requestRefused(url: String, status: Int, reason: String)
+    /// The server refuses the protocol version the store speaks and accepts the other one. `learnedForNextRun`:
+    /// the store does not pin a version, and the next run speaks `accepted`.
+    case protocolVersionRefused(url: String, refused: Int, accepted: Int, learnedForNextRun: Bool)
 
     public var kind: FailureKind {
         switch self {
         case .unreachable: return .unreachable
         case .authenticationRefused, .tokenUnavailable: return .authentication
         case .malformedResponse: return .other
+        case .requestRefused, .protocolVersionRefused: return .usage
         }
     }
 
@@ -29,6 +36,14 @@ public enum SyncError: CategorizedError, Equatable {
             return "the server's answer to \(url) is not valid: \(reason)."
         case .tokenUnavailable(let path, let reason):
             return "cannot read the token file \(path): \(reason)."
+        case .requestRefused(let url, let status, let reason):
+            return "the server refused the request \(url) itself, not a record (HTTP \(status)\(reason.isEmpty ? "" : ": \(reason)")); nothing was filed as a conflict and the journal keeps every operation not applied."
+        case .protocolVersionRefused(let url, let refused, let accepted, let learnedForNextRun):
+            let refusedText = "ZUMO-API-VERSION \(TableClient.versionHeaderValue(refused))"
+            let fix = learnedForNextRun
+                ? "TableSync speaks \(TableClient.versionHeaderValue(accepted)) to it from the next run"
+                : "set \"apiVersion\": \(accepted) in tablesync.json, or remove \"apiVersion\" to let TableSync learn it (for a new store: tablesync init --api-version \(accepted))"
+            return "the server at \(url) refuses \(refusedText) and accepts \(TableClient.versionHeaderValue(accepted)); \(fix). Nothing was filed as a conflict; the journal keeps every operation not applied."
         }
     }
 }

@@ -18,8 +18,8 @@ struct InitCommand: AsyncParsableCommand {
     @Option(name: .customLong("table"), help: "A table to sync (repeat for several).")
     var tables: [String] = []
 
-    @Option(help: "Table protocol version: 2 or 3.")
-    var apiVersion: Int = 3
+    @Option(help: "Table protocol version: 2 or 3 (default: learned from the server at the first push or pull).")
+    var apiVersion: Int?
 
     @Option(help: "What push does when the server's copy changed: manual, server-wins or client-wins.")
     var conflictPolicy: String = StoreSettings.ConflictPolicy.manual.rawValue

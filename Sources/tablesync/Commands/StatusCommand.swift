@@ -36,6 +36,7 @@ struct StatusCommand: AsyncParsableCommand {
             }),
             "problems": .array(status.problems.map(problemJSON)),
             "conflicts": .array(status.conflicts.map { .string($0.description) }),
+            "skippedServerRecords": .array(status.skippedServerRecords.map(SyncReportText.skippedJSON)),
             "clean": .bool(status.isClean),
         ]
     }
@@ -75,6 +76,11 @@ struct StatusCommand: AsyncParsableCommand {
             lines.append("")
             lines.append("Conflicts waiting for `tablesync resolve` (\(status.conflicts.count)):")
             for key in status.conflicts { lines.append("  \(key)") }
+        }
+        if !status.skippedServerRecords.isEmpty {
+            lines.append("")
+            lines.append("Server records this store cannot hold, skipped by pulls (\(status.skippedServerRecords.count)):")
+            for skipped in status.skippedServerRecords { lines.append("  \(SyncReportText.skippedText(skipped))") }
         }
         return lines.joined(separator: "\n") + "\n"
     }

@@ -50,7 +50,20 @@ enum SyncReportText {
     }
 
     static func pull(_ table: String, _ report: PullReport) -> String {
-        "pulled \(table): \(report.written) written, \(report.removed) removed, \(report.unchanged) unchanged, \(report.keptLocal) kept local\(report.evicted > 0 ? ", \(report.evicted) evicted" : ""), \(report.pages) page(s)"
+        var text = "pulled \(table): \(report.written) written, \(report.removed) removed, \(report.unchanged) unchanged, \(report.keptLocal) kept local\(report.evicted > 0 ? ", \(report.evicted) evicted" : ""), \(report.pages) page(s)"
+        if !report.skipped.isEmpty {
+            text += ", \(report.skipped.count) server record(s) skipped (\(report.skipped.map(skippedText).joined(separator: "; ")))"
+        }
+        return text
+    }
+
+    /// One skipped server record, as a person reads it.
+    static func skippedText(_ skipped: SkippedServerRecord) -> String {
+        "\(skipped.table)/\(skipped.id ?? "(no id)"): \(skipped.reason)"
+    }
+
+    static func skippedJSON(_ skipped: SkippedServerRecord) -> JSONValue {
+        ["table": .string(skipped.table), "id": skipped.id.map(JSONValue.string) ?? .null, "reason": .string(skipped.reason)]
     }
 
     static func pushJSON(_ report: PushReport) -> JSONValue {
@@ -73,6 +86,7 @@ enum SyncReportText {
             "push": pushJSON(report.push), "written": .integer(Int64(report.written)), "removed": .integer(Int64(report.removed)),
             "unchanged": .integer(Int64(report.unchanged)), "keptLocal": .integer(Int64(report.keptLocal)), "pages": .integer(Int64(report.pages)),
             "evicted": .integer(Int64(report.evicted)), "table": .string(report.table),
+            "skipped": .array(report.skipped.map(skippedJSON)), "pageSize": .integer(Int64(report.pageSize)),
         ]
         if let watermark = report.watermark {
             members["updatedAt"] = .string(watermark.updatedAt)
@@ -81,10 +95,12 @@ enum SyncReportText {
         return .object(members)
     }
 
-    /// Exit status after a run: conflicts waiting (new or old) or broken files make it not plainly done.
-    static func status(_ push: PushReport) -> ExitStatus {
+    /// Exit status after a run: broken files, then conflicts waiting (new or old), then server records skipped by
+    /// the pulls make it not plainly done.
+    static func status(_ push: PushReport, pulls: [PullReport] = []) -> ExitStatus {
         if !push.problems.isEmpty { return .invalidStore }
-        return push.conflicts.isEmpty && push.rejected.isEmpty && push.waiting.isEmpty ? .done : .conflictsWaiting
+        if !(push.conflicts.isEmpty && push.rejected.isEmpty && push.waiting.isEmpty) { return .conflictsWaiting }
+        return pulls.allSatisfy { $0.skipped.isEmpty } ? .done : .recordsSkipped
     }
 }
 
@@ -93,7 +109,7 @@ struct PushCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "push",
         abstract: "Queue hand edits, then send pending operations to the server in order.",
-        discussion: "Exits 3 when conflicts wait (see `tablesync conflicts`), 4 when the server is unreachable (nothing is lost; retry later), 5 when credentials are refused."
+        discussion: "Exits 3 when conflicts wait (see `tablesync conflicts`), 4 when the server is unreachable (nothing is lost; retry later), 5 when credentials are refused, 2 when the server refuses the requests themselves (a table it does not serve, a protocol version it does not speak: nothing is filed as a conflict)."
     )
 
     @OptionGroup var global: GlobalOptions
@@ -124,7 +140,7 @@ struct PullCommand: AsyncParsableCommand {
     @Argument(help: "The table.") var table: String
     @Option(help: "The query id whose watermark makes the pull incremental.") var queryID: String?
     @Option(help: "An OData $filter limiting what is pulled.") var filter: String?
-    @Option(help: "Records per request (default: up to 1000, as the server allows).") var pageSize: Int?
+    @Option(help: "Records asked per request (default 1000). A server that refuses the size is asked again with the largest it names, or with 500, 250, 100, 50, 25, 10 in turn; shorter pages than asked are followed to the end.") var pageSize: Int?
     @Flag(help: "Allow a pull to remove more than half of the table's local records.") var allowMassDelete = false
     @Flag(help: "Also remove local records that no longer match the query's filter (unless they have local changes).") var evict = false
 
@@ -139,7 +155,7 @@ struct PullCommand: AsyncParsableCommand {
             } else {
                 print(SyncReportText.push(report.push) + "; " + SyncReportText.pull(table, report) + ".")
             }
-            return SyncReportText.status(report.push)
+            return SyncReportText.status(report.push, pulls: [report])
         }
     }
 }
@@ -150,15 +166,17 @@ struct SyncCommand: AsyncParsableCommand {
         commandName: "sync",
         abstract: "Push, then pull every query in queries.json. The command for cron.",
         discussion: """
-            One run at a time per store: a second run exits 6 at once. Exit codes: 0 done, 3 conflicts waiting, \
-            4 server unreachable (retry later), 5 credentials refused, 6 locked, 7 broken files.
+            One run at a time per store: a second run exits 6 at once. Exit codes: 0 done, 2 the server refuses the \
+            requests themselves (see the message), 3 conflicts waiting, 4 server unreachable (retry later), \
+            5 credentials refused, 6 locked, 7 broken files, 8 server records the store cannot hold were skipped \
+            (see status).
             cron: */5 * * * * cd /srv/store && tablesync sync >>/var/log/tablesync.log 2>&1
             """
     )
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var server: ServerOptions
-    @Option(help: "Records per pull request.") var pageSize: Int?
+    @Option(help: "Records asked per pull request (default 1000); stepped down when the server refuses the size, as for pull.") var pageSize: Int?
     @Flag(help: "Allow a pull to remove more than half of a table's local records.") var allowMassDelete = false
 
     func run() async throws {
@@ -177,7 +195,7 @@ struct SyncCommand: AsyncParsableCommand {
                 for (id, pull) in report.pulls.sorted(by: { $0.key < $1.key }) { lines.append(SyncReportText.pull(pull.table, pull) + " (query \(id))") }
                 print(lines.joined(separator: "; ") + ".")
             }
-            return SyncReportText.status(report.push)
+            return SyncReportText.status(report.push, pulls: Array(report.pulls.values))
         }
     }
 }

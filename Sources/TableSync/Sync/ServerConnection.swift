@@ -1,0 +1,60 @@
+import SyncProtocol
+
+/// How a push or pull reaches the server: a ``TableClient`` for the store's settings and this run's options,
+/// speaking the protocol version that `tablesync.json` pins or, when it pins none, the one the server speaks.
+///
+/// A store without `"apiVersion"` learns the version at its first contact: one read of a table in version 3, and
+/// when the server refuses it with 400 (azure-mobile-apps-node refuses `ZUMO-API-VERSION: 3.0.0` on every
+/// request), one in version 2. What it learns is kept in `.tablesync/protocol.json`, so later runs ask nothing.
+struct ServerConnection: Sendable {
+    let settings: StoreSettings
+    let layout: StoreLayout
+    let options: SyncOptions
+
+    /// The client to speak to the server with; `table` is the table a first contact reads to learn the version.
+    func client(table: String?) async throws -> TableClient {
+        let make = { (version: Int) in
+            try TableClient.make(settings: settings, apiVersion: version, environment: options.environment, timeout: options.timeout,
+                                 retryPolicy: options.retryPolicy)
+        }
+        if let pinned = settings.apiVersion { return try make(pinned) }
+        if let learned = LearnedProtocolVersion.load(layout: layout, remote: settings.remote) { return try make(learned) }
+        let client = try make(3)
+        guard let table, let version = try await client.spokenVersion(table: table) else { return client }
+        try LearnedProtocolVersion.save(version, layout: layout, remote: settings.remote)
+        return client.speaking(version)
+    }
+
+    /// The error that stops a push or pull when the server refused something of `table` that was not about a
+    /// record (``TableClient/requestRefusal(table:)``), or `nil` when the server answers reads of the table. A
+    /// store that pins no version and finds the server speaking the other one learns it for the next run.
+    func requestRefusal(_ client: TableClient, table: String) async throws -> SyncError? {
+        let refusal = try await client.requestRefusal(table: table)
+        if case .protocolVersionRefused(let url, let refused, let accepted, _)? = refusal, settings.apiVersion == nil {
+            try LearnedProtocolVersion.save(accepted, layout: layout, remote: settings.remote)
+            return .protocolVersionRefused(url: url, refused: refused, accepted: accepted, learnedForNextRun: true)
+        }
+        return refusal
+    }
+}
+
+/// The protocol version learned from the server, in `.tablesync/protocol.json`: machine-local like the rest of
+/// the cache, and tied to the remote it was learned from.
+enum LearnedProtocolVersion {
+    /// The version learned from `remote`, if any (an unreadable file counts as none: it is learned again).
+    static func load(layout: StoreLayout, remote: String) -> Int? {
+        guard let bytes = try? FileSystem.readFile(layout.learnedProtocolFile),
+              case .object(let members)? = try? JSONParser.parse(bytes),
+              members["remote"]?.stringValue == remote,
+              case .integer(let version)? = members["apiVersion"], version == 2 || version == 3
+        else { return nil }
+        return Int(version)
+    }
+
+    /// Remembers that `remote` speaks `version`.
+    static func save(_ version: Int, layout: StoreLayout, remote: String) throws {
+        var batch = DurableFileBatch()
+        batch.write(CanonicalJSON.encode(["apiVersion": .integer(Int64(version)), "remote": .string(remote)]), to: layout.learnedProtocolFile)
+        try batch.commit(temporaryDirectory: layout.temporaryDirectory)
+    }
+}
