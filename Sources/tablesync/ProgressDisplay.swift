@@ -17,8 +17,9 @@ enum ProgressDisplay {
         return { progress in
             let text: String
             switch progress {
-            case .pushed(let applied, let total): text = "push: \(applied)/\(total) operations settled"
-            case .pulledPage(let table, let page, let records): text = "pull \(table): page \(page), \(records) records"
+            case .pushed(let settled, let total): text = "push: \(settled)/\(total) operations settled"
+            case .pulledPage(let table, let page, let records, let total):
+                text = "pull \(table): page \(page), \(records)\(total.map { "/\($0)" } ?? "") records"
             }
             if onTerminal {
                 CommandOutput.printError("\r\u{1B}[2K" + text, newline: false)

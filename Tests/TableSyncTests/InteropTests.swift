@@ -124,6 +124,46 @@ struct InteropTests {
         await server.stop()
     }
 
+    @Test("a pull's progress knows how many records are to come: the server counts them on the first page", arguments: [2, 3])
+    func progressHasATotal(apiVersion: Int) async throws {
+        let table = uniqueTableName()
+        let server = try await LiveServer.start(.sqlite, tables: [table])
+        defer { TestBackend.removeFiles(of: server.database) }
+        for index in 0..<25 { _ = try await Self.serverInsert(server.baseURL, ["id": .string("r\(index)")], table: table) }
+        let directory = TemporaryDirectory()
+        let context = try Self.store(directory, remote: server.baseURL, apiVersion: apiVersion, tables: [table])
+        let seen = ProgressLog()
+        var options = Self.options
+        options.pageSize = 10
+        options.progress = { seen.append($0) }
+        _ = try await context.pull(table: table, queryID: "all", options: options)
+        #expect(seen.steps == [
+            .pulledPage(table: table, page: 1, records: 10, total: 25),
+            .pulledPage(table: table, page: 2, records: 20, total: 25),
+            .pulledPage(table: table, page: 3, records: 25, total: 25),
+        ])
+        await server.stop()
+    }
+
+    @Test("push progress counts each operation once: a conflict settled by client-wins does not push it past the total")
+    func pushProgressStaysWithinTotal() async throws {
+        let table = uniqueTableName()
+        let server = try await LiveServer.start(.sqlite, tables: [table])
+        defer { TestBackend.removeFiles(of: server.database) }
+        _ = try await Self.serverInsert(server.baseURL, ["id": "a", "text": "theirs"], table: table)
+        let directory = TemporaryDirectory()
+        let context = try Self.store(directory, remote: server.baseURL, apiVersion: 3, tables: [table])
+        for id in ["a", "b", "c"] { try await context.table(table).insert(["id": .string(id), "text": "mine"]) }
+        let seen = ProgressLog()
+        var options = Self.options
+        options.conflictPolicy = .clientWins
+        options.progress = { seen.append($0) }
+        let report = try await context.push(options: options)
+        #expect(report.settledByPolicy == 1 && report.conflicts.isEmpty)
+        #expect(seen.steps.last == .pushed(settled: 3, total: 3))
+        await server.stop()
+    }
+
     @Test("after a refused page size the pull tries the size the server names, else the next step down")
     func pageSizeSteps() {
         #expect(PullPlan.smallerPageSize(than: 1000, serverMaximum: 100) == 100)
@@ -166,4 +206,12 @@ struct InteropTests {
         #expect(written == ["good1.json", "good2.json"])
         await node.stop()
     }
+}
+
+/// Progress steps as a run reports them, from any thread.
+final class ProgressLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var recorded: [SyncProgress] = []
+    func append(_ step: SyncProgress) { lock.withLock { recorded.append(step) } }
+    var steps: [SyncProgress] { lock.withLock { recorded } }
 }

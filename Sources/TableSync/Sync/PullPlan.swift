@@ -24,9 +24,16 @@ enum PullPlan {
         case greaterOrEqualWithSkip
     }
 
-    /// The query parameters of the next page.
-    static func query(mode: Mode, baseFilter: FilterExpression?, watermark: PullWatermark?, skip: Int, pageSize: Int)
-        -> [(name: String, value: String)] {
+    /// The query parameter that asks a server speaking `apiVersion` to count every record the query matches:
+    /// `$count=true` in v3, `$inlinecount=allpages` in v2.
+    static func countParameter(apiVersion: Int) -> (name: String, value: String) {
+        apiVersion == 2 ? ("$inlinecount", "allpages") : ("$count", "true")
+    }
+
+    /// The query parameters of the next page; `count` (``countParameter(apiVersion:)``) asks the server to count the
+    /// records still to pull, which the first page of a pull does for its progress.
+    static func query(mode: Mode, baseFilter: FilterExpression?, watermark: PullWatermark?, skip: Int, pageSize: Int,
+                      count: (name: String, value: String)? = nil) -> [(name: String, value: String)] {
         var conditions: [FilterExpression] = []
         if let baseFilter { conditions.append(baseFilter) }
         if let watermark, let since = Timestamp(parsing: watermark.updatedAt) {
@@ -53,6 +60,7 @@ enum PullPlan {
         query.append(("$top", String(pageSize)))
         if mode == .greaterOrEqualWithSkip && skip > 0 { query.append(("$skip", String(skip))) }
         query.append(("__includeDeleted", "true"))
+        if let count { query.append(count) }
         return query
     }
 

@@ -72,12 +72,16 @@ struct Puller {
         let serverFilter = evictFilter == nil ? baseFilter : nil
         let connection = self.connection
         let tableURL = client.http.baseURL + TablePath.table(table)
-        func fetch(after watermark: PullWatermark?, skip: Int, pageSize: Int) async throws -> (page: ServerPage, pageSize: Int) {
-            try await Self.fetchPage(client: client, connection: connection, table: table, pageSize: pageSize) { size in
-                PullPlan.query(mode: mode, baseFilter: serverFilter, watermark: watermark, skip: skip, pageSize: size)
+        func fetch(after watermark: PullWatermark?, skip: Int, pageSize: Int, counting: Bool = false) async throws -> (page: ServerPage, pageSize: Int) {
+            let count = counting ? PullPlan.countParameter(apiVersion: client.apiVersion) : nil
+            return try await Self.fetchPage(client: client, connection: connection, table: table, pageSize: pageSize) { size in
+                PullPlan.query(mode: mode, baseFilter: serverFilter, watermark: watermark, skip: skip, pageSize: size, count: count)
             }
         }
-        var (page, pageSize) = try await fetch(after: watermark, skip: skip, pageSize: options.pageSize ?? Self.defaultPageSize)
+        // The first page also asks how many records are to come, for progress (one count on the server per pull).
+        var (page, pageSize) = try await fetch(after: watermark, skip: skip, pageSize: options.pageSize ?? Self.defaultPageSize,
+                                               counting: options.progress != nil)
+        let total = page.totalCount
         while true {
             report.pages += 1
             if page.itemCount == 0 { break }
@@ -109,7 +113,9 @@ struct Puller {
                 query.noteSkipped(page)
                 try await context.saveQuery(query)
             }
-            options.progress?(.pulledPage(table: table, page: report.pages, records: report.written + report.removed + report.unchanged + report.keptLocal))
+            options.progress?(.pulledPage(table: table, page: report.pages,
+                                          records: report.written + report.removed + report.unchanged + report.keptLocal + report.skipped.count,
+                                          total: total))
             guard let nextPage else { break }
             (page, pageSize) = try await nextPage.value
         }

@@ -89,6 +89,8 @@ struct Pusher {
         report.batched = route.batched
         var pending = Pending()
         var acceptance = Acceptance()
+        // Operations answered so far, for progress: each counts once, however it ended (a client-wins retry too).
+        var settled = 0
         // Batched, the next batch is on the wire while the previous answer is reconciled and checkpointed.
         var inFlight: (operations: [OutgoingOperation], answer: Task<SenderAnswer, any Error>)?
         do {
@@ -110,22 +112,27 @@ struct Pusher {
                     let answer = Task { try await sender.send(operations) }
                     guard route.batched else {
                         try await exchange(operations, answer: answer, route: route, report: &report, pending: &pending, acceptance: &acceptance)
+                        settled += operations.count
                         if pending.done.count >= checkpointInterval {
                             try await checkpoint(&pending)
-                            options.progress?(.pushed(applied: report.applied + report.settledByPolicy, total: queue.count))
+                            options.progress?(.pushed(settled: settled, total: queue.count))
                         }
                         continue
                     }
                     let previous = inFlight
                     inFlight = (operations, answer)
                     if let previous {
-                        try await finishBatch(previous, route: route, total: queue.count, report: &report, pending: &pending, acceptance: &acceptance)
+                        try await finishBatch(previous, route: route, report: &report, pending: &pending, acceptance: &acceptance)
+                        settled += previous.operations.count
+                        options.progress?(.pushed(settled: settled, total: queue.count))
                     }
                 }
             }
             if let last = inFlight {
                 inFlight = nil
-                try await finishBatch(last, route: route, total: queue.count, report: &report, pending: &pending, acceptance: &acceptance)
+                try await finishBatch(last, route: route, report: &report, pending: &pending, acceptance: &acceptance)
+                settled += last.operations.count
+                options.progress?(.pushed(settled: settled, total: queue.count))
             }
         } catch {
             // A batch still in flight is abandoned: if the server applies it anyway, its operations are still in
@@ -145,10 +152,9 @@ struct Pusher {
 
     /// Reconciles a batch's answer and makes it durable (a checkpoint per batch).
     private func finishBatch(_ batch: (operations: [OutgoingOperation], answer: Task<SenderAnswer, any Error>), route: Route,
-                             total: Int, report: inout PushReport, pending: inout Pending, acceptance: inout Acceptance) async throws {
+                             report: inout PushReport, pending: inout Pending, acceptance: inout Acceptance) async throws {
         try await exchange(batch.operations, answer: batch.answer, route: route, report: &report, pending: &pending, acceptance: &acceptance)
         try await checkpoint(&pending)
-        options.progress?(.pushed(applied: report.applied + report.settledByPolicy, total: total))
     }
 
     /// Batches when the options allow it and the server offers the extension (one `GET /health` to learn it);

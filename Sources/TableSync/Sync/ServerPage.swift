@@ -14,6 +14,8 @@ struct ServerPage {
     var nextLink: String?
     /// Items in the answer, refused ones included.
     var itemCount = 0
+    /// The server's count of every record the query matches, when it was asked for and sent.
+    var totalCount: Int?
 
     /// An item of the page that the store cannot hold.
     struct RefusedItem: Equatable {
@@ -26,8 +28,9 @@ struct ServerPage {
     }
 
     /// Checks each of `items`.
-    init(items: [JSONValue], nextLink: String?) {
+    init(items: [JSONValue], nextLink: String?, totalCount: Int? = nil) {
         self.nextLink = nextLink
+        self.totalCount = totalCount
         itemCount = items.count
         records.reserveCapacity(items.count)
         cursorItems.reserveCapacity(items.count)

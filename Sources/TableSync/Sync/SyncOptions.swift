@@ -12,10 +12,11 @@ public enum PullPaging: String, Sendable, CaseIterable {
 
 /// A step of a long push or pull, for progress displays.
 public enum SyncProgress: Sendable, Equatable {
-    /// `applied` of `total` operations of the push are settled.
-    case pushed(applied: Int, total: Int)
-    /// A page of `table` was made durable; `records` so far in this pull.
-    case pulledPage(table: String, page: Int, records: Int)
+    /// `settled` of the push's `total` operations are settled (applied, refused or settled by policy); never above `total`.
+    case pushed(settled: Int, total: Int)
+    /// A page of `table` was made durable; `records` so far in this pull, of `total` when the server counted the
+    /// records to pull (its answer to `$count=true` in v3, `$inlinecount=allpages` in v2, on the first page).
+    case pulledPage(table: String, page: Int, records: Int, total: Int?)
 }
 
 /// How a push, pull or sync talks to the server; the defaults suit cron.

@@ -78,6 +78,7 @@ struct TableClient: Sendable {
         }
         let items: [JSONValue]
         var nextLink: String?
+        var count: Int?
         switch body {
         case .array(let elements): items = elements
         case .object(let members):
@@ -86,10 +87,11 @@ struct TableClient: Sendable {
             }
             items = elements
             nextLink = members["nextLink"]?.stringValue
+            count = members["count"]?.integerValue.flatMap { Int(exactly: $0) }
         default:
             throw SyncError.malformedResponse(url: url, reason: "expected an array or an object with \"items\", found \(body.typeName)")
         }
-        return ServerPage(items: items, nextLink: nextLink)
+        return ServerPage(items: items, nextLink: nextLink, totalCount: count)
     }
 
     /// The server's copy of record `id` of `table`, deleted or not (`GET /tables/{table}/{id}?__includeDeleted=true`);
