@@ -73,6 +73,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The seed tutorial's TodoItem app on the public library API alone (examples/TodoApp).
+        .executableTarget(name: "todo-example", dependencies: ["TableSync"], path: "examples/TodoApp"),
         // `make bench`: the benchmarks and their same-run baselines, driving the release binaries (scripts/bench.sh).
         .executableTarget(
             name: "tablesync-bench",

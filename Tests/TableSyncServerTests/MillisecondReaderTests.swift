@@ -16,7 +16,7 @@ import TestSupport
 @Suite("updatedAt at millisecond precision")
 struct MillisecondReaderTests {
     static let writers = 2
-    static let batchesPerWriter = 3
+    static let batchesPerWriter = 2
     static let batchSize = 1000
 
     @Test("bursts of 1,000 writes per batch: a millisecond reader and a keyset reader see every row", arguments: Backend.available)
@@ -45,7 +45,7 @@ struct MillisecondReaderTests {
                 let stopping = done.value
                 try await reader.readToEnd(client, table: table)
                 if stopping { break }
-                try await Task.sleep(for: .milliseconds(5))
+                try await Task.sleep(for: .milliseconds(20))
             }
             try await writing
             let keyset = try await KeysetReader.readAll(client, table: table)

@@ -168,12 +168,12 @@ import TestSupport
         try await Task.sleep(nanoseconds: 50_000_000)
         try directory.write("store/tables/todo/b.json", #"{"id": "b", "text": "later"}"#)
 
-        let a = try #require(try context.recordFileToSend(table: "todo", id: "a", scanned: reads.take(RecordKey(table: "todo", id: "a"))))
+        let a = try #require(try context.recordFiles.toSend(table: "todo", id: "a", scanned: reads.take(RecordKey(table: "todo", id: "a"))))
         #expect(a.loaded.record["text"] == "first")
         #expect(a.sent.status != nil, "the scan's copy, vouched for by its stat")
-        let b = try #require(try context.recordFileToSend(table: "todo", id: "b", scanned: reads.take(RecordKey(table: "todo", id: "b"))))
+        let b = try #require(try context.recordFiles.toSend(table: "todo", id: "b", scanned: reads.take(RecordKey(table: "todo", id: "b"))))
         #expect(b.loaded.record["text"] == "later", "edited after the scan: read again")
         #expect(b.sent.hash == SHA256.hexDigest(of: Array(#"{"id": "b", "text": "later"}"#.utf8)))
-        #expect(try context.recordFileToSend(table: "todo", id: "gone", scanned: nil) == nil)
+        #expect(try context.recordFiles.toSend(table: "todo", id: "gone", scanned: nil) == nil)
     }
 }

@@ -30,12 +30,18 @@ public actor SyncContext {
     public nonisolated let settings: StoreSettings
     /// The mode the context was opened in.
     public nonisolated let mode: AccessMode
+    /// The pending operations, in push order.
     var journal: Journal
+    /// The record files and their stat index.
+    var store: RecordStore
+    /// The record files alone, read without waiting for the context (a push reads each file it sends).
+    nonisolated let recordFiles: RecordFiles
+    /// The conflict files.
+    nonisolated let conflictFiles: ConflictStore
     /// Spare files for record writes (``SpareFiles``); trimmed to what is kept for the next run before the lock
     /// is released.
     nonisolated let spareFiles: SpareFiles
     private var lock: StoreLock?
-    private var indexes: [String: StatIndex] = [:]
 
     /// Opens the store at (or above) `directory`.
     /// - Parameter purpose: written into the lock file so a second run can say who holds the lock.
@@ -46,6 +52,9 @@ public actor SyncContext {
         let spareFiles = SpareFiles(directory: layout.sparesDirectory)
         if mode == .readWrite { try spareFiles.adoptRetained() }
         self.spareFiles = spareFiles
+        self.store = RecordStore(layout: layout, spares: spareFiles)
+        self.recordFiles = RecordFiles(layout: layout)
+        self.conflictFiles = ConflictStore(layout: layout)
         self.layout = layout
         self.mode = mode
         self.lock = lock
@@ -93,14 +102,6 @@ public actor SyncContext {
         return SyncTable(name: name, context: self)
     }
 
-    /// The pending operations in push order.
-    public var pendingOperations: [PendingOperation] { journal.operations }
-
-    /// The pull queries of `queries.json`.
-    public func queries() throws -> QueryRegistry {
-        try QueryRegistry.load(from: try FileSystem.readFile(layout.queriesFile), file: StoreLayout.queriesFileName)
-    }
-
     // MARK: - Internals shared by the table operations
 
     func requireTable(_ name: String) throws {
@@ -111,26 +112,6 @@ public actor SyncContext {
     func requireWritable() throws {
         guard mode == .readWrite, lock != nil else { throw StoreError.readOnly }
     }
-
-    func index(_ table: String) throws -> StatIndex {
-        if let index = indexes[table] { return index }
-        let index = try StatIndex.load(layout: layout, table: table)
-        indexes[table] = index
-        return index
-    }
-
-    func setIndex(_ index: StatIndex, for table: String) { indexes[table] = index }
-
-    /// The table's index moved out of the cache, so that changing it does not copy every entry (a copy the
-    /// cache would force on each page of a pull). Put it back with ``setIndex(_:for:)``; if it is not (an
-    /// error), the next ``index(_:)`` loads it from disk.
-    func takeIndex(_ table: String) throws -> StatIndex {
-        let index = try self.index(table)
-        indexes[table] = nil
-        return index
-    }
-
-    func saveJournal() throws { try journal.save(layout: layout) }
 
     private static func readSettingsFile(_ layout: StoreLayout) throws -> [UInt8] {
         do {

@@ -38,6 +38,21 @@ public struct SyncTable: Sendable {
     public func read(id: String) async throws -> [String: JSONValue]? {
         try await context.read(id: id, table: name)
     }
+
+    /// Pushes this table's pending operations, then pulls what changed on the server: incrementally from the
+    /// watermark of `queryID` (created on first use), or everything matching `filter` without one
+    /// (``SyncContext/pull(table:queryID:filter:options:)``).
+    @discardableResult
+    public func pull(queryID: String? = nil, filter: String? = nil, options: SyncOptions = SyncOptions()) async throws -> PullReport {
+        try await context.pull(table: name, queryID: queryID, filter: filter, options: options)
+    }
+
+    /// Removes local records (those matching `filter`, or all) and resets the table's query watermarks
+    /// (``SyncContext/purge(table:filter:force:)``). Returns how many records were removed.
+    @discardableResult
+    public func purge(filter: String? = nil, force: Bool = false) async throws -> Int {
+        try await context.purge(table: name, filter: filter, force: force)
+    }
 }
 
 extension SyncTable {

@@ -40,7 +40,7 @@ public struct MassDeleteRefused: CategorizedError, Equatable {
 /// Fetches what changed since a query's watermark, page by page, making each page durable before the
 /// watermark moves, so a killed pull resumes where it stopped.
 struct Puller {
-    let context: SyncContext
+    let store: any PullingStore
     let connection: ServerConnection
     let options: SyncOptions
 
@@ -49,14 +49,14 @@ struct Puller {
     /// Pulls `table`; with `pushingFirst` (the default for a pull on its own) the table's pending operations and
     /// hand edits are pushed first. A sync, which has just pushed every table, pulls without pushing again.
     func pull(table: String, queryID: String?, filter: String?, pushingFirst: Bool = true) async throws -> PullReport {
-        try await context.requireTable(table)
+        try await store.requireTable(table)
         var report = PullReport()
         report.table = table
         if pushingFirst {
-            report.push = try await Pusher(context: context, connection: connection, policy: options.conflictPolicy ?? context.settings.conflictPolicy,
+            report.push = try await Pusher(store: store, connection: connection, policy: options.conflictPolicy ?? store.settings.conflictPolicy,
                                            options: options).push(tables: [table])
         }
-        var query = try await context.resolveQuery(id: queryID, table: table, filter: filter)
+        var query = try await store.resolveQuery(id: queryID, table: table, filter: filter)
         let baseFilter = try query.filter.map { text in
             do { return try FilterParser.parse(text) } catch { throw LocalQueryError(reason: "$filter of the pull: \(error)") }
         }
@@ -111,7 +111,7 @@ struct Puller {
                 query.updatedAt = watermark.updatedAt
                 query.lastID = watermark.lastID
                 query.noteSkipped(page)
-                try await context.saveQuery(query)
+                try await store.saveQuery(query)
             }
             options.progress?(.pulledPage(table: table, page: report.pages,
                                           records: report.written + report.removed + report.unchanged + report.keptLocal + report.skipped.count,
@@ -157,7 +157,7 @@ struct Puller {
     /// evicted), and the rest written as the server has them.
     private func apply(_ records: [[String: JSONValue]], table: String, evictFilter: FilterExpression?,
                        report: inout PullReport, massDelete: inout MassDeleteBrake) async throws {
-        let pendingIDs = await context.pendingIDs(table: table)
+        let pendingIDs = await store.pendingIDs(table: table)
         var writes: [[String: JSONValue]] = []
         var removals: [String] = []
         var evictions: [String] = []
@@ -175,17 +175,17 @@ struct Puller {
         }
         if !options.allowMassDelete, !removals.isEmpty {
             let counted: Int
-            if let known = massDelete.localRecords { counted = known } else { counted = try await context.recordCount(table: table) }
+            if let known = massDelete.localRecords { counted = known } else { counted = try store.recordFiles.count(table: table) }
             massDelete.localRecords = counted
-            let present = await context.existingCount(table: table, ids: removals)
+            let present = store.recordFiles.existingCount(table: table, ids: removals)
             if counted >= 10, (massDelete.removedSoFar + present) * 2 > counted {
                 throw MassDeleteRefused(table: table, removing: massDelete.removedSoFar + present, localRecords: counted)
             }
             massDelete.removedSoFar += present
         }
-        let evicted = await context.existingCount(table: table, ids: evictions)
+        let evicted = store.recordFiles.existingCount(table: table, ids: evictions)
         removals += evictions
-        let outcome = try await context.applySynced(table: table, records: writes, removals: removals, guard: .unchangedSinceSync)
+        let outcome = try await store.applySynced(table: table, records: writes, removals: removals, guard: .unchangedSinceSync)
         report.evicted += evicted
         report.written += outcome.written
         report.removed += outcome.removed
@@ -202,52 +202,5 @@ struct Puller {
         case .automatic: break
         }
         return try await client.serverFeatures().isTableSyncServer ? .keyset : .greaterOrEqualWithSkip
-    }
-}
-
-extension SyncContext {
-    /// Pulls `table`: first pushes its pending operations, then fetches what changed. With `queryID` the pull is
-    /// incremental from the query's watermark in `queries.json` (the query is created on first use); without it,
-    /// everything matching `filter` is fetched.
-    @discardableResult
-    public func pull(table: String, queryID: String? = nil, filter: String? = nil, options: SyncOptions = SyncOptions()) async throws -> PullReport {
-        try requireWritable()
-        let puller = Puller(context: self, connection: ServerConnection(settings: settings, layout: layout, options: options), options: options)
-        return try await releasingSpareFiles { try await puller.pull(table: table, queryID: queryID, filter: filter) }
-    }
-
-    /// The query to pull with: the registered one, created on first use, or an unsaved one without id.
-    func resolveQuery(id: String?, table: String, filter: String?) throws -> PullQuery {
-        guard let id else { return PullQuery(id: "", table: table, filter: filter) }
-        if let problem = PullQuery.problem(withID: id) { throw StoreError.invalidQuery(id: id, reason: problem) }
-        if let existing = try queries().queries[id] {
-            guard existing.table == table else {
-                throw StoreError.invalidQuery(id: id, reason: "it pulls table \(existing.table), not \(table)")
-            }
-            if let filter, filter != existing.filter {
-                throw StoreError.invalidQuery(id: id, reason: "it has the filter \(existing.filter.map { "\"\($0)\"" } ?? "(none)"); remove it and add it again to change the filter")
-            }
-            return existing
-        }
-        return try addQuery(PullQuery(id: id, table: table, filter: filter))
-    }
-
-    func saveQuery(_ query: PullQuery) throws {
-        var registry = try queries()
-        registry.queries[query.id] = query
-        try saveQueries(registry)
-    }
-
-    func recordCount(table: String) throws -> Int {
-        try FileSystem.listNames(layout.tableDirectory(table)).filter(RecordFileName.looksLikeRecordFile).count
-    }
-
-    /// The ids of `table` with a pending operation.
-    func pendingIDs(table: String) -> Set<String> {
-        Set(journal.operations(inTable: table).map(\.id))
-    }
-
-    func existingCount(table: String, ids: [String]) -> Int {
-        ids.filter { FileSystem.exists(layout.recordFile(table: table, id: $0)) }.count
     }
 }

@@ -28,7 +28,7 @@ extension SyncContext {
         if force {
             journal.remove(sequences: Set(pending.map(\.sequence)))
             try saveJournal()
-            for key in try conflictKeys() where key.table == table { try removeConflict(key) }
+            for key in try conflictFiles.keys() where key.table == table { try conflictFiles.remove(key) }
         }
         let doomed = query.apply(to: try records(table: table)).compactMap { $0[SystemProperty.id]?.stringValue }
         var removals = doomed
@@ -45,28 +45,4 @@ extension SyncContext {
         try saveQueries(registry)
         return removals.count
     }
-
-    /// Pushes, then pulls every query of `queries.json` in id order.
-    public func sync(options: SyncOptions = SyncOptions()) async throws -> SyncReport {
-        var report = SyncReport()
-        report.push = try await push(options: options)
-        // Everything was pushed just now: the pulls do not push (and scan for hand edits) once more each.
-        let connection = ServerConnection(settings: settings, layout: layout, options: options)
-        report.pulls = try await releasingSpareFiles {
-            var pulls: [String: PullReport] = [:]
-            for query in try queries().sorted {
-                pulls[query.id] = try await Puller(context: self, connection: connection, options: options)
-                    .pull(table: query.table, queryID: query.id, filter: nil, pushingFirst: false)
-            }
-            return pulls
-        }
-        return report
-    }
-}
-
-/// What a sync did: the push, then each query's pull.
-public struct SyncReport: Sendable, Equatable {
-    public var push = PushReport()
-    public var pulls: [String: PullReport] = [:]
-    public init() {}
 }

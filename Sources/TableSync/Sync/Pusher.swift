@@ -35,7 +35,7 @@ public struct PushReport: Sendable, Equatable {
 /// classify, retry (`client-wins`) and reconcile through the same functions. Checkpoints record settled
 /// operations in the settled log; the push ends by rewriting `journal.jsonl` once (``Journal``).
 struct Pusher {
-    let context: SyncContext
+    let store: any PushingStore
     let connection: ServerConnection
     let policy: StoreSettings.ConflictPolicy
     let options: SyncOptions
@@ -72,12 +72,12 @@ struct Pusher {
 
     func push(tables: Set<String>?) async throws -> PushReport {
         var report = PushReport()
-        let recorded = try await context.recordHandEdits(keepingReadsUpTo: Self.readsKept)
+        let recorded = try await store.recordHandEdits(keepingReadsUpTo: Self.readsKept)
         var reads = recorded.reads
         report.problems = recorded.scan.problems
-        let waiting = Set(try await context.conflictKeys())
+        let waiting = Set(try await store.conflictKeys())
         var queue: [PendingOperation] = []
-        for operation in await context.pendingOperations where tables?.contains(operation.table) ?? true {
+        for operation in await store.pendingOperations where tables?.contains(operation.table) ?? true {
             if waiting.contains(operation.key) {
                 report.waiting.append(operation.key)
             } else {
@@ -140,11 +140,11 @@ struct Pusher {
             inFlight?.answer.cancel()
             try await checkpoint(&pending)
             // The push's own error is the one to report; a journal left unrewritten is rewritten on the next open.
-            try? await context.saveJournal()
+            try? await store.saveJournal()
             throw error
         }
         try await checkpoint(&pending)
-        try await context.saveJournal()
+        try await store.saveJournal()
         return report
     }
 
@@ -185,7 +185,7 @@ struct Pusher {
         }
         let file: (loaded: RecordFile.Loaded, sent: SentFile)?
         do {
-            file = try context.recordFileToSend(table: operation.table, id: operation.id, scanned: scanned)
+            file = try store.recordFiles.toSend(table: operation.table, id: operation.id, scanned: scanned)
         } catch let error as StoreError {
             if case .brokenRecordFile(let problem) = error { report.problems.append(problem) }
             return nil
@@ -291,14 +291,14 @@ struct Pusher {
             let reason = server == nil || ServerRecord.isDeleted(server!)
                 ? "the record was deleted on the server"
                 : "the server's copy changed since version \(operation.baseVersion ?? "(none: the id exists on the server)")"
-            try await context.writeConflict(ConflictRecord(operation: operation, local: sent, server: server, status: status, reason: reason))
+            try await store.writeConflict(ConflictRecord(operation: operation, local: sent, server: server, status: status, reason: reason))
             report.conflicts.append(operation.key)
         case .rejected(let status, let message):
-            try await context.writeConflict(ConflictRecord(operation: operation, local: sent, server: nil, status: status, reason: message))
+            try await store.writeConflict(ConflictRecord(operation: operation, local: sent, server: nil, status: status, reason: message))
             report.rejected.append(operation.key)
         case .serverCopyNeeded(let status):
             // Decided by readingServerCopies before anything is reconciled; kept safe if it ever is not.
-            try await context.writeConflict(ConflictRecord(operation: operation, local: sent, server: nil, status: status,
+            try await store.writeConflict(ConflictRecord(operation: operation, local: sent, server: nil, status: status,
                                                            reason: "the server refused the operation and its copy could not be read"))
             report.conflicts.append(operation.key)
         case .authenticationRefused(let status, let message):
@@ -313,32 +313,12 @@ struct Pusher {
         let tables = Set(pending.writeBacks.keys).union(pending.removals.keys).union(pending.serverCopies.keys)
         for table in tables.sorted() {
             if let records = pending.writeBacks[table] {
-                _ = try await context.applySynced(table: table, records: records, guard: .sentContent(pending.sentFiles[table] ?? [:]))
+                _ = try await store.applySynced(table: table, records: records, removals: [], guard: .sentContent(pending.sentFiles[table] ?? [:]))
             }
-            _ = try await context.applySynced(table: table, records: pending.serverCopies[table] ?? [],
+            _ = try await store.applySynced(table: table, records: pending.serverCopies[table] ?? [],
                                               removals: pending.removals[table] ?? [], guard: .none)
         }
-        try await context.finishOperations(pending.done)
+        try await store.finishOperations(pending.done)
         pending = Pending()
-    }
-}
-
-extension SyncContext {
-    /// Removes settled operations from the journal and saves it, deferring the rewrite of `journal.jsonl` to
-    /// the end of the push (``Journal``).
-    func finishOperations(_ sequences: Set<Int64>) throws {
-        journal.remove(sequences: sequences)
-        try journal.save(layout: layout, deferringRewrite: true)
-    }
-
-    /// Pushes pending operations (after queuing hand edits) in journal order; `tables` limits it to some tables.
-    /// Throws ``SyncError`` when the server is unreachable or refuses the credentials; the journal keeps
-    /// everything not yet applied.
-    @discardableResult
-    public func push(tables: Set<String>? = nil, options: SyncOptions = SyncOptions()) async throws -> PushReport {
-        try requireWritable()
-        let pusher = Pusher(context: self, connection: ServerConnection(settings: settings, layout: layout, options: options),
-                            policy: options.conflictPolicy ?? settings.conflictPolicy, options: options)
-        return try await releasingSpareFiles { try await pusher.push(tables: tables) }
     }
 }

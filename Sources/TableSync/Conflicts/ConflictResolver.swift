@@ -46,6 +46,6 @@ extension SyncContext {
             try saveJournal()
             _ = try applySynced(table: key.table, records: [], removals: [key.id])
         }
-        try removeConflict(key)
+        try conflictFiles.remove(key)
     }
 }

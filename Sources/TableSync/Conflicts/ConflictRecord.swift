@@ -65,34 +65,18 @@ public struct ConflictRecord: Sendable, Equatable {
 }
 
 extension SyncContext {
-    func conflictPath(_ key: RecordKey) -> String {
-        layout.conflictDirectory(key.table) + "/" + RecordFileName.fileName(for: key.id)
-    }
-
-    func writeConflict(_ conflict: ConflictRecord) throws {
-        try FileSystem.createDirectory(layout.conflictDirectory(conflict.key.table))
-        var batch = DurableFileBatch()
-        batch.write(CanonicalJSON.encode(conflict.json), to: conflictPath(conflict.key))
-        try batch.commit(temporaryDirectory: layout.temporaryDirectory)
-    }
-
-    func removeConflict(_ key: RecordKey) throws {
-        var batch = DurableFileBatch()
-        batch.remove(conflictPath(key))
-        try batch.commit(temporaryDirectory: layout.temporaryDirectory)
-        FileSystem.removeEmptyDirectory(layout.conflictDirectory(key.table))
-    }
-
     /// The conflicts waiting for a decision, by table and id.
     public func conflicts() throws -> [ConflictRecord] {
-        try conflictKeys().map { key in
-            let path = conflictPath(key)
-            let relative = layout.relative(path)
-            do {
-                return try ConflictRecord(json: try JSONParser.parse(try FileSystem.readFile(path)), file: relative)
-            } catch let error as JSONParseError {
-                throw StoreError.invalidJSONFile(file: relative, error: error)
-            }
-        }
+        try conflictFiles.all()
+    }
+
+    /// The records with a conflict waiting.
+    func conflictKeys() throws -> [RecordKey] {
+        try conflictFiles.keys()
+    }
+
+    /// Keeps `conflict` under `conflicts/` (written by the actor, so a push and a resolve never race on one file).
+    func writeConflict(_ conflict: ConflictRecord) throws {
+        try conflictFiles.write(conflict)
     }
 }

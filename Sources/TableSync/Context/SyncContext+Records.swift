@@ -1,0 +1,17 @@
+import SyncProtocol
+
+/// The record store as the context's tables, push and pull reach it.
+extension SyncContext {
+    /// Every valid record of `table` (broken files are skipped).
+    func records(table: String) throws -> [[String: JSONValue]] {
+        try requireTable(table)
+        return try recordFiles.all(table: table)
+    }
+
+    /// Writes records as the server has them and marks them synced (``RecordStore/applySynced(table:records:removals:guard:)``).
+    func applySynced(table: String, records: [[String: JSONValue]], removals: [String] = [],
+                     guard localGuard: SyncedRecordWriter.LocalGuard = .none) throws -> SyncedRecordWriter.Outcome {
+        try requireWritable()
+        return try store.applySynced(table: table, records: records, removals: removals, guard: localGuard)
+    }
+}

@@ -1,0 +1,44 @@
+import SyncProtocol
+
+/// The store of record files and their stat index: the files (``RecordFiles``), the index of each table as last
+/// synced (``StatIndex``, loaded once and kept), and the synced writes that keep the two in step
+/// (``SyncedRecordWriter``). Owned by the ``SyncContext`` that holds the store's lock.
+struct RecordStore: Sendable {
+    /// The record files themselves.
+    let files: RecordFiles
+    /// Spare files that synced writes go over.
+    let spares: SpareFiles
+    private var indexes: [String: StatIndex] = [:]
+
+    init(layout: StoreLayout, spares: SpareFiles) {
+        files = RecordFiles(layout: layout)
+        self.spares = spares
+    }
+
+    /// The index of `table`, loaded on first use.
+    mutating func index(_ table: String) throws -> StatIndex {
+        if let index = indexes[table] { return index }
+        let index = try StatIndex.load(layout: files.layout, table: table)
+        indexes[table] = index
+        return index
+    }
+
+    /// The server version of the record as last synced, from the index.
+    mutating func syncedVersion(table: String, id: String) throws -> String? {
+        try index(table).entries[RecordFileName.fileName(for: id)]?.version
+    }
+
+    /// Writes records as the server has them and marks them synced; removes the records in `removals`. Pull,
+    /// push write-back, purge and conflict resolution go through here.
+    mutating func applySynced(table: String, records: [[String: JSONValue]], removals: [String] = [],
+                              guard localGuard: SyncedRecordWriter.LocalGuard = .none) throws -> SyncedRecordWriter.Outcome {
+        // The index moves out of the cache while it changes, so that changing it does not copy every entry; if
+        // the write fails, the next use loads it from disk.
+        var index = try self.index(table)
+        indexes[table] = nil
+        let outcome = try SyncedRecordWriter(layout: files.layout, spares: spares)
+            .apply(table: table, records: records, removals: removals, guard: localGuard, index: &index)
+        indexes[table] = index
+        return outcome
+    }
+}

@@ -1,0 +1,41 @@
+import SyncProtocol
+
+/// What a push needs of an open store: its pending operations, the record files it sends and the synced writes
+/// of the server's answers, and conflict files. ``SyncContext`` is the implementation; naming the push's
+/// dependencies here keeps them few.
+protocol PushingStore: Actor {
+    /// The store's settings.
+    nonisolated var settings: StoreSettings { get }
+    /// The record files, read without waiting for the store (the push reads each file it sends).
+    nonisolated var recordFiles: RecordFiles { get }
+    /// The pending operations, in push order.
+    var pendingOperations: [PendingOperation] { get }
+    /// Turns hand edits into operations, handing over up to `limit` of the files as read.
+    func recordHandEdits(keepingReadsUpTo limit: Int) throws -> (scan: LocalScan, reads: ReadRecordFiles)
+    /// The records with a conflict waiting.
+    func conflictKeys() throws -> [RecordKey]
+    /// Keeps a conflict under `conflicts/`.
+    func writeConflict(_ conflict: ConflictRecord) throws
+    /// Writes records as the server has them and marks them synced; removes those in `removals`.
+    func applySynced(table: String, records: [[String: JSONValue]], removals: [String],
+                     guard localGuard: SyncedRecordWriter.LocalGuard) throws -> SyncedRecordWriter.Outcome
+    /// Removes settled operations from the journal (its file is rewritten once, by ``saveJournal()``).
+    func finishOperations(_ sequences: Set<Int64>) throws
+    /// Writes `journal.jsonl` as the journal now is.
+    func saveJournal() throws
+}
+
+/// What a pull needs of an open store beyond what its push needs: its query and watermark, and which records
+/// have local operations.
+protocol PullingStore: PushingStore {
+    /// Throws unless `name` is one of the store's tables.
+    func requireTable(_ name: String) throws
+    /// The query to pull with: the registered one, created on first use, or an unsaved one without id.
+    func resolveQuery(id: String?, table: String, filter: String?) throws -> PullQuery
+    /// Saves `query` (its new watermark) to `queries.json`.
+    func saveQuery(_ query: PullQuery) throws
+    /// The ids of `table` with a pending operation.
+    func pendingIDs(table: String) -> Set<String>
+}
+
+extension SyncContext: PullingStore {}
