@@ -23,6 +23,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+        // `swift package generate-documentation --target TableSync` (the DocC catalogue in Sources/TableSync).
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         .target(name: "SyncProtocol"),
@@ -31,10 +33,13 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]
         ),
+        // Linux file-system calls Swift's Glibc module does not import (syncfs, renameat2), declared once.
+        .target(name: "CFileSystem"),
         .target(
             name: "TableSync",
             dependencies: [
                 "SyncProtocol",
+                "CFileSystem",
                 "GzipCompression",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -80,6 +85,7 @@ let package = Package(
             name: "tablesync-bench",
             dependencies: [
                 "TableSync",
+                "CFileSystem",
                 "TableSyncServer",
                 "SyncProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

@@ -3,14 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-
-#if os(Linux)
-@_silgen_name("syncfs")
-private func linuxSyncFileSystem(_ descriptor: Int32) -> Int32
-@_silgen_name("renameat2")
-private func linuxRenameAt2(_ fromDirectory: Int32, _ from: UnsafePointer<CChar>, _ toDirectory: Int32, _ to: UnsafePointer<CChar>,
-                            _ flags: UInt32) -> Int32
-#endif
+import CFileSystem
 
 /// The disk floor of a pull: the same record files written with the client's durability scheme
 /// (`DurableFileBatch`: every file of a page to a temporary file, one `syncfs`, a rename each, one `fsync` of
@@ -104,7 +97,7 @@ private func syncFileSystem(containing path: String) throws {
     let descriptor = open(path, O_RDONLY | O_CLOEXEC)
     guard descriptor >= 0 else { throw failure("open", path) }
     defer { close(descriptor) }
-    guard linuxSyncFileSystem(descriptor) == 0 else { throw failure("syncfs", path) }
+    guard tablesync_syncfs(descriptor) == 0 else { throw failure("syncfs", path) }
     #else
     sync()
     #endif
@@ -140,7 +133,7 @@ private func overwriteFile(_ path: String, _ bytes: [UInt8]) throws {
 
 private func exchange(_ spare: String, _ destination: String) throws {
     #if os(Linux)
-    guard linuxRenameAt2(AT_FDCWD, spare, AT_FDCWD, destination, 1 << 1) == 0 else { throw failure("renameat2", destination) }
+    guard tablesync_renameat2(AT_FDCWD, spare, AT_FDCWD, destination, TABLESYNC_RENAME_EXCHANGE) == 0 else { throw failure("renameat2", destination) }
     #else
     guard rename(spare, destination) == 0 else { throw failure("rename", destination) }
     #endif

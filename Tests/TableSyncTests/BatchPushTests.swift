@@ -111,7 +111,7 @@ import TestSupport
                 guard FileManager.default.fileExists(atPath: root + "/" + relative, isDirectory: &isDirectory), !isDirectory.boolValue else { continue }
                 files[mask(relative)] = mask(try String(contentsOfFile: root + "/" + relative, encoding: .utf8))
             }
-            let http = HTTPClient(baseURL: server.baseURL, defaultHeaders: [ProtocolHeader.apiVersion: "3.0.0"], retryPolicy: .none)
+            let http = ServerHTTPClient(baseURL: server.baseURL, defaultHeaders: [ProtocolHeader.apiVersion: "3.0.0"], retryPolicy: .none)
             let rows = try await http.send(HTTPRequest(method: "GET", path: TablePath.table(table),
                                                        query: [("__includeDeleted", "true"), ("$top", "1000"), ("$orderby", "id")]))
             let items = try JSONParser.parse(rows.body)["items"]
@@ -195,7 +195,7 @@ import TestSupport
             sent.append(OutgoingOperation(operation: operation, sent: record, sentFile: nil, baseVersion: operation.baseVersion))
         }
         _ = try await BatchSender(client: client, gzipLevel: 1).send(sent)
-        let http = HTTPClient(baseURL: server.baseURL, defaultHeaders: [ProtocolHeader.apiVersion: "3.0.0"], retryPolicy: .none)
+        let http = ServerHTTPClient(baseURL: server.baseURL, defaultHeaders: [ProtocolHeader.apiVersion: "3.0.0"], retryPolicy: .none)
         func serverRows() async throws -> [String: JSONValue] {
             let rows = try await http.send(HTTPRequest(method: "GET", path: TablePath.table(table), query: [("__includeDeleted", "true")]))
             let items = try JSONParser.parse(rows.body)["items"]?.arrayValue ?? []

@@ -19,7 +19,7 @@ struct InteropTests {
 
     /// Writes `item` on the server as another client would (protocol version 2).
     static func serverInsert(_ remote: String, _ item: JSONValue, table: String = "todo") async throws -> HTTPResponse {
-        let http = HTTPClient(baseURL: remote, defaultHeaders: [ProtocolHeader.apiVersion: "2.0.0"], retryPolicy: .none)
+        let http = ServerHTTPClient(baseURL: remote, defaultHeaders: [ProtocolHeader.apiVersion: "2.0.0"], retryPolicy: .none)
         return try await http.send(HTTPRequest(method: "POST", path: TablePath.table(table), body: CanonicalJSON.encode(item, style: .compact)))
     }
 

@@ -14,13 +14,13 @@ import TestSupport
         let table: String
         let directory = TemporaryDirectory()
         var store: String { directory.file("store") }
-        let writer: HTTPClient
+        let writer: ServerHTTPClient
 
         static func make(remote: ((LiveServer) throws -> String)? = nil) async throws -> (Fixture, String) {
             let table = uniqueTableName("crash")
             let server = try await LiveServer.start(.sqlite, tables: [table])
             let fixture = Fixture(server: server, table: table,
-                                  writer: HTTPClient(baseURL: server.baseURL, defaultHeaders: ["ZUMO-API-VERSION": "3.0.0"],
+                                  writer: ServerHTTPClient(baseURL: server.baseURL, defaultHeaders: ["ZUMO-API-VERSION": "3.0.0"],
                                                      timeout: 10, retryPolicy: .none))
             let url = try remote?(server) ?? server.baseURL
             let initialized = try await CLI.run(["-C", fixture.store, "init", "--remote", url, "--table", table])

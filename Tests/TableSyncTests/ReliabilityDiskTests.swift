@@ -66,12 +66,12 @@ import TestSupport
     final class World: Sendable {
         let server: LiveServer
         let table: String
-        let writer: HTTPClient
+        let writer: ServerHTTPClient
 
         init() async throws {
             table = uniqueTableName("disk")
             server = try await LiveServer.start(.sqlite, tables: [table])
-            writer = HTTPClient(baseURL: server.baseURL, defaultHeaders: ["ZUMO-API-VERSION": "3.0.0"], timeout: 10, retryPolicy: .none)
+            writer = ServerHTTPClient(baseURL: server.baseURL, defaultHeaders: ["ZUMO-API-VERSION": "3.0.0"], timeout: 10, retryPolicy: .none)
         }
 
         func stop() async {

@@ -56,7 +56,7 @@ import TestSupport
         let written = try await withThrowingTaskGroup(of: [String: String].self) { group in
             for writer in 0..<Self.writers {
                 group.addTask {
-                    let client = HTTPClient(baseURL: server.baseURL, defaultHeaders: ["ZUMO-API-VERSION": "3.0.0"],
+                    let client = ServerHTTPClient(baseURL: server.baseURL, defaultHeaders: ["ZUMO-API-VERSION": "3.0.0"],
                                             timeout: 10, retryPolicy: .none)
                     var versions: [String: String] = [:]
                     for index in 0..<Self.writesPerWriter {

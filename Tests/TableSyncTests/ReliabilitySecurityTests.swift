@@ -28,7 +28,7 @@ import TestSupport
         ]
         for (method, path) in Self.routes {
             for (name, headers) in credentials {
-                let client = HTTPClient(baseURL: server.baseURL, defaultHeaders: ["ZUMO-API-VERSION": "3.0.0"].merging(headers) { $1 },
+                let client = ServerHTTPClient(baseURL: server.baseURL, defaultHeaders: ["ZUMO-API-VERSION": "3.0.0"].merging(headers) { $1 },
                                         timeout: 10, retryPolicy: .none)
                 let response = try await client.send(HTTPRequest(method: method, path: path.replacingOccurrences(of: "T", with: table),
                                                                  body: method == "GET" || method == "DELETE" ? nil : Array(#"{"id":"a"}"#.utf8)))
@@ -36,14 +36,14 @@ import TestSupport
                 #expect((try? JSONParser.parse(response.body))?["error"]?.stringValue != nil, "a JSON error")
             }
             // The query string is not a place for credentials either.
-            let client = HTTPClient(baseURL: server.baseURL, defaultHeaders: ["ZUMO-API-VERSION": "3.0.0"], timeout: 10, retryPolicy: .none)
+            let client = ServerHTTPClient(baseURL: server.baseURL, defaultHeaders: ["ZUMO-API-VERSION": "3.0.0"], timeout: 10, retryPolicy: .none)
             let response = try await client.send(HTTPRequest(method: method, path: path.replacingOccurrences(of: "T", with: table),
                                                              query: [("access_token", Self.token)]))
             #expect(response.status == 401, "\(method) \(path) with the token in the query string")
         }
         // The same requests with the token are answered (so the test above can fail).
         for headers in [["Authorization": "Bearer " + Self.token], ["X-ZUMO-AUTH": Self.token]] {
-            let client = HTTPClient(baseURL: server.baseURL, defaultHeaders: ["ZUMO-API-VERSION": "3.0.0"].merging(headers) { $1 },
+            let client = ServerHTTPClient(baseURL: server.baseURL, defaultHeaders: ["ZUMO-API-VERSION": "3.0.0"].merging(headers) { $1 },
                                     timeout: 10, retryPolicy: .none)
             let response = try await client.send(HTTPRequest(method: "GET", path: "/tables/" + table))
             #expect(response.status == 200)
@@ -171,7 +171,7 @@ import TestSupport
     func queryOptionInjection(_ backend: TestBackend) async throws {
         let table = uniqueTableName("inj")
         let server = try await LiveServer.start(backend, tables: [table])
-        let client = HTTPClient(baseURL: server.baseURL, defaultHeaders: ["ZUMO-API-VERSION": "3.0.0"], timeout: 10, retryPolicy: .none)
+        let client = ServerHTTPClient(baseURL: server.baseURL, defaultHeaders: ["ZUMO-API-VERSION": "3.0.0"], timeout: 10, retryPolicy: .none)
         let created = try await client.send(HTTPRequest(method: "POST", path: "/tables/" + table, body: Array(#"{"id":"a","text":"a"}"#.utf8)))
         #expect(created.status == 201)
         for (name, value) in Self.refusedOptions {

@@ -38,7 +38,7 @@ enum Reliability {
     static func serverRows(_ baseURL: String, table: String, token: String? = nil) async throws -> [String: [String: JSONValue]] {
         var headers = ["ZUMO-API-VERSION": "3.0.0"]
         if let token { headers["Authorization"] = "Bearer " + token }
-        let client = HTTPClient(baseURL: baseURL, defaultHeaders: headers, timeout: 10, retryPolicy: .none)
+        let client = ServerHTTPClient(baseURL: baseURL, defaultHeaders: headers, timeout: 10, retryPolicy: .none)
         var rows: [String: [String: JSONValue]] = [:]
         var skip = 0
         while true {

@@ -68,7 +68,7 @@ import TestSupport
             }
         }
         defer { server.stop() }
-        let client = HTTPClient(baseURL: server.baseURL, defaultHeaders: [:], timeout: 10, retryPolicy: Reliability.quickRetries,
+        let client = ServerHTTPClient(baseURL: server.baseURL, defaultHeaders: [:], timeout: 10, retryPolicy: Reliability.quickRetries,
                                 maxResponseBytes: 100_000)
         let inflated = try await client.send(HTTPRequest(method: "GET", path: "/packed"))
         #expect(inflated.body == Array(text.utf8))
@@ -78,7 +78,7 @@ import TestSupport
         #expect(retried.body == Array(text.utf8))
         #expect(calls.value == 2, "one damaged answer, one good")
 
-        let small = HTTPClient(baseURL: server.baseURL, defaultHeaders: [:], timeout: 10, retryPolicy: .none, maxResponseBytes: 10_000)
+        let small = ServerHTTPClient(baseURL: server.baseURL, defaultHeaders: [:], timeout: 10, retryPolicy: .none, maxResponseBytes: 10_000)
         for path in ["/plain", "/packed"] {
             let error = await #expect(throws: SyncError.self) { try await small.send(HTTPRequest(method: "GET", path: path)) }
             guard case .malformedResponse(_, let reason)? = error else { Issue.record("\(path): \(String(describing: error))"); continue }
@@ -91,7 +91,7 @@ import TestSupport
         let table = uniqueTableName()
         let server = try await LiveServer.start(.sqlite, tables: [table])
         defer { TestBackend.removeFiles(of: server.database) }
-        let client = HTTPClient(baseURL: server.baseURL, defaultHeaders: ["ZUMO-API-VERSION": "3.0.0"], timeout: 10, retryPolicy: .none)
+        let client = ServerHTTPClient(baseURL: server.baseURL, defaultHeaders: ["ZUMO-API-VERSION": "3.0.0"], timeout: 10, retryPolicy: .none)
         for index in 0..<50 {
             let body = CanonicalJSON.encode(["id": .string("r\(index)"), "text": "the same words in every record"], style: .compact)
             #expect(try await client.send(HTTPRequest(method: "POST", path: "/tables/\(table)", body: body)).status == 201)
@@ -116,13 +116,13 @@ import TestSupport
             answerNow.signal()
             server.stop()
         }
-        let silent = HTTPClient(baseURL: server.baseURL, defaultHeaders: [:], timeout: 1, retryPolicy: .none)
+        let silent = ServerHTTPClient(baseURL: server.baseURL, defaultHeaders: [:], timeout: 1, retryPolicy: .none)
         let started = Date()
         let error = await #expect(throws: SyncError.self) { try await silent.send(HTTPRequest(method: "GET", path: "/health")) }
         #expect(error == .unreachable(url: server.baseURL, reason: "timed out after 1 attempt"))
         #expect(Date().timeIntervalSince(started) < 30, "the limit ends the wait, not the answer")
 
-        let closed = HTTPClient(baseURL: "http://127.0.0.1:1", defaultHeaders: [:], timeout: 30, retryPolicy: .none)
+        let closed = ServerHTTPClient(baseURL: "http://127.0.0.1:1", defaultHeaders: [:], timeout: 30, retryPolicy: .none)
         let refused = await #expect(throws: SyncError.self) { try await closed.send(HTTPRequest(method: "GET", path: "/health")) }
         #expect(refused == .unreachable(url: "http://127.0.0.1:1", reason: "connection refused after 1 attempt"))
     }

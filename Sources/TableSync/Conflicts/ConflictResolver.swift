@@ -26,7 +26,7 @@ extension SyncContext {
             if conflict.isVersionConflict {
                 guard let serverCopy, let version = serverCopy[SystemProperty.version]?.stringValue else {
                     throw StoreError.operationRejected(table: key.table, id: key.id,
-                        reason: "the record was deleted on the server, so the local change has nothing to go on top of; use --take-server or --discard")
+                        reason: "the record was deleted on the server, so the local change has nothing to go on top of; take the server's side or discard the record instead")
                 }
                 if operation.kind == .insert { operation.kind = .update }
                 operation.baseVersion = version

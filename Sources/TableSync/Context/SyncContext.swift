@@ -44,7 +44,10 @@ public actor SyncContext {
     private var lock: StoreLock?
 
     /// Opens the store at (or above) `directory`.
-    /// - Parameter purpose: written into the lock file so a second run can say who holds the lock.
+    /// - Parameters:
+    ///   - directory: the store's root, or a directory inside it (found as git finds its repository).
+    ///   - mode: ``AccessMode/readWrite`` (the default) takes the lock and repairs what an interrupted run left.
+    ///   - purpose: written into the lock file so a second run can say who holds the lock.
     public init(directory: String, mode: AccessMode = .readWrite, purpose: String = "tablesync library") throws {
         let layout = try StoreLocator.locate(from: directory)
         let lock = mode == .readOnly ? nil : try StoreLock.acquire(layout: layout, purpose: purpose)

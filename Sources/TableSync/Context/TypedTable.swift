@@ -118,7 +118,9 @@ public struct TypedTable<Model: Codable & Sendable>: Sendable {
 public struct ModelCodingError: CategorizedError, Equatable {
     /// What went wrong, naming the record.
     public let reason: String
+    /// Always ``FailureKind/other``.
     public var kind: FailureKind { .other }
+    /// The ``reason``.
     public var description: String { reason }
 }
 

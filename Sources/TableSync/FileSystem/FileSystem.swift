@@ -3,16 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-
-#if os(Linux)
-@_silgen_name("syncfs")
-private func linuxSyncFileSystem(_ descriptor: Int32) -> Int32
-@_silgen_name("renameat2")
-private func linuxRenameAt2(_ fromDirectory: Int32, _ from: UnsafePointer<CChar>, _ toDirectory: Int32, _ to: UnsafePointer<CChar>,
-                            _ flags: UInt32) -> Int32
-/// `RENAME_EXCHANGE` of `renameat2(2)`.
-private let renameExchange: UInt32 = 1 << 1
-#endif
+import CFileSystem
 
 /// The few file-system calls the store makes, in one place: each failure becomes a ``FileSystemError`` that
 /// names the path, and no call goes through Foundation's `Data.write`, which fsyncs every file. In debug builds
@@ -89,8 +80,8 @@ enum FileSystem {
 
     /// The status of each of `names` in the directory at `path`, in order (`nil` for a name that is gone), taken on
     /// every core while `alongside` runs (``concurrentMap(_:chunkSize:alongside:_:)``).
-    static func statuses<Other>(of names: [String], inDirectory path: String,
-                                alongside: () throws -> Other) throws -> (statuses: [Status?], other: Other) {
+    static func statuses<Other: Sendable>(of names: [String], inDirectory path: String,
+                                alongside: @Sendable () throws -> Other) throws -> (statuses: [Status?], other: Other) {
         let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard descriptor >= 0 || errno == ENOENT else { throw FileSystemError(operation: "list", path: path, code: errno) }
         defer { if descriptor >= 0 { close(descriptor) } }
@@ -243,7 +234,7 @@ enum FileSystem {
         guard descriptor >= 0 else { throw FileSystemError(operation: "sync", path: path, code: errno) }
         defer { close(descriptor) }
         if let code = fault.error { throw FileSystemError(operation: "sync", path: path, code: code) }
-        guard linuxSyncFileSystem(descriptor) == 0 else { throw FileSystemError(operation: "sync", path: path, code: errno) }
+        guard tablesync_syncfs(descriptor) == 0 else { throw FileSystemError(operation: "sync", path: path, code: errno) }
         return true
         #else
         return false
@@ -269,7 +260,7 @@ enum FileSystem {
         defer { fault.leave() }
         if let code = fault.error { throw FileSystemError(operation: "rename", path: "\(source) to \(destination)", code: code) }
         #if os(Linux)
-        if linuxRenameAt2(AT_FDCWD, source, AT_FDCWD, destination, renameExchange) == 0 { return true }
+        if tablesync_renameat2(AT_FDCWD, source, AT_FDCWD, destination, TABLESYNC_RENAME_EXCHANGE) == 0 { return true }
         // ENOENT: nothing at the destination yet; EINVAL: a file system that cannot exchange. A plain rename does.
         guard errno == ENOENT || errno == EINVAL || errno == ENOSYS else {
             throw FileSystemError(operation: "rename", path: "\(source) to \(destination)", code: errno)

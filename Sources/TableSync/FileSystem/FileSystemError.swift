@@ -13,6 +13,7 @@ public struct FileSystemError: Error, Sendable, Equatable, CustomStringConvertib
     /// The `errno` value.
     public let code: Int32
 
+    /// A failure of `operation` on `path` with the system error `code` (`errno`).
     public init(operation: String, path: String, code: Int32) {
         self.operation = operation
         self.path = path
@@ -22,6 +23,7 @@ public struct FileSystemError: Error, Sendable, Equatable, CustomStringConvertib
     /// `true` when the path did not exist.
     public var isNotFound: Bool { code == ENOENT }
 
+    /// The failure as one sentence: the operation, the path and the system's reason.
     public var description: String {
         "cannot \(operation) \(path): \(String(cString: strerror(code)))"
     }

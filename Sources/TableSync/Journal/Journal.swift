@@ -14,9 +14,9 @@ import SyncProtocol
 /// alone), so a run killed mid-push still sees exactly what is pending, and the next read-write open rewrites
 /// the file. Loading also folds repeated operations on one record in sequence order, so a journal joined by
 /// git's union merge still reads as one queue.
-public struct Journal: Sendable {
+struct Journal: Sendable {
     /// The pending operations in push order, which is increasing sequence order.
-    public private(set) var operations: [PendingOperation]
+    private(set) var operations: [PendingOperation]
     /// The line of each operation in `journal.jsonl`, encoded once: a rewrite after a push's batch copies the
     /// remaining lines instead of encoding them again.
     private var lines: [[UInt8]]
@@ -45,7 +45,7 @@ public struct Journal: Sendable {
     }
 
     /// The pending operation on `key`, if any.
-    public func pending(_ key: RecordKey) -> PendingOperation? {
+    func pending(_ key: RecordKey) -> PendingOperation? {
         sequenceByKey[key].flatMap(position(of:)).map { operations[$0] }
     }
 
@@ -60,17 +60,17 @@ public struct Journal: Sendable {
     }
 
     /// The pending operations of one table, in push order.
-    public func operations(inTable table: String) -> [PendingOperation] {
+    func operations(inTable table: String) -> [PendingOperation] {
         operations.filter { $0.table == table }
     }
 
     /// `true` when nothing is pending.
-    public var isEmpty: Bool { operations.isEmpty }
+    var isEmpty: Bool { operations.isEmpty }
 
     /// Records a new local change, collapsing it with the pending operation on the same record. Returns the
     /// operation now pending for the record (`nil` when the change cancelled a pending insert).
     @discardableResult
-    public mutating func enqueue(_ kind: PendingOperation.Kind, table: String, id: String, baseVersion: String?,
+    mutating func enqueue(_ kind: PendingOperation.Kind, table: String, id: String, baseVersion: String?,
                                  item: JSONValue? = nil) throws -> PendingOperation? {
         let key = RecordKey(table: table, id: id)
         let existing = pending(key)
@@ -99,7 +99,7 @@ public struct Journal: Sendable {
     /// Removes the operations with these sequence numbers (pushed, or settled by a person). A push removes a
     /// batch near the front after each batch, so the scan stops at the last one found and the rest of the
     /// journal moves down in one go (checking every operation each time made a long push quadratic).
-    public mutating func remove(sequences: Set<Int64>) {
+    mutating func remove(sequences: Set<Int64>) {
         guard !sequences.isEmpty else { return }
         var kept = 0, found = 0, index = 0, persistedRemoved = 0
         while index < operations.count && found < sequences.count {
@@ -127,7 +127,7 @@ public struct Journal: Sendable {
 
     /// Replaces the pending operation that has `operation`'s sequence number (a new base version after a
     /// conflict was settled).
-    public mutating func replace(_ operation: PendingOperation) {
+    mutating func replace(_ operation: PendingOperation) {
         guard let index = position(of: operation.sequence) else { return }
         sequenceByKey[operations[index].key] = nil
         operations[index] = operation

@@ -7,9 +7,9 @@
 /// | insert | error    | keep insert    | drop both (nothing reaches the server) |
 /// | update | error    | keep update    | replace by delete, on the update's base version |
 /// | delete | error    | error          | error |
-public enum OperationCollapse {
+enum OperationCollapse {
     /// What to do with the journal.
-    public enum Outcome: Sendable, Equatable {
+    enum Outcome: Sendable, Equatable {
         /// No operation is pending: add the new one at the end.
         case add
         /// The pending operation already covers the change (push sends the latest content): keep it as is.
@@ -23,7 +23,7 @@ public enum OperationCollapse {
     }
 
     /// The outcome of a `new` change to a record whose pending operation is `pending`.
-    public static func outcome(pending: PendingOperation.Kind?, new: PendingOperation.Kind) -> Outcome {
+    static func outcome(pending: PendingOperation.Kind?, new: PendingOperation.Kind) -> Outcome {
         guard let pending else { return .add }
         switch (pending, new) {
         case (.insert, .update), (.update, .update): return .keepPending

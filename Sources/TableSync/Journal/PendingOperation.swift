@@ -23,6 +23,7 @@ public struct PendingOperation: Sendable, Equatable {
     /// For a delete, the record as it was.
     public var item: JSONValue?
 
+    /// An operation as the journal holds it.
     public init(sequence: Int64, kind: Kind, table: String, id: String, baseVersion: String? = nil, item: JSONValue? = nil) {
         self.sequence = sequence
         self.kind = kind
@@ -82,14 +83,18 @@ public struct OperationFormatError: Error, Sendable, Equatable {
 
 /// A record's identity in the store: its table and id.
 public struct RecordKey: Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// The table.
     public let table: String
+    /// The record's id.
     public let id: String
 
+    /// The record `id` of `table`.
     public init(table: String, id: String) {
         self.table = table
         self.id = id
     }
 
+    /// Orders keys by table, then id.
     public static func < (lhs: RecordKey, rhs: RecordKey) -> Bool {
         (lhs.table, lhs.id) < (rhs.table, rhs.id)
     }

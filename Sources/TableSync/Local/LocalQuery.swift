@@ -1,7 +1,7 @@
 import SyncProtocol
 
 /// A query over the records of one local table: `$filter`, `$orderby`, `$skip` and `$top`, evaluated with
-/// SyncProtocol's ``FilterEvaluator`` so that a local query means what the same query means on the server.
+/// SyncProtocol's `FilterEvaluator` so that a local query means what the same query means on the server.
 public struct LocalQuery: Sendable, Equatable {
     /// Records must match this filter (all records when `nil`).
     public var filter: FilterExpression?
@@ -12,6 +12,7 @@ public struct LocalQuery: Sendable, Equatable {
     /// The most records to return (`nil`: all).
     public var top: Int?
 
+    /// A query from parsed parts: every record, in id order, unless told otherwise.
     public init(filter: FilterExpression? = nil, orderBy: [OrderByKey] = [], skip: Int = 0, top: Int? = nil) {
         self.filter = filter
         self.orderBy = orderBy
@@ -62,8 +63,11 @@ public struct LocalQuery: Sendable, Equatable {
 
 /// A query given in text was wrong.
 public struct LocalQueryError: CategorizedError, Equatable {
+    /// What is wrong, naming the option.
     public let reason: String
+    /// Always ``FailureKind/usage``.
     public var kind: FailureKind { .usage }
+    /// The ``reason``.
     public var description: String { reason }
 }
 

@@ -76,6 +76,7 @@ public struct SkippedServerRecord: Sendable, Equatable {
     /// Why the store refused it.
     public var reason: String
 
+    /// A record of `table` (with `id`, if it has a string one) skipped for `reason`.
     public init(table: String, id: String?, reason: String) {
         self.table = table
         self.id = id

@@ -4,7 +4,7 @@ import SyncProtocol
 
 /// The table protocol as a client speaks it: builds each request and reads list responses in both shapes.
 struct TableClient: Sendable {
-    let http: HTTPClient
+    let http: ServerHTTPClient
     /// 2 or 3.
     let apiVersion: Int
 
@@ -17,15 +17,15 @@ struct TableClient: Sendable {
             headers["Authorization"] = "Bearer " + token
             headers["X-ZUMO-AUTH"] = token
         }
-        return TableClient(http: HTTPClient(baseURL: settings.remote, defaultHeaders: headers, timeout: timeout, retryPolicy: retryPolicy),
+        return TableClient(http: ServerHTTPClient(baseURL: settings.remote, defaultHeaders: headers, timeout: timeout, retryPolicy: retryPolicy),
                            apiVersion: apiVersion)
     }
 
     /// A client for `http` speaking protocol `apiVersion` (2 or 3): it sends `ZUMO-API-VERSION` with every request.
-    init(http: HTTPClient, apiVersion: Int) {
+    init(http: ServerHTTPClient, apiVersion: Int) {
         var headers = http.defaultHeaders
         headers[ProtocolHeader.apiVersion] = Self.versionHeaderValue(apiVersion)
-        self.http = HTTPClient(baseURL: http.baseURL, defaultHeaders: headers, timeout: http.timeout, retryPolicy: http.retryPolicy,
+        self.http = ServerHTTPClient(baseURL: http.baseURL, defaultHeaders: headers, timeout: http.timeout, retryPolicy: http.retryPolicy,
                                maxResponseBytes: http.maxResponseBytes)
         self.apiVersion = apiVersion
     }

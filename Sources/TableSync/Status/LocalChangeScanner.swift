@@ -7,8 +7,11 @@ public struct LocalChange: Sendable, Equatable {
         case created, modified, deleted
     }
 
+    /// Whether the file was created, modified or deleted.
     public var kind: Kind
+    /// The table of the record.
     public var table: String
+    /// The record's id (from the file name).
     public var id: String
     /// The file name under `tables/<table>/`.
     public var fileName: String

@@ -16,6 +16,7 @@ public struct StoreStatus: Sendable, Equatable {
     public var skippedServerRecords: [SkippedServerRecord]
     /// Record files looked at, and how many of them had to be read because their `stat` changed.
     public var filesSeen: Int
+    /// Of ``filesSeen``, the files read and hashed because their `stat` changed since the last sync.
     public var filesHashed: Int
 
     /// `true` when there is nothing to push and nothing to look at.

@@ -7,12 +7,14 @@ public struct VerificationFinding: Sendable, Equatable, CustomStringConvertible 
         case error, notice
     }
 
+    /// How serious the finding is.
     public var severity: Severity
     /// The file concerned, relative to the store.
     public var path: String
     /// What is wrong and what to do.
     public var message: String
 
+    /// The finding as `path: message`.
     public var description: String { "\(path): \(message)" }
 }
 
@@ -88,7 +90,7 @@ struct StoreVerifier {
 }
 
 extension SyncContext {
-    /// Checks the store's invariants; see ``StoreVerifier``.
+    /// Checks the store's invariants (settings, queries, the journal against the record files, every record file, leftovers of interrupted runs) and returns what it found; changes nothing.
     public func verify() throws -> [VerificationFinding] {
         try StoreVerifier(layout: layout, settings: settings, journal: journal).verify()
     }

@@ -17,6 +17,7 @@ public struct PullQuery: Sendable, Equatable {
     /// the query.
     public var skipped: [String: String]
 
+    /// A query `id` pulling `table`, optionally filtered, from a watermark (`nil`: from the start).
     public init(id: String, table: String, filter: String? = nil, updatedAt: String? = nil, lastID: String? = nil,
                 skipped: [String: String] = [:]) {
         self.id = id
@@ -69,6 +70,7 @@ public struct QueryRegistry: Sendable, Equatable {
     /// The queries by id.
     public var queries: [String: PullQuery]
 
+    /// A registry of `queries` by id.
     public init(queries: [String: PullQuery] = [:]) { self.queries = queries }
 
     /// The queries ordered by id.

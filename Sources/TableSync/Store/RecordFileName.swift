@@ -12,11 +12,11 @@ import SyncProtocol
 /// An id whose spelled-out name would pass the 255-byte name limit gets a hashed name instead: the first
 /// 150 bytes of the spelled-out name, `~`, and the SHA-256 of the id in hex. `~` never occurs otherwise, so the
 /// two forms cannot collide; the real id of a hashed name is read from the file.
-public enum RecordFileName {
+package enum RecordFileName {
     /// The extension of every record file.
-    public static let fileExtension = ".json"
+    package static let fileExtension = ".json"
     /// The longest file name most file systems allow, in bytes.
-    public static let maximumNameLength = 255
+    package static let maximumNameLength = 255
 
     private static let reservedWindowsNames: Set<String> = {
         var names: Set<String> = ["con", "prn", "aux", "nul"]
@@ -28,7 +28,7 @@ public enum RecordFileName {
     }()
 
     /// The file name for `id`, which must satisfy ``RecordID``.
-    public static func fileName(for id: String) -> String {
+    package static func fileName(for id: String) -> String {
         var encoded: [UInt8] = []
         encoded.reserveCapacity(id.utf8.count + 8)
         let escapeFirst = id.utf8.first == UInt8(ascii: ".") || isReservedOnWindows(id)
@@ -68,7 +68,7 @@ public enum RecordFileName {
 
     /// The id a file name stands for; `nil` for a hashed name (read the id from the file) or for a name this
     /// mapping never produces.
-    public static func id(forFileName name: String) -> String? {
+    package static func id(forFileName name: String) -> String? {
         guard name.hasSuffix(fileExtension), !name.contains("~") else { return nil }
         let stem = name.utf8.dropLast(fileExtension.utf8.count)
         var bytes: [UInt8] = []
@@ -93,10 +93,10 @@ public enum RecordFileName {
     }
 
     /// `true` when `name` is the hashed form used for long ids.
-    public static func isHashed(_ name: String) -> Bool { name.contains("~") }
+    package static func isHashed(_ name: String) -> Bool { name.contains("~") }
 
     /// `true` when `name` could be a record file name (it ends in `.json` and is not a temporary or hidden file).
-    public static func looksLikeRecordFile(_ name: String) -> Bool {
+    package static func looksLikeRecordFile(_ name: String) -> Bool {
         name.hasSuffix(fileExtension) && !name.hasPrefix(".")
     }
 

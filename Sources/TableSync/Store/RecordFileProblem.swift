@@ -12,6 +12,7 @@ public struct RecordFileProblem: Error, Sendable, Equatable, CustomStringConvert
     /// What is wrong, in words.
     public let reason: String
 
+    /// A problem with the file at `path` (relative to the store), at `line` and `column` when known.
     public init(path: String, line: Int? = nil, column: Int? = nil, reason: String) {
         self.path = path
         self.line = line
@@ -19,6 +20,7 @@ public struct RecordFileProblem: Error, Sendable, Equatable, CustomStringConvert
         self.reason = reason
     }
 
+    /// The problem as `path:line:column: reason`.
     public var description: String {
         var location = path
         if let line { location += ":\(line)" }

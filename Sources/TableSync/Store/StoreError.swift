@@ -14,9 +14,9 @@ public enum StoreError: CategorizedError, Equatable {
     case invalidJournalLine(file: String, line: Int, reason: String)
     /// The table is not one of the store's tables.
     case unknownTable(String)
-    /// A table name breaks the rule of ``TableName``.
+    /// A table name breaks the rule of `TableName` (SyncProtocol).
     case invalidTableName(String, reason: String)
-    /// A record id breaks the rule of ``RecordID``.
+    /// A record id breaks the rule of `RecordID` (SyncProtocol).
     case invalidRecordID(String, reason: String)
     /// A record given to insert or update is wrong.
     case invalidRecord(table: String, reason: String)
@@ -33,6 +33,7 @@ public enum StoreError: CategorizedError, Equatable {
     /// A pull query id or definition is wrong.
     case invalidQuery(id: String, reason: String)
 
+    /// Which kind of failure this is, for the command line's exit code.
     public var kind: FailureKind {
         switch self {
         case .notAStore, .invalidSettings, .invalidJSONFile, .invalidJournalLine, .brokenRecordFile: return .invalidStore
@@ -42,6 +43,7 @@ public enum StoreError: CategorizedError, Equatable {
         }
     }
 
+    /// The error as one sentence that names the file, record or field and the fix.
     public var description: String {
         switch self {
         case .notAStore(let path):

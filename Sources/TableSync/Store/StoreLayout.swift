@@ -3,6 +3,7 @@ public struct StoreLayout: Sendable, Equatable {
     /// The store's root directory, absolute.
     public let root: String
 
+    /// The layout of the store at `root` (a trailing slash is dropped).
     public init(root: String) {
         var root = root
         while root.count > 1 && root.hasSuffix("/") { root.removeLast() }
@@ -31,11 +32,11 @@ public struct StoreLayout: Sendable, Equatable {
     public var indexDirectory: String { cacheDirectory + "/index" }
     /// Machine-local counters (the next journal sequence number).
     public var stateFile: String { cacheDirectory + "/state.json" }
-    /// Journal lines settled during a push whose journal is not rewritten yet (see ``Journal``).
+    /// Journal lines settled during a push whose journal is not rewritten yet (docs/store.md, the settled log).
     public var settledFile: String { cacheDirectory + "/settled.jsonl" }
-    /// The protocol version learned from the server when `tablesync.json` pins none (``LearnedProtocolVersion``).
+    /// The protocol version learned from the server when `tablesync.json` pins none.
     public var learnedProtocolFile: String { cacheDirectory + "/protocol.json" }
-    /// What a synced write is about to record in the index; present only while it runs (``SyncedRecordWriter``).
+    /// What a synced write is about to record in the index; present only while it runs.
     public var intentFile: String { cacheDirectory + "/intent" }
 
     /// `tables/<table>/`.
@@ -54,7 +55,10 @@ public struct StoreLayout: Sendable, Equatable {
         path.hasPrefix(root + "/") ? String(path.dropFirst(root.count + 1)) : path
     }
 
+    /// The settings file's name.
     public static let settingsFileName = "tablesync.json"
+    /// The queries file's name.
     public static let queriesFileName = "queries.json"
+    /// The journal file's name.
     public static let journalFileName = "journal.jsonl"
 }

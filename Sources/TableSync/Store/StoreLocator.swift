@@ -1,8 +1,8 @@
 /// Finds the store a command is about: the given directory or, like git, the nearest parent holding
 /// `tablesync.json`.
-public enum StoreLocator {
+enum StoreLocator {
     /// The root of the store containing `directory`, or ``StoreError/notAStore(path:)``.
-    public static func locate(from directory: String) throws -> StoreLayout {
+    static func locate(from directory: String) throws -> StoreLayout {
         var candidate = absolute(directory)
         while true {
             let layout = StoreLayout(root: candidate)
@@ -14,7 +14,7 @@ public enum StoreLocator {
     }
 
     /// `path` made absolute against the current directory, without `.` components.
-    public static func absolute(_ path: String) -> String {
+    static func absolute(_ path: String) -> String {
         var full = path
         if !path.hasPrefix("/") {
             full = currentDirectory() + "/" + path

@@ -60,8 +60,10 @@ public struct StoreLockError: CategorizedError, Equatable {
     /// What the holder wrote into the lock file (its pid and command), possibly empty.
     public let holder: String
 
+    /// Always ``FailureKind/locked``.
     public var kind: FailureKind { .locked }
 
+    /// Who holds the lock, and what to do.
     public var description: String {
         let who = holder.isEmpty ? "another run" : "another run (\(holder))"
         return "the store is locked by \(who); try again when it has finished."

@@ -36,6 +36,7 @@ public struct StoreSettings: Sendable, Equatable {
     /// A file outside the store that holds the client's token, when the token is not in `TABLESYNC_TOKEN`.
     public var tokenFile: String?
 
+    /// Settings for a store on `remote`; `apiVersion` `nil` learns the protocol version from the server.
     public init(remote: String, apiVersion: Int? = 3, tables: [String] = [], conflictPolicy: ConflictPolicy = .manual,
                 tokenFile: String? = nil) {
         self.remote = remote

@@ -21,5 +21,6 @@ public protocol CategorizedError: Error, CustomStringConvertible {
 }
 
 extension FileSystemError: CategorizedError {
+    /// File system failures are ``FailureKind/other``.
     public var kind: FailureKind { .other }
 }

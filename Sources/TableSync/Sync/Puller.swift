@@ -8,7 +8,9 @@ public struct PullReport: Sendable, Equatable {
     public var push = PushReport()
     /// Record files written, removed (deleted on the server), and already up to date.
     public var written = 0
+    /// Record files removed because the server deleted the record (or, with `evict`, it left the query).
     public var removed = 0
+    /// Records already up to date.
     public var unchanged = 0
     /// Records not overwritten because they have local changes waiting to be pushed.
     public var keptLocal = 0
@@ -23,17 +25,23 @@ public struct PullReport: Sendable, Equatable {
     /// Where the query stands now (`nil` for a pull without query id).
     public var watermark: PullWatermark?
 
+    /// An empty report.
     public init() {}
 }
 
 /// A pull refused to remove more than half of a table's records.
 public struct MassDeleteRefused: CategorizedError, Equatable {
+    /// The table pulled.
     public let table: String
+    /// How many records the pull would have removed.
     public let removing: Int
+    /// How many records the table holds locally.
     public let localRecords: Int
+    /// Always ``FailureKind/other``.
     public var kind: FailureKind { .other }
+    /// The refusal, with the counts and how to allow it.
     public var description: String {
-        "the pull would remove \(removing) of the \(localRecords) local records of \(table); nothing more was removed. Run again with --allow-mass-delete if the server really deleted them."
+        "the pull would remove \(removing) of the \(localRecords) local records of \(table); nothing more was removed. Pull again allowing mass deletes if the server really deleted them."
     }
 }
 

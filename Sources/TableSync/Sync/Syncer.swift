@@ -21,7 +21,10 @@ struct Syncer {
 
 /// What a sync did: the push, then each query's pull.
 public struct SyncReport: Sendable, Equatable {
+    /// The push that came first.
     public var push = PushReport()
+    /// Each query's pull, by query id.
     public var pulls: [String: PullReport] = [:]
+    /// An empty report.
     public init() {}
 }

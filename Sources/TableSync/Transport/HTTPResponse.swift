@@ -1,14 +1,14 @@
 /// A response from the server.
-public struct HTTPResponse: Sendable, Equatable {
-    public var status: Int
+struct HTTPResponse: Sendable, Equatable {
+    var status: Int
     /// Header values by lowercased name.
-    public var headers: [String: String]
+    var headers: [String: String]
     /// The body, decompressed when the server sent it gzip-compressed.
-    public var body: [UInt8]
+    var body: [UInt8]
     /// How many body bytes crossed the wire (the compressed size when the body came compressed).
-    public var wireBodySize: Int
+    var wireBodySize: Int
 
-    public init(status: Int, headers: [String: String] = [:], body: [UInt8] = [], wireBodySize: Int? = nil) {
+    init(status: Int, headers: [String: String] = [:], body: [UInt8] = [], wireBodySize: Int? = nil) {
         self.status = status
         self.headers = headers
         self.body = body
@@ -16,5 +16,5 @@ public struct HTTPResponse: Sendable, Equatable {
     }
 
     /// The value of header `name` (any case).
-    public func header(_ name: String) -> String? { headers[name.lowercased()] }
+    func header(_ name: String) -> String? { headers[name.lowercased()] }
 }

@@ -10,22 +10,22 @@ import Foundation
 ///
 /// Loopback (`localhost`, `127.x.x.x`, `::1`) never goes through a proxy. The proxy URL is `host:port`,
 /// `http://host:port` or `http://user:password@host:port`; the port defaults to 1080, as in curl.
-public enum ProxyEnvironment {
+enum ProxyEnvironment {
     /// A proxy server.
-    public struct Proxy: Hashable, Sendable {
-        public var host: String
-        public var port: Int
-        public var user: String?
-        public var password: String?
+    struct Proxy: Hashable, Sendable {
+        var host: String
+        var port: Int
+        var user: String?
+        var password: String?
     }
 
     /// The scheme and host of a request's URL.
-    public struct Target: Equatable, Sendable {
-        public var scheme: String
-        public var host: String
+    struct Target: Equatable, Sendable {
+        var scheme: String
+        var host: String
 
         /// The target of `url`; `nil` when it is not an `http` or `https` URL with a host.
-        public init?(url: String) {
+        init?(url: String) {
             guard let schemeEnd = url.range(of: "://") else { return nil }
             let scheme = url[..<schemeEnd.lowerBound].lowercased()
             guard scheme == "http" || scheme == "https" else { return nil }
@@ -46,7 +46,7 @@ public enum ProxyEnvironment {
     }
 
     /// The proxy for `target` under `environment`, or `nil` for a direct connection.
-    public static func proxy(for target: Target, environment: [String: String] = processEnvironment) -> Proxy? {
+    static func proxy(for target: Target, environment: [String: String] = processEnvironment) -> Proxy? {
         guard !isLoopback(target.host), !isExcluded(target.host, noProxy: environment["no_proxy"] ?? environment["NO_PROXY"]) else {
             return nil
         }
@@ -121,5 +121,5 @@ public enum ProxyEnvironment {
     }
 
     /// The process's environment.
-    public static var processEnvironment: [String: String] { ProcessInfo.processInfo.environment }
+    static var processEnvironment: [String: String] { ProcessInfo.processInfo.environment }
 }

@@ -8,6 +8,7 @@ public struct RetryPolicy: Sendable, Equatable {
     /// No delay is longer than this, in seconds (a server's `Retry-After` included).
     public var maximumDelay: Double
 
+    /// A policy of `maximumAttempts` attempts with delays from `baseDelay`, doubling, up to `maximumDelay` seconds.
     public init(maximumAttempts: Int = 5, baseDelay: Double = 0.5, maximumDelay: Double = 30) {
         self.maximumAttempts = maximumAttempts
         self.baseDelay = baseDelay

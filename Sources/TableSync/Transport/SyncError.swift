@@ -17,6 +17,7 @@ public enum SyncError: CategorizedError, Equatable {
     /// the store does not pin a version, and the next run speaks `accepted`.
     case protocolVersionRefused(url: String, refused: Int, accepted: Int, learnedForNextRun: Bool)
 
+    /// Which kind of failure this is, for the command line's exit code.
     public var kind: FailureKind {
         switch self {
         case .unreachable: return .unreachable
@@ -26,6 +27,7 @@ public enum SyncError: CategorizedError, Equatable {
         }
     }
 
+    /// The error as one sentence that says what a person or script can do.
     public var description: String {
         switch self {
         case .unreachable(let url, let reason):
@@ -42,7 +44,7 @@ public enum SyncError: CategorizedError, Equatable {
             let refusedText = "ZUMO-API-VERSION \(TableClient.versionHeaderValue(refused))"
             let fix = learnedForNextRun
                 ? "TableSync speaks \(TableClient.versionHeaderValue(accepted)) to it from the next run"
-                : "set \"apiVersion\": \(accepted) in tablesync.json, or remove \"apiVersion\" to let TableSync learn it (for a new store: tablesync init --api-version \(accepted))"
+                : "set \"apiVersion\": \(accepted) in tablesync.json, or remove \"apiVersion\" to let TableSync learn it"
             return "the server at \(url) refuses \(refusedText) and accepts \(TableClient.versionHeaderValue(accepted)); \(fix). Nothing was filed as a conflict; the journal keeps every operation not applied."
         }
     }

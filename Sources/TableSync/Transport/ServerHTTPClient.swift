@@ -15,23 +15,23 @@ import SyncProtocol
 /// waits for an answer (thousands of wake-ups a second), which a cron job waiting on a slow server, or a pull
 /// writing one page while the next downloads, cannot afford. Gzip answers are inflated here, so the bytes
 /// that crossed the wire are known and a body beyond ``maxResponseBytes`` is refused before it fills memory.
-public struct HTTPClient: Sendable {
+struct ServerHTTPClient: Sendable {
     /// The server's base URL without a trailing slash.
-    public let baseURL: String
+    let baseURL: String
     /// Headers sent with every request (protocol version, credentials).
-    public let defaultHeaders: [String: String]
+    let defaultHeaders: [String: String]
     /// Seconds a request may take, from connecting to the last byte of its answer, before it counts as failed.
-    public let timeout: Double
+    let timeout: Double
     /// When to try again.
-    public let retryPolicy: RetryPolicy
+    let retryPolicy: RetryPolicy
     /// The largest answer body accepted, after inflating: far beyond any page or batch answer the protocol
     /// makes, so only a broken or hostile server reaches it.
-    public let maxResponseBytes: Int
+    let maxResponseBytes: Int
 
     /// The default of ``maxResponseBytes``: 256 MiB.
-    public static let defaultMaxResponseBytes = 256 << 20
+    static let defaultMaxResponseBytes = 256 << 20
 
-    public init(baseURL: String, defaultHeaders: [String: String], timeout: Double = 30, retryPolicy: RetryPolicy = RetryPolicy(),
+    init(baseURL: String, defaultHeaders: [String: String], timeout: Double = 30, retryPolicy: RetryPolicy = RetryPolicy(),
                 maxResponseBytes: Int = defaultMaxResponseBytes) {
         var base = baseURL
         while base.hasSuffix("/") { base.removeLast() }
@@ -44,7 +44,7 @@ public struct HTTPClient: Sendable {
 
     /// Sends `request`, retrying as the policy says. Throws ``SyncError/unreachable(url:reason:)`` when the
     /// attempts are used up.
-    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
         let urlText = baseURL + request.pathAndQuery
         guard let target = ProxyEnvironment.Target(url: urlText) else {
             throw SyncError.malformedResponse(url: urlText, reason: "the URL is not valid")
@@ -174,7 +174,7 @@ enum HTTPTransport {
         clients.withLockedValue { clients in
             if let client = clients[proxy] { return client }
             var configuration = AsyncHTTPClient.HTTPClient.Configuration()
-            // Gzip answers are inflated by ``HTTPClient`` itself, with a limit and a count of wire bytes.
+            // Gzip answers are inflated by ``ServerHTTPClient`` itself, with a limit and a count of wire bytes.
             configuration.decompression = .disabled
             // A refused connection fails the attempt at once; ``RetryPolicy`` decides about the next one.
             configuration.connectionPool.retryConnectionEstablishment = false

@@ -1,0 +1,26 @@
+#define _GNU_SOURCE
+#include "CFileSystem.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <unistd.h>
+
+int tablesync_syncfs(int descriptor) {
+#ifdef __linux__
+    return syncfs(descriptor);
+#else
+    (void)descriptor;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+int tablesync_renameat2(int fromDirectory, const char *from, int toDirectory, const char *to, unsigned int flags) {
+#ifdef __linux__
+    return renameat2(fromDirectory, from, toDirectory, to, flags);
+#else
+    (void)fromDirectory; (void)from; (void)toDirectory; (void)to; (void)flags;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
