@@ -8,30 +8,6 @@ import Glibc
 import Darwin
 #endif
 
-/// The exit codes of `tablesync` (the one place they are decided; the help text lists them).
-enum ExitStatus: Int32 {
-    case done = 0
-    case failure = 1
-    case usage = 2
-    case conflictsWaiting = 3
-    case unreachable = 4
-    case authentication = 5
-    case locked = 6
-    case invalidStore = 7
-    case recordsSkipped = 8
-
-    init(_ kind: FailureKind) {
-        switch kind {
-        case .usage: self = .usage
-        case .invalidStore: self = .invalidStore
-        case .locked: self = .locked
-        case .unreachable: self = .unreachable
-        case .authentication: self = .authentication
-        case .other: self = .failure
-        }
-    }
-}
-
 /// Printing results and errors the same way in every command.
 enum CommandOutput {
     /// Prints `value` as canonical JSON on standard output.
