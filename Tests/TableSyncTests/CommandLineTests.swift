@@ -30,6 +30,46 @@ import TestSupport
         #expect(try JSONParser.parse(query.stdout).arrayValue?.count == 1)
     }
 
+    @Test("--conflict-policy and --api-version are typed: --help lists their values, any other value is bad usage")
+    func typedOptionValues() async throws {
+        let directory = TemporaryDirectory()
+        let initHelp = try await runProgram(tablesync, ["init", "--help"])
+        #expect(initHelp.stdout.contains("(values: 2, 3)"), "\(initHelp.stdout)")
+        let pushHelp = try await runProgram(tablesync, ["push", "--help"])
+        for policy in ["manual", "server-wins", "client-wins"] {
+            // A list of values, each in a column beside what it does (not a sentence naming them).
+            #expect(pushHelp.stdout.contains(policy + "  "), "push --help lists \(policy) with what it does: \(pushHelp.stdout)")
+        }
+        let badPolicy = try await runProgram(tablesync, ["-C", directory.file("a"), "init", "--remote", "http://127.0.0.1:9", "--conflict-policy", "mine"])
+        #expect(badPolicy.status == 2)
+        #expect(badPolicy.stderr.contains("'manual', 'server-wins' or 'client-wins'"), "\(badPolicy.stderr)")
+        let badVersion = try await runProgram(tablesync, ["-C", directory.file("a"), "init", "--remote", "http://127.0.0.1:9", "--api-version", "4"])
+        #expect(badVersion.status == 2, "bad usage, not a broken store: \(badVersion.stderr)")
+        #expect(!directory.exists("a/tablesync.json"))
+        let good = try await runProgram(tablesync, ["-C", directory.file("a"), "init", "--remote", "http://127.0.0.1:9",
+                                                    "--api-version", "2", "--conflict-policy", "server-wins"])
+        #expect(good.status == 0, "\(good.stderr)")
+        let settings = try JSONParser.parse(directory.read("a/tablesync.json"))
+        #expect(settings["apiVersion"] == 2 && settings["conflictPolicy"] == "server-wins", "\(settings)")
+    }
+
+    @Test("resolve takes exactly one of --keep-local, --take-server and --discard, and a record named TABLE/ID")
+    func resolveTakesOneChoice() async throws {
+        let directory = TemporaryDirectory()
+        let store = directory.file("store")
+        #expect(try await runProgram(tablesync, ["-C", store, "init", "--remote", "http://127.0.0.1:9", "--table", "todo"]).status == 0)
+        let two = try await runProgram(tablesync, ["-C", store, "resolve", "todo/a", "--keep-local", "--discard"])
+        #expect(two.status == 2 && two.stderr.contains("--discard") && two.stderr.contains("--keep-local"), "\(two.stderr)")
+        let none = try await runProgram(tablesync, ["-C", store, "resolve", "todo/a"])
+        #expect(none.status == 2 && none.stderr.contains("Missing one of"), "\(none.stderr)")
+        let noSlash = try await runProgram(tablesync, ["-C", store, "resolve", "todo-a", "--discard"])
+        #expect(noSlash.status == 2 && noSlash.stderr.contains("name the record as TABLE/ID"), "\(noSlash.stderr)")
+        let help = try await runProgram(tablesync, ["resolve", "--help"])
+        #expect(help.stdout.contains("<TABLE/ID> --keep-local|--take-server|--discard"), "\(help.stdout)")
+        let one = try await runProgram(tablesync, ["-C", store, "resolve", "todo/a", "--take-server"])
+        #expect(one.status == 2 && one.stderr.contains("no conflict waits for todo/a"), "parsed, then refused by the store: \(one.stderr)")
+    }
+
     @Test func aSecondWriterExitsLockedAtOnce() async throws {
         let directory = TemporaryDirectory()
         let store = directory.file("store")

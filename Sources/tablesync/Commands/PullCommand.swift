@@ -19,9 +19,13 @@ struct PullCommand: AsyncParsableCommand {
     @Flag(help: "Allow a pull to remove more than half of the table's local records.") var allowMassDelete = false
     @Flag(help: "Also remove local records that no longer match the query's filter (unless they have local changes).") var evict = false
 
+    func validate() throws {
+        if let pageSize, pageSize < 1 { throw ValidationError("--page-size must be at least 1") }
+    }
+
     func run() async throws {
         try await CommandOutput.run(json: global.json) {
-            let options = try server.syncOptions(pageSize: pageSize, allowMassDelete: allowMassDelete, evict: evict)
+            let options = server.syncOptions(pageSize: pageSize, allowMassDelete: allowMassDelete, evict: evict)
             let context = try SyncContext(directory: global.store, purpose: "tablesync pull")
             let report = try await context.pull(table: table, queryID: queryID, filter: filter, options: options)
             ProgressDisplay.finish()

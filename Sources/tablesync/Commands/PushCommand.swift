@@ -15,7 +15,7 @@ struct PushCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await CommandOutput.run(json: global.json) {
-            let options = try server.syncOptions()
+            let options = server.syncOptions()
             let context = try SyncContext(directory: global.store, purpose: "tablesync push")
             let report = try await context.push(options: options)
             ProgressDisplay.finish()

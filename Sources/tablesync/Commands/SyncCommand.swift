@@ -21,9 +21,13 @@ struct SyncCommand: AsyncParsableCommand {
     @Option(help: "Records asked per pull request (default 1000); stepped down when the server refuses the size, as for pull.") var pageSize: Int?
     @Flag(help: "Allow a pull to remove more than half of a table's local records.") var allowMassDelete = false
 
+    func validate() throws {
+        if let pageSize, pageSize < 1 { throw ValidationError("--page-size must be at least 1") }
+    }
+
     func run() async throws {
         try await CommandOutput.run(json: global.json) {
-            let options = try server.syncOptions(pageSize: pageSize, allowMassDelete: allowMassDelete)
+            let options = server.syncOptions(pageSize: pageSize, allowMassDelete: allowMassDelete)
             let context = try SyncContext(directory: global.store, purpose: "tablesync sync")
             let report = try await context.sync(options: options)
             ProgressDisplay.finish()

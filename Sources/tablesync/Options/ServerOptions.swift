@@ -1,36 +1,31 @@
 import ArgumentParser
-import SyncProtocol
 import TableSync
 
-/// Options shared by the commands that talk to the server.
+/// Options of the commands that talk to the server: `push`, `pull` and `sync`.
 struct ServerOptions: ParsableArguments {
-    @Option(help: "Conflict policy for this run: manual, server-wins or client-wins (default: tablesync.json).")
-    var conflictPolicy: String?
+    @Option(help: "What push does when the server's copy changed, for this run only (default: \"conflictPolicy\" in tablesync.json).")
+    var conflictPolicy: StoreSettings.ConflictPolicy?
 
-    @Option(help: "Seconds before a request without an answer fails.")
+    @Option(help: ArgumentHelp("Seconds one request may take, from connecting to the last byte of its answer, before it fails (and is retried).", valueName: "SECONDS"))
     var timeout: Double = 30
 
-    @Option(help: "Attempts per request on connection failures, timeouts, 429 and 5xx.")
+    @Option(help: "Attempts per request, at least 1: retries with backoff on connection failures, timeouts, 429 and 5xx; when all fail the run exits 4 and nothing is lost.")
     var attempts: Int = 5
 
-    @Flag(help: "Print no progress on standard error.")
+    @Flag(help: "Print no progress on standard error (results and errors are still printed).")
     var quiet = false
 
     @Flag(name: .customLong("no-batch"), help: "Push one request per operation even when the server offers batches.")
     var noBatch = false
 
-    func syncOptions(pageSize: Int? = nil, allowMassDelete: Bool = false, evict: Bool = false) throws -> SyncOptions {
-        var policy: StoreSettings.ConflictPolicy?
-        if let conflictPolicy {
-            guard let parsed = StoreSettings.ConflictPolicy(rawValue: conflictPolicy) else {
-                throw ValidationError("--conflict-policy must be one of manual, server-wins, client-wins")
-            }
-            policy = parsed
-        }
+    func validate() throws {
         guard attempts >= 1 else { throw ValidationError("--attempts must be at least 1") }
-        if let pageSize, pageSize < 1 { throw ValidationError("--page-size must be at least 1") }
-        return SyncOptions(conflictPolicy: policy, timeout: timeout, retryPolicy: RetryPolicy(maximumAttempts: attempts),
-                           pageSize: pageSize, allowMassDelete: allowMassDelete, evict: evict,
-                           progress: ProgressDisplay.reporter(quiet: quiet), batch: !noBatch)
+    }
+
+    /// The library's options for this run.
+    func syncOptions(pageSize: Int? = nil, allowMassDelete: Bool = false, evict: Bool = false) -> SyncOptions {
+        SyncOptions(conflictPolicy: conflictPolicy, timeout: timeout, retryPolicy: RetryPolicy(maximumAttempts: attempts),
+                    pageSize: pageSize, allowMassDelete: allowMassDelete, evict: evict,
+                    progress: ProgressDisplay.reporter(quiet: quiet), batch: !noBatch)
     }
 }
