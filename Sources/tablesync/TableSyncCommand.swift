@@ -11,6 +11,7 @@ struct TableSyncCommand: AsyncParsableCommand {
             The store is a directory you can keep in git: tables/<Table>/<id>.json holds one record per file, \
             journal.jsonl the changes waiting to be pushed, queries.json the pull queries and their watermarks.
             Edit record files by hand or with insert/update/delete; push and sync send the changes.
+            -C STORE and --json go before or after the subcommand: tablesync -C /srv/store sync.
 
             Exit codes (for scripts and cron):
               0  done
@@ -31,12 +32,12 @@ struct TableSyncCommand: AsyncParsableCommand {
         ]
     )
 
-    /// Parses and runs the command line. `-C STORE` may come before the subcommand, as with git; argument
-    /// parsing wants it after, so it is moved there first.
+    @OptionGroup var global: GlobalOptions
+
+    /// Parses and runs the command line, with TableSync's exit code for bad usage.
     static func main() async {
-        let arguments = GlobalOptions.movingStoreOption(Array(CommandLine.arguments.dropFirst()))
         do {
-            var command = try parseAsRoot(arguments)
+            var command = try parseAsRoot()
             if var asyncCommand = command as? AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {

@@ -30,6 +30,28 @@ import TestSupport
         #expect(try JSONParser.parse(query.stdout).arrayValue?.count == 1)
     }
 
+    @Test("-C STORE stands before the subcommand, as with git, or after it, and tablesync --help shows it")
+    func storeOptionBeforeOrAfterTheSubcommand() async throws {
+        let directory = TemporaryDirectory()
+        let store = directory.file("store")
+        let help = try await runProgram(tablesync, ["--help"])
+        #expect(help.stdout.contains("USAGE: tablesync [-C <STORE>] [--json] <subcommand>"), "\(help.stdout)")
+        #expect(help.stdout.contains("-C <STORE>") && help.stdout.contains("--json"), "\(help.stdout)")
+        #expect(try await runProgram(tablesync, ["-C", store, "init", "--remote", "http://127.0.0.1:9", "--table", "todo"]).status == 0)
+        #expect(try await runProgram(tablesync, ["insert", "todo", #"{"id": "a"}"#, "-C", store]).status == 0)
+        for arguments in [["-C", store, "status", "--json"], ["status", "-C", store, "--json"], ["-C" + store, "status", "--json"],
+                          ["--json", "status", "-C", store]] {
+            let status = try await runProgram(tablesync, arguments)
+            #expect(status.status == 0, "\(arguments): \(status.stderr)")
+            #expect(try JSONParser.parse(status.stdout)["pending"]?.arrayValue?.count == 1, "\(arguments): \(status.stdout)")
+        }
+        #expect(try await runProgram(tablesync, ["-C", store, "query", "add", "todo", "all"]).status == 0, "a sub-subcommand")
+        let listed = try await runProgram(tablesync, ["query", "list", "-C", store, "--json"])
+        #expect(try JSONParser.parse(listed.stdout)["queries"]?.arrayValue?.count == 1, "\(listed.stdout) \(listed.stderr)")
+        let selected = try await runProgram(tablesync, ["-C", store, "query", "todo", "--filter", "id eq 'a'"])
+        #expect(try JSONParser.parse(selected.stdout).arrayValue?.count == 1, "the default sub-subcommand: \(selected.stderr)")
+    }
+
     @Test("--conflict-policy and --api-version are typed: --help lists their values, any other value is bad usage")
     func typedOptionValues() async throws {
         let directory = TemporaryDirectory()

@@ -1,36 +1,17 @@
 import ArgumentParser
 
-/// Options every subcommand takes.
+/// Options every command takes: the store (`-C STORE`) and `--json`.
+///
+/// The root command declares them, so `tablesync --help` lists them and they may stand before the subcommand, as
+/// with git (`tablesync -C STORE status`), or after it (`tablesync status -C STORE`): the argument parser reads a
+/// root command's options anywhere on the command line. Every subcommand declares them too, for its own `--help`;
+/// an `@OptionGroup` of a type the root already decoded receives the root's values instead of parsing again.
 struct GlobalOptions: ParsableArguments {
-    @Option(name: .customShort("C"), help: ArgumentHelp("Run as if started in STORE (default: the current directory or the nearest parent that is a store).", valueName: "STORE"))
+    @Option(name: .customShort("C", allowingJoined: true), help: ArgumentHelp(
+        "Run as if started in STORE (default: the current directory or the nearest parent that is a store).",
+        valueName: "STORE"))
     var store: String = "."
 
-    @Flag(help: "Print one JSON document instead of text.")
+    @Flag(help: "Print one JSON document on standard output instead of text, errors included.")
     var json = false
-}
-
-extension GlobalOptions {
-    /// `arguments` with a leading `-C STORE` (or `-CSTORE`) moved behind the subcommand's own arguments
-    /// (before a `--` if there is one), where the subcommand's ``GlobalOptions`` parse it.
-    static func movingStoreOption(_ arguments: [String]) -> [String] {
-        var rest = arguments
-        var moved: [String] = []
-        while let first = rest.first, first.hasPrefix("-C") {
-            if first == "-C" {
-                guard rest.count >= 2 else { break }
-                moved += ["-C", rest[1]]
-                rest.removeFirst(2)
-            } else {
-                moved += ["-C", String(first.dropFirst(2))]
-                rest.removeFirst()
-            }
-        }
-        guard !moved.isEmpty else { return arguments }
-        if let terminator = rest.firstIndex(of: "--") {
-            rest.insert(contentsOf: moved, at: terminator)
-        } else {
-            rest += moved
-        }
-        return rest
-    }
 }
