@@ -34,22 +34,19 @@ struct TableSyncCommand: AsyncParsableCommand {
 
     @OptionGroup var global: GlobalOptions
 
-    /// Parses and runs the command line, with TableSync's exit code for bad usage.
+    /// Parses and runs the command line; any error, in the arguments or in the run, is printed by
+    /// ``CommandOutput/exit(with:json:)`` with TableSync's exit code.
     static func main() async {
+        let arguments = Array(CommandLine.arguments.dropFirst())
         do {
-            var command = try parseAsRoot()
+            var command = try parseAsRoot(arguments)
             if var asyncCommand = command as? AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
                 try command.run()
             }
         } catch {
-            // Argument parsing reports bad usage as 64; TableSync's contract says 2.
-            if exitCode(for: error) == .validationFailure {
-                CommandOutput.printError(fullMessage(for: error))
-                exit(withError: ExitCode(ExitStatus.usage.rawValue))
-            }
-            exit(withError: error)
+            CommandOutput.exit(with: error, json: GlobalOptions.asksForJSON(arguments))
         }
     }
 }

@@ -92,6 +92,45 @@ import TestSupport
         #expect(one.status == 2 && one.stderr.contains("no conflict waits for todo/a"), "parsed, then refused by the store: \(one.stderr)")
     }
 
+    @Test("with --json, bad usage is one JSON document on standard output, exit code 2; without it, text on standard error",
+          arguments: [["status", "--bogus"], ["pull"], ["frob"], ["resolve", "todo/a", "--keep-local", "--discard"],
+                      ["push", "--attempts", "0"], ["init", "--remote", "http://127.0.0.1:9", "--api-version", "4"],
+                      ["insert", "todo", "{not json"]])
+    func jsonCoversUsageErrors(_ arguments: [String]) async throws {
+        let directory = TemporaryDirectory()
+        let store = directory.file("store")
+        #expect(try await runProgram(tablesync, ["-C", store, "init", "--remote", "http://127.0.0.1:9", "--table", "todo"]).status == 0)
+        for json in [["--json", "-C", store] + arguments, ["-C", store] + arguments + ["--json"]] {
+            let run = try await runProgram(tablesync, json)
+            #expect(run.status == 2, "\(json): \(run.stderr)")
+            let document = try JSONParser.parse(run.stdout)
+            #expect(document["exitCode"] == 2, "\(json): \(run.stdout)")
+            #expect(document["error"]?.stringValue?.isEmpty == false, "\(json): one sentence: \(run.stdout)")
+            #expect(run.stderr.isEmpty, "\(json): nothing else: \(run.stderr)")
+        }
+        let text = try await runProgram(tablesync, ["-C", store] + arguments)
+        #expect(text.status == 2 && text.stdout.isEmpty && text.stderr.hasPrefix("Error: "), "\(arguments): \(text.stderr)")
+    }
+
+    @Test("an error is never printed onto a progress line: on a terminal the line is erased first")
+    func progressLineErasedBeforeAnError() async throws {
+        // A server without extensions that ignores $skip: the first page is taken (a progress line), its repeat is an error.
+        let item = #""createdAt":"2024-01-01T00:00:00.000Z","updatedAt":"2024-01-01T00:00:00.000Z","version":"AQ==","deleted":false"#
+        let page = "{\"items\":[" + (0..<3).map { #"{"id":"k\#($0)",\#(item)}"# }.joined(separator: ",") + "],\"nextLink\":\"/tables/todo?x\"}"
+        let hostile = try HostileServer { request in
+            request.method == "GET" ? .json(page, extensions: false) : .json(#"{"error":"no"}"#, status: 400, extensions: false)
+        }
+        defer { hostile.stop() }
+        let directory = TemporaryDirectory()
+        let store = directory.file("store")
+        #expect(try await runProgram(tablesync, ["-C", store, "init", "--remote", hostile.baseURL, "--table", "todo"]).status == 0)
+        let pulled = try await TerminalRun.run(["-C", store, "pull", "todo", "--query-id", "all", "--page-size", "3", "--attempts", "1"])
+        #expect(pulled.status == 1, "\(pulled.terminal)")
+        #expect(pulled.terminal.contains("pull todo:"), "a progress line showed: \(pulled.terminal.debugDescription)")
+        #expect(pulled.terminal.contains("\r\u{1B}[2Ktablesync: ") && pulled.terminal.contains("ignores $skip"),
+                "the error starts on an erased line: \(pulled.terminal.debugDescription)")
+    }
+
     @Test func aSecondWriterExitsLockedAtOnce() async throws {
         let directory = TemporaryDirectory()
         let store = directory.file("store")

@@ -13,25 +13,23 @@ struct ConflictsCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        try await CommandOutput.run(json: global.json) {
-            let context = try SyncContext(directory: global.store, mode: .readOnly)
-            let conflicts = try await context.conflicts()
-            if global.json {
-                CommandOutput.printJSON(["conflicts": .array(conflicts.map { conflict in
-                    [
-                        "record": .string(conflict.key.description), "operation": .string(conflict.operation.kind.rawValue),
-                        "status": .integer(Int64(conflict.status)), "reason": .string(conflict.reason),
-                        "local": conflict.local.map { .object($0) } ?? .null, "server": conflict.server.map { .object($0) } ?? .null,
-                    ]
-                })])
-            } else if conflicts.isEmpty {
-                print("No conflicts.")
-            } else {
-                for conflict in conflicts {
-                    print("\(conflict.key)\t\(conflict.operation.kind.rawValue) refused (HTTP \(conflict.status)): \(conflict.reason)")
-                }
+        let context = try SyncContext(directory: global.store, mode: .readOnly)
+        let conflicts = try await context.conflicts()
+        if global.json {
+            CommandOutput.printJSON(["conflicts": .array(conflicts.map { conflict in
+                [
+                    "record": .string(conflict.key.description), "operation": .string(conflict.operation.kind.rawValue),
+                    "status": .integer(Int64(conflict.status)), "reason": .string(conflict.reason),
+                    "local": conflict.local.map { .object($0) } ?? .null, "server": conflict.server.map { .object($0) } ?? .null,
+                ]
+            })])
+        } else if conflicts.isEmpty {
+            print("No conflicts.")
+        } else {
+            for conflict in conflicts {
+                print("\(conflict.key)\t\(conflict.operation.kind.rawValue) refused (HTTP \(conflict.status)): \(conflict.reason)")
             }
-            return conflicts.isEmpty ? .done : .conflictsWaiting
         }
+        if !conflicts.isEmpty { throw ExitCode(.conflictsWaiting) }
     }
 }

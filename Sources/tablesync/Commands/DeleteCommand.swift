@@ -14,15 +14,12 @@ struct DeleteCommand: AsyncParsableCommand {
     @Argument(help: "The record's id.") var id: String
 
     func run() async throws {
-        try await CommandOutput.run(json: global.json) {
-            let context = try SyncContext(directory: global.store, purpose: "tablesync delete")
-            try await context.table(table).delete(id: id)
-            if global.json {
-                CommandOutput.printJSON(["deleted": .string("\(table)/\(id)")])
-            } else {
-                print("Deleted \(table)/\(id) (queued for push).")
-            }
-            return .done
+        let context = try SyncContext(directory: global.store, purpose: "tablesync delete")
+        try await context.table(table).delete(id: id)
+        if global.json {
+            CommandOutput.printJSON(["deleted": .string("\(table)/\(id)")])
+        } else {
+            print("Deleted \(table)/\(id) (queued for push).")
         }
     }
 }

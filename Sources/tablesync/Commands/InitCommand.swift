@@ -28,16 +28,13 @@ struct InitCommand: AsyncParsableCommand {
     var tokenFile: String?
 
     func run() async throws {
-        try await CommandOutput.run(json: global.json) {
-            let settings = StoreSettings(remote: remote, apiVersion: apiVersion?.rawValue, tables: tables,
-                                         conflictPolicy: conflictPolicy, tokenFile: tokenFile)
-            let context = try SyncContext.initialize(directory: global.store, settings: settings)
-            if global.json {
-                CommandOutput.printJSON(["store": .string(context.layout.root), "tables": .array(settings.tables.map { .string($0) })])
-            } else {
-                print("Initialized TableSync store in \(context.layout.root) (tables: \(settings.tables.isEmpty ? "none yet" : settings.tables.joined(separator: ", "))).")
-            }
-            return .done
+        let settings = StoreSettings(remote: remote, apiVersion: apiVersion?.rawValue, tables: tables,
+                                     conflictPolicy: conflictPolicy, tokenFile: tokenFile)
+        let context = try SyncContext.initialize(directory: global.store, settings: settings)
+        if global.json {
+            CommandOutput.printJSON(["store": .string(context.layout.root), "tables": .array(settings.tables.map { .string($0) })])
+        } else {
+            print("Initialized TableSync store in \(context.layout.root) (tables: \(settings.tables.isEmpty ? "none yet" : settings.tables.joined(separator: ", "))).")
         }
     }
 }

@@ -15,6 +15,6 @@ struct InsertCommand: AsyncParsableCommand {
     @Argument(help: "The record as a JSON object, or - to read it from standard input.") var record: String
 
     func run() async throws {
-        try await runRecordChange(global: global, table: table, recordText: record, verb: "insert") { try await $0.insert($1) }
+        try await RecordChange.run(global: global, table: table, recordText: record, verb: "insert") { try await $0.insert($1) }
     }
 }

@@ -12,20 +12,17 @@ struct LogCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        try await CommandOutput.run(json: global.json) {
-            let context = try SyncContext(directory: global.store, mode: .readOnly)
-            let operations = await context.pendingOperations
-            if global.json {
-                CommandOutput.printJSON(["pending": .array(operations.map(\.json))])
-            } else if operations.isEmpty {
-                print("No pending operations.")
-            } else {
-                for operation in operations {
-                    let base = operation.baseVersion.map { " (on version \($0))" } ?? ""
-                    print("\(String(operation.sequence).padding(6))\(operation.kind.rawValue.padding(7))\(operation.table)/\(operation.id)\(base)")
-                }
+        let context = try SyncContext(directory: global.store, mode: .readOnly)
+        let operations = await context.pendingOperations
+        if global.json {
+            CommandOutput.printJSON(["pending": .array(operations.map(\.json))])
+        } else if operations.isEmpty {
+            print("No pending operations.")
+        } else {
+            for operation in operations {
+                let base = operation.baseVersion.map { " (on version \($0))" } ?? ""
+                print("\(String(operation.sequence).padding(6))\(operation.kind.rawValue.padding(7))\(operation.table)/\(operation.id)\(base)")
             }
-            return .done
         }
     }
 }

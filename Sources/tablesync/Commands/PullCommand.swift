@@ -24,17 +24,16 @@ struct PullCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await CommandOutput.run(json: global.json) {
-            let options = server.syncOptions(pageSize: pageSize, allowMassDelete: allowMassDelete, evict: evict)
-            let context = try SyncContext(directory: global.store, purpose: "tablesync pull")
-            let report = try await context.pull(table: table, queryID: queryID, filter: filter, options: options)
-            ProgressDisplay.finish()
-            if global.json {
-                CommandOutput.printJSON(SyncReportText.pullJSON(report))
-            } else {
-                print(SyncReportText.push(report.push) + "; " + SyncReportText.pull(table, report) + ".")
-            }
-            return SyncReportText.status(report.push, pulls: [report])
+        let options = server.syncOptions(pageSize: pageSize, allowMassDelete: allowMassDelete, evict: evict)
+        let context = try SyncContext(directory: global.store, purpose: "tablesync pull")
+        let report = try await context.pull(table: table, queryID: queryID, filter: filter, options: options)
+        ProgressDisplay.standardError.clearLine()
+        if global.json {
+            CommandOutput.printJSON(SyncReportText.pullJSON(report))
+        } else {
+            print(SyncReportText.push(report.push) + "; " + SyncReportText.pull(table, report) + ".")
         }
+        let status = SyncReportText.status(report.push, pulls: [report])
+        if status != .done { throw ExitCode(status) }
     }
 }

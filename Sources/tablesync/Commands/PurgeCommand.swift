@@ -16,11 +16,8 @@ struct PurgeCommand: AsyncParsableCommand {
     @Flag(help: "Also drop the table's pending operations, hand edits and conflicts.") var force = false
 
     func run() async throws {
-        try await CommandOutput.run(json: global.json) {
-            let context = try SyncContext(directory: global.store, purpose: "tablesync purge")
-            let removed = try await context.purge(table: table, filter: filter, force: force)
-            if global.json { CommandOutput.printJSON(["removed": .integer(Int64(removed))]) } else { print("Purged \(removed) record(s) of \(table).") }
-            return .done
-        }
+        let context = try SyncContext(directory: global.store, purpose: "tablesync purge")
+        let removed = try await context.purge(table: table, filter: filter, force: force)
+        if global.json { CommandOutput.printJSON(["removed": .integer(Int64(removed))]) } else { print("Purged \(removed) record(s) of \(table).") }
     }
 }

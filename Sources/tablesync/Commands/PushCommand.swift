@@ -14,13 +14,12 @@ struct PushCommand: AsyncParsableCommand {
     @OptionGroup var server: ServerOptions
 
     func run() async throws {
-        try await CommandOutput.run(json: global.json) {
-            let options = server.syncOptions()
-            let context = try SyncContext(directory: global.store, purpose: "tablesync push")
-            let report = try await context.push(options: options)
-            ProgressDisplay.finish()
-            if global.json { CommandOutput.printJSON(SyncReportText.pushJSON(report)) } else { print(SyncReportText.push(report) + ".") }
-            return SyncReportText.status(report)
-        }
+        let options = server.syncOptions()
+        let context = try SyncContext(directory: global.store, purpose: "tablesync push")
+        let report = try await context.push(options: options)
+        ProgressDisplay.standardError.clearLine()
+        if global.json { CommandOutput.printJSON(SyncReportText.pushJSON(report)) } else { print(SyncReportText.push(report) + ".") }
+        let status = SyncReportText.status(report)
+        if status != .done { throw ExitCode(status) }
     }
 }

@@ -12,15 +12,12 @@ struct QueryAddCommand: AsyncParsableCommand {
     @Option(help: "An OData $filter the query adds to every request.") var filter: String?
 
     func run() async throws {
-        try await CommandOutput.run(json: global.json) {
-            let context = try SyncContext(directory: global.store, purpose: "tablesync query add")
-            let query = try await context.addQuery(PullQuery(id: queryID, table: table, filter: filter))
-            if global.json {
-                CommandOutput.printJSON(["added": .string(query.id), "table": .string(query.table)])
-            } else {
-                print("Added query \(query.id) on table \(query.table).")
-            }
-            return .done
+        let context = try SyncContext(directory: global.store, purpose: "tablesync query add")
+        let query = try await context.addQuery(PullQuery(id: queryID, table: table, filter: filter))
+        if global.json {
+            CommandOutput.printJSON(["added": .string(query.id), "table": .string(query.table)])
+        } else {
+            print("Added query \(query.id) on table \(query.table).")
         }
     }
 }

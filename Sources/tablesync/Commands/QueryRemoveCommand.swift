@@ -10,15 +10,12 @@ struct QueryRemoveCommand: AsyncParsableCommand {
     @Argument(help: "The query id.") var queryID: String
 
     func run() async throws {
-        try await CommandOutput.run(json: global.json) {
-            let context = try SyncContext(directory: global.store, purpose: "tablesync query remove")
-            try await context.removeQuery(id: queryID)
-            if global.json {
-                CommandOutput.printJSON(["removed": .string(queryID)])
-            } else {
-                print("Removed query \(queryID).")
-            }
-            return .done
+        let context = try SyncContext(directory: global.store, purpose: "tablesync query remove")
+        try await context.removeQuery(id: queryID)
+        if global.json {
+            CommandOutput.printJSON(["removed": .string(queryID)])
+        } else {
+            print("Removed query \(queryID).")
         }
     }
 }

@@ -18,12 +18,9 @@ struct QuerySelectCommand: AsyncParsableCommand {
     @Option(help: "The most records to print.") var top: Int?
 
     func run() async throws {
-        try await CommandOutput.run(json: global.json) {
-            let query = try LocalQuery(filter: filter, orderBy: orderby, skip: skip, top: top)
-            let context = try SyncContext(directory: global.store, mode: .readOnly)
-            let records = try await context.table(table).query(query)
-            CommandOutput.printJSON(.array(records.map { .object($0) }))
-            return .done
-        }
+        let query = try LocalQuery(filter: filter, orderBy: orderby, skip: skip, top: top)
+        let context = try SyncContext(directory: global.store, mode: .readOnly)
+        let records = try await context.table(table).query(query)
+        CommandOutput.printJSON(.array(records.map { .object($0) }))
     }
 }

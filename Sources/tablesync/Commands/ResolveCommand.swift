@@ -18,15 +18,12 @@ struct ResolveCommand: AsyncParsableCommand {
     @Flag var resolution: ConflictResolution
 
     func run() async throws {
-        try await CommandOutput.run(json: global.json) {
-            let context = try SyncContext(directory: global.store, purpose: "tablesync resolve")
-            try await context.resolve(record, resolution)
-            if global.json {
-                CommandOutput.printJSON(["resolved": .string(record.description), "choice": .string(resolution.rawValue)])
-            } else {
-                print("Resolved \(record) (\(resolution.rawValue)).")
-            }
-            return .done
+        let context = try SyncContext(directory: global.store, purpose: "tablesync resolve")
+        try await context.resolve(record, resolution)
+        if global.json {
+            CommandOutput.printJSON(["resolved": .string(record.description), "choice": .string(resolution.rawValue)])
+        } else {
+            print("Resolved \(record) (\(resolution.rawValue)).")
         }
     }
 }

@@ -13,16 +13,14 @@ struct StatusCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        try await CommandOutput.run(json: global.json) {
-            let context = try SyncContext(directory: global.store, mode: .readOnly)
-            let status = try await context.status()
-            if global.json {
-                CommandOutput.printJSON(StatusReportText.json(status))
-            } else {
-                print(StatusReportText.text(status, root: context.layout.root), terminator: "")
-            }
-            if !status.problems.isEmpty { return .invalidStore }
-            return status.conflicts.isEmpty ? .done : .conflictsWaiting
+        let context = try SyncContext(directory: global.store, mode: .readOnly)
+        let status = try await context.status()
+        if global.json {
+            CommandOutput.printJSON(StatusReportText.json(status))
+        } else {
+            print(StatusReportText.text(status, root: context.layout.root), terminator: "")
         }
+        if !status.problems.isEmpty { throw ExitCode(.invalidStore) }
+        if !status.conflicts.isEmpty { throw ExitCode(.conflictsWaiting) }
     }
 }

@@ -26,22 +26,21 @@ struct SyncCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        try await CommandOutput.run(json: global.json) {
-            let options = server.syncOptions(pageSize: pageSize, allowMassDelete: allowMassDelete)
-            let context = try SyncContext(directory: global.store, purpose: "tablesync sync")
-            let report = try await context.sync(options: options)
-            ProgressDisplay.finish()
-            if global.json {
-                CommandOutput.printJSON([
-                    "push": SyncReportText.pushJSON(report.push),
-                    "pulls": .object(report.pulls.mapValues(SyncReportText.pullJSON)),
-                ])
-            } else {
-                var lines = [SyncReportText.push(report.push)]
-                for (id, pull) in report.pulls.sorted(by: { $0.key < $1.key }) { lines.append(SyncReportText.pull(pull.table, pull) + " (query \(id))") }
-                print(lines.joined(separator: "; ") + ".")
-            }
-            return SyncReportText.status(report.push, pulls: Array(report.pulls.values))
+        let options = server.syncOptions(pageSize: pageSize, allowMassDelete: allowMassDelete)
+        let context = try SyncContext(directory: global.store, purpose: "tablesync sync")
+        let report = try await context.sync(options: options)
+        ProgressDisplay.standardError.clearLine()
+        if global.json {
+            CommandOutput.printJSON([
+                "push": SyncReportText.pushJSON(report.push),
+                "pulls": .object(report.pulls.mapValues(SyncReportText.pullJSON)),
+            ])
+        } else {
+            var lines = [SyncReportText.push(report.push)]
+            for (id, pull) in report.pulls.sorted(by: { $0.key < $1.key }) { lines.append(SyncReportText.pull(pull.table, pull) + " (query \(id))") }
+            print(lines.joined(separator: "; ") + ".")
         }
+        let status = SyncReportText.status(report.push, pulls: Array(report.pulls.values))
+        if status != .done { throw ExitCode(status) }
     }
 }

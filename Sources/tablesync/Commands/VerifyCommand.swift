@@ -13,22 +13,20 @@ struct VerifyCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        try await CommandOutput.run(json: global.json) {
-            let context = try SyncContext(directory: global.store, mode: .inspect, purpose: "tablesync verify")
-            let findings = try await context.verify()
-            let errors = findings.filter { $0.severity == .error }
-            if global.json {
-                CommandOutput.printJSON([
-                    "ok": .bool(errors.isEmpty),
-                    "findings": .array(findings.map { ["severity": .string($0.severity.rawValue), "file": .string($0.path), "message": .string($0.message)] }),
-                ])
-            } else if findings.isEmpty {
-                print("The store is consistent.")
-            } else {
-                for finding in findings { print("\(finding.severity.rawValue): \(finding)") }
-                print(errors.isEmpty ? "No errors; the notices settle on the next run." : "\(errors.count) error(s).")
-            }
-            return errors.isEmpty ? .done : .invalidStore
+        let context = try SyncContext(directory: global.store, mode: .inspect, purpose: "tablesync verify")
+        let findings = try await context.verify()
+        let errors = findings.filter { $0.severity == .error }
+        if global.json {
+            CommandOutput.printJSON([
+                "ok": .bool(errors.isEmpty),
+                "findings": .array(findings.map { ["severity": .string($0.severity.rawValue), "file": .string($0.path), "message": .string($0.message)] }),
+            ])
+        } else if findings.isEmpty {
+            print("The store is consistent.")
+        } else {
+            for finding in findings { print("\(finding.severity.rawValue): \(finding)") }
+            print(errors.isEmpty ? "No errors; the notices settle on the next run." : "\(errors.count) error(s).")
         }
+        if !errors.isEmpty { throw ExitCode(.invalidStore) }
     }
 }

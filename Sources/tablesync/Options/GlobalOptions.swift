@@ -14,4 +14,10 @@ struct GlobalOptions: ParsableArguments {
 
     @Flag(help: "Print one JSON document on standard output instead of text, errors included.")
     var json = false
+
+    /// Whether `arguments` ask for JSON output, for printing an error before (or without) parsing them: `--json`
+    /// anywhere before a `--`, which is where the parser takes it too (it never takes `--json` as an option's value).
+    static func asksForJSON(_ arguments: [String]) -> Bool {
+        arguments.prefix { $0 != "--" }.contains("--json")
+    }
 }

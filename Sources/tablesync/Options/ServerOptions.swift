@@ -26,6 +26,6 @@ struct ServerOptions: ParsableArguments {
     func syncOptions(pageSize: Int? = nil, allowMassDelete: Bool = false, evict: Bool = false) -> SyncOptions {
         SyncOptions(conflictPolicy: conflictPolicy, timeout: timeout, retryPolicy: RetryPolicy(maximumAttempts: attempts),
                     pageSize: pageSize, allowMassDelete: allowMassDelete, evict: evict,
-                    progress: ProgressDisplay.reporter(quiet: quiet), batch: !noBatch)
+                    progress: ProgressDisplay.standardError.reporter(quiet: quiet), batch: !noBatch)
     }
 }

@@ -15,36 +15,46 @@ enum CommandOutput {
         print(CanonicalJSON.string(value), terminator: "")
     }
 
-    /// Prints a line on standard error.
-    static func printError(_ line: String, newline: Bool = true) {
-        var text = newline ? line + "\n" : line
+    /// Writes `text` on standard error at once (unbuffered, so it lands in order with progress lines).
+    static func printError(_ text: String, newline: Bool = true) {
+        var text = newline ? text + "\n" : text
         text.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
     }
 
-    /// Runs `body`, turning any error into one sentence (or one JSON document) and the right exit code.
-    static func run(json: Bool, _ body: () async throws -> ExitStatus) async throws {
+    /// Prints `error` and exits with its code: the one place `tablesync` prints errors, whether the arguments were
+    /// wrong (exit 2) or the run failed.
+    ///
+    /// Without `json` the error is one sentence on standard error (bad usage adds the usage line, as the argument
+    /// parser prints it); with `json` it is `{"error": "...", "exitCode": N}` on standard output. A progress line
+    /// still showing on a terminal is cleared first, so the error never lands on top of it. An `ExitCode` (a command
+    /// that printed its result and ends with a status other than done), `--help` and `--version` print nothing here.
+    static func exit(with error: any Error, json: Bool) -> Never {
+        ProgressDisplay.standardError.clearLine()
+        if error is ExitCode || TableSyncCommand.exitCode(for: error) == .success {
+            TableSyncCommand.exit(withError: error)
+        }
         let status: ExitStatus
-        do {
-            status = try await body()
-        } catch let error as CategorizedError {
-            report(error.description, status: ExitStatus(error.kind), json: json)
-            throw ExitCode(ExitStatus(error.kind).rawValue)
-        } catch let error as ExitCode {
-            throw error
-        } catch let error as ValidationError {
-            throw error
-        } catch {
-            report("\(error)", status: .failure, json: json)
-            throw ExitCode(ExitStatus.failure.rawValue)
-        }
-        if status != .done { throw ExitCode(status.rawValue) }
-    }
-
-    private static func report(_ message: String, status: ExitStatus, json: Bool) {
-        if json {
-            printJSON(["error": .string(message), "exitCode": .integer(Int64(status.rawValue))])
+        let sentence: String
+        let text: String
+        if let error = error as? CategorizedError {
+            status = ExitStatus(error.kind)
+            sentence = error.description
+            text = "tablesync: " + sentence
+        } else if TableSyncCommand.exitCode(for: error) == .validationFailure {
+            // The argument parser's code for bad usage is 64; TableSync's contract says 2.
+            status = .usage
+            sentence = TableSyncCommand.message(for: error)
+            text = TableSyncCommand.fullMessage(for: error)
         } else {
-            printError("tablesync: \(message)")
+            status = .failure
+            sentence = "\(error)"
+            text = "tablesync: " + sentence
         }
+        if json {
+            printJSON(["error": .string(sentence), "exitCode": .integer(Int64(status.rawValue))])
+        } else {
+            printError(text)
+        }
+        TableSyncCommand.exit(withError: ExitCode(status))
     }
 }

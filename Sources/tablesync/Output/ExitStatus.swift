@@ -1,5 +1,4 @@
 import ArgumentParser
-import SyncProtocol
 import TableSync
 
 /// The exit codes of `tablesync` (the one place they are decided; the help text lists them).
@@ -14,6 +13,7 @@ enum ExitStatus: Int32 {
     case invalidStore = 7
     case recordsSkipped = 8
 
+    /// The exit status of a run that failed with an error of `kind`.
     init(_ kind: FailureKind) {
         switch kind {
         case .usage: self = .usage
@@ -23,5 +23,12 @@ enum ExitStatus: Int32 {
         case .authentication: self = .authentication
         case .other: self = .failure
         }
+    }
+}
+
+extension ExitCode {
+    /// Ends a command with `status` after it printed its result: `throw ExitCode(.conflictsWaiting)`.
+    init(_ status: ExitStatus) {
+        self.init(status.rawValue)
     }
 }
