@@ -1,4 +1,5 @@
 import ArgumentParser
+import SyncProtocol
 import TableSync
 
 /// `tablesync`: the command line for people and cron.
@@ -25,6 +26,7 @@ struct TableSyncCommand: AsyncParsableCommand {
               7  the store has invalid files or state (see `tablesync verify`)
               8  done, but server records the store cannot hold were skipped (see `tablesync status`)
             """,
+        version: TableSyncVersion.current,
         subcommands: [
             InitCommand.self, StatusCommand.self, LogCommand.self, VerifyCommand.self,
             InsertCommand.self, UpdateCommand.self, DeleteCommand.self, QueryCommand.self,

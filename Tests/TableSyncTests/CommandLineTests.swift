@@ -131,6 +131,15 @@ import TestSupport
                 "the error starts on an erased line: \(pulled.terminal.debugDescription)")
     }
 
+    @Test("both executables print the one version with --version, and exit 0")
+    func version() async throws {
+        for program in [tablesync, builtProduct("tablesync-server")] {
+            let run = try await runProgram(program, ["--version"])
+            #expect(run.status == 0 && run.stdout == TableSyncVersion.current + "\n", "\(program): \(run.stdout) \(run.stderr)")
+        }
+        #expect(try await runProgram(tablesync, ["--help"]).stdout.contains("--version"))
+    }
+
     @Test func aSecondWriterExitsLockedAtOnce() async throws {
         let directory = TemporaryDirectory()
         let store = directory.file("store")
