@@ -3,6 +3,7 @@ import SyncProtocol
 import Testing
 import TestSupport
 @testable import TableSync
+@testable import tablesync
 
 /// The `tablesync` executable, run as cron would run it.
 @Suite struct CommandLineTests {
@@ -129,6 +130,42 @@ import TestSupport
         #expect(pulled.terminal.contains("pull todo:"), "a progress line showed: \(pulled.terminal.debugDescription)")
         #expect(pulled.terminal.contains("\r\u{1B}[2Ktablesync: ") && pulled.terminal.contains("ignores $skip"),
                 "the error starts on an erased line: \(pulled.terminal.debugDescription)")
+    }
+
+    @Test("a pull shows done of total, rate and time left: rewritten in place on a terminal, as log lines otherwise")
+    func pullProgressFigures() async throws {
+        let server = try await LiveServer.start(.sqlite, tables: ["todo"])
+        defer { TestBackend.removeFiles(of: server.database) }
+        let directory = TemporaryDirectory()
+        let writer = directory.file("writer")
+        #expect(try await runProgram(tablesync, ["-C", writer, "init", "--remote", server.baseURL, "--table", "todo"]).status == 0)
+        for index in 0..<25 { try directory.write("writer/tables/todo/r\(index).json", #"{"id": "r\#(index)"}"#) }
+        let pushed = try await runProgram(tablesync, ["-C", writer, "push"])
+        #expect(pushed.status == 0, "\(pushed.stderr)")
+        #expect(pushed.stderr.contains("push: 25/25 operations settled (100%)"), "\(pushed.stderr)")
+
+        let figures = #/pull todo: (page 1, )?10/25 records \(40%\), [0-9.,]+ records/s, [0-9]+:[0-9]{2} left/#
+        for (name, onTerminal) in [("terminal", true), ("log", false)] {
+            let store = directory.file(name)
+            #expect(try await runProgram(tablesync, ["-C", store, "init", "--remote", server.baseURL, "--table", "todo"]).status == 0)
+            let arguments = ["-C", store, "pull", "todo", "--query-id", "all", "--page-size", "10"]
+            if onTerminal {
+                let pulled = try await TerminalRun.run(arguments)
+                #expect(pulled.status == 0, "\(pulled.terminal)")
+                #expect(pulled.terminal.contains("\r\u{1B}[2Kpull todo: 10/25 records (40%), "), "\(pulled.terminal.debugDescription)")
+                #expect(pulled.terminal.contains(figures), "\(pulled.terminal.debugDescription)")
+                #expect(pulled.terminal.contains("pull todo: 25/25 records (100%), "), "\(pulled.terminal.debugDescription)")
+                #expect(pulled.terminal.hasSuffix(ProgressDisplay.eraseLine), "the line is erased at the end: \(pulled.terminal.debugDescription)")
+            } else {
+                let pulled = try await runProgram(tablesync, arguments)
+                #expect(pulled.status == 0, "\(pulled.stderr)")
+                let lines = pulled.stderr.split(separator: "\n")
+                #expect(lines.count == 3 && lines.allSatisfy { $0.contains(" info tablesync") }, "timestamped log lines: \(pulled.stderr)")
+                #expect(lines.first?.contains("pull todo: page 1, 10/25 records (40%), ") == true, "\(pulled.stderr)")
+                #expect(pulled.stderr.contains(figures) && !pulled.stderr.contains("\u{1B}"), "\(pulled.stderr)")
+            }
+        }
+        await server.stop()
     }
 
     @Test("both executables print the one version with --version, and exit 0")
