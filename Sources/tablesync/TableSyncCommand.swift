@@ -12,19 +12,24 @@ struct TableSyncCommand: AsyncParsableCommand {
             The store is a directory you can keep in git: tables/<Table>/<id>.json holds one record per file, \
             journal.jsonl the changes waiting to be pushed, queries.json the pull queries and their watermarks.
             Edit record files by hand or with insert/update/delete; push and sync send the changes.
-            -C STORE and --json go before or after the subcommand: tablesync -C /srv/store sync.
+            -C STORE and --json go before or after the subcommand. From cron:
+              */5 * * * * tablesync -C /srv/store sync >>/var/log/tablesync.log 2>&1
 
             Exit codes (for scripts and cron):
               0  done
               1  failure not covered below
-              2  bad usage (arguments, unknown table, invalid JSON given), or the server refuses the requests
-                 themselves (a table it does not serve, a protocol version it does not speak)
+              2  bad usage (arguments, unknown table, invalid JSON given), or the
+                 server refuses the requests themselves (a table it does not serve,
+                 a protocol version it does not speak)
               3  done, but conflicts are waiting (see `tablesync conflicts`)
-              4  server unreachable or timed out: retry later
-              5  the server refused the credentials
+              4  server unreachable or timed out: retry later, nothing was lost
+              5  the server refused the credentials (TABLESYNC_TOKEN, tokenFile)
               6  another run holds the store's lock: retry later
               7  the store has invalid files or state (see `tablesync verify`)
-              8  done, but server records the store cannot hold were skipped (see `tablesync status`)
+              8  done, but server records the store cannot hold were skipped
+                 (see `tablesync status`)
+            With --json every outcome, errors included, is one JSON document on
+            standard output; an error is {"error": "...", "exitCode": N}.
             """,
         version: TableSyncVersion.current,
         subcommands: [

@@ -8,6 +8,7 @@ import TableSync
 /// `@retroactive`: Swift 6.3 refuses that attribute for a type declared in the same package, and does not warn.
 /// The flag names come from the case names (`keepLocal` → `--keep-local`), the same words as the raw values.
 extension ConflictResolution: EnumerableFlag {
+    /// What each choice does, for `resolve --help`.
     public static func help(for value: ConflictResolution) -> ArgumentHelp? {
         switch value {
         case .keepLocal: "Keep the local change; the next push sends it on top of the server's version."

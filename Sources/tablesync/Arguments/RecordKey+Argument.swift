@@ -1,6 +1,7 @@
 import ArgumentParser
 import TableSync
 
+/// `resolve`'s record argument.
 extension RecordKey {
     /// The record named on the command line as `TABLE/ID` (the form `tablesync conflicts` prints), split at the
     /// first `/`: ids never hold one. A transform for `@Argument`, so a name without `/` is bad usage (exit 2).

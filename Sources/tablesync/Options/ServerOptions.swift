@@ -12,7 +12,7 @@ struct ServerOptions: ParsableArguments {
     @Option(help: "Attempts per request, at least 1: retries with backoff on connection failures, timeouts, 429 and 5xx; when all fail the run exits 4 and nothing is lost.")
     var attempts: Int = 5
 
-    @Flag(help: "Print no progress on standard error (results and errors are still printed).")
+    @Flag(help: "Print no progress on standard error. Without it a terminal shows one line rewritten in place, and a log (cron, systemd) gets a timestamped line per page or batch; results and errors are printed either way.")
     var quiet = false
 
     @Flag(name: .customLong("no-batch"), help: "Push one request per operation even when the server offers batches.")

@@ -3,6 +3,7 @@ import TableSync
 
 /// How `tablesync status` shows a ``StoreStatus``: as text for a person, or as one JSON document.
 enum StatusReportText {
+    /// `status --json`: the status as one JSON document.
     static func json(_ status: StoreStatus) -> JSONValue {
         [
             "remote": .string(status.remote),
@@ -18,6 +19,7 @@ enum StatusReportText {
         ]
     }
 
+    /// A broken record file: its path, the reason, and the line and column when known.
     static func problemJSON(_ problem: RecordFileProblem) -> JSONValue {
         var members: [String: JSONValue] = ["file": .string(problem.path), "reason": .string(problem.reason)]
         if let line = problem.line { members["line"] = .integer(Int64(line)) }
@@ -25,6 +27,7 @@ enum StatusReportText {
         return .object(members)
     }
 
+    /// `status`: the status as text, one section per kind of change, in the order push handles them.
     static func text(_ status: StoreStatus, root: String) -> String {
         var lines = ["Store \(root), remote \(status.remote)"]
         if status.isClean {

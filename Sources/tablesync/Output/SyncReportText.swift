@@ -4,6 +4,7 @@ import TableSync
 
 /// Report rendering shared by push, pull and sync.
 enum SyncReportText {
+    /// A push in one sentence: what was applied, refused, settled, waiting or skipped.
     static func push(_ report: PushReport) -> String {
         var parts = ["pushed \(report.applied) operation\(report.applied == 1 ? "" : "s")"]
         if !report.conflicts.isEmpty { parts.append("\(report.conflicts.count) new conflict(s)") }
@@ -16,6 +17,7 @@ enum SyncReportText {
         return parts.joined(separator: ", ")
     }
 
+    /// A pull of `table` in one sentence: what was written, removed, kept and skipped, in how many pages.
     static func pull(_ table: String, _ report: PullReport) -> String {
         var text = "pulled \(table): \(report.written) written, \(report.removed) removed, \(report.unchanged) unchanged, \(report.keptLocal) kept local\(report.evicted > 0 ? ", \(report.evicted) evicted" : ""), \(report.pages) page(s)"
         if !report.skipped.isEmpty {
@@ -29,10 +31,12 @@ enum SyncReportText {
         "\(skipped.table)/\(skipped.id ?? "(no id)"): \(skipped.reason)"
     }
 
+    /// One skipped server record in `--json` output.
     static func skippedJSON(_ skipped: SkippedServerRecord) -> JSONValue {
         ["table": .string(skipped.table), "id": skipped.id.map(JSONValue.string) ?? .null, "reason": .string(skipped.reason)]
     }
 
+    /// A push in `--json` output, with its requests and bytes.
     static func pushJSON(_ report: PushReport) -> JSONValue {
         [
             "applied": .integer(Int64(report.applied)),
@@ -48,6 +52,7 @@ enum SyncReportText {
         ]
     }
 
+    /// A pull in `--json` output, with the push before it and the watermark it reached.
     static func pullJSON(_ report: PullReport) -> JSONValue {
         var members: [String: JSONValue] = [
             "push": pushJSON(report.push), "written": .integer(Int64(report.written)), "removed": .integer(Int64(report.removed)),
