@@ -109,7 +109,8 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]
         ),
-        .testTarget(name: "TableSyncTests", dependencies: ["TableSync", "GzipCompression", "TestSupport"]),
+        // `tablesync` too: the CLI's pure rules (progress figures) are tested in process.
+        .testTarget(name: "TableSyncTests", dependencies: ["TableSync", "tablesync", "GzipCompression", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

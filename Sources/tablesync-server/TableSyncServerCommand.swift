@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import SyncProtocol
 import TableSyncServer
 
 /// `tablesync-server`: serves tables over the Azure Mobile Apps table protocol (v2 and v3).
@@ -14,7 +15,8 @@ struct TableSyncServerCommand: AsyncParsableCommand {
             (comma- or space-separated), never from a flag. Without tokens the server listens on loopback only.
             Stop it with SIGINT or SIGTERM; it finishes the requests in flight first.
             Example: tablesync-server --database sqlite:server.sqlite --table todo --table notes:softDelete=false
-            """)
+            """,
+        version: TableSyncVersion.current)
 
     @Option(help: "The address to listen on (loopback unless tokens are configured).")
     var host: String?

@@ -1,4 +1,5 @@
 import ArgumentParser
+import SyncProtocol
 import TableSync
 
 /// `tablesync`: the command line for people and cron.
@@ -11,19 +12,26 @@ struct TableSyncCommand: AsyncParsableCommand {
             The store is a directory you can keep in git: tables/<Table>/<id>.json holds one record per file, \
             journal.jsonl the changes waiting to be pushed, queries.json the pull queries and their watermarks.
             Edit record files by hand or with insert/update/delete; push and sync send the changes.
+            -C STORE and --json go before or after the subcommand. From cron:
+              */5 * * * * tablesync -C /srv/store sync >>/var/log/tablesync.log 2>&1
 
             Exit codes (for scripts and cron):
               0  done
               1  failure not covered below
-              2  bad usage (arguments, unknown table, invalid JSON given), or the server refuses the requests
-                 themselves (a table it does not serve, a protocol version it does not speak)
+              2  bad usage (arguments, unknown table, invalid JSON given), or the
+                 server refuses the requests themselves (a table it does not serve,
+                 a protocol version it does not speak)
               3  done, but conflicts are waiting (see `tablesync conflicts`)
-              4  server unreachable or timed out: retry later
-              5  the server refused the credentials
+              4  server unreachable or timed out: retry later, nothing was lost
+              5  the server refused the credentials (TABLESYNC_TOKEN, tokenFile)
               6  another run holds the store's lock: retry later
               7  the store has invalid files or state (see `tablesync verify`)
-              8  done, but server records the store cannot hold were skipped (see `tablesync status`)
+              8  done, but server records the store cannot hold were skipped
+                 (see `tablesync status`)
+            With --json every outcome, errors included, is one JSON document on
+            standard output; an error is {"error": "...", "exitCode": N}.
             """,
+        version: TableSyncVersion.current,
         subcommands: [
             InitCommand.self, StatusCommand.self, LogCommand.self, VerifyCommand.self,
             InsertCommand.self, UpdateCommand.self, DeleteCommand.self, QueryCommand.self,
@@ -31,10 +39,12 @@ struct TableSyncCommand: AsyncParsableCommand {
         ]
     )
 
-    /// Parses and runs the command line. `-C STORE` may come before the subcommand, as with git; argument
-    /// parsing wants it after, so it is moved there first.
+    @OptionGroup var global: GlobalOptions
+
+    /// Parses and runs the command line; any error, in the arguments or in the run, is printed by
+    /// ``CommandOutput/exit(with:json:)`` with TableSync's exit code.
     static func main() async {
-        let arguments = GlobalOptions.movingStoreOption(Array(CommandLine.arguments.dropFirst()))
+        let arguments = Array(CommandLine.arguments.dropFirst())
         do {
             var command = try parseAsRoot(arguments)
             if var asyncCommand = command as? AsyncParsableCommand {
@@ -43,12 +53,7 @@ struct TableSyncCommand: AsyncParsableCommand {
                 try command.run()
             }
         } catch {
-            // Argument parsing reports bad usage as 64; TableSync's contract says 2.
-            if exitCode(for: error) == .validationFailure {
-                CommandOutput.printError(fullMessage(for: error))
-                exit(withError: ExitCode(ExitStatus.usage.rawValue))
-            }
-            exit(withError: error)
+            CommandOutput.exit(with: error, json: GlobalOptions.asksForJSON(arguments))
         }
     }
 }

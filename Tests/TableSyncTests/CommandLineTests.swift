@@ -3,6 +3,7 @@ import SyncProtocol
 import Testing
 import TestSupport
 @testable import TableSync
+@testable import tablesync
 
 /// The `tablesync` executable, run as cron would run it.
 @Suite struct CommandLineTests {
@@ -28,6 +29,152 @@ import TestSupport
         let query = try await runProgram(tablesync, ["-C", store, "query", "todo", "--filter", "text eq 'Buy milk'"])
         #expect(query.status == 0)
         #expect(try JSONParser.parse(query.stdout).arrayValue?.count == 1)
+    }
+
+    @Test("-C STORE stands before the subcommand, as with git, or after it, and tablesync --help shows it")
+    func storeOptionBeforeOrAfterTheSubcommand() async throws {
+        let directory = TemporaryDirectory()
+        let store = directory.file("store")
+        let help = try await runProgram(tablesync, ["--help"])
+        #expect(help.stdout.contains("USAGE: tablesync [-C <STORE>] [--json] <subcommand>"), "\(help.stdout)")
+        #expect(help.stdout.contains("-C <STORE>") && help.stdout.contains("--json"), "\(help.stdout)")
+        #expect(try await runProgram(tablesync, ["-C", store, "init", "--remote", "http://127.0.0.1:9", "--table", "todo"]).status == 0)
+        #expect(try await runProgram(tablesync, ["insert", "todo", #"{"id": "a"}"#, "-C", store]).status == 0)
+        for arguments in [["-C", store, "status", "--json"], ["status", "-C", store, "--json"], ["-C" + store, "status", "--json"],
+                          ["--json", "status", "-C", store]] {
+            let status = try await runProgram(tablesync, arguments)
+            #expect(status.status == 0, "\(arguments): \(status.stderr)")
+            #expect(try JSONParser.parse(status.stdout)["pending"]?.arrayValue?.count == 1, "\(arguments): \(status.stdout)")
+        }
+        #expect(try await runProgram(tablesync, ["-C", store, "query", "add", "todo", "all"]).status == 0, "a sub-subcommand")
+        let listed = try await runProgram(tablesync, ["query", "list", "-C", store, "--json"])
+        #expect(try JSONParser.parse(listed.stdout)["queries"]?.arrayValue?.count == 1, "\(listed.stdout) \(listed.stderr)")
+        let selected = try await runProgram(tablesync, ["-C", store, "query", "todo", "--filter", "id eq 'a'"])
+        #expect(try JSONParser.parse(selected.stdout).arrayValue?.count == 1, "the default sub-subcommand: \(selected.stderr)")
+    }
+
+    @Test("--conflict-policy and --api-version are typed: --help lists their values, any other value is bad usage")
+    func typedOptionValues() async throws {
+        let directory = TemporaryDirectory()
+        let initHelp = try await runProgram(tablesync, ["init", "--help"])
+        #expect(initHelp.stdout.contains("(values: 2, 3)"), "\(initHelp.stdout)")
+        let pushHelp = try await runProgram(tablesync, ["push", "--help"])
+        for policy in ["manual", "server-wins", "client-wins"] {
+            // A list of values, each in a column beside what it does (not a sentence naming them).
+            #expect(pushHelp.stdout.contains(policy + "  "), "push --help lists \(policy) with what it does: \(pushHelp.stdout)")
+        }
+        let badPolicy = try await runProgram(tablesync, ["-C", directory.file("a"), "init", "--remote", "http://127.0.0.1:9", "--conflict-policy", "mine"])
+        #expect(badPolicy.status == 2)
+        #expect(badPolicy.stderr.contains("'manual', 'server-wins' or 'client-wins'"), "\(badPolicy.stderr)")
+        let badVersion = try await runProgram(tablesync, ["-C", directory.file("a"), "init", "--remote", "http://127.0.0.1:9", "--api-version", "4"])
+        #expect(badVersion.status == 2, "bad usage, not a broken store: \(badVersion.stderr)")
+        #expect(!directory.exists("a/tablesync.json"))
+        let good = try await runProgram(tablesync, ["-C", directory.file("a"), "init", "--remote", "http://127.0.0.1:9",
+                                                    "--api-version", "2", "--conflict-policy", "server-wins"])
+        #expect(good.status == 0, "\(good.stderr)")
+        let settings = try JSONParser.parse(directory.read("a/tablesync.json"))
+        #expect(settings["apiVersion"] == 2 && settings["conflictPolicy"] == "server-wins", "\(settings)")
+    }
+
+    @Test("resolve takes exactly one of --keep-local, --take-server and --discard, and a record named TABLE/ID")
+    func resolveTakesOneChoice() async throws {
+        let directory = TemporaryDirectory()
+        let store = directory.file("store")
+        #expect(try await runProgram(tablesync, ["-C", store, "init", "--remote", "http://127.0.0.1:9", "--table", "todo"]).status == 0)
+        let two = try await runProgram(tablesync, ["-C", store, "resolve", "todo/a", "--keep-local", "--discard"])
+        #expect(two.status == 2 && two.stderr.contains("--discard") && two.stderr.contains("--keep-local"), "\(two.stderr)")
+        let none = try await runProgram(tablesync, ["-C", store, "resolve", "todo/a"])
+        #expect(none.status == 2 && none.stderr.contains("Missing one of"), "\(none.stderr)")
+        let noSlash = try await runProgram(tablesync, ["-C", store, "resolve", "todo-a", "--discard"])
+        #expect(noSlash.status == 2 && noSlash.stderr.contains("name the record as TABLE/ID"), "\(noSlash.stderr)")
+        let help = try await runProgram(tablesync, ["resolve", "--help"])
+        #expect(help.stdout.contains("<TABLE/ID> --keep-local|--take-server|--discard"), "\(help.stdout)")
+        let one = try await runProgram(tablesync, ["-C", store, "resolve", "todo/a", "--take-server"])
+        #expect(one.status == 2 && one.stderr.contains("no conflict waits for todo/a"), "parsed, then refused by the store: \(one.stderr)")
+    }
+
+    @Test("with --json, bad usage is one JSON document on standard output, exit code 2; without it, text on standard error",
+          arguments: [["status", "--bogus"], ["pull"], ["frob"], ["resolve", "todo/a", "--keep-local", "--discard"],
+                      ["push", "--attempts", "0"], ["init", "--remote", "http://127.0.0.1:9", "--api-version", "4"],
+                      ["insert", "todo", "{not json"]])
+    func jsonCoversUsageErrors(_ arguments: [String]) async throws {
+        let directory = TemporaryDirectory()
+        let store = directory.file("store")
+        #expect(try await runProgram(tablesync, ["-C", store, "init", "--remote", "http://127.0.0.1:9", "--table", "todo"]).status == 0)
+        for json in [["--json", "-C", store] + arguments, ["-C", store] + arguments + ["--json"]] {
+            let run = try await runProgram(tablesync, json)
+            #expect(run.status == 2, "\(json): \(run.stderr)")
+            let document = try JSONParser.parse(run.stdout)
+            #expect(document["exitCode"] == 2, "\(json): \(run.stdout)")
+            #expect(document["error"]?.stringValue?.isEmpty == false, "\(json): one sentence: \(run.stdout)")
+            #expect(run.stderr.isEmpty, "\(json): nothing else: \(run.stderr)")
+        }
+        let text = try await runProgram(tablesync, ["-C", store] + arguments)
+        #expect(text.status == 2 && text.stdout.isEmpty && text.stderr.hasPrefix("Error: "), "\(arguments): \(text.stderr)")
+    }
+
+    @Test("an error is never printed onto a progress line: on a terminal the line is erased first")
+    func progressLineErasedBeforeAnError() async throws {
+        // A server without extensions that ignores $skip: the first page is taken (a progress line), its repeat is an error.
+        let item = #""createdAt":"2024-01-01T00:00:00.000Z","updatedAt":"2024-01-01T00:00:00.000Z","version":"AQ==","deleted":false"#
+        let page = "{\"items\":[" + (0..<3).map { #"{"id":"k\#($0)",\#(item)}"# }.joined(separator: ",") + "],\"nextLink\":\"/tables/todo?x\"}"
+        let hostile = try HostileServer { request in
+            request.method == "GET" ? .json(page, extensions: false) : .json(#"{"error":"no"}"#, status: 400, extensions: false)
+        }
+        defer { hostile.stop() }
+        let directory = TemporaryDirectory()
+        let store = directory.file("store")
+        #expect(try await runProgram(tablesync, ["-C", store, "init", "--remote", hostile.baseURL, "--table", "todo"]).status == 0)
+        let pulled = try await TerminalRun.run(["-C", store, "pull", "todo", "--query-id", "all", "--page-size", "3", "--attempts", "1"])
+        #expect(pulled.status == 1, "\(pulled.terminal)")
+        #expect(pulled.terminal.contains("pull todo:"), "a progress line showed: \(pulled.terminal.debugDescription)")
+        #expect(pulled.terminal.contains("\r\u{1B}[2Ktablesync: ") && pulled.terminal.contains("ignores $skip"),
+                "the error starts on an erased line: \(pulled.terminal.debugDescription)")
+    }
+
+    @Test("a pull shows done of total, rate and time left: rewritten in place on a terminal, as log lines otherwise")
+    func pullProgressFigures() async throws {
+        let server = try await LiveServer.start(.sqlite, tables: ["todo"])
+        defer { TestBackend.removeFiles(of: server.database) }
+        let directory = TemporaryDirectory()
+        let writer = directory.file("writer")
+        #expect(try await runProgram(tablesync, ["-C", writer, "init", "--remote", server.baseURL, "--table", "todo"]).status == 0)
+        for index in 0..<25 { try directory.write("writer/tables/todo/r\(index).json", #"{"id": "r\#(index)"}"#) }
+        let pushed = try await runProgram(tablesync, ["-C", writer, "push"])
+        #expect(pushed.status == 0, "\(pushed.stderr)")
+        #expect(pushed.stderr.contains("push: 25/25 operations settled (100%)"), "\(pushed.stderr)")
+
+        let figures = #/pull todo: (page 1, )?10/25 records \(40%\), [0-9.,]+ records/s, [0-9]+:[0-9]{2} left/#
+        for (name, onTerminal) in [("terminal", true), ("log", false)] {
+            let store = directory.file(name)
+            #expect(try await runProgram(tablesync, ["-C", store, "init", "--remote", server.baseURL, "--table", "todo"]).status == 0)
+            let arguments = ["-C", store, "pull", "todo", "--query-id", "all", "--page-size", "10"]
+            if onTerminal {
+                let pulled = try await TerminalRun.run(arguments)
+                #expect(pulled.status == 0, "\(pulled.terminal)")
+                #expect(pulled.terminal.contains("\r\u{1B}[2Kpull todo: 10/25 records (40%), "), "\(pulled.terminal.debugDescription)")
+                #expect(pulled.terminal.contains(figures), "\(pulled.terminal.debugDescription)")
+                #expect(pulled.terminal.contains("pull todo: 25/25 records (100%), "), "\(pulled.terminal.debugDescription)")
+                #expect(pulled.terminal.hasSuffix(ProgressDisplay.eraseLine), "the line is erased at the end: \(pulled.terminal.debugDescription)")
+            } else {
+                let pulled = try await runProgram(tablesync, arguments)
+                #expect(pulled.status == 0, "\(pulled.stderr)")
+                let lines = pulled.stderr.split(separator: "\n")
+                #expect(lines.count == 3 && lines.allSatisfy { $0.contains(" info tablesync") }, "timestamped log lines: \(pulled.stderr)")
+                #expect(lines.first?.contains("pull todo: page 1, 10/25 records (40%), ") == true, "\(pulled.stderr)")
+                #expect(pulled.stderr.contains(figures) && !pulled.stderr.contains("\u{1B}"), "\(pulled.stderr)")
+            }
+        }
+        await server.stop()
+    }
+
+    @Test("both executables print the one version with --version, and exit 0")
+    func version() async throws {
+        for program in [tablesync, builtProduct("tablesync-server")] {
+            let run = try await runProgram(program, ["--version"])
+            #expect(run.status == 0 && run.stdout == TableSyncVersion.current + "\n", "\(program): \(run.stdout) \(run.stderr)")
+        }
+        #expect(try await runProgram(tablesync, ["--help"]).stdout.contains("--version"))
     }
 
     @Test func aSecondWriterExitsLockedAtOnce() async throws {

@@ -18,29 +18,23 @@ struct InitCommand: AsyncParsableCommand {
     @Option(name: .customLong("table"), help: "A table to sync (repeat for several).")
     var tables: [String] = []
 
-    @Option(help: "Table protocol version: 2 or 3 (default: learned from the server at the first push or pull).")
-    var apiVersion: Int?
+    @Option(help: "Table protocol version: 2 (Azure Mobile Apps) or 3 (Datasync) (default: learned from the server at the first push or pull).")
+    var apiVersion: APIVersion?
 
-    @Option(help: "What push does when the server's copy changed: manual, server-wins or client-wins.")
-    var conflictPolicy: String = StoreSettings.ConflictPolicy.manual.rawValue
+    @Option(help: "What push does when the server's copy changed.")
+    var conflictPolicy: StoreSettings.ConflictPolicy = .manual
 
     @Option(help: "A file outside the store holding the token (instead of TABLESYNC_TOKEN).")
     var tokenFile: String?
 
     func run() async throws {
-        try await CommandOutput.run(json: global.json) {
-            guard let policy = StoreSettings.ConflictPolicy(rawValue: conflictPolicy) else {
-                throw ValidationError("--conflict-policy must be one of manual, server-wins, client-wins")
-            }
-            let settings = StoreSettings(remote: remote, apiVersion: apiVersion, tables: tables,
-                                         conflictPolicy: policy, tokenFile: tokenFile)
-            let context = try SyncContext.initialize(directory: global.store, settings: settings)
-            if global.json {
-                CommandOutput.printJSON(["store": .string(context.layout.root), "tables": .array(settings.tables.map { .string($0) })])
-            } else {
-                print("Initialized TableSync store in \(context.layout.root) (tables: \(settings.tables.isEmpty ? "none yet" : settings.tables.joined(separator: ", "))).")
-            }
-            return .done
+        let settings = StoreSettings(remote: remote, apiVersion: apiVersion?.rawValue, tables: tables,
+                                     conflictPolicy: conflictPolicy, tokenFile: tokenFile)
+        let context = try SyncContext.initialize(directory: global.store, settings: settings)
+        if global.json {
+            CommandOutput.printJSON(["store": .string(context.layout.root), "tables": .array(settings.tables.map { .string($0) })])
+        } else {
+            print("Initialized TableSync store in \(context.layout.root) (tables: \(settings.tables.isEmpty ? "none yet" : settings.tables.joined(separator: ", "))).")
         }
     }
 }

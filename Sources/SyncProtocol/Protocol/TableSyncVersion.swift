@@ -1,0 +1,14 @@
+/// The version of TableSync, printed by `tablesync --version` and `tablesync-server --version`.
+///
+/// One constant for both executables, here because both depend on `SyncProtocol` and on nothing else in common.
+/// It follows semantic versioning: bump it by hand in the commit that prepares a release (the major part when a
+/// command line, exit code, store format or protocol behaviour that DESIGN §7 lists changes incompatibly, the
+/// minor part for new commands or options, the patch part for fixes), and tag that commit `vX.Y.Z`.
+///
+/// ```swift
+/// TableSyncVersion.current   // "0.1.0"
+/// ```
+public enum TableSyncVersion {
+    /// The version as `MAJOR.MINOR.PATCH`.
+    public static let current = "0.1.0"
+}

@@ -1,0 +1,35 @@
+import ArgumentParser
+import SyncProtocol
+import TableSync
+
+/// `tablesync conflicts`.
+struct ConflictsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "conflicts",
+        abstract: "List the operations the server refused, with both sides.",
+        discussion: "Settle each with `tablesync resolve TABLE/ID --keep-local|--take-server|--discard`. Exits 3 when any wait."
+    )
+
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        let context = try SyncContext(directory: global.store, mode: .readOnly)
+        let conflicts = try await context.conflicts()
+        if global.json {
+            CommandOutput.printJSON(["conflicts": .array(conflicts.map { conflict in
+                [
+                    "record": .string(conflict.key.description), "operation": .string(conflict.operation.kind.rawValue),
+                    "status": .integer(Int64(conflict.status)), "reason": .string(conflict.reason),
+                    "local": conflict.local.map { .object($0) } ?? .null, "server": conflict.server.map { .object($0) } ?? .null,
+                ]
+            })])
+        } else if conflicts.isEmpty {
+            print("No conflicts.")
+        } else {
+            for conflict in conflicts {
+                print("\(conflict.key)\t\(conflict.operation.kind.rawValue) refused (HTTP \(conflict.status)): \(conflict.reason)")
+            }
+        }
+        if !conflicts.isEmpty { throw ExitCode(.conflictsWaiting) }
+    }
+}

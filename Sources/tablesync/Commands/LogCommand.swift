@@ -1,0 +1,28 @@
+import ArgumentParser
+import SyncProtocol
+import TableSync
+
+/// `tablesync log`.
+struct LogCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "log",
+        abstract: "List the pending operations in the order push sends them."
+    )
+
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        let context = try SyncContext(directory: global.store, mode: .readOnly)
+        let operations = await context.pendingOperations
+        if global.json {
+            CommandOutput.printJSON(["pending": .array(operations.map(\.json))])
+        } else if operations.isEmpty {
+            print("No pending operations.")
+        } else {
+            for operation in operations {
+                let base = operation.baseVersion.map { " (on version \($0))" } ?? ""
+                print("\(String(operation.sequence).padding(6))\(operation.kind.rawValue.padding(7))\(operation.table)/\(operation.id)\(base)")
+            }
+        }
+    }
+}

@@ -1,0 +1,31 @@
+import ArgumentParser
+import TableSync
+
+/// Options of the commands that talk to the server: `push`, `pull` and `sync`.
+struct ServerOptions: ParsableArguments {
+    @Option(help: "What push does when the server's copy changed, for this run only (default: \"conflictPolicy\" in tablesync.json).")
+    var conflictPolicy: StoreSettings.ConflictPolicy?
+
+    @Option(help: ArgumentHelp("Seconds one request may take, from connecting to the last byte of its answer, before it fails (and is retried).", valueName: "SECONDS"))
+    var timeout: Double = 30
+
+    @Option(help: "Attempts per request, at least 1: retries with backoff on connection failures, timeouts, 429 and 5xx; when all fail the run exits 4 and nothing is lost.")
+    var attempts: Int = 5
+
+    @Flag(help: "Print no progress on standard error. Without it a terminal shows one line rewritten in place, and a log (cron, systemd) gets a timestamped line per page or batch; results and errors are printed either way.")
+    var quiet = false
+
+    @Flag(name: .customLong("no-batch"), help: "Push one request per operation even when the server offers batches.")
+    var noBatch = false
+
+    func validate() throws {
+        guard attempts >= 1 else { throw ValidationError("--attempts must be at least 1") }
+    }
+
+    /// The library's options for this run.
+    func syncOptions(pageSize: Int? = nil, allowMassDelete: Bool = false, evict: Bool = false) -> SyncOptions {
+        SyncOptions(conflictPolicy: conflictPolicy, timeout: timeout, retryPolicy: RetryPolicy(maximumAttempts: attempts),
+                    pageSize: pageSize, allowMassDelete: allowMassDelete, evict: evict,
+                    progress: ProgressDisplay.standardError.reporter(quiet: quiet), batch: !noBatch)
+    }
+}

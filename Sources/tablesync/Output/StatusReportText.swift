@@ -1,0 +1,67 @@
+import SyncProtocol
+import TableSync
+
+/// How `tablesync status` shows a ``StoreStatus``: as text for a person, or as one JSON document.
+enum StatusReportText {
+    /// `status --json`: the status as one JSON document.
+    static func json(_ status: StoreStatus) -> JSONValue {
+        [
+            "remote": .string(status.remote),
+            "pending": .array(status.pending.map(\.json)),
+            "handEdits": .array(status.handEdits.map { change in
+                ["change": .string(change.kind.rawValue), "table": .string(change.table), "id": .string(change.id),
+                 "file": .string("tables/\(change.table)/\(change.fileName)")]
+            }),
+            "problems": .array(status.problems.map(problemJSON)),
+            "conflicts": .array(status.conflicts.map { .string($0.description) }),
+            "skippedServerRecords": .array(status.skippedServerRecords.map(SyncReportText.skippedJSON)),
+            "clean": .bool(status.isClean),
+        ]
+    }
+
+    /// A broken record file: its path, the reason, and the line and column when known.
+    static func problemJSON(_ problem: RecordFileProblem) -> JSONValue {
+        var members: [String: JSONValue] = ["file": .string(problem.path), "reason": .string(problem.reason)]
+        if let line = problem.line { members["line"] = .integer(Int64(line)) }
+        if let column = problem.column { members["column"] = .integer(Int64(column)) }
+        return .object(members)
+    }
+
+    /// `status`: the status as text, one section per kind of change, in the order push handles them.
+    static func text(_ status: StoreStatus, root: String) -> String {
+        var lines = ["Store \(root), remote \(status.remote)"]
+        if status.isClean {
+            lines.append("Nothing to push; no hand edits, broken files or conflicts.")
+        }
+        if !status.pending.isEmpty {
+            lines.append("")
+            lines.append("Pending operations (\(status.pending.count), pushed in this order):")
+            for operation in status.pending {
+                lines.append("  \(operation.kind.rawValue.padding(7))\(operation.table)/\(operation.id)")
+            }
+        }
+        if !status.handEdits.isEmpty {
+            lines.append("")
+            lines.append("Changed by hand, queued by the next push (\(status.handEdits.count)):")
+            for change in status.handEdits {
+                lines.append("  \(change.kind.rawValue.padding(9))tables/\(change.table)/\(change.fileName)")
+            }
+        }
+        if !status.problems.isEmpty {
+            lines.append("")
+            lines.append("Broken files, skipped until fixed (\(status.problems.count)):")
+            for problem in status.problems { lines.append("  \(problem)") }
+        }
+        if !status.conflicts.isEmpty {
+            lines.append("")
+            lines.append("Conflicts waiting for `tablesync resolve` (\(status.conflicts.count)):")
+            for key in status.conflicts { lines.append("  \(key)") }
+        }
+        if !status.skippedServerRecords.isEmpty {
+            lines.append("")
+            lines.append("Server records this store cannot hold, skipped by pulls (\(status.skippedServerRecords.count)):")
+            for skipped in status.skippedServerRecords { lines.append("  \(SyncReportText.skippedText(skipped))") }
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}

@@ -1,0 +1,76 @@
+import SyncProtocol
+import TableSync
+
+/// Report rendering shared by push, pull and sync.
+enum SyncReportText {
+    /// A push in one sentence: what was applied, refused, settled, waiting or skipped.
+    static func push(_ report: PushReport) -> String {
+        var parts = ["pushed \(report.applied) operation\(report.applied == 1 ? "" : "s")"]
+        if !report.conflicts.isEmpty { parts.append("\(report.conflicts.count) new conflict(s)") }
+        if !report.rejected.isEmpty { parts.append("\(report.rejected.count) refused") }
+        if report.settledByPolicy > 0 { parts.append("\(report.settledByPolicy) settled by policy") }
+        if !report.waiting.isEmpty { parts.append("\(report.waiting.count) waiting on conflicts") }
+        if !report.problems.isEmpty {
+            parts.append("\(report.problems.count) broken file(s) skipped (\(report.problems.map(\.description).joined(separator: "; ")))")
+        }
+        return parts.joined(separator: ", ")
+    }
+
+    /// A pull of `table` in one sentence: what was written, removed, kept and skipped, in how many pages.
+    static func pull(_ table: String, _ report: PullReport) -> String {
+        var text = "pulled \(table): \(report.written) written, \(report.removed) removed, \(report.unchanged) unchanged, \(report.keptLocal) kept local\(report.evicted > 0 ? ", \(report.evicted) evicted" : ""), \(report.pages) page(s)"
+        if !report.skipped.isEmpty {
+            text += ", \(report.skipped.count) server record(s) skipped (\(report.skipped.map(skippedText).joined(separator: "; ")))"
+        }
+        return text
+    }
+
+    /// One skipped server record, as a person reads it.
+    static func skippedText(_ skipped: SkippedServerRecord) -> String {
+        "\(skipped.table)/\(skipped.id ?? "(no id)"): \(skipped.reason)"
+    }
+
+    /// One skipped server record in `--json` output.
+    static func skippedJSON(_ skipped: SkippedServerRecord) -> JSONValue {
+        ["table": .string(skipped.table), "id": skipped.id.map(JSONValue.string) ?? .null, "reason": .string(skipped.reason)]
+    }
+
+    /// A push in `--json` output, with its requests and bytes.
+    static func pushJSON(_ report: PushReport) -> JSONValue {
+        [
+            "applied": .integer(Int64(report.applied)),
+            "conflicts": .array(report.conflicts.map { .string($0.description) }),
+            "rejected": .array(report.rejected.map { .string($0.description) }),
+            "settledByPolicy": .integer(Int64(report.settledByPolicy)),
+            "waiting": .array(report.waiting.map { .string($0.description) }),
+            "problems": .array(report.problems.map { .string($0.description) }),
+            "requests": .integer(Int64(report.requests)),
+            "batched": .bool(report.batched),
+            "bytesSent": .integer(Int64(report.traffic.bytesSent)),
+            "bytesReceived": .integer(Int64(report.traffic.bytesReceived)),
+        ]
+    }
+
+    /// A pull in `--json` output, with the push before it and the watermark it reached.
+    static func pullJSON(_ report: PullReport) -> JSONValue {
+        var members: [String: JSONValue] = [
+            "push": pushJSON(report.push), "written": .integer(Int64(report.written)), "removed": .integer(Int64(report.removed)),
+            "unchanged": .integer(Int64(report.unchanged)), "keptLocal": .integer(Int64(report.keptLocal)), "pages": .integer(Int64(report.pages)),
+            "evicted": .integer(Int64(report.evicted)), "table": .string(report.table),
+            "skipped": .array(report.skipped.map(skippedJSON)), "pageSize": .integer(Int64(report.pageSize)),
+        ]
+        if let watermark = report.watermark {
+            members["updatedAt"] = .string(watermark.updatedAt)
+            if let lastID = watermark.lastID { members["lastId"] = .string(lastID) }
+        }
+        return .object(members)
+    }
+
+    /// Exit status after a run: broken files, then conflicts waiting (new or old), then server records skipped by
+    /// the pulls make it not plainly done.
+    static func status(_ push: PushReport, pulls: [PullReport] = []) -> ExitStatus {
+        if !push.problems.isEmpty { return .invalidStore }
+        if !(push.conflicts.isEmpty && push.rejected.isEmpty && push.waiting.isEmpty) { return .conflictsWaiting }
+        return pulls.allSatisfy { $0.skipped.isEmpty } ? .done : .recordsSkipped
+    }
+}
