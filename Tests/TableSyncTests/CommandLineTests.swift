@@ -9,6 +9,17 @@ import TestSupport
 @Suite struct CommandLineTests {
     let tablesync = builtProduct("tablesync")
 
+    @Test("library errors whose fix is an option get the command line's flag")
+    func flagHints() {
+        let massDelete = MassDeleteRefused(table: "todo", removing: 8, localRecords: 10)
+        #expect(FlagHint.adding(to: massDelete.description, for: massDelete).hasSuffix("really deleted them (--allow-mass-delete)."))
+        let purge = PurgeRefused(table: "todo", pendingChanges: 2)
+        #expect(FlagHint.adding(to: purge.description, for: purge).hasSuffix("(--force)."))
+        let learned = SyncError.protocolVersionRefused(url: "http://x", refused: 3, accepted: 2, learnedForNextRun: true)
+        #expect(FlagHint.hint(for: learned) == nil, "nothing to do: the next run speaks the learned version")
+        #expect(FlagHint.hint(for: SyncError.unreachable(url: "http://x", reason: "down")) == nil)
+    }
+
     @Test func initInsertStatusAndExitCodes() async throws {
         let directory = TemporaryDirectory()
         let store = directory.file("store")

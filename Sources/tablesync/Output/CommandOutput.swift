@@ -38,7 +38,7 @@ enum CommandOutput {
         let text: String
         if let error = error as? CategorizedError {
             status = ExitStatus(error.kind)
-            sentence = error.description
+            sentence = FlagHint.adding(to: error.description, for: error)
             text = "tablesync: " + sentence
         } else if TableSyncCommand.exitCode(for: error) == .validationFailure {
             // The argument parser's code for bad usage is 64; TableSync's contract says 2.
