@@ -120,17 +120,9 @@ public final class AzureNodeStandIn: Sendable {
                 return (200, .object(record))
             }
         }
-        let (ports, continuation) = AsyncStream<Int>.makeStream()
-        let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-                              onServerRunning: { continuation.yield($0.localAddress?.port ?? 0) }, logger: logger)
-        let task = Task(executorPreference: ServerExecutor.shared) {
-            defer { continuation.finish() }
-            try await app.runService(gracefulShutdownSignals: [])
-        }
-        var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next(), port > 0 else {
-            task.cancel()
-            throw ProxyError("the node stand-in did not start")
+        let (port, task) = try await LiveServer.runOnFreePort { onServerRunning in
+            Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+                        onServerRunning: onServerRunning, logger: logger)
         }
         return AzureNodeStandIn(baseURL: "http://127.0.0.1:\(port)", task: task, store: store)
     }

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Logging
+import NIOCore
 import TableSyncServer
 
 /// `tablesync-server` running in this process on a loopback port of its own, reached over a real socket.
@@ -9,9 +10,9 @@ public final class LiveServer: Sendable {
     public let baseURL: String
     /// The database it serves from.
     public let database: DatabaseLocation
-    private let task: Task<Void, Error>
+    private let task: Task<Void, any Error>
 
-    private init(baseURL: String, database: DatabaseLocation, task: Task<Void, Error>) {
+    private init(baseURL: String, database: DatabaseLocation, task: Task<Void, any Error>) {
         self.baseURL = baseURL
         self.database = database
         self.task = task
@@ -29,11 +30,20 @@ public final class LiveServer: Sendable {
         var configuration = ServerConfiguration(host: "127.0.0.1", port: port, database: database,
                                                 tables: tables.map { TableOptions(name: $0) }, tokens: tokens)
         configure(&configuration)
-        let (ports, continuation) = AsyncStream<Int>.makeStream()
-        let app = try makeServerApplication(configuration: configuration, logger: logger) { channel in
-            continuation.yield(channel.localAddress?.port ?? 0)
+        let (port, task) = try await runOnFreePort { onServerRunning in
+            try makeServerApplication(configuration: configuration, logger: logger, onServerRunning: onServerRunning)
         }
-        // On threads of its own (``ServerExecutor``): clients in this process block the shared pool's threads.
+        return LiveServer(baseURL: "http://127.0.0.1:\(port)", database: database, task: task)
+    }
+
+    /// Runs the application `make` builds (handing it the callback that learns the listening channel) until the
+    /// returned task is cancelled, on threads of its own (``ServerExecutor``: clients in this process block the
+    /// shared pool's threads). Returns once it listens, with its port.
+    static func runOnFreePort<App: ApplicationProtocol>(
+        _ make: (@escaping @Sendable (any Channel) async -> Void) throws -> App
+    ) async throws -> (port: Int, task: Task<Void, any Error>) {
+        let (ports, continuation) = AsyncStream<Int>.makeStream()
+        let app = try make { channel in continuation.yield(channel.localAddress?.port ?? 0) }
         let task = Task(executorPreference: ServerExecutor.shared) {
             defer { continuation.finish() }
             try await app.runService(gracefulShutdownSignals: [])
@@ -44,7 +54,7 @@ public final class LiveServer: Sendable {
             _ = await task.result
             throw ConfigurationError("the test server did not start")
         }
-        return LiveServer(baseURL: "http://127.0.0.1:\(port)", database: database, task: task)
+        return (port, task)
     }
 
     /// The port it listens on.
