@@ -333,6 +333,15 @@ private struct Translation {
         case .concat:
             let (first, second) = try textArguments(function, arguments)
             return Operand(sql: "(\(first) || \(second))", kind: .text)
+        case .replace:
+            try expectCount(3...3)
+            var texts: [String] = []
+            for argument in arguments { texts.append(try typed(try operand(argument), as: .text)) }
+            // Both databases replace every occurrence by code point and leave the text as it is for an empty pattern.
+            return Operand(sql: "replace(\(texts.joined(separator: ", ")))", kind: .text)
+        case .isof:
+            try expectCount(2...2)
+            return Operand(sql: try typeTest(arguments), kind: .boolean, neverNull: true)
         case .length, .tolower, .toupper, .trim:
             try expectCount(1...1)
             let text = try typed(try operand(arguments[0]), as: .text)
@@ -378,6 +387,49 @@ private struct Translation {
             default:
                 throw FilterTranslationError("cannot cast \(value.kind.rawValue) to Edm.DateTimeOffset")
             }
+        }
+    }
+
+    /// `isof(x, T)`: never NULL, like the evaluator's. `x` must be a property (or a literal): its JSON type is
+    /// what the test is about, and other expressions would need their own rules for little use.
+    mutating func typeTest(_ arguments: [FilterExpression]) throws(FilterTranslationError) -> String {
+        guard case .literal(.string(let name)) = arguments[1], let type = FilterTypeName(named: name) else {
+            throw FilterTranslationError("isof() takes a type: \(FilterTypeName.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        switch arguments[0] {
+        case .literal(let literal):
+            return type.describes(literal) ? "TRUE" : "FALSE"
+        case .property(let name):
+            let value = try property(name)
+            guard value.kind == .json, let key = value.property else {
+                // A column: system dates are strings in records, as every other typed value is what its kind says.
+                let kind: FilterTypeName = switch value.kind {
+                case .boolean: .boolean
+                case .number: .double
+                default: .string
+                }
+                guard kind == type else { return "FALSE" }
+                return value.neverNull ? "TRUE" : "(\(value.sql) IS NOT NULL)"
+            }
+            switch dialect {
+            case .sqlite:
+                let jsonTypes = switch type {
+                case .string: "'text'"
+                case .boolean: "'true', 'false'"
+                case .double: "'integer', 'real'"
+                }
+                let path = builder.bind(.text(FilterSQLTranslator.jsonPath(key)))
+                return "COALESCE(json_type(\(RecordColumns.body), \(path)) IN (\(jsonTypes)), FALSE)"
+            case .postgres:
+                let jsonType = switch type {
+                case .string: "string"
+                case .boolean: "boolean"
+                case .double: "number"
+                }
+                return "COALESCE(jsonb_typeof(\(RecordColumns.body) -> \(builder.bind(.text(key)))) = '\(jsonType)', FALSE)"
+            }
+        default:
+            throw FilterTranslationError("isof() tests a property, as in isof(text, Edm.String)")
         }
     }
 
