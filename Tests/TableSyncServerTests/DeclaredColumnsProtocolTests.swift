@@ -6,7 +6,7 @@ import Testing
 import TestSupport
 
 /// A table with declared columns over HTTP, on every backend: every write path validates, dates come back
-/// canonical, and a schemaless table beside it is unchanged.
+/// canonical, queries name declared columns only, and a schemaless table beside it is unchanged.
 @Suite("Declared columns over HTTP")
 struct DeclaredColumnsProtocolTests {
     static func declared(_ name: String) throws -> TableOptions {
@@ -81,6 +81,39 @@ struct DeclaredColumnsProtocolTests {
             #expect(results[3].body?["due"] == "2024-05-01T10:20:30.500Z")
             #expect(try await client.send(.get, "/tables/\(table)/a").json["done"] == true)
             #expect(try await client.send(.get, "/tables/\(free)/x").json["colour"] == "red")
+        }
+    }
+
+    @Test("$filter and $orderby name declared columns only; order is typed, missing values first", arguments: Backend.available)
+    func queries(backend: Backend) async throws {
+        let table = uniqueTableName()
+        try await withServer(backend, tables: [try Self.declared(table)]) { client in
+            let records: [JSONValue] = [
+                ["id": "a", "rank": 10, "text": "b", "due": "2024-05-01T10:00:00.000Z"],
+                ["id": "b", "rank": 9, "text": "a", "due": "2023-05-01T10:00:00+02:00"],
+                ["id": "c", "text": "B"],
+                ["id": "d", "rank": 10.5, "text": "é", "due": "2024-05-01T10:00:00.001Z"],
+            ]
+            for record in records { #expect(try await client.send(.post, "/tables/\(table)", json: record).status == .created) }
+            func ids(_ query: String) async throws -> [String] {
+                let reply = try await client.send(.get, "/tables/\(table)?\(query)")
+                #expect(reply.status == .ok, "\(query): \(reply.errorMessage ?? "")")
+                return try #require(try reply.json["items"]?.arrayValue).compactMap { $0["id"]?.stringValue }
+            }
+            // Numbers order as numbers (9 before 10), strings by code point (B before a before b before é).
+            #expect(try await ids("$orderby=rank") == ["c", "b", "a", "d"])
+            #expect(try await ids("$orderby=rank%20desc") == ["d", "a", "b", "c"])
+            #expect(try await ids("$orderby=text") == ["c", "b", "a", "d"])
+            #expect(try await ids("$orderby=due%20desc,id") == ["d", "a", "b", "c"])
+            #expect(try await ids("$filter=rank%20ge%2010&$orderby=rank%20desc") == ["d", "a"])
+            #expect(try await ids("$filter=due%20lt%202024-05-01T12:00:00.0005%2B02:00&$orderby=due") == ["b", "a"])
+
+            let filter = try await client.send(.get, "/tables/\(table)?$filter=colour%20eq%20'red'")
+            #expect(filter.status == .badRequest)
+            #expect(filter.errorMessage?.contains("'colour' is not a column of this table") == true)
+            let order = try await client.send(.get, "/tables/\(table)?$orderby=colour")
+            #expect(order.status == .badRequest)
+            #expect(order.errorMessage?.contains("'colour'") == true)
         }
     }
 }

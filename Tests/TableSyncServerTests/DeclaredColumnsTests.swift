@@ -2,7 +2,8 @@ import SyncProtocol
 @testable import TableSyncServer
 import Testing
 
-/// The rules of declared columns as pure functions: the schema's parsing and validation.
+/// The rules of declared columns as pure functions: the schema's parsing and validation, the typed SQL of a column
+/// and its index, the translation of a comparison on it, and what a start does when the declaration changed.
 @Suite("Declared columns: rules")
 struct DeclaredColumnsTests {
     static let schema: TableSchema = {
@@ -82,5 +83,120 @@ struct DeclaredColumnsTests {
             try Self.schema.checkStored(["due": "2024-05-01T10:20:30Z"])
         }
         #expect(throws: SchemaViolation.self) { try Self.schema.checkStored(["rank": true]) }
+    }
+
+    static let rank = Self.schema.column(named: "rank")!
+    static let text = Self.schema.column(named: "text")!
+    static let done = Self.schema.column(named: "done")!
+    static let due = Self.schema.column(named: "due")!
+
+    @Test("the typed expression of a column, per dialect")
+    func typedExpressions() {
+        #expect(DeclaredColumnSQL.value(Self.rank, dialect: .sqlite) == #"json_extract(body, '$."rank"')"#)
+        #expect(DeclaredColumnSQL.value(Self.done, dialect: .sqlite) == #"json_extract(body, '$."done"')"#)
+        #expect(DeclaredColumnSQL.value(Self.text, dialect: .postgres) == "(body ->> 'text')")
+        #expect(DeclaredColumnSQL.value(Self.due, dialect: .postgres) == "(body ->> 'due')")
+        // PostgreSQL's casts are guarded: the index is built over every version of the table's rows, fitting or not.
+        #expect(DeclaredColumnSQL.value(Self.rank, dialect: .postgres)
+                == "(CASE WHEN jsonb_typeof(body -> 'rank') = 'number' THEN CAST(body ->> 'rank' AS DOUBLE PRECISION) END)")
+        #expect(DeclaredColumnSQL.value(Self.done, dialect: .postgres)
+                == "(CASE WHEN jsonb_typeof(body -> 'done') = 'boolean' THEN CAST(body ->> 'done' AS BOOLEAN) END)")
+        #expect(DeclaredColumnSQL.ordering(Self.text, descending: false, dialect: .postgres) == #"(body ->> 'text') COLLATE "C" ASC NULLS FIRST"#)
+        #expect(DeclaredColumnSQL.ordering(Self.rank, descending: true, dialect: .sqlite) == #"json_extract(body, '$."rank"') DESC"#)
+    }
+
+    @Test("the index of a column: on exactly the typed expression, over the table's rows")
+    func indexes() {
+        let name = DeclaredColumnSQL.indexName(table: "todo", column: Self.rank)
+        #expect(name.hasPrefix("tablesync_column_") && name.utf8.count == 33)
+        #expect(name != DeclaredColumnSQL.indexName(table: "todo", column: try! DeclaredColumn(name: "rank", type: .string)))
+        #expect(name != DeclaredColumnSQL.indexName(table: "todo2", column: Self.rank))
+        #expect(DeclaredColumnSQL.createIndex(table: "todo", column: Self.rank, dialect: .sqlite)
+                == #"CREATE INDEX IF NOT EXISTS \#(name) ON tablesync_records (json_extract(body, '$."rank"'), id) WHERE table_name = 'todo'"#)
+        #expect(DeclaredColumnSQL.createIndex(table: "todo", column: Self.rank, dialect: .postgres)
+                == "CREATE INDEX IF NOT EXISTS \(name) ON tablesync_records (((CASE WHEN jsonb_typeof(body -> 'rank') = 'number' THEN CAST(body ->> 'rank' AS DOUBLE PRECISION) END)) NULLS FIRST, id) WHERE table_name = 'todo'")
+        #expect(DeclaredColumnSQL.createIndex(table: "todo", column: Self.text, dialect: .postgres).contains(#"(((body ->> 'text')) COLLATE "C" NULLS FIRST, id)"#))
+        #expect(DeclaredColumnSQL.literal("it's") == "'it''s'")
+    }
+
+    @Test("a comparison of a stored date with a literal between milliseconds keeps the instants' answer", arguments: [
+        (FilterBinaryOperator.gt, "2024-05-01T10:20:30.0005Z", ">", "2024-05-01T10:20:30.000Z"),
+        (.ge, "2024-05-01T10:20:30.0005Z", ">=", "2024-05-01T10:20:30.001Z"),
+        (.lt, "2024-05-01T10:20:30.0005Z", "<", "2024-05-01T10:20:30.001Z"),
+        (.le, "2024-05-01T10:20:30.0005Z", "<=", "2024-05-01T10:20:30.000Z"),
+        (.ge, "2024-05-01T12:20:30+02:00", ">=", "2024-05-01T10:20:30.000Z"),
+        (.eq, "2024-05-01T10:20:30.999Z", "=", "2024-05-01T10:20:30.999Z"),
+        (.lt, "1969-12-31T23:59:59.9995Z", "<", "1970-01-01T00:00:00.000Z"),
+    ])
+    func storedDateBounds(op: FilterBinaryOperator, literal: String, sqlOperator: String, text: String) throws {
+        let instant = try #require(Timestamp(parsing: literal))
+        let bound = try #require(FilterSQLTranslator.storedDateBound(op, instant))
+        #expect(bound.operator == sqlOperator)
+        #expect(bound.text == text)
+    }
+
+    @Test("no stored date equals an instant between milliseconds")
+    func storedDateNeverEqual() throws {
+        let instant = try #require(Timestamp(parsing: "2024-05-01T10:20:30.0005Z"))
+        #expect(FilterSQLTranslator.storedDateBound(.eq, instant) == nil)
+    }
+
+    static let rankPostgres = "(CASE WHEN jsonb_typeof(body -> 'rank') = 'number' THEN CAST(body ->> 'rank' AS DOUBLE PRECISION) END)"
+
+    @Test("a comparison on a declared column is written for its index", arguments: [
+        ("rank gt 5", #"(json_extract(body, '$."rank"') > ?1 AND json_extract(body, '$."rank"') IS NOT NULL)"#,
+         "(\(Self.rankPostgres) > $1 AND \(Self.rankPostgres) IS NOT NULL)"),
+        ("text eq 'a'", #"(json_extract(body, '$."text"') = ?1 AND json_extract(body, '$."text"') IS NOT NULL)"#,
+         #"((body ->> 'text') COLLATE "C" = $1 AND (body ->> 'text') IS NOT NULL)"#),
+        ("rank ne 5", #"(json_extract(body, '$."rank"') IS NOT ?1)"#, "(\(Self.rankPostgres) IS DISTINCT FROM $1)"),
+        // The date literal's ticks are bound as ?1 before the comparison knows it compares text.
+        ("due ge 2024-05-01T10:20:30.0005Z", #"(json_extract(body, '$."due"') >= ?2 AND json_extract(body, '$."due"') IS NOT NULL)"#,
+         #"((body ->> 'due') COLLATE "C" >= $2 AND (body ->> 'due') IS NOT NULL)"#),
+        ("not done", #"(NOT json_extract(body, '$."done"'))"#,
+         "(NOT (CASE WHEN jsonb_typeof(body -> 'done') = 'boolean' THEN CAST(body ->> 'done' AS BOOLEAN) END))"),
+    ])
+    func declaredComparisons(filter: String, sqlite: String, postgres: String) throws {
+        let expression = try FilterParser.parse(filter)
+        let sqliteSQL = try FilterSQLTranslator.translate(expression, schema: Self.schema, dialect: .sqlite).sql
+        #expect(sqliteSQL == sqlite)
+        let postgresSQL = try FilterSQLTranslator.translate(expression, schema: Self.schema, dialect: .postgres).sql
+        #expect(postgresSQL == postgres)
+    }
+
+    @Test("a property that is not declared cannot be filtered on")
+    func undeclaredFilter() throws {
+        #expect(throws: FilterTranslationError("'colour' is not a column of this table; its columns are done (boolean), due (date), rank (number), text (string)")) {
+            try FilterSQLTranslator.translate(try FilterParser.parse("colour eq 'red'"), schema: Self.schema, dialect: .sqlite)
+        }
+        #expect(throws: FilterTranslationError.self) {
+            try FilterSQLTranslator.translate(try FilterParser.parse("due gt updatedAt"), schema: Self.schema, dialect: .postgres)
+        }
+    }
+
+    @Test("a start checks rows only when the declaration changed, and drops only the indexes that changed")
+    func transitions() throws {
+        let old = try TableSchema(parsing: "rank:number;text:string")
+        let new = try TableSchema(parsing: "rank:string;text:string")
+        let unchanged = try SchemaTransition(table: "todo", storedText: old.text, declared: old)
+        #expect(!unchanged.changed && !unchanged.checksRows && unchanged.dropStatements.isEmpty)
+        #expect(unchanged.indexes(dialect: .sqlite).map(\.create).allSatisfy { $0.hasPrefix("CREATE INDEX IF NOT EXISTS") })
+
+        let retyped = try SchemaTransition(table: "todo", storedText: old.text, declared: new)
+        #expect(retyped.changed && retyped.checksRows)
+        let oldRank = DeclaredColumnSQL.indexName(table: "todo", column: try DeclaredColumn(name: "rank", type: .number))
+        #expect(retyped.dropStatements == ["DROP INDEX IF EXISTS \(oldRank)"])
+        #expect(retyped.indexes(dialect: .postgres).map(\.name)
+                == [DeclaredColumnSQL.indexName(table: "todo", column: try DeclaredColumn(name: "rank", type: .string)),
+                    DeclaredColumnSQL.indexName(table: "todo", column: try DeclaredColumn(name: "text", type: .string))])
+
+        let removed = try SchemaTransition(table: "todo", storedText: old.text, declared: nil)
+        #expect(removed.changed && !removed.checksRows)
+        #expect(removed.dropStatements.count == 2 && removed.indexes(dialect: .sqlite).isEmpty)
+
+        let first = try SchemaTransition(table: "todo", storedText: nil, declared: old)
+        #expect(first.checksRows && first.dropStatements.isEmpty)
+        #expect(throws: ConfigurationError.self) { try first.check(id: "a", properties: ["rank": "high"]) }
+        try first.check(id: "a", properties: ["rank": 1])
+        #expect(throws: ConfigurationError.self) { try SchemaTransition(table: "todo", storedText: "rank:int", declared: old) }
     }
 }

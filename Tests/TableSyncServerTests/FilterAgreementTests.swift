@@ -8,9 +8,10 @@ import TestSupport
 /// ``FilterEvaluator`` (the local reference) and against the SQL translation on every backend.
 @Suite("$filter: SQL agrees with the local evaluator")
 struct FilterAgreementTests {
-    /// Records and the filters over them, each with the ids it selects.
+    /// Records and the filters over them, each with the ids it selects; `schema` declares the table's columns.
     struct Fixture: Sendable, CustomTestStringConvertible {
         let name: String
+        var schema: TableSchema?
         let records: [String: [String: JSONValue]]
         let cases: [(filter: String, selects: Set<String>)]
         var testDescription: String { name }
@@ -76,16 +77,69 @@ struct FilterAgreementTests {
         ("id gt 'r3'", ["r4", "r5", "r6"]), ("id in ('r2', 'r5')", ["r2", "r5"]), ("deleted eq false", all), ("not deleted", all),
     ])
 
-    static let fixtures = [schemaless]
+    static let declaredSchema: TableSchema = {
+        do {
+            return try TableSchema(parsing: "text:string;n:number;price:number;done:boolean;due:date")
+        } catch {
+            preconditionFailure("\(error)")
+        }
+    }()
+
+    static let allDeclared: Set<String> = ["d1", "d2", "d3", "d4", "d5", "d6"]
+
+    /// Records of a table with declared columns: every value of its column's type or missing, so the SQL is the
+    /// typed expression each column's index is built on, and dates are canonical text.
+    static let declared = Fixture(name: "declared columns", schema: declaredSchema, records: [
+        "d1": ["text": "Buy milk", "n": 4, "price": 2.5, "done": false, "due": "2024-05-01T10:20:30.000Z"],
+        "d2": ["text": "buy bread", "n": 7, "price": 10, "done": true, "due": "2023-12-31T23:59:59.999Z"],
+        "d3": ["text": "  spaced  ", "n": -3, "price": 0.5, "done": true],
+        "d4": ["text": "Apfel", "n": 0, "price": .null, "due": "2024-05-01T10:20:30.001Z"],
+        "d5": ["n": .null],
+        "d6": ["text": "x'); DROP TABLE tablesync_records; --", "n": 100, "price": 99.99, "done": false, "due": "2025-01-01T00:00:00.000Z"],
+    ], cases: [
+        // comparisons of each type, null and logic
+        ("text eq 'Buy milk'", ["d1"]), ("text ne 'Buy milk'", ["d2", "d3", "d4", "d5", "d6"]), ("text gt 'C'", ["d2", "d6"]),
+        ("'C' lt text", ["d2", "d6"]), ("text eq null", ["d5"]),
+        ("n gt 4", ["d2", "d6"]), ("n le 4", ["d1", "d3", "d4"]), ("not (n gt 4)", ["d1", "d3", "d4", "d5"]), ("n eq null", ["d5"]),
+        ("n eq 4.0", ["d1"]), ("price ge 10", ["d2", "d6"]), ("price eq null", ["d4", "d5"]), ("n gt price", ["d1", "d6"]),
+        ("done", ["d2", "d3"]), ("not done", ["d1", "d6"]), ("done eq false", ["d1", "d6"]), ("done ne true", ["d1", "d4", "d5", "d6"]),
+        ("done eq true or price gt 50", ["d2", "d3", "d6"]),
+        // dates: canonical text against instants, literals between milliseconds rounded the right way
+        ("due gt 2024-05-01T10:20:30Z", ["d4", "d6"]), ("due ge 2024-05-01T10:20:30Z", ["d1", "d4", "d6"]),
+        ("due lt 2024-05-01T10:20:30.001Z", ["d1", "d2"]), ("due le 2024-05-01T10:20:30.000+00:00", ["d1", "d2"]),
+        ("due gt 2024-05-01T10:20:30.0005Z", ["d4", "d6"]), ("due ge 2024-05-01T10:20:30.0005Z", ["d4", "d6"]),
+        ("due lt 2024-05-01T10:20:30.0005Z", ["d1", "d2"]), ("due le 2024-05-01T10:20:30.0005Z", ["d1", "d2"]),
+        ("due eq 2024-05-01T10:20:30.0005Z", []), ("due ne 2024-05-01T10:20:30.0005Z", allDeclared),
+        ("not (due eq 2024-05-01T10:20:30.0005Z)", allDeclared), ("not (due gt 2024-05-01T10:20:30Z)", ["d1", "d2", "d3", "d5"]),
+        ("due eq datetimeoffset'2024-05-01T12:20:30+02:00'", ["d1"]), ("due ne 2024-05-01T10:20:30Z", ["d2", "d3", "d4", "d5", "d6"]),
+        ("2024-01-01T00:00:00Z lt due", ["d1", "d4", "d6"]), ("due eq null", ["d3", "d5"]),
+        ("due in (2024-05-01T10:20:30Z, 2025-01-01T00:00:00Z)", ["d1", "d6"]), ("due in (2024-05-01T10:20:30.0005Z, null)", ["d3", "d5"]),
+        ("due gt '2024'", ["d1", "d4", "d6"]), ("cast(due, Edm.DateTimeOffset) lt 2024-01-01T00:00:00Z", ["d2"]),
+        ("year(due) eq 2024", ["d1", "d4"]), ("month(due) eq 12 and day(due) eq 31", ["d2"]), ("second(due) eq 30", ["d1", "d4"]),
+        ("startswith(due, '2024')", ["d1", "d4"]),
+        // functions and arithmetic on typed columns
+        ("n add 1 eq 5", ["d1"]), ("n mod 2 eq 1", ["d2"]), ("round(price) eq 3", ["d1"]), ("length(text) eq 8", ["d1"]),
+        ("tolower(text) eq 'buy milk'", ["d1"]), ("replace(text, 'b', 'B') eq 'Buy Bread'", ["d2"]),
+        ("isof(done, Edm.Boolean)", ["d1", "d2", "d3", "d6"]), ("isof(due, Edm.String)", ["d1", "d2", "d4", "d6"]),
+        ("isof(n, Edm.String)", []), ("isof(price, Edm.Double)", ["d1", "d2", "d3", "d6"]),
+        // in and system properties
+        ("n in (4, 7, null)", ["d1", "d2", "d5"]), ("text in ('Apfel', 'Buy milk')", ["d1", "d4"]),
+        ("not (text in ('Apfel', 'Buy milk'))", ["d2", "d3", "d5", "d6"]), ("id eq 'd3'", ["d3"]),
+        ("updatedAt gt 2000-01-01T00:00:00Z and n ge 0", ["d1", "d2", "d4", "d6"]),
+    ])
+
+    static let fixtures = [schemaless, declared]
 
     @Test("every case selects its records, in the evaluator and in SQL", arguments: Backend.available, fixtures)
     func agreement(backend: Backend, fixture: Fixture) async throws {
         let table = uniqueTableName("filter")
         try await withRepository(backend) { repository in
-            try await repository.prepare(tables: [table])
+            try await repository.prepare(tables: [TableOptions(name: table, schema: fixture.schema)])
             var stored: [StoredRecord] = []
             for (id, properties) in fixture.records.sorted(by: { $0.key < $1.key }) {
-                let record = try await repository.write(table: table, id: id) { _ in .insert(properties) }
+                let valid = try fixture.schema?.validate(properties) ?? properties
+                #expect(valid == properties, "\(id) is stored as written")
+                let record = try await repository.write(table: table, id: id) { _ in .insert(valid) }
                 stored.append(try #require(record))
             }
             for (text, expected) in fixture.cases {
@@ -97,6 +151,7 @@ struct FilterAgreementTests {
                 #expect(evaluated == expected, "evaluator: \(text)")
                 var query = ListQuery(top: 1000)
                 query.filter = filter
+                query.schema = fixture.schema
                 let selected: Set<String>
                 do {
                     selected = Set(try await repository.list(table: table, query: query).records.map(\.id))
@@ -115,7 +170,7 @@ struct FilterAgreementTests {
     func keysetCursor(backend: Backend) async throws {
         let table = uniqueTableName("keyset")
         try await withRepository(backend) { repository in
-            try await repository.prepare(tables: [table])
+            try await repository.prepare(tables: [TableOptions(name: table)])
             var stored: [StoredRecord] = []
             for (id, properties) in Self.records.sorted(by: { $0.key < $1.key }) {
                 stored.append(try #require(try await repository.write(table: table, id: id) { _ in .insert(properties) }))

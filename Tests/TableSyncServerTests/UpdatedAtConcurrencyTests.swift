@@ -17,7 +17,7 @@ struct UpdatedAtConcurrencyTests {
     func keysetReaderSeesEveryCommit(backend: Backend) async throws {
         let table = uniqueTableName("race")
         try await withRepository(backend) { repository in
-            try await repository.prepare(tables: [table])
+            try await repository.prepare(tables: [TableOptions(name: table)])
             let stamps = try await withThrowingTaskGroup(of: [Int64].self) { group in
                 for writer in 0..<Self.writers {
                     group.addTask {
@@ -48,7 +48,7 @@ struct UpdatedAtConcurrencyTests {
     func concurrentReaderConverges(backend: Backend) async throws {
         let table = uniqueTableName("race")
         try await withRepository(backend) { repository in
-            try await repository.prepare(tables: [table])
+            try await repository.prepare(tables: [TableOptions(name: table)])
             let done = ManagedFlag()
             async let seen = Self.pageUntilQuiet(repository, table: table, stopWhen: { done.value })
             try await withThrowingTaskGroup(of: Void.self) { group in

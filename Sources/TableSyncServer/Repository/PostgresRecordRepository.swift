@@ -18,7 +18,17 @@ public final class PostgresRecordRepository: RecordRepository {
         self.logger = logger
     }
 
-    public func prepare(tables: [String]) async throws {
+    public func prepare(tables: [TableOptions]) async throws {
+        do {
+            try await prepareInTransaction(tables: tables)
+        } catch let error as PostgresTransactionError {
+            // A refusal to start (rows that do not fit a declaration) is said as itself; the transaction rolled back.
+            if let refusal = error.closureError as? ConfigurationError, error.rollbackError == nil { throw refusal }
+            throw error
+        }
+    }
+
+    private func prepareInTransaction(tables: [TableOptions]) async throws {
         try await client.withTransaction(logger: logger) { connection in
             // Serialise concurrent start-ups (CREATE … IF NOT EXISTS is not safe against itself).
             try await connection.query("SELECT pg_advisory_xact_lock(7244831)", logger: logger)
@@ -34,19 +44,71 @@ public final class PostgresRecordRepository: RecordRepository {
                 )
                 """), logger: logger)
             try await connection.query(PostgresQuery(unsafeSQL: """
-                CREATE INDEX IF NOT EXISTS tablesync_records_updated
-                    ON \(RecordColumns.recordsTable) (\(RecordColumns.tableName), \(RecordColumns.updatedAt), \(RecordColumns.id))
-                """), logger: logger)
-            try await connection.query(PostgresQuery(unsafeSQL: """
                 CREATE TABLE IF NOT EXISTS \(RecordColumns.clockTable) (
                     \(RecordColumns.tableName) TEXT COLLATE "C" PRIMARY KEY,
                     last_updated_at BIGINT NOT NULL
                 )
                 """), logger: logger)
+            try await connection.query(PostgresQuery(unsafeSQL: """
+                CREATE TABLE IF NOT EXISTS \(RecordColumns.declaredColumnsTable) (
+                    \(RecordColumns.tableName) TEXT COLLATE "C" PRIMARY KEY,
+                    \(RecordColumns.columnsDeclaration) TEXT NOT NULL
+                )
+                """), logger: logger)
+
+            // Decide first, then lock the records table once, in the strongest mode needed: an index statement after
+            // a weaker lock on it would wait for writers that wait for that lock (a deadlock). A start that changes
+            // nothing takes no lock on it, so servers already running on the database are not held up.
+            var transitions: [SchemaTransition] = []
             for table in tables {
+                var storedText: String?
+                for try await text in try await connection.query(
+                    "SELECT columns FROM tablesync_declared_columns WHERE table_name = \(table.name)", logger: logger
+                ).decode(String.self) {
+                    storedText = text
+                }
+                transitions.append(try SchemaTransition(table: table.name, storedText: storedText, declared: table.schema))
+            }
+            var existing: Set<String> = []
+            for try await name in try await connection.query(
+                "SELECT indexname::text FROM pg_indexes WHERE schemaname = current_schema() AND tablename = 'tablesync_records'", logger: logger
+            ).decode(String.self) {
+                existing.insert(name)
+            }
+            let updatedIndex = """
+                CREATE INDEX IF NOT EXISTS tablesync_records_updated
+                    ON \(RecordColumns.recordsTable) (\(RecordColumns.tableName), \(RecordColumns.updatedAt), \(RecordColumns.id))
+                """
+            let creates = (existing.contains("tablesync_records_updated") ? [] : [updatedIndex])
+                + transitions.flatMap { $0.indexes(dialect: .postgres) }.filter { !existing.contains($0.name) }.map(\.create)
+            let drops = transitions.flatMap(\.dropStatements)
+            if !drops.isEmpty || !creates.isEmpty || transitions.contains(where: \.checksRows) {
+                let mode = drops.isEmpty ? "SHARE" : "ACCESS EXCLUSIVE"
+                try await connection.query(PostgresQuery(unsafeSQL: "LOCK TABLE \(RecordColumns.recordsTable) IN \(mode) MODE"), logger: logger)
+            }
+            for transition in transitions where transition.checksRows {
+                let rows = try await connection.query(
+                    "SELECT id, CAST(body AS TEXT) FROM tablesync_records WHERE table_name = \(transition.table)", logger: logger)
+                for try await (id, body) in rows.decode((String, String).self) {
+                    guard case .object(let properties) = try JSONParser.parse(body) else { throw RepositoryError.corruptBody(id: id) }
+                    try transition.check(id: id, properties: properties)
+                }
+            }
+            for statement in drops + creates {
+                try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+            }
+            for transition in transitions {
                 try await connection.query(
-                    "INSERT INTO tablesync_table_clock (table_name, last_updated_at) VALUES (\(table), 0) ON CONFLICT DO NOTHING",
+                    "INSERT INTO tablesync_table_clock (table_name, last_updated_at) VALUES (\(transition.table), 0) ON CONFLICT DO NOTHING",
                     logger: logger)
+                guard transition.changed else { continue }
+                if let declared = transition.declared {
+                    try await connection.query(
+                        "INSERT INTO tablesync_declared_columns (table_name, columns) VALUES (\(transition.table), \(declared.text)) ON CONFLICT (table_name) DO UPDATE SET columns = excluded.columns",
+                        logger: logger)
+                } else {
+                    try await connection.query("DELETE FROM tablesync_declared_columns WHERE table_name = \(transition.table)", logger: logger)
+                }
             }
         }
     }
@@ -181,7 +243,7 @@ public final class PostgresRecordRepository: RecordRepository {
         return StoredRecord(id: id, createdAt: createdAt, updatedAt: updatedAt, deleted: deleted, properties: properties)
     }
 
-    private static func query(_ statement: SQLStatement) -> PostgresQuery {
+    static func query(_ statement: SQLStatement) -> PostgresQuery {
         var bindings = PostgresBindings(capacity: statement.bindings.count)
         for value in statement.bindings {
             switch value {
