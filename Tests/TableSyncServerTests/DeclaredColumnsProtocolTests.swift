@@ -82,6 +82,7 @@ struct DeclaredColumnsProtocolTests {
             #expect(try await client.send(.get, "/tables/\(table)/a").json["done"] == true)
             #expect(try await client.send(.get, "/tables/\(free)/x").json["colour"] == "red")
         }
+        try await forgetDeclaredColumns(backend, tables: [table])
     }
 
     @Test("$filter and $orderby name declared columns only; order is typed, missing values first", arguments: Backend.available)
@@ -115,5 +116,6 @@ struct DeclaredColumnsProtocolTests {
             #expect(order.status == .badRequest)
             #expect(order.errorMessage?.contains("'colour'") == true)
         }
+        try await forgetDeclaredColumns(backend, tables: [table])
     }
 }

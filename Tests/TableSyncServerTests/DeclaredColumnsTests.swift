@@ -178,23 +178,24 @@ struct DeclaredColumnsTests {
         let old = try TableSchema(parsing: "rank:number;text:string")
         let new = try TableSchema(parsing: "rank:string;text:string")
         let unchanged = try SchemaTransition(table: "todo", storedText: old.text, declared: old)
-        #expect(!unchanged.changed && !unchanged.checksRows && unchanged.dropStatements.isEmpty)
+        #expect(!unchanged.changed && !unchanged.checksRows && unchanged.dropStatements(dialect: .postgres).isEmpty)
         #expect(unchanged.indexes(dialect: .sqlite).map(\.create).allSatisfy { $0.hasPrefix("CREATE INDEX IF NOT EXISTS") })
 
         let retyped = try SchemaTransition(table: "todo", storedText: old.text, declared: new)
         #expect(retyped.changed && retyped.checksRows)
         let oldRank = DeclaredColumnSQL.indexName(table: "todo", column: try DeclaredColumn(name: "rank", type: .number))
-        #expect(retyped.dropStatements == ["DROP INDEX IF EXISTS \(oldRank)"])
+        #expect(retyped.dropStatements(dialect: .sqlite) == ["DROP INDEX IF EXISTS \(oldRank)"])
+        #expect(retyped.dropStatements(dialect: .postgres) == ["DROP INDEX CONCURRENTLY IF EXISTS \(oldRank)"])
         #expect(retyped.indexes(dialect: .postgres).map(\.name)
                 == [DeclaredColumnSQL.indexName(table: "todo", column: try DeclaredColumn(name: "rank", type: .string)),
                     DeclaredColumnSQL.indexName(table: "todo", column: try DeclaredColumn(name: "text", type: .string))])
 
         let removed = try SchemaTransition(table: "todo", storedText: old.text, declared: nil)
         #expect(removed.changed && !removed.checksRows)
-        #expect(removed.dropStatements.count == 2 && removed.indexes(dialect: .sqlite).isEmpty)
+        #expect(removed.dropStatements(dialect: .sqlite).count == 2 && removed.indexes(dialect: .sqlite).isEmpty)
 
         let first = try SchemaTransition(table: "todo", storedText: nil, declared: old)
-        #expect(first.checksRows && first.dropStatements.isEmpty)
+        #expect(first.checksRows && first.dropStatements(dialect: .sqlite).isEmpty)
         #expect(throws: ConfigurationError.self) { try first.check(id: "a", properties: ["rank": "high"]) }
         try first.check(id: "a", properties: ["rank": 1])
         #expect(throws: ConfigurationError.self) { try SchemaTransition(table: "todo", storedText: "rank:int", declared: old) }

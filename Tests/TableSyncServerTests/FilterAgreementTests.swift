@@ -161,6 +161,7 @@ struct FilterAgreementTests {
                 }
                 #expect(selected == expected, "\(backend): \(text)")
             }
+            if fixture.schema != nil { try await repository.prepare(tables: [TableOptions(name: table)]) }
         }
     }
 

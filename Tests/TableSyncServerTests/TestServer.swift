@@ -38,6 +38,15 @@ func withServer<Value: Sendable>(
     return try await app.test(setup) { client in try await body(client) }
 }
 
+/// Serves `tables` without columns again, which drops their column indexes: tests share one PostgreSQL database,
+/// where indexes left behind would slow every write of every later test.
+func forgetDeclaredColumns(_ backend: Backend, tables: [String]) async throws {
+    guard backend == .postgres else { return }
+    try await withRepository(backend) { repository in
+        try await repository.prepare(tables: tables.map { TableOptions(name: $0) })
+    }
+}
+
 /// A response with its body decoded (gunzipped when sent compressed).
 struct Reply: Sendable {
     let status: HTTPResponse.Status

@@ -19,16 +19,24 @@ public final class PostgresRecordRepository: RecordRepository {
     }
 
     public func prepare(tables: [TableOptions]) async throws {
+        let drops: [String]
         do {
-            try await prepareInTransaction(tables: tables)
+            drops = try await prepareInTransaction(tables: tables)
         } catch let error as PostgresTransactionError {
             // A refusal to start (rows that do not fit a declaration) is said as itself; the transaction rolled back.
             if let refusal = error.closureError as? ConfigurationError, error.rollbackError == nil { throw refusal }
             throw error
         }
+        // Indexes of columns no longer declared go once the new declaration is committed, without the exclusive lock
+        // a plain DROP INDEX takes (it would hold up every reader of every server on the database).
+        for statement in drops {
+            try await client.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+        }
     }
 
-    private func prepareInTransaction(tables: [TableOptions]) async throws {
+    /// Creates the schema and the declared columns' indexes, checks rows against changed declarations and stores
+    /// them; returns the statements that drop the indexes no longer declared, to run after the commit.
+    private func prepareInTransaction(tables: [TableOptions]) async throws -> [String] {
         try await client.withTransaction(logger: logger) { connection in
             // Serialise concurrent start-ups (CREATE … IF NOT EXISTS is not safe against itself).
             try await connection.query("SELECT pg_advisory_xact_lock(7244831)", logger: logger)
@@ -56,9 +64,9 @@ public final class PostgresRecordRepository: RecordRepository {
                 )
                 """), logger: logger)
 
-            // Decide first, then lock the records table once, in the strongest mode needed: an index statement after
-            // a weaker lock on it would wait for writers that wait for that lock (a deadlock). A start that changes
-            // nothing takes no lock on it, so servers already running on the database are not held up.
+            // Decide first, then lock the records table once, before anything else touches it: a CREATE INDEX after a
+            // weaker lock on the table would wait for writers that wait for that lock (a deadlock). SHARE lets readers
+            // on; a start that changes nothing takes no lock on the table at all.
             var transitions: [SchemaTransition] = []
             for table in tables {
                 var storedText: String?
@@ -81,10 +89,8 @@ public final class PostgresRecordRepository: RecordRepository {
                 """
             let creates = (existing.contains("tablesync_records_updated") ? [] : [updatedIndex])
                 + transitions.flatMap { $0.indexes(dialect: .postgres) }.filter { !existing.contains($0.name) }.map(\.create)
-            let drops = transitions.flatMap(\.dropStatements)
-            if !drops.isEmpty || !creates.isEmpty || transitions.contains(where: \.checksRows) {
-                let mode = drops.isEmpty ? "SHARE" : "ACCESS EXCLUSIVE"
-                try await connection.query(PostgresQuery(unsafeSQL: "LOCK TABLE \(RecordColumns.recordsTable) IN \(mode) MODE"), logger: logger)
+            if !creates.isEmpty || transitions.contains(where: \.checksRows) {
+                try await connection.query(PostgresQuery(unsafeSQL: "LOCK TABLE \(RecordColumns.recordsTable) IN SHARE MODE"), logger: logger)
             }
             for transition in transitions where transition.checksRows {
                 let rows = try await connection.query(
@@ -94,7 +100,7 @@ public final class PostgresRecordRepository: RecordRepository {
                     try transition.check(id: id, properties: properties)
                 }
             }
-            for statement in drops + creates {
+            for statement in creates {
                 try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
             }
             for transition in transitions {
@@ -110,6 +116,7 @@ public final class PostgresRecordRepository: RecordRepository {
                     try await connection.query("DELETE FROM tablesync_declared_columns WHERE table_name = \(transition.table)", logger: logger)
                 }
             }
+            return transitions.flatMap { $0.dropStatements(dialect: .postgres) }
         }
     }
 

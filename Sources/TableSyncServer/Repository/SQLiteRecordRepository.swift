@@ -58,7 +58,7 @@ public final class SQLiteRecordRepository: RecordRepository {
                 try transition.check(id: id, properties: properties)
             }
         }
-        for statement in transition.dropStatements + transition.indexes(dialect: .sqlite).map(\.create) { try db.execute(sql: statement) }
+        for statement in transition.dropStatements(dialect: .sqlite) + transition.indexes(dialect: .sqlite).map(\.create) { try db.execute(sql: statement) }
         guard transition.changed else { return }
         if let declared = table.schema {
             try db.execute(

@@ -6,8 +6,8 @@ import SyncProtocol
 /// - Unchanged: nothing to check (every write since has been validated); the indexes are created if missing.
 /// - New or changed declaration: every stored row of the table, soft-deleted ones too, must fit it
 ///   (``TableSchema/checkStored(_:)``) or the server refuses to start, naming the record and the property. Then the
-///   indexes of columns no longer declared (or declared with another type) are dropped, the new ones created, and
-///   the declaration stored.
+///   new indexes are created and the declaration stored, and the indexes of columns no longer declared (or declared
+///   with another type) are dropped (on PostgreSQL after the commit, concurrently).
 /// - Declaration removed (the table is schemaless again): its indexes are dropped and the stored declaration
 ///   removed; the rows stay as they are.
 struct SchemaTransition: Sendable {
@@ -46,9 +46,11 @@ struct SchemaTransition: Sendable {
     }
 
     /// The statements that drop the indexes of stored columns that are not declared now with the same type.
-    var dropStatements: [String] {
+    func dropStatements(dialect: SQLDialect) -> [String] {
         let kept = Set(declared?.columns ?? [])
-        return (stored?.columns ?? []).filter { !kept.contains($0) }.map { DeclaredColumnSQL.dropIndex(table: table, column: $0) }
+        return (stored?.columns ?? []).filter { !kept.contains($0) }.map {
+            DeclaredColumnSQL.dropIndex(table: table, column: $0, dialect: dialect)
+        }
     }
 
     /// The declared columns' indexes by name, each with the statement that creates it when missing.

@@ -86,9 +86,11 @@ enum DeclaredColumnSQL {
         return "CREATE INDEX IF NOT EXISTS \(indexName(table: table, column: column)) ON \(RecordColumns.recordsTable) (\(key), \(RecordColumns.id)) WHERE \(tableCondition(table))"
     }
 
-    /// Drops the index of `column` of `table` (a declaration that changed or went away).
-    static func dropIndex(table: String, column: DeclaredColumn) -> String {
-        "DROP INDEX IF EXISTS \(indexName(table: table, column: column))"
+    /// Drops the index of `column` of `table` (a declaration that changed or went away). On PostgreSQL
+    /// `CONCURRENTLY`, outside a transaction: a plain drop locks the records table against every reader.
+    static func dropIndex(table: String, column: DeclaredColumn, dialect: SQLDialect) -> String {
+        let concurrently = dialect == .postgres ? " CONCURRENTLY" : ""
+        return "DROP INDEX\(concurrently) IF EXISTS \(indexName(table: table, column: column))"
     }
 
     /// `text` as an SQL string literal.
