@@ -15,7 +15,7 @@ struct DeclaredColumnStorageTests {
     func queriesUseTheIndexes(backend: Backend) async throws {
         let table = uniqueTableName("indexed")
         let schema = try TableSchema(parsing: "rank:number;text:string;due:date;done:boolean")
-        try await withDatabase(backend) { repository, sql in
+        try await withDatabase(backend) { repository, sql, database in
             try await repository.prepare(tables: [TableSyncServer.TableOptions(name: table, schema: schema)])
             let writes = (0..<2000).map { index in
                 let properties: [String: JSONValue] = [
@@ -26,10 +26,8 @@ struct DeclaredColumnStorageTests {
             }
             _ = try await repository.write(writes)
             // PostgreSQL plans from statistics, which autovacuum keeps; here the table's 2,000 new rows must be
-            // counted before the planner sees them (the column list keeps it quick on the shared test database).
-            if backend == .postgres {
-                _ = try await sql(SQLStatement(sql: "ANALYZE \(RecordColumns.recordsTable) (\(RecordColumns.tableName))", bindings: []))
-            }
+            // counted before the planner sees them.
+            if case .postgres(let location) = database { try await analyzeRecords(location) }
 
             let queries: [(filter: String?, orderBy: [OrderByKey], column: String)] = [
                 ("rank eq 250", [], "rank"),
@@ -72,7 +70,7 @@ struct DeclaredColumnStorageTests {
         let text = try Self.index(table, "text", .string)
         let dueString = try Self.index(table, "due", .string)
         let candidates: Set<String> = [rankNumber, text, dueString, try Self.index(table, "rank", .string), try Self.index(table, "due", .date)]
-        try await withDatabase(backend) { repository, sql in
+        try await withDatabase(backend) { repository, sql, _ in
             func indexes() async throws -> Set<String> {
                 let listing = backend == .sqlite
                     ? "SELECT name FROM sqlite_master WHERE type = 'index'"
@@ -128,17 +126,18 @@ struct DeclaredColumnStorageTests {
     }
 }
 
-/// Runs `body` with a repository on `backend` and a way to run SQL on the same database, which answers the last
-/// column of each row as text.
+/// Runs `body` with a repository on `backend`'s ``columnsDatabase(_:)``, a way to run SQL on the same database (which
+/// answers the last column of each row as text), and where that database is.
 private func withDatabase(
     _ backend: Backend,
-    _ body: @Sendable (any RecordRepository, _ sql: @Sendable (SQLStatement) async throws -> [String]) async throws -> Void
+    _ body: @Sendable (any RecordRepository, _ sql: @Sendable (SQLStatement) async throws -> [String], DatabaseLocation) async throws -> Void
 ) async throws {
-    switch try backend.database() {
+    let database = try await columnsDatabase(backend)
+    switch database {
     case .sqlite(let path):
         defer { TestBackend.removeFiles(of: .sqlite(path: path)) }
         let repository = try SQLiteRecordRepository(path: path)
-        try await body(repository) { statement in
+        try await body(repository, { statement in
             let queue = try DatabaseQueue(path: path)
             defer { try? queue.close() }
             return try await queue.read { db in
@@ -150,23 +149,17 @@ private func withDatabase(
                     }
                 }
             }
-        }
+        }, database)
     case .postgres(let location):
-        let client = PostgresClient(
-            configuration: .init(host: location.host, port: location.port, username: location.username,
-                                 password: location.password, database: location.database, tls: .disable),
-            backgroundLogger: testLogger)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await client.run() }
-            defer { group.cancelAll() }
-            try await body(PostgresRecordRepository(client: client, logger: testLogger)) { statement in
+        try await withPostgresClient(location) { client in
+            try await body(PostgresRecordRepository(client: client, logger: testLogger), { statement in
                 var lines: [String] = []
                 for try await row in try await client.query(PostgresRecordRepository.query(statement), logger: testLogger) {
                     let cells = row.makeRandomAccess()
                     lines.append((try? cells[cells.count - 1].decode(String.self)) ?? "")
                 }
                 return lines
-            }
+            }, database)
         }
     }
 }

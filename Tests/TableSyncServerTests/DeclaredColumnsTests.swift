@@ -114,7 +114,7 @@ struct DeclaredColumnsTests {
         #expect(DeclaredColumnSQL.createIndex(table: "todo", column: Self.rank, dialect: .sqlite)
                 == #"CREATE INDEX IF NOT EXISTS \#(name) ON tablesync_records (json_extract(body, '$."rank"'), id) WHERE table_name = 'todo'"#)
         #expect(DeclaredColumnSQL.createIndex(table: "todo", column: Self.rank, dialect: .postgres)
-                == "CREATE INDEX IF NOT EXISTS \(name) ON tablesync_records (((CASE WHEN jsonb_typeof(body -> 'rank') = 'number' THEN CAST(body ->> 'rank' AS DOUBLE PRECISION) END)) NULLS FIRST, id) WHERE table_name = 'todo'")
+                == "CREATE INDEX CONCURRENTLY IF NOT EXISTS \(name) ON tablesync_records (((CASE WHEN jsonb_typeof(body -> 'rank') = 'number' THEN CAST(body ->> 'rank' AS DOUBLE PRECISION) END)) NULLS FIRST, id) WHERE table_name = 'todo'")
         #expect(DeclaredColumnSQL.createIndex(table: "todo", column: Self.text, dialect: .postgres).contains(#"(((body ->> 'text')) COLLATE "C" NULLS FIRST, id)"#))
         #expect(DeclaredColumnSQL.literal("it's") == "'it''s'")
     }

@@ -133,7 +133,7 @@ struct FilterAgreementTests {
     @Test("every case selects its records, in the evaluator and in SQL", arguments: Backend.available, fixtures)
     func agreement(backend: Backend, fixture: Fixture) async throws {
         let table = uniqueTableName("filter")
-        try await withRepository(backend) { repository in
+        try await withRepository(backend, declaringColumns: fixture.schema != nil) { repository in
             try await repository.prepare(tables: [TableOptions(name: table, schema: fixture.schema)])
             var stored: [StoredRecord] = []
             for (id, properties) in fixture.records.sorted(by: { $0.key < $1.key }) {

@@ -49,7 +49,7 @@ public final class SQLiteRecordRepository: RecordRepository {
         let transition = try SchemaTransition(table: table.name, storedText: storedText, declared: table.schema)
         if transition.checksRows {
             let rows = try Row.fetchCursor(
-                db, sql: "SELECT \(RecordColumns.id), \(RecordColumns.body) FROM \(RecordColumns.recordsTable) WHERE \(RecordColumns.tableName) = ?",
+                db, sql: "SELECT \(RecordColumns.id), \(RecordColumns.body) FROM \(RecordColumns.recordsTable) WHERE \(RecordColumns.tableName) = ? ORDER BY \(RecordColumns.id)",
                 arguments: [table.name])
             while let row = try rows.next() {
                 let id: String = row[0]

@@ -6,8 +6,8 @@ import SyncProtocol
 /// - Unchanged: nothing to check (every write since has been validated); the indexes are created if missing.
 /// - New or changed declaration: every stored row of the table, soft-deleted ones too, must fit it
 ///   (``TableSchema/checkStored(_:)``) or the server refuses to start, naming the record and the property. Then the
-///   new indexes are created and the declaration stored, and the indexes of columns no longer declared (or declared
-///   with another type) are dropped (on PostgreSQL after the commit, concurrently).
+///   declaration is stored, the new indexes are created and those of columns no longer declared (or declared with
+///   another type) dropped (on PostgreSQL after the commit, `CONCURRENTLY`).
 /// - Declaration removed (the table is schemaless again): its indexes are dropped and the stored declaration
 ///   removed; the rows stay as they are.
 struct SchemaTransition: Sendable {

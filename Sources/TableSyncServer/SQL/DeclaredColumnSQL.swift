@@ -73,17 +73,21 @@ enum DeclaredColumnSQL {
     }
 
     /// Creates the index of `column` of `table` unless it exists: on the typed value, then `id` (the tie-break of
-    /// every order), over the table's rows only.
+    /// every order), over the table's rows only. On PostgreSQL `CONCURRENTLY`, outside a transaction: a plain build
+    /// holds up the writes of every server on the database.
     static func createIndex(table: String, column: DeclaredColumn, dialect: SQLDialect) -> String {
         let key: String
+        let concurrently: String
         switch dialect {
         case .sqlite:
             key = value(column, dialect: dialect)
+            concurrently = ""
         case .postgres:
             let collate = isCollated(column, dialect: dialect) ? " COLLATE \"C\"" : ""
             key = "(\(value(column, dialect: dialect)))\(collate) NULLS FIRST"
+            concurrently = " CONCURRENTLY"
         }
-        return "CREATE INDEX IF NOT EXISTS \(indexName(table: table, column: column)) ON \(RecordColumns.recordsTable) (\(key), \(RecordColumns.id)) WHERE \(tableCondition(table))"
+        return "CREATE INDEX\(concurrently) IF NOT EXISTS \(indexName(table: table, column: column)) ON \(RecordColumns.recordsTable) (\(key), \(RecordColumns.id)) WHERE \(tableCondition(table))"
     }
 
     /// Drops the index of `column` of `table` (a declaration that changed or went away). On PostgreSQL
