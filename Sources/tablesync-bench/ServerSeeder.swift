@@ -13,7 +13,7 @@ enum ServerSeeder {
 
     /// Creates the schema for `tables` and inserts `count` records of `dataSet` into each, before the server starts.
     static func seed(database: String, tables: [(name: String, count: Int)], dataSet: DataSet) async throws {
-        try await SQLiteRecordRepository(path: database).prepare(tables: tables.map(\.name))
+        try await SQLiteRecordRepository(path: database).prepare(tables: tables.map { TableOptions(name: $0.name) })
         let queue = try DatabaseQueue(path: database)
         try await queue.write { db in
             for table in tables {

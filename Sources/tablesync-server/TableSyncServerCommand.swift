@@ -14,7 +14,8 @@ struct TableSyncServerCommand: AsyncParsableCommand {
             Tokens come from --tokens-file FILE (one per line) or the environment variable TABLESYNC_SERVER_TOKENS \
             (comma- or space-separated), never from a flag. Without tokens the server listens on loopback only.
             Stop it with SIGINT or SIGTERM; it finishes the requests in flight first.
-            Example: tablesync-server --database sqlite:server.sqlite --table todo --table notes:softDelete=false
+            Example: tablesync-server --database sqlite:server.sqlite --table todo --table notes:softDelete=false \
+            --table 'tasks:columns=text:string;done:boolean;due:date;rank:number'
             """,
         version: TableSyncVersion.current)
 
@@ -28,7 +29,7 @@ struct TableSyncServerCommand: AsyncParsableCommand {
     var database: String?
 
     @Option(name: .customLong("table"), help: ArgumentHelp(
-        "A table to serve, repeatable: NAME or NAME:option=value,… with softDelete=true|false, pageSize=N, maxTop=N.",
+        "A table to serve, repeatable: NAME or NAME:option=value,… with softDelete=true|false, pageSize=N, maxTop=N, and columns=name:type;… (types string, number, boolean, date) to accept only those properties.",
         valueName: "NAME[:OPTIONS]"))
     var tables: [String] = []
 

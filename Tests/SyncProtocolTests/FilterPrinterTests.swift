@@ -45,6 +45,8 @@ import TestSupport
         (.call(.substringof, .str("milk"), .p("text")), "substringof('milk', text)"),
         (.call(.substring, .p("text"), .int(1), .int(2)), "substring(text, 1, 2)"),
         (.call(.castDateTimeOffset, .p("createdAt")), "cast(createdAt, Edm.DateTimeOffset)"),
+        (.call(.replace, .p("text"), .str("'"), .str("")), "replace(text, '''', '')"),
+        (.call(.isof, .p("n"), .str("Edm.Double")), "isof(n, Edm.Double)"),
         (.call(.startswith, .call(.tolower, .p("text")), .op(.or, .p("a"), .p("b"))), "startswith(tolower(text), a or b)"),
     ]
 
@@ -76,6 +78,7 @@ import TestSupport
         "month(d) add day(d) add hour(d) add minute(d) add second(d) gt 0 and 1e-7 lt 9223372036854775808",
         "NOT (Complete EQ TRUE) AND StartsWith(Text, 'x')",
         "deleted",
+        "isof(n, 'Edm.Double') and replace(text, ' ', '') eq 'Buymilk'",
     ]
 
     @Test(arguments: texts)

@@ -41,6 +41,10 @@ enum RandomFilter {
             return .binary(op, expression(depth: depth - 1, using: &rng), expression(depth: depth - 1, using: &rng))
         case 6...8:
             let function = FilterFunction.allCases.randomElement(using: &rng)!
+            if function == .isof {
+                let type = FilterTypeName.allCases.randomElement(using: &rng)!
+                return .function(.isof, [expression(depth: depth - 1, using: &rng), .str(type.rawValue)])
+            }
             let count = arity(function, using: &rng)
             return .function(function, (0..<count).map { _ in expression(depth: depth - 1, using: &rng) })
         default:
@@ -53,6 +57,7 @@ enum RandomFilter {
         switch function {
         case .startswith, .endswith, .substringof, .contains, .indexof, .concat: return 2
         case .substring: return Int.random(in: 2...3, using: &rng)
+        case .replace: return 3
         default: return 1
         }
     }

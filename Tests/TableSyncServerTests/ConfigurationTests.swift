@@ -14,6 +14,20 @@ struct ConfigurationTests {
         #expect(throws: ConfigurationError.self) { try TableOptions.parse("todo:pageSize=0") }
     }
 
+    @Test("--table declares columns with columns=name:type;…")
+    func declaredColumns() throws {
+        let options = try TableOptions.parse("todo:pageSize=10,columns=text:string;done:boolean;due:date;rank:number,softDelete=false")
+        #expect(options.schema?.text == "done:boolean;due:date;rank:number;text:string")
+        #expect(options.pageSize == 10 && !options.softDelete)
+        #expect(try TableOptions.parse("todo").schema == nil)
+        #expect(throws: ConfigurationError("--table todo:columns=rank:int: columns: the column 'rank' has the unknown type 'int'; use string, number, boolean, date")) {
+            try TableOptions.parse("todo:columns=rank:int")
+        }
+        #expect(throws: ConfigurationError("--table todo:columns=id:string: columns: 'id' is a system property; the server manages it and it cannot be declared")) {
+            try TableOptions.parse("todo:columns=id:string")
+        }
+    }
+
     @Test("database locations")
     func databases() throws {
         #expect(try DatabaseLocation.parse("sqlite:server.sqlite") == .sqlite(path: "server.sqlite"))
@@ -62,6 +76,22 @@ struct ConfigurationTests {
         #expect(file.tables == [TableOptions(name: "todo", pageSize: 10), TableOptions(name: "notes", softDelete: false)])
         #expect(throws: ConfigurationError.self) { try ServerConfigurationFile.parse(#"{"tokens": ["x"]}"#, path: "s.json") }
         #expect(try ServerConfigurationFile.parse(#"{"postgresPoolSize": 4}"#, path: "s.json").postgresPoolSize == 4)
+    }
+
+    @Test("configuration file: a table's columns as an object or as the flag's text")
+    func fileColumns() throws {
+        let file = try ServerConfigurationFile.parse("""
+            {"tables": [{"name": "todo", "columns": {"text": "string", "rank": "number"}, "maxTop": 50},
+                        {"name": "notes", "columns": "due:date"}, "tasks:columns=done:boolean"]}
+            """, path: "s.json")
+        #expect(file.tables.map { $0.schema?.text } == ["rank:number;text:string", "due:date", "done:boolean"])
+        #expect(file.tables.first?.maxTop == 50)
+        #expect(throws: ConfigurationError("s.json: table todo: columns: the type of the column 'rank' must be a string: string, number, boolean or date")) {
+            try ServerConfigurationFile.parse(#"{"tables": [{"name": "todo", "columns": {"rank": 5}}]}"#, path: "s.json")
+        }
+        #expect(throws: ConfigurationError("s.json: table todo: columns: declare at least one column, as name:type")) {
+            try ServerConfigurationFile.parse(#"{"tables": [{"name": "todo", "columns": {}}]}"#, path: "s.json")
+        }
     }
 
     @Test("--postgres-pool-size: 20 unless given, from 1 to 10000")

@@ -82,6 +82,9 @@ struct FilterSQLTranslatorTests {
         (.binary(.add, .property("n"), .literal(.integer(1))), "condition"),
         (.function(.length, []), "length"),
         (.function(.year, [.literal(.integer(3))]), "year"),
+        (.function(.isof, [.function(.length, [.property("text")]), .literal(.string("Edm.Double"))]), "isof() tests a property"),
+        (.function(.isof, [.property("n"), .literal(.string("Edm.Int32"))]), "isof() takes a type"),
+        (.function(.replace, [.property("text"), .literal(.string("a"))]), "replace() takes 3 arguments"),
     ])
     func refusals(expression: FilterExpression, word: String) {
         for dialect in [SQLDialect.sqlite, .postgres] {

@@ -29,13 +29,22 @@ func withServer<Value: Sendable>(
     setup: TestingSetup = .router, configure: (inout ServerConfiguration) -> Void = { _ in },
     _ body: @Sendable (any TestClientProtocol) async throws -> Value
 ) async throws -> Value {
-    let database = try backend.database()
+    let database = tables.contains { $0.schema != nil } ? try await columnsDatabase(backend) : try backend.database()
     defer { TestBackend.removeFiles(of: database) }
     var configuration = ServerConfiguration(host: "127.0.0.1", port: 0, database: database, tables: tables,
                                             tokens: tokens, maxBodySize: maxBodySize)
     configure(&configuration)
     let app = try makeServerApplication(configuration: configuration, logger: testLogger)
     return try await app.test(setup) { client in try await body(client) }
+}
+
+/// Serves `tables` without columns again, which drops their column indexes: tests share one PostgreSQL database,
+/// where indexes left behind would slow every write of every later test.
+func forgetDeclaredColumns(_ backend: Backend, tables: [String]) async throws {
+    guard backend == .postgres else { return }
+    try await withRepository(backend, declaringColumns: true) { repository in
+        try await repository.prepare(tables: tables.map { TableOptions(name: $0) })
+    }
 }
 
 /// A response with its body decoded (gunzipped when sent compressed).

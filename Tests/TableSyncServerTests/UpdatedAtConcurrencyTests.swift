@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import PostgresNIO
 import SyncProtocol
 @testable import TableSyncServer
 import Testing
@@ -17,7 +16,7 @@ struct UpdatedAtConcurrencyTests {
     func keysetReaderSeesEveryCommit(backend: Backend) async throws {
         let table = uniqueTableName("race")
         try await withRepository(backend) { repository in
-            try await repository.prepare(tables: [table])
+            try await repository.prepare(tables: [TableOptions(name: table)])
             let stamps = try await withThrowingTaskGroup(of: [Int64].self) { group in
                 for writer in 0..<Self.writers {
                     group.addTask {
@@ -48,7 +47,7 @@ struct UpdatedAtConcurrencyTests {
     func concurrentReaderConverges(backend: Backend) async throws {
         let table = uniqueTableName("race")
         try await withRepository(backend) { repository in
-            try await repository.prepare(tables: [table])
+            try await repository.prepare(tables: [TableOptions(name: table)])
             let done = ManagedFlag()
             async let seen = Self.pageUntilQuiet(repository, table: table, stopWhen: { done.value })
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -114,20 +113,17 @@ final class ManagedFlag: @unchecked Sendable {
     func set() { lock.withLock { flag = true } }
 }
 
-/// Runs `body` with a repository on `backend` (and its PostgreSQL client running meanwhile).
-func withRepository(_ backend: Backend, _ body: @Sendable (any RecordRepository) async throws -> Void) async throws {
-    switch try backend.database() {
+/// Runs `body` with a repository on `backend` (and its PostgreSQL client running meanwhile); in the
+/// ``columnsDatabase(_:)`` when the test declares columns.
+func withRepository(
+    _ backend: Backend, declaringColumns: Bool = false, _ body: @Sendable (any RecordRepository) async throws -> Void
+) async throws {
+    switch declaringColumns ? try await columnsDatabase(backend) : try backend.database() {
     case .sqlite(let path):
         defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
         try await body(try SQLiteRecordRepository(path: path))
     case .postgres(let location):
-        let client = PostgresClient(
-            configuration: .init(host: location.host, port: location.port, username: location.username,
-                                 password: location.password, database: location.database, tls: .disable),
-            backgroundLogger: testLogger)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await client.run() }
-            defer { group.cancelAll() }
+        try await withPostgresClient(location) { client in
             try await body(PostgresRecordRepository(client: client, logger: testLogger))
         }
     }

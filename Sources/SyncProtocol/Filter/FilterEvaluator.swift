@@ -40,6 +40,8 @@
 ///   contains `p`) match code points exactly; an empty `p` always matches.
 /// - `indexof(s, p)` is the 0-based index of the first occurrence, `-1` when there is none, `0` for empty `p`.
 /// - `length(s)` counts code points. `concat(s, t)` joins two strings.
+/// - `replace(s, find, replacement)` replaces every occurrence of `find`, left to right without overlaps, matching
+///   code points exactly (as SQLite's and PostgreSQL's `replace`); an empty `find` leaves `s` as it is.
 /// - `substring(s, start)` and `substring(s, start, length)`: `start` and `length` are integers (a double
 ///   with an integral value counts); a negative `start` counts as 0, a negative `length` as 0, and the
 ///   result is cut at the end of `s` (never an error).
@@ -52,6 +54,9 @@
 ///   from zero (`round(-2.5)` is `-3.0`, as SQLite's `round` and PostgreSQL's `round(numeric)`).
 /// - `cast(x, Edm.DateTimeOffset)`: a date-time, or a string that parses as one, is that date-time;
 ///   anything else is null.
+/// - `isof(x, T)` is `true` when `x` is of the JSON type ``FilterTypeName`` `T` names (a string, a boolean, a
+///   number), `false` otherwise, null included: like a comparison, never null. A date literal is none of them;
+///   a date in a record (`updatedAt` too) is a string.
 /// - `x in (a, b, …)` is `x eq a or x eq b or …` with the `eq` above, so `null in (null)` is `true`.
 public enum FilterEvaluator {
     /// `true` when `expression` evaluates to `true` for `record`.
@@ -268,6 +273,15 @@ public enum FilterEvaluator {
         case .length, .tolower, .toupper, .trim:
             guard arguments.count == 1, case .string(let text) = arguments[0] else { return .null }
             return stringSingle(function, text)
+        case .replace:
+            guard arguments.count == 3, case .string(let text) = arguments[0], case .string(let find) = arguments[1],
+                  case .string(let replacement) = arguments[2]
+            else { return .null }
+            return .string(replace(find, with: replacement, in: text))
+        case .isof:
+            guard arguments.count == 2, case .string(let name) = arguments[1], let type = FilterTypeName(named: name)
+            else { return .null }
+            return .bool(type.describes(arguments[0]))
         case .substring:
             return substring(arguments)
         case .year, .month, .day, .hour, .minute, .second:
@@ -303,6 +317,20 @@ public enum FilterEvaluator {
             else { return .string("") }
             return .string(String(scalars[first...last]))
         }
+    }
+
+    /// `text` with every occurrence of `find` replaced, by code point.
+    private static func replace(_ find: String, with replacement: String, in text: String) -> String {
+        guard !find.unicodeScalars.isEmpty else { return text }
+        var result = String.UnicodeScalarView()
+        var rest = text.unicodeScalars[...]
+        while let range = rest.firstRange(of: find.unicodeScalars) {
+            result.append(contentsOf: rest[..<range.lowerBound])
+            result.append(contentsOf: replacement.unicodeScalars)
+            rest = rest[range.upperBound...]
+        }
+        result.append(contentsOf: rest)
+        return String(result)
     }
 
     /// The code-point offset of the first occurrence of `pattern` in `text`.

@@ -1,8 +1,9 @@
 /// An OData `$filter` expression as a tree: what ``FilterParser`` produces, ``FilterPrinter`` prints back,
 /// ``FilterEvaluator`` evaluates against a record locally, and the server translates to parameterised SQL.
 ///
-/// `cast(x, Edm.DateTimeOffset)` parses to `.function(.castDateTimeOffset, [x])`; the literal forms
-/// `datetime'…'`, `datetimeoffset'…'` and bare v4 ISO dates all parse to `.literal(.dateTime(…))`.
+/// `cast(x, Edm.DateTimeOffset)` parses to `.function(.castDateTimeOffset, [x])` and `isof(x, Edm.String)` to
+/// `.function(.isof, [x, .literal(.string("Edm.String"))])` (the type's ``FilterTypeName`` spelling); the literal
+/// forms `datetime'…'`, `datetimeoffset'…'` and bare v4 ISO dates all parse to `.literal(.dateTime(…))`.
 public indirect enum FilterExpression: Sendable, Hashable {
     /// A constant.
     case literal(FilterLiteral)
@@ -42,12 +43,14 @@ public enum FilterBinaryOperator: String, Sendable, Hashable, CaseIterable {
     case add, sub, mul, div, mod
 }
 
-/// The functions of `$filter` (DESIGN §5), spelled as in OData.
+/// The functions of `$filter`: OData v3's canonical functions plus v4's `contains`, spelled as in OData.
 public enum FilterFunction: String, Sendable, Hashable, CaseIterable {
     case startswith, endswith, substringof, contains, indexof, length
-    case tolower, toupper, trim, concat, substring
+    case tolower, toupper, trim, concat, substring, replace
     case year, month, day, hour, minute, second
     case round, floor, ceiling
+    /// `isof(x, T)`: whether `x` holds a value of the JSON type that ``FilterTypeName`` `T` names.
+    case isof
     /// `cast(x, Edm.DateTimeOffset)`.
     case castDateTimeOffset = "cast"
 }

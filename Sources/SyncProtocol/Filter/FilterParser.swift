@@ -23,9 +23,11 @@
 /// followed by `(` is a function call (whitespace between them is allowed).
 ///
 /// **Functions** and their arguments: `startswith endswith contains indexof concat (s, t)`,
-/// `substringof(t, s)`, `substring(s, start[, length])`, `length tolower toupper trim (s)`,
-/// `year month day hour minute second (date)`, `round floor ceiling (number)` and
-/// `cast(x, Edm.DateTimeOffset)` (the type name may be quoted). A wrong number of arguments is an error.
+/// `substringof(t, s)`, `substring(s, start[, length])`, `replace(s, find, replacement)`,
+/// `length tolower toupper trim (s)`, `year month day hour minute second (date)`, `round floor ceiling (number)`,
+/// `isof(x, T)` with a ``FilterTypeName`` `T` (`Edm.String`, `Edm.Boolean`, `Edm.Double`) and
+/// `cast(x, Edm.DateTimeOffset)`; type names may be quoted. A wrong number of arguments is an error, and so are
+/// the type names and forms this protocol has no meaning for (see ``FilterTypeName``).
 ///
 /// **Limits.** Hostile input cannot exhaust the stack or the memory: the text may be at most
 /// ``maximumLength`` characters, and the expression at most ``maximumDepth`` levels deep, counting
@@ -192,7 +194,7 @@ private struct Parser {
         advance()
         try enterNesting(at: token)
         defer { nesting -= 1 }
-        if function == .castDateTimeOffset { return try parseCastArguments(at: token) }
+        if function == .castDateTimeOffset || function == .isof { return try parseTypeArguments(function, at: token) }
         var arguments: [Node] = []
         if current.kind != .closeParenthesis {
             repeat {
@@ -209,21 +211,35 @@ private struct Parser {
         return try node(.function(function, arguments.map(\.expression)), arguments, at: token)
     }
 
-    /// `cast(x, Edm.DateTimeOffset)`, the type name bare or quoted; `current` follows the `(`.
-    private mutating func parseCastArguments(at token: FilterToken) throws(FilterParseError) -> Node {
+    /// `cast(x, Edm.DateTimeOffset)` or `isof(x, T)`, the type name bare or quoted; `current` follows the `(`.
+    /// `isof` keeps its type as a string literal in its canonical spelling, so the tree says which type.
+    private mutating func parseTypeArguments(_ function: FilterFunction, at token: FilterToken) throws(FilterParseError) -> Node {
+        let expected = function == .isof ? "a type such as Edm.String" : "Edm.DateTimeOffset"
         let value = try parseBinary(.or)
         guard take(.comma) else {
-            throw error(at: current, "expected ',' and Edm.DateTimeOffset after the value in cast, found \(describe(current))")
+            let usage = function == .isof
+                ? "; isof takes a value and a type, as in isof(text, Edm.String) (isof(type) tests the type of the record itself, which records of a table do not differ in)"
+                : ""
+            throw error(at: current, "expected ',' and \(expected) after the value in \(function.rawValue), found \(describe(current))\(usage)")
         }
         let typeToken = current
         let typeName = readTypeName()
-        guard typeName?.lowercased() == "edm.datetimeoffset" else {
-            throw error(at: typeToken, "cast supports only Edm.DateTimeOffset, found \(typeName.map { "'\($0)'" } ?? describe(typeToken))")
+        var arguments = [value.expression]
+        switch function {
+        case .isof:
+            guard let type = typeName.flatMap(FilterTypeName.init(named:)) else {
+                throw error(at: typeToken, "isof supports \(FilterTypeName.allCases.map(\.rawValue).joined(separator: ", ")) (the types a JSON value has), found \(typeName.map { "'\($0)'" } ?? describe(typeToken))")
+            }
+            arguments.append(.literal(.string(type.rawValue)))
+        default:
+            guard typeName?.lowercased() == "edm.datetimeoffset" else {
+                throw error(at: typeToken, "cast supports only Edm.DateTimeOffset, found \(typeName.map { "'\($0)'" } ?? describe(typeToken))")
+            }
         }
         guard take(.closeParenthesis) else {
-            throw error(at: current, "expected ')' after the arguments of cast, found \(describe(current))")
+            throw error(at: current, "expected ')' after the arguments of \(function.rawValue), found \(describe(current))")
         }
-        return try node(.function(.castDateTimeOffset, [value.expression]), [value], at: token)
+        return try node(.function(function, arguments), [value], at: token)
     }
 
     /// A qualified name such as `Edm.DateTimeOffset`, or the same in quotes; `nil` when neither is there.
@@ -256,8 +272,9 @@ private struct Parser {
 
     private static func arity(of function: FilterFunction) -> ClosedRange<Int> {
         switch function {
-        case .startswith, .endswith, .substringof, .contains, .indexof, .concat, .castDateTimeOffset: return 2...2
+        case .startswith, .endswith, .substringof, .contains, .indexof, .concat, .isof, .castDateTimeOffset: return 2...2
         case .substring: return 2...3
+        case .replace: return 3...3
         case .length, .tolower, .toupper, .trim, .year, .month, .day, .hour, .minute, .second,
              .round, .floor, .ceiling:
             return 1...1

@@ -35,6 +35,11 @@ public enum FilterPrinter {
         case .function(.castDateTimeOffset, let arguments):
             return "cast(" + (arguments.map(print) + ["Edm.DateTimeOffset"]).joined(separator: ", ") + ")"
         case .function(let function, let arguments):
+            // isof's type as OData writes it, bare like cast's (the parser reads it quoted too).
+            if function == .isof, arguments.count == 2, case .literal(.string(let name)) = arguments[1],
+               let type = FilterTypeName(named: name) {
+                return "isof(" + print(arguments[0]) + ", " + type.rawValue + ")"
+            }
             return function.rawValue + "(" + arguments.map(print).joined(separator: ", ") + ")"
         case .in(let value, let items):
             return printOperand(value, atLeast: .comparison) + " in (" + items.map(print).joined(separator: ", ") + ")"

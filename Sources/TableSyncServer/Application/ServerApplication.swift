@@ -55,11 +55,11 @@ public func makeServerApplication(
         onServerRunning: onServerRunning,
         logger: logger)
     if let postgresClient { app.addServices(postgresClient) }
-    let tables = configuration.tables.map(\.name)
+    let tables = configuration.tables
     app.beforeServerStarts {
         try await repository.prepare(tables: tables)
         logger.info("serving tables", metadata: [
-            "tables": "\(tables.joined(separator: ","))", "database": "\(configuration.database)",
+            "tables": "\(tables.map(\.name).joined(separator: ","))", "database": "\(configuration.database)",
             "auth": "\(configuration.tokens.isEmpty ? "none (loopback only)" : "\(configuration.tokens.count) token(s)")",
         ])
     }

@@ -7,7 +7,8 @@ import SyncProtocol
 /// {
 ///   "host": "127.0.0.1", "port": 8080,
 ///   "database": "sqlite:server.sqlite",
-///   "tables": ["todo:pageSize=100", {"name": "notes", "softDelete": false, "maxTop": 500}],
+///   "tables": ["todo:pageSize=100", {"name": "notes", "softDelete": false, "maxTop": 500},
+///              {"name": "tasks", "columns": {"text": "string", "done": "boolean", "due": "date", "rank": "number"}}],
 ///   "tokensFile": "/etc/tablesync/tokens",
 ///   "maxBodySize": 16777216,
 ///   "batch": true, "maxBatchOperations": 1000,
@@ -75,15 +76,37 @@ public struct ServerConfigurationFile: Sendable, Hashable {
             throw ConfigurationError("\(path): each table is \"NAME[:options]\" or an object with a valid \"name\"")
         }
         var options = TableOptions(name: name)
+        let context = "\(path): table \(name)"
         for (key, value) in members where key != "name" {
             let text: String
-            switch value {
-            case .bool(let flag): text = String(flag)
-            case .integer(let number): text = String(number)
-            default: throw ConfigurationError("\(path): table \(name): \"\(key)\" must be a boolean or a whole number")
+            switch (key, value) {
+            case ("columns", .object(let columns)):
+                options.schema = try schema(columns, context: context)
+                continue
+            case ("columns", .string(let declaration)): text = declaration
+            case (_, .bool(let flag)): text = String(flag)
+            case (_, .integer(let number)): text = String(number)
+            case ("columns", _): throw ConfigurationError("\(context): \"columns\" must be an object such as {\"text\": \"string\", \"done\": \"boolean\"}")
+            default: throw ConfigurationError("\(context): \"\(key)\" must be a boolean or a whole number")
             }
-            try options.set(key, to: text, context: "\(path): table \(name)")
+            try options.set(key, to: text, context: context)
         }
         return options
+    }
+
+    /// `{"name": "type", …}`: the object form of a table's `columns`.
+    private static func schema(_ members: [String: JSONValue], context: String) throws(ConfigurationError) -> TableSchema {
+        do throws(ConfigurationError) {
+            var columns: [DeclaredColumn] = []
+            for (name, value) in members {
+                guard let typeName = value.stringValue else {
+                    throw ConfigurationError("the type of the column '\(name)' must be a string: string, number, boolean or date")
+                }
+                columns.append(try DeclaredColumn(name: name, type: try TableSchema.type(named: typeName, column: name)))
+            }
+            return try TableSchema(columns: columns)
+        } catch {
+            throw ConfigurationError("\(context): columns: \(error.message)")
+        }
     }
 }

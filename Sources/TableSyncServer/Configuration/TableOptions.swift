@@ -2,7 +2,8 @@ import SyncProtocol
 /// How one table is served.
 ///
 /// On the command line: `--table NAME[:option=value,...]`, for example
-/// `--table todo:pageSize=100,maxTop=1000,softDelete=true`.
+/// `--table todo:pageSize=100,maxTop=1000,softDelete=true` or, with declared columns,
+/// `--table 'todo:columns=text:string;done:boolean;due:date;rank:number'`.
 public struct TableOptions: Sendable, Hashable {
     /// The table name in URLs (`/tables/{name}`), matched without regard to case as Azure's servers do.
     public var name: String
@@ -13,15 +14,18 @@ public struct TableOptions: Sendable, Hashable {
     public var pageSize: Int?
     /// The largest `$top` accepted; above it the request fails with 400.
     public var maxTop: Int
+    /// The declared columns; `nil` (the default) for a schemaless table, whose records hold any properties.
+    public var schema: TableSchema?
 
     /// The default of ``maxTop``.
     public static let defaultMaxTop = 1000
 
-    public init(name: String, softDelete: Bool = true, pageSize: Int? = nil, maxTop: Int = defaultMaxTop) {
+    public init(name: String, softDelete: Bool = true, pageSize: Int? = nil, maxTop: Int = defaultMaxTop, schema: TableSchema? = nil) {
         self.name = name
         self.softDelete = softDelete
         self.pageSize = pageSize
         self.maxTop = maxTop
+        self.schema = schema
     }
 
     /// `true` when `name` can be a table name (``TableName``: 1–64 ASCII letters, digits, `_` or `-`, starting
@@ -59,8 +63,14 @@ public struct TableOptions: Sendable, Hashable {
         case "maxTop":
             guard let top = Int(value), top >= 1 else { throw ConfigurationError("\(context): maxTop must be a whole number ≥ 1") }
             maxTop = top
+        case "columns":
+            do {
+                schema = try TableSchema(parsing: value)
+            } catch {
+                throw ConfigurationError("\(context): columns: \(error.message)")
+            }
         default:
-            throw ConfigurationError("\(context): unknown table option '\(key)'; use softDelete, pageSize or maxTop")
+            throw ConfigurationError("\(context): unknown table option '\(key)'; use softDelete, pageSize, maxTop or columns")
         }
     }
 }

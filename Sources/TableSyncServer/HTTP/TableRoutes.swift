@@ -123,7 +123,7 @@ struct TableRoutes: Sendable {
     static func planInsert(table: TableOptions, body: JSONValue) throws(ProtocolError) -> PlannedWrite {
         let incoming = try IncomingRecord(body)
         let id = incoming.id ?? UUID().uuidString.lowercased()
-        let properties = incoming.properties
+        let properties = try conforming(incoming.properties, to: table)
         let write = RecordWriteRequest(table: table.name, id: id) { existing in
             if let existing { throw ProtocolError.conflict("a record with id '\(id)' already exists", record: existing) }
             return .insert(properties)
@@ -143,13 +143,14 @@ struct TableRoutes: Sendable {
             throw ProtocolError.badRequest("the body's id '\(bodyID)' differs from the id '\(id)' in the URL")
         }
         let bodyVersion = version == .v2 ? incoming.version : nil
+        let properties = try conforming(incoming.properties, to: table)
         let write = RecordWriteRequest(table: table.name, id: id) { existing in
             let current = try Self.checkWritable(existing, id: id, version: version, ifMatch: ifMatch)
             if ifMatch == nil, let bodyVersion, bodyVersion != current.version {
                 throw ProtocolError.conflict("the record '\(id)' has changed since version \(bodyVersion)", record: current)
             }
-            guard merge else { return .update(incoming.properties) }
-            return .update(current.properties.merging(incoming.properties) { _, new in new })
+            guard merge else { return .update(properties) }
+            return .update(current.properties.merging(properties) { _, new in new })
         }
         return PlannedWrite(write: write) { stored throws(ProtocolError) in
             guard let stored else { throw ProtocolError(status: .internalServerError, message: "the update stored nothing") }
@@ -176,6 +177,18 @@ struct TableRoutes: Sendable {
     }
 
     // MARK: Shared steps
+
+    /// `properties` as `table` stores them: as sent for a schemaless table; checked against its declared columns
+    /// (400 naming the property) and with dates in canonical form otherwise. A merge checks only the properties
+    /// sent: the record's others were checked when they were written.
+    static func conforming(_ properties: [String: JSONValue], to table: TableOptions) throws(ProtocolError) -> [String: JSONValue] {
+        guard let schema = table.schema else { return properties }
+        do {
+            return try schema.validate(properties)
+        } catch {
+            throw ProtocolError.badRequest("table \(table.name): \(error)")
+        }
+    }
 
     /// The existing, not deleted record that `ifMatch` (if any) expects; otherwise the protocol's refusal.
     private static func checkWritable(

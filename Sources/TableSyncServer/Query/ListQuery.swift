@@ -16,6 +16,9 @@ public struct ListQuery: Sendable, Hashable {
     public var includeDeleted = false
     /// `$inlinecount=allpages` (v2) or `$count=true` (v3).
     public var includeCount = false
+    /// The declared columns of the table queried, `nil` for a schemaless table. `$filter` and `$orderby` then name
+    /// only declared columns (and system properties), and are translated to their typed, indexed expressions.
+    public var schema: TableSchema?
 
     public init(top: Int) { self.top = top }
 
@@ -27,11 +30,17 @@ public struct ListQuery: Sendable, Hashable {
         _ query: QueryString, version: ProtocolVersion, table: TableOptions
     ) throws(ProtocolError) -> ListQuery {
         var result = ListQuery(top: table.pageSize ?? version.defaultPageSize)
+        result.schema = table.schema
         if let text = try query.value(named: QueryOption.filter), !text.trimmingCharacters(in: " ").isEmpty {
             result.filter = try FilterText.parse(text)
         }
         if let text = try query.value(named: QueryOption.orderBy), !text.trimmingCharacters(in: " ").isEmpty {
             result.orderBy = try parseOrderBy(text)
+            if let schema = table.schema {
+                for key in result.orderBy where !SystemProperty.isSystemProperty(key.property) && schema.column(named: key.property) == nil {
+                    throw ProtocolError.badRequest("$orderby names '\(key.property)', which is not a column of table \(table.name); its columns are \(schema.listed)")
+                }
+            }
         }
         if let text = try query.value(named: QueryOption.skip) {
             guard let skip = Int(text), skip >= 0, skip <= maximumSkip else {

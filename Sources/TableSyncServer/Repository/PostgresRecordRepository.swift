@@ -18,10 +18,48 @@ public final class PostgresRecordRepository: RecordRepository {
         self.logger = logger
     }
 
-    public func prepare(tables: [String]) async throws {
-        try await client.withTransaction(logger: logger) { connection in
-            // Serialise concurrent start-ups (CREATE … IF NOT EXISTS is not safe against itself).
-            try await connection.query("SELECT pg_advisory_xact_lock(7244831)", logger: logger)
+    /// Prepares in two steps under a session advisory lock, so that starts on one database run one at a time:
+    /// a transaction creates the schema, checks the rows of changed declarations and stores them; then the
+    /// declared columns' indexes are created and the old ones dropped `CONCURRENTLY`, which blocks neither the
+    /// reads nor the writes of servers already running on the database (a plain `CREATE INDEX` holds their writes,
+    /// and a lock taken while their transactions wait on each other can stall them all).
+    public func prepare(tables: [TableOptions]) async throws {
+        let logger = self.logger
+        try await client.withConnection { connection in
+            try await Self.takeStartLock(on: connection, logger: logger)
+            do {
+                let transitions = try await Self.prepareInTransaction(tables: tables, on: connection, logger: logger)
+                try await Self.moveIndexes(transitions, on: connection, logger: logger)
+            } catch {
+                _ = try? await connection.query("SELECT pg_advisory_unlock(\(Self.startLock))", logger: logger)
+                // A refusal to start (rows that do not fit a declaration) is said as itself; the transaction rolled back.
+                if let error = error as? PostgresTransactionError, let refusal = error.closureError as? ConfigurationError,
+                   error.rollbackError == nil {
+                    throw refusal
+                }
+                throw error
+            }
+            try await connection.query("SELECT pg_advisory_unlock(\(Self.startLock))", logger: logger)
+        }
+    }
+
+    /// The advisory lock that serialises starts (`CREATE … IF NOT EXISTS` is not safe against itself).
+    private static let startLock: Int64 = 7_244_831
+
+    /// Takes the start lock by trying every 50 ms rather than waiting in `pg_advisory_lock`: a session waiting in a
+    /// statement holds a snapshot, which the index build of the start holding the lock would wait for in turn.
+    private static func takeStartLock(on connection: PostgresConnection, logger: Logger) async throws {
+        while try await connection.query("SELECT pg_try_advisory_lock(\(startLock))", logger: logger)
+            .collect().first?.decode(Bool.self) != true {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
+    /// Creates the schema, checks every row of a table whose declaration changed and stores the declarations.
+    private static func prepareInTransaction(
+        tables: [TableOptions], on connection: PostgresConnection, logger: Logger
+    ) async throws -> [SchemaTransition] {
+        try await connection.withTransaction(logger: logger) { connection in
             try await connection.query(PostgresQuery(unsafeSQL: """
                 CREATE TABLE IF NOT EXISTS \(RecordColumns.recordsTable) (
                     \(RecordColumns.tableName) TEXT COLLATE "C" NOT NULL,
@@ -33,21 +71,79 @@ public final class PostgresRecordRepository: RecordRepository {
                     PRIMARY KEY (\(RecordColumns.tableName), \(RecordColumns.id))
                 )
                 """), logger: logger)
-            try await connection.query(PostgresQuery(unsafeSQL: """
-                CREATE INDEX IF NOT EXISTS tablesync_records_updated
-                    ON \(RecordColumns.recordsTable) (\(RecordColumns.tableName), \(RecordColumns.updatedAt), \(RecordColumns.id))
-                """), logger: logger)
+            // Only when missing: even finding that it exists, CREATE INDEX would hold every writer up to the commit.
+            if try await connection.query("SELECT to_regclass('tablesync_records_updated') IS NULL", logger: logger)
+                .collect().first?.decode(Bool.self) ?? true {
+                try await connection.query(PostgresQuery(unsafeSQL: """
+                    CREATE INDEX tablesync_records_updated
+                        ON \(RecordColumns.recordsTable) (\(RecordColumns.tableName), \(RecordColumns.updatedAt), \(RecordColumns.id))
+                    """), logger: logger)
+            }
             try await connection.query(PostgresQuery(unsafeSQL: """
                 CREATE TABLE IF NOT EXISTS \(RecordColumns.clockTable) (
                     \(RecordColumns.tableName) TEXT COLLATE "C" PRIMARY KEY,
                     last_updated_at BIGINT NOT NULL
                 )
                 """), logger: logger)
+            try await connection.query(PostgresQuery(unsafeSQL: """
+                CREATE TABLE IF NOT EXISTS \(RecordColumns.declaredColumnsTable) (
+                    \(RecordColumns.tableName) TEXT COLLATE "C" PRIMARY KEY,
+                    \(RecordColumns.columnsDeclaration) TEXT NOT NULL
+                )
+                """), logger: logger)
+            var transitions: [SchemaTransition] = []
             for table in tables {
                 try await connection.query(
-                    "INSERT INTO tablesync_table_clock (table_name, last_updated_at) VALUES (\(table), 0) ON CONFLICT DO NOTHING",
+                    "INSERT INTO tablesync_table_clock (table_name, last_updated_at) VALUES (\(table.name), 0) ON CONFLICT DO NOTHING",
                     logger: logger)
+                var storedText: String?
+                for try await text in try await connection.query(
+                    "SELECT columns FROM tablesync_declared_columns WHERE table_name = \(table.name)", logger: logger
+                ).decode(String.self) {
+                    storedText = text
+                }
+                let transition = try SchemaTransition(table: table.name, storedText: storedText, declared: table.schema)
+                transitions.append(transition)
+                if transition.checksRows {
+                    let rows = try await connection.query(
+                        "SELECT id, CAST(body AS TEXT) FROM tablesync_records WHERE table_name = \(table.name) ORDER BY id", logger: logger)
+                    for try await (id, body) in rows.decode((String, String).self) {
+                        guard case .object(let properties) = try JSONParser.parse(body) else { throw RepositoryError.corruptBody(id: id) }
+                        try transition.check(id: id, properties: properties)
+                    }
+                }
+                guard transition.changed else { continue }
+                if let declared = table.schema {
+                    try await connection.query(
+                        "INSERT INTO tablesync_declared_columns (table_name, columns) VALUES (\(table.name), \(declared.text)) ON CONFLICT (table_name) DO UPDATE SET columns = excluded.columns",
+                        logger: logger)
+                } else {
+                    try await connection.query("DELETE FROM tablesync_declared_columns WHERE table_name = \(table.name)", logger: logger)
+                }
             }
+            return transitions
+        }
+    }
+
+    /// Creates the declared columns' indexes that are missing (or left invalid by a failed build) and drops those of
+    /// columns no longer declared, each `CONCURRENTLY`, outside any transaction.
+    private static func moveIndexes(_ transitions: [SchemaTransition], on connection: PostgresConnection, logger: Logger) async throws {
+        var valid: [String: Bool] = [:]
+        for try await (name, isValid) in try await connection.query("""
+            SELECT index_class.relname::text, pg_index.indisvalid FROM pg_index
+            JOIN pg_class index_class ON index_class.oid = pg_index.indexrelid
+            WHERE pg_index.indrelid = 'tablesync_records'::regclass
+            """, logger: logger).decode((String, Bool).self) {
+            valid[name] = isValid
+        }
+        var statements: [String] = []
+        for (name, create) in transitions.flatMap({ $0.indexes(dialect: .postgres) }) where valid[name] != true {
+            if valid[name] == false { statements.append("DROP INDEX CONCURRENTLY IF EXISTS \(name)") }
+            statements.append(create)
+        }
+        statements += transitions.flatMap { $0.dropStatements(dialect: .postgres) }
+        for statement in statements {
+            try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
         }
     }
 
@@ -181,7 +277,7 @@ public final class PostgresRecordRepository: RecordRepository {
         return StoredRecord(id: id, createdAt: createdAt, updatedAt: updatedAt, deleted: deleted, properties: properties)
     }
 
-    private static func query(_ statement: SQLStatement) -> PostgresQuery {
+    static func query(_ statement: SQLStatement) -> PostgresQuery {
         var bindings = PostgresBindings(capacity: statement.bindings.count)
         for value in statement.bindings {
             switch value {

@@ -25,6 +25,8 @@ enum RecordQuerySQL {
             if SystemProperty.isSystemProperty(key.property), let column = RecordColumns.column(forSystemProperty: key.property) {
                 orderTerms.append("\(column) \(direction)")
                 if column == RecordColumns.id { ordersById = true; break }
+            } else if let column = query.schema?.column(named: key.property) {
+                orderTerms.append(DeclaredColumnSQL.ordering(column, descending: key.descending, dialect: dialect))
             } else {
                 let expression = FilterSQLTranslator.orderingExpression(forProperty: key.property, into: &builder)
                 // PostgreSQL puts NULL last in ascending order; SQLite first. Make both put missing values first.
@@ -44,10 +46,11 @@ enum RecordQuerySQL {
     static func condition(
         table: String, query: ListQuery, builder: inout SQLBuilder
     ) throws(FilterTranslationError) -> String {
-        var conditions = ["\(RecordColumns.tableName) = \(builder.bind(.text(table)))"]
+        // A table with declared columns names itself as its partial indexes do, so that the database can use them.
+        var conditions = [query.schema == nil ? "\(RecordColumns.tableName) = \(builder.bind(.text(table)))" : DeclaredColumnSQL.tableCondition(table)]
         if !query.includeDeleted { conditions.append("\(RecordColumns.deleted) = FALSE") }
         if let filter = query.filter {
-            conditions.append(try FilterSQLTranslator.translate(filter, into: &builder))
+            conditions.append(try FilterSQLTranslator.translate(filter, schema: query.schema, into: &builder))
         }
         return conditions.joined(separator: " AND ")
     }

@@ -38,8 +38,11 @@ public struct RecordPage: Sendable, Hashable {
 /// share an `updatedAt`, and commit order is `updatedAt` order: no write becomes visible with an `updatedAt`
 /// below one a reader could already see.
 public protocol RecordRepository: Sendable {
-    /// Creates the schema when missing and registers `tables`. Called once before the server listens.
-    func prepare(tables: [String]) async throws
+    /// Creates the schema when missing and registers `tables`, with the indexes of their declared columns. A table
+    /// whose declaration changed since the last start has its stored rows checked first (``SchemaTransition``): a
+    /// row that does not fit makes it throw a ``ConfigurationError`` naming the record, and nothing changes. Called
+    /// once before the server listens.
+    func prepare(tables: [TableOptions]) async throws
 
     /// The record `id` of `table`, deleted or not.
     func record(table: String, id: String) async throws -> StoredRecord?

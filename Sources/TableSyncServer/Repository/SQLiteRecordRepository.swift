@@ -15,17 +15,57 @@ public final class SQLiteRecordRepository: RecordRepository {
         pool = try DatabasePool(path: path, configuration: configuration)
     }
 
-    public func prepare(tables: [String]) async throws {
+    public func prepare(tables: [TableOptions]) async throws {
         try await pool.writeWithoutTransaction { db in
             try db.inTransaction(.immediate) {
                 try db.execute(sql: RecordColumns.sqliteSchema)
                 for table in tables {
                     try db.execute(
                         sql: "INSERT INTO \(RecordColumns.clockTable) (\(RecordColumns.tableName), last_updated_at) VALUES (?, 0) ON CONFLICT DO NOTHING",
-                        arguments: [table])
+                        arguments: [table.name])
+                    try Self.prepareColumns(db, table: table)
+                }
+                let indexNames = tables.flatMap { table in
+                    (table.schema?.columns ?? []).map { DeclaredColumnSQL.indexName(table: table.name, column: $0) }
+                }
+                if !indexNames.isEmpty {
+                    try db.execute(sql: SQLitePlannerStatistics.load)
+                    for (index, stat) in SQLitePlannerStatistics.rows(indexNames: indexNames) {
+                        try db.execute(sql: SQLitePlannerStatistics.insertUnlessPresent,
+                                       arguments: [RecordColumns.recordsTable, index, stat, RecordColumns.recordsTable, index])
+                    }
+                    try db.execute(sql: SQLitePlannerStatistics.load)
                 }
                 return .commit
             }
+        }
+    }
+
+    /// Follows the ``SchemaTransition`` of `table`: checks its rows against a new declaration, then its indexes.
+    private static func prepareColumns(_ db: Database, table: TableOptions) throws {
+        let storedText = try String.fetchOne(
+            db, sql: "SELECT \(RecordColumns.columnsDeclaration) FROM \(RecordColumns.declaredColumnsTable) WHERE \(RecordColumns.tableName) = ?",
+            arguments: [table.name])
+        let transition = try SchemaTransition(table: table.name, storedText: storedText, declared: table.schema)
+        if transition.checksRows {
+            let rows = try Row.fetchCursor(
+                db, sql: "SELECT \(RecordColumns.id), \(RecordColumns.body) FROM \(RecordColumns.recordsTable) WHERE \(RecordColumns.tableName) = ? ORDER BY \(RecordColumns.id)",
+                arguments: [table.name])
+            while let row = try rows.next() {
+                let id: String = row[0]
+                let body: String = row[1]
+                guard case .object(let properties) = try JSONParser.parse(body) else { throw RepositoryError.corruptBody(id: id) }
+                try transition.check(id: id, properties: properties)
+            }
+        }
+        for statement in transition.dropStatements(dialect: .sqlite) + transition.indexes(dialect: .sqlite).map(\.create) { try db.execute(sql: statement) }
+        guard transition.changed else { return }
+        if let declared = table.schema {
+            try db.execute(
+                sql: "INSERT INTO \(RecordColumns.declaredColumnsTable) (\(RecordColumns.tableName), \(RecordColumns.columnsDeclaration)) VALUES (?, ?) ON CONFLICT (\(RecordColumns.tableName)) DO UPDATE SET \(RecordColumns.columnsDeclaration) = excluded.\(RecordColumns.columnsDeclaration)",
+                arguments: [table.name, declared.text])
+        } else {
+            try db.execute(sql: "DELETE FROM \(RecordColumns.declaredColumnsTable) WHERE \(RecordColumns.tableName) = ?", arguments: [table.name])
         }
     }
 
@@ -139,7 +179,7 @@ public final class SQLiteRecordRepository: RecordRepository {
         return StoredRecord(id: row[0], createdAt: row[1], updatedAt: row[2], deleted: row[3], properties: properties)
     }
 
-    private static func arguments(_ bindings: [SQLValue]) -> StatementArguments {
+    static func arguments(_ bindings: [SQLValue]) -> StatementArguments {
         StatementArguments(bindings.map { value -> DatabaseValue in
             switch value {
             case .null: return .null

@@ -25,17 +25,25 @@ public struct FilterTranslationError: Error, Sendable, Equatable, CustomStringCo
 /// is exact for strings written in that form. Known differences, documented in docs/server.md: SQLite's
 /// `lower`/`upper` map ASCII only; PostgreSQL divides body numbers as doubles (`7 div 2` is 3.5, not 3).
 ///
+/// For a table with declared columns (`schema`), a property is its column's typed expression
+/// (``DeclaredColumnSQL``), the one its index is built on, and a comparison with a value is written so that the
+/// index can serve it (`x > ? AND x IS NOT NULL` rather than `COALESCE(x > ?, FALSE)`, the same rows). Stored
+/// dates are canonical text, so they compare with a date literal as text, exactly: the literal is rounded to the
+/// millisecond in the direction that keeps the answer (``storedDateBound(_:_:)``). A property that is not declared
+/// is refused.
+///
 /// ```swift
 /// var builder = SQLBuilder(dialect: .postgres)
 /// let condition = try FilterSQLTranslator.translate(.binary(.eq, .property("text"), .literal(.string("a"))),
 ///                                                   into: &builder)
 /// ```
 public enum FilterSQLTranslator {
-    /// The SQL condition for `expression`, binding its values into `builder`. The condition is never NULL.
+    /// The SQL condition for `expression` over a table with the declared columns `schema` (`nil`: schemaless),
+    /// binding its values into `builder`. The condition is never NULL.
     public static func translate(
-        _ expression: FilterExpression, into builder: inout SQLBuilder
+        _ expression: FilterExpression, schema: TableSchema? = nil, into builder: inout SQLBuilder
     ) throws(FilterTranslationError) -> String {
-        var translation = Translation(builder: builder)
+        var translation = Translation(builder: builder, schema: schema)
         let condition = try translation.predicate(expression)
         builder = translation.builder
         return condition
@@ -43,10 +51,10 @@ public enum FilterSQLTranslator {
 
     /// The condition for `expression` on its own, with placeholders numbered from 1: for tests and logs.
     public static func translate(
-        _ expression: FilterExpression, dialect: SQLDialect
+        _ expression: FilterExpression, schema: TableSchema? = nil, dialect: SQLDialect
     ) throws(FilterTranslationError) -> SQLStatement {
         var builder = SQLBuilder(dialect: dialect)
-        let condition = try translate(expression, into: &builder)
+        let condition = try translate(expression, schema: schema, into: &builder)
         return builder.statement(condition)
     }
 
@@ -59,6 +67,24 @@ public enum FilterSQLTranslator {
     }
 
     static func jsonPath(_ name: String) -> String { "$.\"\(name)\"" }
+
+    /// How a stored date (canonical text, whole milliseconds) compares with the date literal `instant` under `op`
+    /// (`eq gt ge lt le`): the operator and the canonical text to compare with, or `nil` when no stored date can
+    /// match (`eq` with an instant between two milliseconds). A literal between milliseconds is rounded down for `gt`
+    /// and `le`, up for `ge` and `lt`, which selects the same whole milliseconds as comparing instants does.
+    static func storedDateBound(_ op: FilterBinaryOperator, _ instant: Timestamp) -> (operator: String, text: String)? {
+        let remainder = (instant.ticks % 10_000 + 10_000) % 10_000
+        let down = Timestamp(ticks: instant.ticks - remainder).text
+        let up = Timestamp(ticks: instant.ticks - remainder + (remainder == 0 ? 0 : 10_000)).text
+        switch op {
+        case .eq: return remainder == 0 ? ("=", down) : nil
+        case .gt: return (">", down)
+        case .ge: return (">=", up)
+        case .lt: return ("<", up)
+        case .le: return ("<=", down)
+        default: return nil
+        }
+    }
 }
 
 /// The SQL types an operand can have.
@@ -70,6 +96,8 @@ private enum OperandKind: String {
     case ticks = "a date"
     /// A property of the JSON body, whose type is known only per row.
     case json = "a property"
+    /// A declared date column: canonical text (`yyyy-MM-ddTHH:mm:ss.fffZ`), or NULL.
+    case storedDate = "a date property"
     case null = "null"
 }
 
@@ -83,10 +111,13 @@ private struct Operand {
     /// `true` for a `NOT NULL` column or a bound value that is not null: a comparison of two such operands is
     /// never NULL, so it needs neither `COALESCE` nor `IS`, and the database can use an index for it.
     var neverNull = false
+    /// `true` for a declared column: `sql` is the expression its index is built on.
+    var declared = false
 }
 
 private struct Translation {
     var builder: SQLBuilder
+    let schema: TableSchema?
     var dialect: SQLDialect { builder.dialect }
 
     // MARK: Conditions
@@ -130,6 +161,7 @@ private struct Translation {
             default: return "FALSE"
             }
         }
+        if let comparison = try storedDateComparison(op, left, right) { return comparison }
         let (leftSQL, rightSQL, kind) = try unify(left, right)
         let sqlOperator: String
         switch op {
@@ -143,14 +175,41 @@ private struct Translation {
         }
         // PostgreSQL compares text by the database's collation; "C" makes it code point order, as everywhere else.
         let collate = dialect == .postgres && kind == .text ? " COLLATE \"C\"" : ""
+        let plainOperator = op == .eq ? "=" : op == .ne ? "<>" : sqlOperator
         if left.neverNull && right.neverNull {
-            let plainOperator = op == .eq ? "=" : op == .ne ? "<>" : sqlOperator
             return "(\(leftSQL)\(collate) \(plainOperator) \(rightSQL))"
+        }
+        if op != .ne, left.declared && right.neverNull || right.declared && left.neverNull {
+            // NULL AND FALSE is FALSE: never NULL, and the plain comparison lets the column's index serve it.
+            let column = left.declared ? leftSQL : rightSQL
+            return "(\(leftSQL)\(collate) \(plainOperator) \(rightSQL) AND \(column) IS NOT NULL)"
         }
         if op == .eq || op == .ne {
             return "(\(leftSQL) \(sqlOperator) \(rightSQL))"
         }
         return "COALESCE(\(leftSQL)\(collate) \(sqlOperator) \(rightSQL), FALSE)"
+    }
+
+    /// A declared date column compared with a date literal (in either order), or `nil` for any other comparison.
+    mutating func storedDateComparison(
+        _ op: FilterBinaryOperator, _ left: Operand, _ right: Operand
+    ) throws(FilterTranslationError) -> String? {
+        let columnOnLeft = left.kind == .storedDate
+        let (column, other) = columnOnLeft ? (left, right) : (right, left)
+        guard column.kind == .storedDate, other.kind == .ticks else { return nil }
+        guard let instant = other.dateLiteral else {
+            throw FilterTranslationError("cannot compare a date property with createdAt or updatedAt; compare it with a date literal")
+        }
+        // With the column on the left: `T lt due` is `due gt T`.
+        let mirrored: [FilterBinaryOperator: FilterBinaryOperator] = [.gt: .lt, .ge: .le, .lt: .gt, .le: .ge]
+        let columnOp = columnOnLeft ? op : mirrored[op] ?? op
+        if columnOp == .ne {
+            let text = builder.bind(.text(instant.canonical.text))
+            return "(\(column.sql) \(dialect == .sqlite ? "IS NOT" : "IS DISTINCT FROM") \(text))"
+        }
+        guard let bound = FilterSQLTranslator.storedDateBound(columnOp, instant) else { return "FALSE" }
+        let collate = dialect == .postgres ? " COLLATE \"C\"" : ""
+        return "(\(column.sql)\(collate) \(bound.operator) \(builder.bind(.text(bound.text))) AND \(column.sql) IS NOT NULL)"
     }
 
     /// The keyset cursor of an incremental pull, `updatedAt gt T or (updatedAt eq T and id gt S)`, as one row
@@ -186,6 +245,9 @@ private struct Translation {
             let text = builder.bind(.text(literal.canonical.text))
             let property = dateShaped(try typed(left.kind == .json ? left : right, as: .text))
             return left.kind == .json ? (property, text, .text) : (text, property, .text)
+        case (.storedDate, .text), (.text, .storedDate), (.storedDate, .storedDate):
+            // Stored dates are strings: compared with a string as text, as the evaluator compares two strings.
+            return (left.sql, right.sql, .text)
         case (.json, let kind):
             return (try typed(left, as: kind), right.sql, kind)
         case (let kind, .json):
@@ -208,12 +270,16 @@ private struct Translation {
         let includesNull = nonNull.count < candidateOperands.count
         var conditions: [String] = []
         if let first = nonNull.first {
-            let kind = first.kind == .json ? (value.kind == .json ? OperandKind.text : value.kind) : first.kind
+            // A stored date is in the list when its text is a listed date's canonical text (a listed date between
+            // two milliseconds matches none).
+            let kind = value.kind == .storedDate ? OperandKind.text
+                : first.kind == .json ? (value.kind == .json ? OperandKind.text : value.kind) : first.kind
             let subjectSQL = try typed(value, as: kind)
             var list: [String] = []
             for candidate in nonNull { list.append(try typed(candidate, as: kind)) }
             let collate = dialect == .postgres && kind == .text ? " COLLATE \"C\"" : ""
-            conditions.append("COALESCE(\(subjectSQL)\(collate) IN (\(list.joined(separator: ", "))), FALSE)")
+            let test = "\(subjectSQL)\(collate) IN (\(list.joined(separator: ", ")))"
+            conditions.append(value.declared ? "(\(test) AND \(subjectSQL) IS NOT NULL)" : "COALESCE(\(test), FALSE)")
         }
         if includesNull { conditions.append(isNull(value)) }
         return conditions.count == 1 ? conditions[0] : "(\(conditions.joined(separator: " OR ")))"
@@ -296,6 +362,18 @@ private struct Translation {
         guard PropertyName.isPlain(name) else {
             throw FilterTranslationError("'\(name)' is not a property name this server can filter on (letters, digits and _ only)")
         }
+        if let schema {
+            guard let column = schema.column(named: name) else {
+                throw FilterTranslationError("'\(name)' is not a column of this table; its columns are \(schema.listed)")
+            }
+            let kind: OperandKind = switch column.type {
+            case .string: .text
+            case .number: .number
+            case .boolean: .boolean
+            case .date: .storedDate
+            }
+            return Operand(sql: DeclaredColumnSQL.value(column, dialect: dialect), kind: kind, declared: true)
+        }
         return Operand(sql: "", kind: .json, property: name)
     }
 
@@ -333,6 +411,15 @@ private struct Translation {
         case .concat:
             let (first, second) = try textArguments(function, arguments)
             return Operand(sql: "(\(first) || \(second))", kind: .text)
+        case .replace:
+            try expectCount(3...3)
+            var texts: [String] = []
+            for argument in arguments { texts.append(try typed(try operand(argument), as: .text)) }
+            // Both databases replace every occurrence by code point and leave the text as it is for an empty pattern.
+            return Operand(sql: "replace(\(texts.joined(separator: ", ")))", kind: .text)
+        case .isof:
+            try expectCount(2...2)
+            return Operand(sql: try typeTest(arguments), kind: .boolean, neverNull: true)
         case .length, .tolower, .toupper, .trim:
             try expectCount(1...1)
             let text = try typed(try operand(arguments[0]), as: .text)
@@ -369,7 +456,7 @@ private struct Translation {
             try expectCount(1...2)
             let value = try operand(arguments[0])
             switch value.kind {
-            case .ticks, .json, .null: return value
+            case .ticks, .json, .storedDate, .null: return value
             case .text:
                 if case .literal(.string(let text)) = arguments[0], let timestamp = Timestamp(parsing: text) {
                     return Operand(sql: builder.bind(.integer(timestamp.ticks)), kind: .ticks, dateLiteral: timestamp)
@@ -378,6 +465,49 @@ private struct Translation {
             default:
                 throw FilterTranslationError("cannot cast \(value.kind.rawValue) to Edm.DateTimeOffset")
             }
+        }
+    }
+
+    /// `isof(x, T)`: never NULL, like the evaluator's. `x` must be a property (or a literal): its JSON type is
+    /// what the test is about, and other expressions would need their own rules for little use.
+    mutating func typeTest(_ arguments: [FilterExpression]) throws(FilterTranslationError) -> String {
+        guard case .literal(.string(let name)) = arguments[1], let type = FilterTypeName(named: name) else {
+            throw FilterTranslationError("isof() takes a type: \(FilterTypeName.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        switch arguments[0] {
+        case .literal(let literal):
+            return type.describes(literal) ? "TRUE" : "FALSE"
+        case .property(let name):
+            let value = try property(name)
+            guard value.kind == .json, let key = value.property else {
+                // A column: system dates are strings in records, as every other typed value is what its kind says.
+                let kind: FilterTypeName = switch value.kind {
+                case .boolean: .boolean
+                case .number: .double
+                default: .string
+                }
+                guard kind == type else { return "FALSE" }
+                return value.neverNull ? "TRUE" : "(\(value.sql) IS NOT NULL)"
+            }
+            switch dialect {
+            case .sqlite:
+                let jsonTypes = switch type {
+                case .string: "'text'"
+                case .boolean: "'true', 'false'"
+                case .double: "'integer', 'real'"
+                }
+                let path = builder.bind(.text(FilterSQLTranslator.jsonPath(key)))
+                return "COALESCE(json_type(\(RecordColumns.body), \(path)) IN (\(jsonTypes)), FALSE)"
+            case .postgres:
+                let jsonType = switch type {
+                case .string: "string"
+                case .boolean: "boolean"
+                case .double: "number"
+                }
+                return "COALESCE(jsonb_typeof(\(RecordColumns.body) -> \(builder.bind(.text(key)))) = '\(jsonType)', FALSE)"
+            }
+        default:
+            throw FilterTranslationError("isof() tests a property, as in isof(text, Edm.String)")
         }
     }
 
@@ -397,10 +527,11 @@ private struct Translation {
             instant = "\(value.sql) / \(Timestamp.ticksPerSecond), 'unixepoch'"
         case (.ticks, .postgres):
             instant = "(to_timestamp(\(value.sql) / \(Timestamp.ticksPerSecond).0) AT TIME ZONE 'UTC')"
-        case (.json, .sqlite):
+        case (.json, .sqlite), (.storedDate, .sqlite):
             instant = try typed(value, as: .text)
-        case (.json, .postgres):
-            // Only text shaped like an ISO date reaches the cast, so ordinary strings give NULL, not an error.
+        case (.json, .postgres), (.storedDate, .postgres):
+            // Only text shaped like an ISO date reaches the cast, so ordinary strings give NULL, not an error (a
+            // declared date is always one, but rows of other tables may be read too).
             let text = try typed(value, as: .text)
             instant = "(CAST(CASE WHEN \(text) ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}' THEN \(text) END AS TIMESTAMPTZ) AT TIME ZONE 'UTC')"
         default:
@@ -416,7 +547,7 @@ private struct Translation {
 
     /// `value` as SQL of `kind`: a body property of another JSON type reads as NULL.
     mutating func typed(_ value: Operand, as kind: OperandKind) throws(FilterTranslationError) -> String {
-        if value.kind == kind || value.kind == .null { return value.sql }
+        if value.kind == kind || value.kind == .null || (value.kind == .storedDate && kind == .text) { return value.sql }
         if value.kind == .json, let name = value.property {
             switch (kind, dialect) {
             case (.text, .sqlite):

@@ -5,10 +5,18 @@ import SyncProtocol
 /// properties as one JSON object in `body` (TEXT in SQLite, JSONB in PostgreSQL). Dates are 100-ns ticks
 /// since the Unix epoch in 64-bit integers, so that `(updated_at, id)` keyset paging is exact.
 ///
-/// SQL identifiers are therefore fixed strings in this file; no name from a request ever becomes one.
+/// A table with declared columns adds one partial expression index per column (``DeclaredColumnSQL``), and its
+/// declaration is kept in `tablesync_declared_columns` to tell at the next start whether it changed.
+///
+/// SQL identifiers are therefore fixed strings in this file and index names derived from the configuration; no name
+/// from a request ever becomes one.
 enum RecordColumns {
     static let recordsTable = "tablesync_records"
     static let clockTable = "tablesync_table_clock"
+    /// One row per table with declared columns: `table_name` and `columns`, the ``TableSchema/text`` it was last
+    /// served with.
+    static let declaredColumnsTable = "tablesync_declared_columns"
+    static let columnsDeclaration = "columns"
 
     static let tableName = "table_name"
     static let id = "id"
@@ -17,8 +25,8 @@ enum RecordColumns {
     static let deleted = "deleted"
     static let body = "body"
 
-    /// The SQLite schema: the records table, its `(table_name, updated_at, id)` index for keyset paging, and the
-    /// per-table clock rows (docs/server.md).
+    /// The SQLite schema: the records table, its `(table_name, updated_at, id)` index for keyset paging, the
+    /// per-table clock rows and the declarations of tables with columns (docs/server.md).
     static let sqliteSchema = """
         CREATE TABLE IF NOT EXISTS \(recordsTable) (
             \(tableName) TEXT NOT NULL,
@@ -34,6 +42,10 @@ enum RecordColumns {
         CREATE TABLE IF NOT EXISTS \(clockTable) (
             \(tableName) TEXT PRIMARY KEY,
             last_updated_at INTEGER NOT NULL
+        );
+        CREATE TABLE IF NOT EXISTS \(declaredColumnsTable) (
+            \(tableName) TEXT PRIMARY KEY,
+            \(columnsDeclaration) TEXT NOT NULL
         );
         """
 

@@ -1,0 +1,74 @@
+import PostgresNIO
+import TableSyncServer
+import TestSupport
+
+/// Where tests that declare columns keep their records. On PostgreSQL that is a database of its own beside the shared
+/// test database (its name plus `_columns`, created when missing): building and dropping indexes `CONCURRENTLY`
+/// waits for every transaction of the database, which must not slow the timing-sensitive tests there, nor other runs
+/// sharing it. On SQLite it is a fresh file, as for every test.
+func columnsDatabase(_ backend: Backend) async throws -> DatabaseLocation {
+    let shared = try backend.database()
+    guard case .postgres(var location) = shared else { return shared }
+    location.database += "_columns"
+    try await ColumnsDatabaseCreation.shared.ensure(location, from: shared)
+    return .postgres(location)
+}
+
+/// Creates the columns database once per test run.
+private actor ColumnsDatabaseCreation {
+    static let shared = ColumnsDatabaseCreation()
+    private var ready: Set<String> = []
+
+    func ensure(_ location: PostgresLocation, from shared: DatabaseLocation) async throws {
+        guard !ready.contains(location.database), case .postgres(let sharedLocation) = shared else { return }
+        try await withPostgresClient(sharedLocation) { client in
+            func exists() async throws -> Bool {
+                try await client.query("SELECT 1 FROM pg_database WHERE datname = \(location.database)", logger: testLogger)
+                    .collect().isEmpty == false
+            }
+            guard try await !exists() else { return }
+            do {
+                try await client.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \"\(location.database)\""), logger: testLogger)
+            } catch {
+                // Another test run created it meanwhile.
+                guard try await exists() else { throw error }
+            }
+        }
+        ready.insert(location.database)
+    }
+}
+
+/// Runs `body` with a client of the database at `location`, running meanwhile.
+func withPostgresClient<Value: Sendable>(
+    _ location: PostgresLocation, _ body: @Sendable (PostgresClient) async throws -> Value
+) async throws -> Value {
+    let client = PostgresClient(
+        configuration: .init(host: location.host, port: location.port, username: location.username,
+                             password: location.password, database: location.database, tls: .disable),
+        backgroundLogger: testLogger)
+    return try await withThrowingTaskGroup(of: Void.self) { group in
+        group.addTask { await client.run() }
+        defer { group.cancelAll() }
+        return try await body(client)
+    }
+}
+
+/// `ANALYZE tablesync_records (table_name)`, taken under the servers' start lock: it cannot run beside the index
+/// builds of a start (another test's), and waiting for it in a statement would deadlock with them.
+func analyzeRecords(_ location: PostgresLocation) async throws {
+    try await withPostgresClient(location) { client in
+        try await client.withConnection { connection in
+            while try await connection.query("SELECT pg_try_advisory_lock(7244831)", logger: testLogger)
+                .collect().first?.decode(Bool.self) != true {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            do {
+                try await connection.query("ANALYZE tablesync_records (table_name)", logger: testLogger)
+            } catch {
+                _ = try? await connection.query("SELECT pg_advisory_unlock(7244831)", logger: testLogger)
+                throw error
+            }
+            try await connection.query("SELECT pg_advisory_unlock(7244831)", logger: testLogger)
+        }
+    }
+}
