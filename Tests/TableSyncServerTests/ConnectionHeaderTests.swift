@@ -35,9 +35,9 @@ struct ConnectionHeaderTests {
 
     @Test("the close option is found in any case and in a list")
     func closeOption() {
-        #expect(ProtocolHeadersMiddleware.asksToClose(["close"]))
-        #expect(ProtocolHeadersMiddleware.asksToClose(["Upgrade, Close"]))
-        #expect(!ProtocolHeadersMiddleware.asksToClose(["keep-alive"]))
-        #expect(!ProtocolHeadersMiddleware.asksToClose([]))
+        #expect(ProtocolResponseMiddleware.asksToClose(["close"]))
+        #expect(ProtocolResponseMiddleware.asksToClose(["Upgrade, Close"]))
+        #expect(!ProtocolResponseMiddleware.asksToClose(["keep-alive"]))
+        #expect(!ProtocolResponseMiddleware.asksToClose([]))
     }
 }

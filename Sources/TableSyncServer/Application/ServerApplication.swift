@@ -17,7 +17,7 @@ import SyncProtocol
 public func makeServerApplication(
     configuration: ServerConfiguration, logger: Logger,
     onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
-) throws -> Application<RouterResponder<BasicRequestContext>> {
+) throws -> Application<RouterResponder<TableRequestContext>> {
     try configuration.validate()
     let repository: any RecordRepository
     var postgresClient: PostgresClient?
@@ -34,9 +34,9 @@ public func makeServerApplication(
     }
 
     let writer = ResponseWriter(gzipMinimumSize: configuration.gzipMinimumSize)
-    let router = Router(context: BasicRequestContext.self)
+    let router = Router(context: TableRequestContext.self)
     let extensions = configuration.extensions
-    router.add(middleware: ProtocolHeadersMiddleware(extensions: extensions, writer: writer))
+    router.add(middleware: ProtocolResponseMiddleware(extensions: extensions, writer: writer, logger: logger))
     var health: [String: JSONValue] = [
         "status": "ok",
         "versions": .array(ProtocolVersion.allCases.map { .string($0.headerValue) }),
@@ -46,8 +46,8 @@ public func makeServerApplication(
     router.get(RouterPath(TablePath.health)) { [health] request, _ in
         writer.json(.object(health), status: .ok, request: request)
     }
-    router.add(middleware: TokenAuthMiddleware(tokens: configuration.tokens, writer: writer))
-    TableRoutes(configuration: configuration, repository: repository, logger: logger).register(on: router)
+    router.add(middleware: TokenAuthMiddleware(tokens: configuration.tokens))
+    TableRoutes(configuration: configuration, repository: repository).register(on: router)
 
     var app = Application(
         router: router,

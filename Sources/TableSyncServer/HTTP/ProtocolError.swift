@@ -1,11 +1,14 @@
 import HTTPTypes
+import Hummingbird
 import SyncProtocol
 
 /// A request the table protocol refuses, with the status and body to answer.
 ///
 /// Every refusal is a 4xx with a JSON body: `{"error": "..."}` naming what was wrong, or, for conflicts
-/// (409, 412), the server's copy of the record with its `ETag`.
-public struct ProtocolError: Error, Sendable, CustomStringConvertible {
+/// (409, 412), the server's copy of the record with its `ETag`. Routes and middleware throw it; it renders
+/// itself (`HTTPResponseError`), and ``ProtocolResponseMiddleware`` renders every table response's error through
+/// ``ResponseWriter`` so that large bodies are compressed like any other answer.
+public struct ProtocolError: HTTPResponseError, Sendable, CustomStringConvertible {
     public var status: HTTPResponse.Status
     public var message: String
     /// The server's copy of the record, sent instead of the error body (409, 412).
@@ -43,6 +46,26 @@ public struct ProtocolError: Error, Sendable, CustomStringConvertible {
         status: .unauthorized,
         message: "a valid token is required: send Authorization: Bearer <token> or X-ZUMO-AUTH: <token>")
 
+    /// A route ran without what its middleware provides: a fault of the server, not of the request.
+    static func missingContext(_ what: String) -> ProtocolError {
+        ProtocolError(status: .internalServerError, message: "the request reached its route without its \(what); see the server's log")
+    }
+
     /// The JSON body of the response.
     var body: JSONValue { record?.json() ?? ProtocolErrorBody.make(message) }
+
+    /// The answer to this refusal (uncompressed; ``ProtocolResponseMiddleware`` compresses large ones).
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        ResponseWriter(gzipMinimumSize: .max).error(self, request: request)
+    }
+
+    /// `error` as the refusal of the request it stands for: a ``ProtocolError`` as it is, a `$filter` that cannot
+    /// be translated or evaluated on the stored data as a 400. `nil` for a fault of the server.
+    static func refusal(for error: any Error) -> ProtocolError? {
+        switch error {
+        case let refusal as ProtocolError: return refusal
+        case let error as FilterTranslationError: return .badRequest("$filter: \(error.reason)")
+        default: return DatabaseErrorClassifier.refusal(for: error)
+        }
+    }
 }

@@ -13,8 +13,8 @@ extension TableRoutes {
     /// own: a refused operation (409, 412, 404, 400, …) changes nothing and the others go on. The batch as a
     /// whole is refused only when its envelope is malformed (400), it is too large (413: more than
     /// `maxOperations` operations, or a body above the size limit), or the database fails (500, nothing applied).
-    func batch(_ request: Request, maxOperations: Int) async throws -> Response {
-        let version = try Self.protocolVersion(request, query: try QueryString(request.uri.query))
+    func batch(_ request: Request, _ context: TableRequestContext, maxOperations: Int) async throws -> Response {
+        let version = try context.version()
         let batch: BatchRequest
         do {
             batch = try BatchRequest.parse(try await readBody(request))

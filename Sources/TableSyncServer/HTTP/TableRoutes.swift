@@ -2,7 +2,6 @@ import Foundation
 import GzipCompression
 import HTTPTypes
 import Hummingbird
-import Logging
 import NIOCore
 import SyncProtocol
 
@@ -15,9 +14,8 @@ struct TableRoutes: Sendable {
     let maxBodySize: Int
     /// The most operations one batch may carry; `nil` when the batch extension is switched off.
     let maxBatchOperations: Int?
-    let logger: Logger
 
-    init(configuration: ServerConfiguration, repository: any RecordRepository, logger: Logger) {
+    init(configuration: ServerConfiguration, repository: any RecordRepository) {
         var tables: [String: TableOptions] = [:]
         for table in configuration.tables { tables[table.name.lowercased()] = table }
         self.tables = tables
@@ -25,71 +23,75 @@ struct TableRoutes: Sendable {
         self.writer = ResponseWriter(gzipMinimumSize: configuration.gzipMinimumSize)
         self.maxBodySize = configuration.maxBodySize
         self.maxBatchOperations = configuration.batch ? configuration.maxBatchOperations : nil
-        self.logger = logger
     }
 
-    func register(on router: Router<BasicRequestContext>) {
-        let table = "\(TablePath.tablesPrefix)/:table"
-        router.get(RouterPath(table)) { request, context in
-            advertisingMaxTop(await respond(request, context) { try await list($0, $1) }, context)
-        }
-        router.post(RouterPath(table)) { request, context in await respond(request, context) { try await insert($0, $1) } }
-        let record = "\(table)/:id"
-        router.get(RouterPath(record)) { request, context in await respond(request, context) { try await read($0, $1) } }
-        router.patch(RouterPath(record)) { request, context in await respond(request, context) { try await update($0, $1, merge: true) } }
-        router.put(RouterPath(record)) { request, context in await respond(request, context) { try await update($0, $1, merge: false) } }
-        router.delete(RouterPath(record)) { request, context in await respond(request, context) { try await delete($0, $1) } }
+    /// Adds the routes to `router`: `/tables/{table}[/{id}]` behind ``ProtocolVersionMiddleware`` and
+    /// ``TableMiddleware``, `POST /batch` behind ``ProtocolVersionMiddleware`` when the extension is on.
+    func register(on router: Router<TableRequestContext>) {
+        let table = router.group(RouterPath(TablePath.tablesPrefix))
+            .add(middleware: ProtocolVersionMiddleware())
+            .group(":table")
+            .add(middleware: TableMiddleware(tables: tables, writer: writer))
+        table.get { request, context in try await list(request, context) }
+        table.post { request, context in try await insert(request, context) }
+        table.get(":id") { request, context in try await read(request, context) }
+        table.patch(":id") { request, context in try await update(request, context, merge: true) }
+        table.put(":id") { request, context in try await update(request, context, merge: false) }
+        table.delete(":id") { request, context in try await delete(request, context) }
         if let maxBatchOperations {
-            router.post(RouterPath(TablePath.batch)) { request, _ in
-                await answer(request) { try await batch(request, maxOperations: maxBatchOperations) }
-            }
+            router.group(RouterPath(TablePath.batch))
+                .add(middleware: ProtocolVersionMiddleware())
+                .post { request, context in try await batch(request, context, maxOperations: maxBatchOperations) }
         }
     }
 
     // MARK: Routes
 
-    private func list(_ request: Request, _ exchange: Exchange) async throws -> Response {
-        let query = try ListQuery.parse(exchange.query, version: exchange.version, table: exchange.table)
-        let page = try await repository.list(table: exchange.table.name, query: query)
+    private func list(_ request: Request, _ context: TableRequestContext) async throws -> Response {
+        let table = try context.servedTable()
+        let version = try context.version()
+        let query = try ListQuery.parse(context.query, version: version, table: table)
+        let page = try await repository.list(table: table.name, query: query)
         let items = JSONValue.array(page.records.map { $0.json(select: query.select) })
-        switch exchange.version {
+        switch version {
         case .v2:
             guard query.includeCount else { return writer.json(items, status: .ok, request: request) }
             return writer.json(["results": items, "count": .integer(Int64(page.totalCount ?? 0))], status: .ok, request: request)
         case .v3:
             var nextLink = JSONValue.null
             if page.hasMore {
-                nextLink = .string(Self.nextLink(exchange: exchange, skip: query.skip + page.records.count))
+                nextLink = .string(Self.nextLink(table: table, query: context.query, skip: query.skip + page.records.count))
             }
             let count = page.totalCount.map { JSONValue.integer(Int64($0)) } ?? .null
             return writer.json(["items": items, "count": count, "nextLink": nextLink], status: .ok, request: request)
         }
     }
 
-    private func read(_ request: Request, _ exchange: Exchange) async throws -> Response {
-        let id = try exchange.recordID()
-        guard let record = try await repository.record(table: exchange.table.name, id: id) else {
-            throw ProtocolError.notFound("there is no record '\(id)' in table \(exchange.table.name)")
+    private func read(_ request: Request, _ context: TableRequestContext) async throws -> Response {
+        let table = try context.servedTable()
+        let id = try context.recordID()
+        guard let record = try await repository.record(table: table.name, id: id) else {
+            throw ProtocolError.notFound("there is no record '\(id)' in table \(table.name)")
         }
-        let includeDeleted = try exchange.query.value(namedIgnoringCase: QueryOption.includeDeleted)
+        let includeDeleted = try context.query.value(namedIgnoringCase: QueryOption.includeDeleted)
             .map { try ListQuery.parseBoolean($0, parameter: QueryOption.includeDeleted) } ?? false
-        if record.deleted && !includeDeleted { throw ProtocolError.deleted(id, version: exchange.version) }
+        if record.deleted && !includeDeleted { throw ProtocolError.deleted(id, version: try context.version()) }
         return writer.json(record.json(), status: .ok, request: request, headers: [.eTag: ResponseWriter.eTag(record.version)])
     }
 
-    private func insert(_ request: Request, _ exchange: Exchange) async throws -> Response {
-        try await run(try Self.planInsert(table: exchange.table, body: try await readBody(request)), request: request)
+    private func insert(_ request: Request, _ context: TableRequestContext) async throws -> Response {
+        try await run(try Self.planInsert(table: try context.servedTable(), body: try await readBody(request)), request: request)
     }
 
-    private func update(_ request: Request, _ exchange: Exchange, merge: Bool) async throws -> Response {
-        let plan = try Self.planUpdate(table: exchange.table, id: try exchange.recordID(), body: try await readBody(request),
-                                       ifMatch: try Self.ifMatch(request), version: exchange.version, merge: merge)
+    private func update(_ request: Request, _ context: TableRequestContext, merge: Bool) async throws -> Response {
+        let plan = try Self.planUpdate(table: try context.servedTable(), id: try context.recordID(), body: try await readBody(request),
+                                       ifMatch: try Self.ifMatch(request), version: try context.version(), merge: merge)
         return try await run(plan, request: request)
     }
 
-    private func delete(_ request: Request, _ exchange: Exchange) async throws -> Response {
-        let plan = Self.planDelete(table: exchange.table, id: try exchange.recordID(), ifMatch: try Self.ifMatch(request),
-                                   version: exchange.version)
+    private func delete(_ request: Request, _ context: TableRequestContext) async throws -> Response {
+        let plan = Self.planDelete(table: try context.servedTable(), id: try context.recordID(), ifMatch: try Self.ifMatch(request),
+                                   version: try context.version())
         return try await run(plan, request: request)
     }
 
@@ -240,93 +242,17 @@ struct TableRoutes: Sendable {
     }
 
     /// The v3 `nextLink`: this request's path and query (with `$top` and `$filter` kept) with `$skip` advanced.
-    static func nextLink(exchange: Exchange, skip: Int) -> String {
+    static func nextLink(table: TableOptions, query: QueryString, skip: Int) -> String {
         var parts: [String] = []
-        for (name, value) in exchange.query.pairs where name != QueryOption.skip {
+        for (name, value) in query.pairs where name != QueryOption.skip {
             parts.append("\(TablePath.percentEncodeQueryComponent(name))=\(TablePath.percentEncodeQueryComponent(value))")
         }
         parts.append("\(QueryOption.skip)=\(skip)")
-        return "\(TablePath.table(exchange.table.name))?\(parts.joined(separator: "&"))"
-    }
-
-    // MARK: Request plumbing
-
-    /// What every table route needs: the protocol version, the table and the decoded query string.
-    struct Exchange: Sendable {
-        let version: ProtocolVersion
-        let table: TableOptions
-        let query: QueryString
-        let rawID: String?
-
-        func recordID() throws(ProtocolError) -> String {
-            guard let rawID else { throw ProtocolError.badRequest("the URL has no record id") }
-            let id = try QueryString.decode(Substring(rawID), plusIsSpace: false)
-            if let problem = RecordID.problem(with: id) { throw ProtocolError.badRequest("id '\(id)' is not allowed: \(problem)") }
-            return id
-        }
-    }
-
-    private func exchange(_ request: Request, _ context: BasicRequestContext) throws(ProtocolError) -> Exchange {
-        let query = try QueryString(request.uri.query)
-        let version = try Self.protocolVersion(request, query: query)
-        let name = Self.tableName(context)
-        guard let table = table(named: name) else { throw ProtocolError.notFound("there is no table '\(name)' on this server") }
-        return Exchange(version: version, table: table, query: query, rawID: context.parameters.get("id"))
-    }
-
-    /// The table name in the route's URL, percent-decoded.
-    private static func tableName(_ context: BasicRequestContext) -> String {
-        (try? QueryString.decode(Substring(context.parameters.get("table") ?? ""), plusIsSpace: false)) ?? ""
-    }
-
-    /// `response` to a list request with the table's largest `$top` (``ProtocolHeader/maxTop``), refusals included.
-    private func advertisingMaxTop(_ response: Response, _ context: BasicRequestContext) -> Response {
-        guard let table = table(named: Self.tableName(context)) else { return response }
-        var response = response
-        response.headers[HTTPField.Name(ProtocolHeader.maxTop)!] = String(table.maxTop)
-        return response
+        return "\(TablePath.table(table.name))?\(parts.joined(separator: "&"))"
     }
 
     /// The served table called `name` (in any case).
     func table(named name: String) -> TableOptions? { tables[name.lowercased()] }
-
-    /// The version `ZUMO-API-VERSION` names, as a header or query parameter; 400 when missing or unknown.
-    static func protocolVersion(_ request: Request, query: QueryString) throws(ProtocolError) -> ProtocolVersion {
-        var versionText = request.headers[HTTPField.Name(ProtocolHeader.apiVersion)!]
-        if versionText == nil { versionText = try query.value(namedIgnoringCase: ProtocolHeader.apiVersion) }
-        guard let versionText else {
-            throw ProtocolError.badRequest("\(ProtocolHeader.apiVersion) is missing; send it as a header or query parameter (2.0.0 or 3.0.0)")
-        }
-        guard let version = ProtocolVersion(headerValue: versionText) else {
-            throw ProtocolError.badRequest("\(ProtocolHeader.apiVersion) '\(versionText)' is not supported; use 2.0.0 or 3.0.0")
-        }
-        return version
-    }
-
-    /// Runs a route, turning every refusal into its 4xx response and anything unexpected into a logged 500.
-    private func respond(
-        _ request: Request, _ context: BasicRequestContext,
-        _ route: (Request, Exchange) async throws -> Response
-    ) async -> Response {
-        await answer(request) { try await route(request, try exchange(request, context)) }
-    }
-
-    /// Runs `handler`, turning every refusal into its 4xx response and anything unexpected into a logged 500.
-    func answer(_ request: Request, _ handler: () async throws -> Response) async -> Response {
-        do {
-            return try await handler()
-        } catch let error as ProtocolError {
-            return writer.error(error, request: request)
-        } catch let error as FilterTranslationError {
-            return writer.error(.badRequest("$filter: \(error.reason)"), request: request)
-        } catch {
-            if let refusal = DatabaseErrorClassifier.refusal(for: error) {
-                return writer.error(refusal, request: request)
-            }
-            logger.error("request failed", metadata: ["method": "\(request.method)", "path": "\(request.uri.path)", "error": "\(String(reflecting: error))"])
-            return writer.error(ProtocolError(status: .internalServerError, message: "the server failed to process the request; see its log"), request: request)
-        }
-    }
 }
 
 /// An `If-Match` header: `*` or one or more entity tags.

@@ -3,18 +3,16 @@ import Hummingbird
 import SyncProtocol
 
 /// Lets a request through only with a configured token, as `Authorization: Bearer <token>` or
-/// `X-ZUMO-AUTH: <token>`; otherwise answers 401 with a JSON error. The health endpoint needs no token. Tokens
-/// are compared in constant time (``TokenComparison``).
+/// `X-ZUMO-AUTH: <token>`; otherwise refuses it with 401 (``ProtocolError/unauthorized``). The health endpoint
+/// needs no token. Tokens are compared in constant time (``TokenComparison``).
 struct TokenAuthMiddleware: RouterMiddleware {
-    typealias Context = BasicRequestContext
+    typealias Context = TableRequestContext
 
     let tokens: Set<String>
-    let writer: ResponseWriter
     private let comparison: TokenComparison
 
-    init(tokens: Set<String>, writer: ResponseWriter) {
+    init(tokens: Set<String>) {
         self.tokens = tokens
-        self.writer = writer
         comparison = TokenComparison(tokens: tokens)
     }
 
@@ -25,7 +23,7 @@ struct TokenAuthMiddleware: RouterMiddleware {
         if let presented = Self.presentedToken(request.headers), comparison.accepts(presented) {
             return try await next(request, context)
         }
-        return writer.error(.unauthorized, request: request)
+        throw ProtocolError.unauthorized
     }
 
     static func presentedToken(_ headers: HTTPFields) -> String? {

@@ -4,6 +4,9 @@ struct QueryString: Sendable {
     /// Name-value pairs in order; a name without `=` has the empty value.
     let pairs: [(name: String, value: String)]
 
+    /// The empty query string.
+    init() { pairs = [] }
+
     /// Decodes `query` (the part after `?`, without it). Throws for a malformed `%` escape or invalid UTF-8.
     init(_ query: String?) throws(ProtocolError) {
         guard let query, !query.isEmpty else {

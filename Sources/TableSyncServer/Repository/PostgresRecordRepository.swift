@@ -60,37 +60,14 @@ public final class PostgresRecordRepository: RecordRepository {
         tables: [TableOptions], on connection: PostgresConnection, logger: Logger
     ) async throws -> [SchemaTransition] {
         try await connection.withTransaction(logger: logger) { connection in
-            try await connection.query(PostgresQuery(unsafeSQL: """
-                CREATE TABLE IF NOT EXISTS \(RecordColumns.recordsTable) (
-                    \(RecordColumns.tableName) TEXT COLLATE "C" NOT NULL,
-                    \(RecordColumns.id) TEXT COLLATE "C" NOT NULL,
-                    \(RecordColumns.createdAt) BIGINT NOT NULL,
-                    \(RecordColumns.updatedAt) BIGINT NOT NULL,
-                    \(RecordColumns.deleted) BOOLEAN NOT NULL DEFAULT FALSE,
-                    \(RecordColumns.body) JSONB NOT NULL,
-                    PRIMARY KEY (\(RecordColumns.tableName), \(RecordColumns.id))
-                )
-                """), logger: logger)
-            // Only when missing: even finding that it exists, CREATE INDEX would hold every writer up to the commit.
-            if try await connection.query("SELECT to_regclass('tablesync_records_updated') IS NULL", logger: logger)
-                .collect().first?.decode(Bool.self) ?? true {
-                try await connection.query(PostgresQuery(unsafeSQL: """
-                    CREATE INDEX tablesync_records_updated
-                        ON \(RecordColumns.recordsTable) (\(RecordColumns.tableName), \(RecordColumns.updatedAt), \(RecordColumns.id))
-                    """), logger: logger)
+            for statement in RecordColumns.schema(.postgres) {
+                // An index only when missing: even finding that it exists, CREATE INDEX would hold every writer up to the commit.
+                if let index = statement.index,
+                   try await connection.query("SELECT to_regclass(\(index)) IS NOT NULL", logger: logger).collect().first?.decode(Bool.self) == true {
+                    continue
+                }
+                try await connection.query(PostgresQuery(unsafeSQL: statement.sql), logger: logger)
             }
-            try await connection.query(PostgresQuery(unsafeSQL: """
-                CREATE TABLE IF NOT EXISTS \(RecordColumns.clockTable) (
-                    \(RecordColumns.tableName) TEXT COLLATE "C" PRIMARY KEY,
-                    last_updated_at BIGINT NOT NULL
-                )
-                """), logger: logger)
-            try await connection.query(PostgresQuery(unsafeSQL: """
-                CREATE TABLE IF NOT EXISTS \(RecordColumns.declaredColumnsTable) (
-                    \(RecordColumns.tableName) TEXT COLLATE "C" PRIMARY KEY,
-                    \(RecordColumns.columnsDeclaration) TEXT NOT NULL
-                )
-                """), logger: logger)
             var transitions: [SchemaTransition] = []
             for table in tables {
                 try await connection.query(

@@ -18,7 +18,7 @@ public final class SQLiteRecordRepository: RecordRepository {
     public func prepare(tables: [TableOptions]) async throws {
         try await pool.writeWithoutTransaction { db in
             try db.inTransaction(.immediate) {
-                try db.execute(sql: RecordColumns.sqliteSchema)
+                for statement in RecordColumns.schema(.sqlite) { try db.execute(sql: statement.sql) }
                 for table in tables {
                     try db.execute(
                         sql: "INSERT INTO \(RecordColumns.clockTable) (\(RecordColumns.tableName), last_updated_at) VALUES (?, 0) ON CONFLICT DO NOTHING",

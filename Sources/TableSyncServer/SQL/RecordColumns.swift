@@ -25,29 +25,61 @@ enum RecordColumns {
     static let deleted = "deleted"
     static let body = "body"
 
-    /// The SQLite schema: the records table, its `(table_name, updated_at, id)` index for keyset paging, the
-    /// per-table clock rows and the declarations of tables with columns (docs/server.md).
-    static let sqliteSchema = """
-        CREATE TABLE IF NOT EXISTS \(recordsTable) (
-            \(tableName) TEXT NOT NULL,
-            \(id) TEXT NOT NULL,
-            \(createdAt) INTEGER NOT NULL,
-            \(updatedAt) INTEGER NOT NULL,
-            \(deleted) INTEGER NOT NULL DEFAULT 0,
-            \(body) TEXT NOT NULL,
-            PRIMARY KEY (\(tableName), \(id))
-        ) WITHOUT ROWID;
-        CREATE INDEX IF NOT EXISTS tablesync_records_updated
-            ON \(recordsTable) (\(tableName), \(updatedAt), \(id));
-        CREATE TABLE IF NOT EXISTS \(clockTable) (
-            \(tableName) TEXT PRIMARY KEY,
-            last_updated_at INTEGER NOT NULL
-        );
-        CREATE TABLE IF NOT EXISTS \(declaredColumnsTable) (
-            \(tableName) TEXT PRIMARY KEY,
-            \(columnsDeclaration) TEXT NOT NULL
-        );
-        """
+    static let lastUpdatedAt = "last_updated_at"
+    /// The keyset index of every table: `(table_name, updated_at, id)`.
+    static let updatedIndex = "tablesync_records_updated"
+
+    /// One statement of the schema: it creates one object when missing. An index's statement names the index, so
+    /// that a repository can look for it first (on PostgreSQL even `CREATE INDEX IF NOT EXISTS` locks the table
+    /// against writers before it finds the index there).
+    struct SchemaStatement: Sendable {
+        let sql: String
+        let index: String?
+    }
+
+    /// The schema in `dialect`, the one place it is written: the records table, its keyset index, the per-table
+    /// clock rows and the declarations of tables with columns (docs/server.md). Names are compared as bytes
+    /// (`COLLATE "C"` on PostgreSQL, SQLite's default), so both databases order ids alike.
+    static func schema(_ dialect: SQLDialect) -> [SchemaStatement] {
+        let key: String
+        let integer: String
+        let flag: String
+        let json: String
+        let tableOptions: String
+        switch dialect {
+        case .sqlite:
+            (key, integer, flag, json, tableOptions) = ("TEXT", "INTEGER", "INTEGER NOT NULL DEFAULT 0", "TEXT", " WITHOUT ROWID")
+        case .postgres:
+            (key, integer, flag, json, tableOptions) = ("TEXT COLLATE \"C\"", "BIGINT", "BOOLEAN NOT NULL DEFAULT FALSE", "JSONB", "")
+        }
+        return [
+            SchemaStatement(sql: """
+                CREATE TABLE IF NOT EXISTS \(recordsTable) (
+                    \(tableName) \(key) NOT NULL,
+                    \(id) \(key) NOT NULL,
+                    \(createdAt) \(integer) NOT NULL,
+                    \(updatedAt) \(integer) NOT NULL,
+                    \(deleted) \(flag),
+                    \(body) \(json) NOT NULL,
+                    PRIMARY KEY (\(tableName), \(id))
+                )\(tableOptions)
+                """, index: nil),
+            SchemaStatement(sql: "CREATE INDEX IF NOT EXISTS \(updatedIndex) ON \(recordsTable) (\(tableName), \(updatedAt), \(id))",
+                            index: updatedIndex),
+            SchemaStatement(sql: """
+                CREATE TABLE IF NOT EXISTS \(clockTable) (
+                    \(tableName) \(key) PRIMARY KEY,
+                    \(lastUpdatedAt) \(integer) NOT NULL
+                )
+                """, index: nil),
+            SchemaStatement(sql: """
+                CREATE TABLE IF NOT EXISTS \(declaredColumnsTable) (
+                    \(tableName) \(key) PRIMARY KEY,
+                    \(columnsDeclaration) TEXT NOT NULL
+                )
+                """, index: nil),
+        ]
+    }
 
     /// The column that holds a system property (matched without regard to case), or `nil` for `version`
     /// (derived from `updatedAt`, never stored) and for every other name.

@@ -1,0 +1,34 @@
+import HTTPTypes
+import Hummingbird
+import SyncProtocol
+
+/// Finds the served table a `/tables/{table}` URL names (in any case; 404 when there is none) and puts it in the
+/// ``TableRequestContext``. Every answer to a list request, a refusal included, says the table's largest `$top`
+/// (``ProtocolHeader/maxTop``), so a client that asked for more learns what to ask for.
+struct TableMiddleware: RouterMiddleware {
+    typealias Context = TableRequestContext
+
+    /// The served tables by lowercased name.
+    let tables: [String: TableOptions]
+    /// Renders a refusal of a list request here, so that its answer carries the header too.
+    let writer: ResponseWriter
+
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        let name = (try? QueryString.decode(Substring(context.parameters.get("table") ?? ""), plusIsSpace: false)) ?? ""
+        guard let table = tables[name.lowercased()] else { throw ProtocolError.notFound("there is no table '\(name)' on this server") }
+        var context = context
+        context.table = table
+        guard request.method == .get, context.parameters.get("id") == nil else { return try await next(request, context) }
+        var response: Response
+        do {
+            response = try await next(request, context)
+        } catch {
+            guard let refusal = ProtocolError.refusal(for: error) else { throw error }
+            response = writer.error(refusal, request: request)
+        }
+        response.headers[HTTPField.Name(ProtocolHeader.maxTop)!] = String(table.maxTop)
+        return response
+    }
+}
