@@ -14,6 +14,8 @@ struct TableSyncServerCommand: AsyncParsableCommand {
             Tokens come from --tokens-file FILE (one per line) or the environment variable TABLESYNC_SERVER_TOKENS \
             (comma- or space-separated), never from a flag. Without tokens the server listens on loopback only.
             Stop it with SIGINT or SIGTERM; it finishes the requests in flight first.
+            With no --database it keeps its records in tablesync-server.sqlite in the working directory; with no \
+            --table it serves TodoItem, the table of the Azure Mobile Apps quickstart. The log says both.
             Example: tablesync-server --database sqlite:server.sqlite --table todo --table notes:softDelete=false \
             --table 'tasks:columns=text:string;done:boolean;due:date;rank:number'
             """,
@@ -25,7 +27,7 @@ struct TableSyncServerCommand: AsyncParsableCommand {
     @Option(help: "The TCP port to listen on (default 8080; 0 picks a free port).")
     var port: Int?
 
-    @Option(help: "sqlite:PATH or postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE (or TABLESYNC_SERVER_DATABASE; the password also from PGPASSWORD).")
+    @Option(help: "sqlite:PATH or postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE (or TABLESYNC_SERVER_DATABASE; the password also from PGPASSWORD). Default: sqlite:tablesync-server.sqlite in the working directory.")
     var database: String?
 
     @Option(name: .customLong("table"), help: ArgumentHelp(
@@ -58,7 +60,7 @@ struct TableSyncServerCommand: AsyncParsableCommand {
         var logger = Logger(label: "tablesync-server")
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
         do {
-            let configuration = try makeConfiguration()
+            let configuration = try makeConfiguration(logger: logger)
             let app = try makeServerApplication(configuration: configuration, logger: logger)
             try await app.runService()
         } catch let error as ConfigurationError {
@@ -67,7 +69,12 @@ struct TableSyncServerCommand: AsyncParsableCommand {
         }
     }
 
-    private func makeConfiguration() throws -> ServerConfiguration {
+    /// The database when none is configured: an embedded SQLite file in the working directory.
+    static let defaultDatabase = "sqlite:tablesync-server.sqlite"
+    /// The table served when none is configured: the Azure Mobile Apps quickstart's.
+    static let defaultTable = "TodoItem"
+
+    private func makeConfiguration(logger: Logger) throws -> ServerConfiguration {
         let environment = ProcessInfo.processInfo.environment
         var file = ServerConfigurationFile()
         if let config {
@@ -76,9 +83,12 @@ struct TableSyncServerCommand: AsyncParsableCommand {
             }
             file = try ServerConfigurationFile.parse(text, path: config)
         }
-        guard let databaseText = database ?? environment["TABLESYNC_SERVER_DATABASE"] ?? file.database else {
-            throw ConfigurationError("--database is missing: give sqlite:PATH or postgres://USER@HOST/DATABASE")
+        let configuredDatabase = database ?? environment["TABLESYNC_SERVER_DATABASE"] ?? file.database
+        if configuredDatabase == nil {
+            logger.notice("no --database given: keeping the records in SQLite", metadata: [
+                "file": "\(FileManager.default.currentDirectoryPath)/\(Self.defaultDatabase.dropFirst("sqlite:".count))"])
         }
+        let databaseText = configuredDatabase ?? Self.defaultDatabase
         var location = try DatabaseLocation.parse(databaseText)
         if case .postgres(var postgres) = location, postgres.password == nil, let password = environment["PGPASSWORD"] {
             postgres.password = password
@@ -89,6 +99,10 @@ struct TableSyncServerCommand: AsyncParsableCommand {
             let options = try TableOptions.parse(text)
             tableOptions.removeAll { $0.name.lowercased() == options.name.lowercased() }
             tableOptions.append(options)
+        }
+        if tableOptions.isEmpty {
+            logger.notice("no --table given: serving the quickstart's table", metadata: ["table": "\(Self.defaultTable)"])
+            tableOptions = [TableOptions(name: Self.defaultTable)]
         }
         var tokens: Set<String> = []
         if let tokensFile = tokensFile ?? file.tokensFile {
