@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs the system packages TableSync builds and tests with, quietly when they are already present.
+# Installs the system packages TableSync builds and tests with (git for the tests of stores kept in git),
+# quietly when they are already present.
 set -euo pipefail
-packages=(zlib1g-dev libsqlite3-dev pkg-config postgresql)
+packages=(zlib1g-dev libsqlite3-dev pkg-config postgresql git)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

@@ -5,6 +5,11 @@ extension SyncContext {
     /// The pending operations in push order.
     public var pendingOperations: [PendingOperation] { journal.operations }
 
+    /// The operation pending on `key`, if any.
+    func pendingOperation(_ key: RecordKey) -> PendingOperation? {
+        journal.pending(key)
+    }
+
     /// The ids of `table` with a pending operation.
     func pendingIDs(table: String) -> Set<String> {
         Set(journal.operations(inTable: table).map(\.id))

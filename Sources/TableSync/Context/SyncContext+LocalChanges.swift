@@ -75,7 +75,8 @@ extension SyncContext {
     }
 
     /// Turns hand edits into journal operations (the first step of every push) and returns what was queued.
-    /// Files with problems are skipped and returned in ``LocalScan/problems``.
+    /// Files with problems are skipped and returned in ``LocalScan/problems``. Files not yet compared with the
+    /// server (``LocalChange/Kind/uncompared``) are returned, not queued: the push compares them first.
     @discardableResult
     public func recordHandEdits() throws -> LocalScan {
         try recordHandEdits(keepingReadsUpTo: 0).scan
@@ -86,14 +87,22 @@ extension SyncContext {
     func recordHandEdits(keepingReadsUpTo limit: Int) throws -> (scan: LocalScan, reads: ReadRecordFiles) {
         try requireWritable()
         var reads = ReadRecordFiles(limit: limit)
-        let scan = try LocalChangeScanner(layout: layout).scan(tables: settings.tables, journal: journal, keeping: &reads)
-        var problems = scan.problems
-        for change in scan.changes {
+        var scan = try LocalChangeScanner(layout: layout).scan(tables: settings.tables, journal: journal, keeping: &reads)
+        scan.problems += try queue(scan.changes.filter { $0.kind != .uncompared })
+        return (scan, reads)
+    }
+
+    /// Queues `changes` as journal operations (created → insert, modified → update on its base version, deleted →
+    /// delete) and saves the journal. A change the journal refuses becomes a problem of its file.
+    func queue(_ changes: [LocalChange]) throws -> [RecordFileProblem] {
+        var problems: [RecordFileProblem] = []
+        for change in changes {
             let kind: PendingOperation.Kind
             switch change.kind {
             case .created: kind = .insert
             case .modified: kind = .update
             case .deleted: kind = .delete
+            case .uncompared: continue
             }
             // The content of a file deleted by hand is gone (git still has it); the delete needs only the id
             // and the version it was made on.
@@ -110,8 +119,6 @@ extension SyncContext {
             }
         }
         try saveJournal()
-        var result = scan
-        result.problems = problems
-        return (result, reads)
+        return problems
     }
 }

@@ -68,10 +68,12 @@ public actor SyncContext {
         self.journal = journal
     }
 
-    /// Creates a store in `directory` (which may exist but must not be a store yet) and opens it.
-    public static func initialize(directory: String, settings: StoreSettings) throws -> SyncContext {
+    /// Creates a store in `directory` (which may exist but must not be a store yet) and opens it. With
+    /// `queryPerTable`, `queries.json` starts with one query per table, named after the table, that pulls all of it
+    /// (what `tablesync init` does), so that `sync` pulls from the first run.
+    public static func initialize(directory: String, settings: StoreSettings, queryPerTable: Bool = false) throws -> SyncContext {
         let layout = StoreLayout(root: StoreLocator.absolute(directory))
-        try StoreInitializer.initialize(layout: layout, settings: settings)
+        try StoreInitializer.initialize(layout: layout, settings: settings, queryPerTable: queryPerTable)
         return try SyncContext(directory: layout.root)
     }
 

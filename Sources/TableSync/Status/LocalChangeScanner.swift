@@ -5,6 +5,11 @@ public struct LocalChange: Sendable, Equatable {
     /// What happened to the file.
     public enum Kind: String, Sendable {
         case created, modified, deleted
+        /// A file that carries the server's system properties (`version`, `updatedAt`) that this store never
+        /// synced at that version: a fresh clone, a restore or a lost `.tablesync/` (no record of the file), or a
+        /// git merge, checkout, rebase or revert (another server copy than the one synced). Not an edit until
+        /// compared with the server, which the next push does before it sends anything.
+        case uncompared
     }
 
     /// Whether the file was created, modified or deleted.
@@ -15,7 +20,8 @@ public struct LocalChange: Sendable, Equatable {
     public var id: String
     /// The file name under `tables/<table>/`.
     public var fileName: String
-    /// The server version the change was made on (from the index), for modified and deleted records.
+    /// The server version the change was made on (from the index), for modified and deleted records; for an
+    /// uncompared one, the version this store last synced, if any.
     public var baseVersion: String?
 
     /// The record this change is about.
@@ -32,6 +38,9 @@ public struct LocalScan: Sendable, Equatable {
     public var filesHashed = 0
     /// How many record files were looked at.
     public var filesSeen = 0
+
+    /// The files not yet compared with the server (``LocalChange/Kind/uncompared``).
+    public var uncompared: [LocalChange] { changes.filter { $0.kind == .uncompared } }
 }
 
 /// Finds hand edits: compares each table directory with its ``StatIndex`` and the journal, reading only the
@@ -112,6 +121,11 @@ struct LocalChangeScanner {
                 scan.problems.append(RecordFileProblem(path: file.relativePath,
                     reason: "the record's delete is pending, so the file cannot be re-created yet; push first, or remove the file"))
             case nil:
+                if Self.needsComparison(loaded.record, entry: file.entry) {
+                    scan.changes.append(LocalChange(kind: .uncompared, table: table, id: loaded.id, fileName: file.name,
+                                                    baseVersion: file.entry?.version))
+                    continue
+                }
                 scan.changes.append(LocalChange(kind: file.entry == nil ? .created : .modified, table: table, id: loaded.id,
                                                 fileName: file.name, baseVersion: file.entry?.version))
                 reads.keep(ReadRecordFile(loaded: loaded, hash: hash, status: file.status, clock: clock), for: key)
@@ -136,6 +150,16 @@ struct LocalChangeScanner {
         }
         scan.problems[firstProblem...].sort { $0.path < $1.path }
         scan.changes.sort { ($0.table, $0.fileName) < ($1.table, $1.fileName) }
+    }
+
+    /// Whether a changed file must be compared with the server before it counts as an edit: it carries the
+    /// server's system properties, and either this store never synced it (no index entry: a fresh clone, a
+    /// restore, a lost cache) or its `version` is not the one this store synced (git put another server copy
+    /// there: a merge, checkout, rebase or revert).
+    static func needsComparison(_ record: [String: JSONValue], entry: StatIndex.Entry?) -> Bool {
+        guard ServerRecord.isServerCopy(record) else { return false }
+        guard let entry else { return true }
+        return record[SystemProperty.version]?.stringValue != entry.version
     }
 
     /// A listed record file whose `stat` differs from its index entry (or that has none).

@@ -16,6 +16,13 @@ enum RecordFile {
         do {
             value = try JSONParser.parse(bytes)
         } catch let error as JSONParseError {
+            if let conflict = ConflictMarkers.firstConflict(in: String(decoding: bytes, as: UTF8.self)) {
+                func side(_ lines: [String]) -> String {
+                    lines.map { String($0.drop(while: { $0 == " " })) }.joined(separator: " ")
+                }
+                return .failure(RecordFileProblem(path: relativePath, line: conflict.line, column: 1,
+                    reason: "an unsettled git merge conflict: ours has \(side(conflict.ours)) and theirs has \(side(conflict.theirs)); keep one side, delete the markers, and git add the file"))
+            }
             return .failure(RecordFileProblem(path: relativePath, line: error.line, column: error.column, reason: error.reason))
         } catch {
             return .failure(RecordFileProblem(path: relativePath, reason: "\(error)"))

@@ -46,6 +46,14 @@ struct SettingsReader {
         return text
     }
 
+    func optionalBool(_ key: String) throws -> Bool? {
+        switch members[key] {
+        case nil, .null?: return nil
+        case .bool(let value)?: return value
+        case let other?: throw failure(key, "expected true or false, found \(other.typeName)")
+        }
+    }
+
     func optionalInteger(_ key: String) throws -> Int? {
         switch members[key] {
         case nil, .null?: return nil

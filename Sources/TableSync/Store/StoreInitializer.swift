@@ -1,17 +1,17 @@
 import SyncProtocol
 
-/// Creates a new store directory (DESIGN §2): settings, empty queries and journal, `tables/`, the
-/// machine-local `.tablesync/` cache (which ignores itself in git) and a suggested `.gitattributes`.
+/// Creates a new store directory (DESIGN §2): settings, queries (one pulling each table, unless asked not to),
+/// an empty journal, `tables/`, the machine-local `.tablesync/` cache (which ignores itself in git) and the store's
+/// `.gitattributes`.
 enum StoreInitializer {
-    /// The `.gitattributes` suggestion: the journal is a list of independent lines, so git's union merge
-    /// joins two branches' pending operations (loading folds duplicates per record).
-    static let gitAttributes = """
-        # Suggested by TableSync: pending operations from two branches are joined line by line.
-        journal.jsonl merge=union
+    /// The store's `.gitattributes` (``StoreFileMerge/gitAttributeLines``). Without the driver's git config a
+    /// clone merges record files and `queries.json` as text.
+    static let gitAttributes = "# Written by tablesync: how git merges this store's files (each clone runs `tablesync git-setup` once).\n"
+        + StoreFileMerge.gitAttributeLines.joined(separator: "\n") + "\n"
 
-        """
-
-    static func initialize(layout: StoreLayout, settings: StoreSettings) throws {
+    /// Creates the store; with `queryPerTable`, `queries.json` gets one query per table, named after it, that
+    /// pulls the whole table.
+    static func initialize(layout: StoreLayout, settings: StoreSettings, queryPerTable: Bool) throws {
         try settings.validate()
         if FileSystem.exists(layout.settingsFile) { throw StoreError.alreadyInitialized(path: layout.root) }
         try FileSystem.createDirectory(layout.root)
@@ -21,7 +21,11 @@ enum StoreInitializer {
         var batch = DurableFileBatch()
         batch.write(Array("*\n".utf8), to: layout.cacheDirectory + "/.gitignore")
         batch.write(Array(gitAttributes.utf8), to: layout.root + "/.gitattributes")
-        batch.write(CanonicalJSON.encode(QueryRegistry().json), to: layout.queriesFile)
+        var queries = QueryRegistry()
+        if queryPerTable {
+            for table in settings.tables { queries.queries[table] = PullQuery(id: table, table: table) }
+        }
+        batch.write(CanonicalJSON.encode(queries.json), to: layout.queriesFile)
         batch.write([], to: layout.journalFile)
         // Written last: a directory with tablesync.json is a store.
         try batch.commit(temporaryDirectory: layout.temporaryDirectory)

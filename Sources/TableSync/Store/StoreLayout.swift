@@ -61,4 +61,7 @@ public struct StoreLayout: Sendable, Equatable {
     public static let queriesFileName = "queries.json"
     /// The journal file's name.
     public static let journalFileName = "journal.jsonl"
+
+    /// What of a store belongs in version control, relative to its root: everything but `.tablesync/`.
+    public static let versionedPaths = [settingsFileName, queriesFileName, journalFileName, "tables", "conflicts", ".gitattributes"]
 }

@@ -35,15 +35,19 @@ public struct StoreSettings: Sendable, Equatable {
     public var conflictPolicy: ConflictPolicy
     /// A file outside the store that holds the client's token, when the token is not in `TABLESYNC_TOKEN`.
     public var tokenFile: String?
+    /// Whether `tablesync sync` commits the store's own files to git after a sync that changed them
+    /// (`"commitAfterSync"`; `sync --commit` / `--no-commit` decide for one run).
+    public var commitAfterSync: Bool
 
     /// Settings for a store on `remote`; `apiVersion` `nil` learns the protocol version from the server.
     public init(remote: String, apiVersion: Int? = 3, tables: [String] = [], conflictPolicy: ConflictPolicy = .manual,
-                tokenFile: String? = nil) {
+                tokenFile: String? = nil, commitAfterSync: Bool = false) {
         self.remote = remote
         self.apiVersion = apiVersion
         self.tables = tables.sorted()
         self.conflictPolicy = conflictPolicy
         self.tokenFile = tokenFile
+        self.commitAfterSync = commitAfterSync
     }
 
     /// Checks the settings, returning the first problem as an error naming the field.
@@ -79,7 +83,8 @@ public struct StoreSettings: Sendable, Equatable {
             apiVersion: try reader.optionalInteger("apiVersion"),
             tables: try reader.objectMembers("tables").map(\.key),
             conflictPolicy: policy,
-            tokenFile: try reader.optionalString("tokenFile")
+            tokenFile: try reader.optionalString("tokenFile"),
+            commitAfterSync: try reader.optionalBool("commitAfterSync") ?? false
         )
         try settings.validate(file: file)
         return settings
@@ -94,6 +99,7 @@ public struct StoreSettings: Sendable, Equatable {
         ]
         if let apiVersion { members["apiVersion"] = .integer(Int64(apiVersion)) }
         if let tokenFile { members["tokenFile"] = .string(tokenFile) }
+        if commitAfterSync { members["commitAfterSync"] = .bool(true) }
         return .object(members)
     }
 }

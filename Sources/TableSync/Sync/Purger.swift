@@ -36,7 +36,7 @@ extension SyncContext {
         }
         let doomed = query.apply(to: try records(table: table)).compactMap { $0[SystemProperty.id]?.stringValue }
         var removals = doomed
-        if force { removals += scan.changes.filter { $0.kind == .created }.map(\.id) }
+        if force { removals += scan.changes.filter { $0.kind == .created || $0.kind == .uncompared }.map(\.id) }
         _ = try applySynced(table: table, records: [], removals: removals)
         // The removed records' contents are among the spares now; a purge leaves none behind.
         try spareFiles.removeAll()

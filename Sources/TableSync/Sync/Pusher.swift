@@ -18,6 +18,8 @@ public struct PushReport: Sendable, Equatable {
     public var traffic = WireTraffic()
     /// `true` when the operations went through the batch extension.
     public var batched = false
+    /// Files compared with the server before anything was sent, because this store had never synced them.
+    public var adoption = AdoptionReport()
 
     /// Requests made for operations (one per operation, or one per batch).
     public var requests: Int { traffic.requests }
@@ -75,6 +77,10 @@ struct Pusher {
         let recorded = try await store.recordHandEdits(keepingReadsUpTo: Self.readsKept)
         var reads = recorded.reads
         report.problems = recorded.scan.problems
+        let uncompared = recorded.scan.uncompared.filter { tables?.contains($0.table) ?? true }
+        if !uncompared.isEmpty {
+            report.adoption = try await Adopter(store: store, connection: connection, policy: policy, options: options).adopt(uncompared)
+        }
         let waiting = Set(try await store.conflictKeys())
         var queue: [PendingOperation] = []
         for operation in await store.pendingOperations where tables?.contains(operation.table) ?? true {

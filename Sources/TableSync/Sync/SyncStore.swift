@@ -12,6 +12,10 @@ protocol PushingStore: Actor {
     var pendingOperations: [PendingOperation] { get }
     /// Turns hand edits into operations, handing over up to `limit` of the files as read.
     func recordHandEdits(keepingReadsUpTo limit: Int) throws -> (scan: LocalScan, reads: ReadRecordFiles)
+    /// The operation pending on `key`, if any.
+    func pendingOperation(_ key: RecordKey) -> PendingOperation?
+    /// Queues local changes as journal operations; returns the files whose change the journal refused.
+    func queue(_ changes: [LocalChange]) throws -> [RecordFileProblem]
     /// The records with a conflict waiting.
     func conflictKeys() throws -> [RecordKey]
     /// Keeps a conflict under `conflicts/`.

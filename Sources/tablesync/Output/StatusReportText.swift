@@ -40,10 +40,19 @@ enum StatusReportText {
                 lines.append("  \(operation.kind.rawValue.padding(7))\(operation.table)/\(operation.id)")
             }
         }
-        if !status.handEdits.isEmpty {
+        let uncompared = status.handEdits.filter { $0.kind == .uncompared }
+        let handEdits = status.handEdits.filter { $0.kind != .uncompared }
+        if !uncompared.isEmpty {
             lines.append("")
-            lines.append("Changed by hand, queued by the next push (\(status.handEdits.count)):")
-            for change in status.handEdits {
+            let tables = Dictionary(grouping: uncompared, by: \.table).map { "\($0.key) \($0.value.count)" }.sorted()
+            lines.append("Not yet compared with the server: \(uncompared.count) record file(s) (\(tables.joined(separator: ", "))).")
+            lines.append("  They carry server versions this store did not sync (a fresh clone, a restore, a lost .tablesync/, or a git")
+            lines.append("  merge or revert). The next push or sync compares them with the server first and sends only real edits.")
+        }
+        if !handEdits.isEmpty {
+            lines.append("")
+            lines.append("Changed by hand, queued by the next push (\(handEdits.count)):")
+            for change in handEdits {
                 lines.append("  \(change.kind.rawValue.padding(9))tables/\(change.table)/\(change.fileName)")
             }
         }

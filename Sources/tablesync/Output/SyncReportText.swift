@@ -5,7 +5,9 @@ import TableSync
 enum SyncReportText {
     /// A push in one sentence: what was applied, refused, settled, waiting or skipped.
     static func push(_ report: PushReport) -> String {
-        var parts = ["pushed \(report.applied) operation\(report.applied == 1 ? "" : "s")"]
+        var parts: [String] = []
+        if report.adoption.compared > 0 { parts.append(adoption(report.adoption)) }
+        parts.append("pushed \(report.applied) operation\(report.applied == 1 ? "" : "s")")
         if !report.conflicts.isEmpty { parts.append("\(report.conflicts.count) new conflict(s)") }
         if !report.rejected.isEmpty { parts.append("\(report.rejected.count) refused") }
         if report.settledByPolicy > 0 { parts.append("\(report.settledByPolicy) settled by policy") }
@@ -14,6 +16,37 @@ enum SyncReportText {
             parts.append("\(report.problems.count) broken file(s) skipped (\(report.problems.map(\.description).joined(separator: "; ")))")
         }
         return parts.joined(separator: ", ")
+    }
+
+    /// A sync as text: its push, then each query's pull.
+    static func sync(_ report: SyncReport) -> String {
+        var lines = [push(report.push)]
+        for (id, pull) in report.pulls.sorted(by: { $0.key < $1.key }) { lines.append(self.pull(pull.table, pull) + " (query \(id))") }
+        return lines.joined(separator: "; ") + "."
+    }
+
+    /// The message of `sync --commit`: a subject that counts what happened, then the sync's own report.
+    static func commitMessage(_ report: SyncReport) -> String {
+        var pulledByTable: [String: Int] = [:]
+        for pull in report.pulls.values { pulledByTable[pull.table, default: 0] += pull.written + pull.removed }
+        let pulled = pulledByTable.values.reduce(0, +)
+        var subject = "tablesync sync: pushed \(report.push.applied), pulled \(pulled)"
+        let tables = pulledByTable.filter { $0.value > 0 }.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
+        if !tables.isEmpty { subject += " (\(tables.joined(separator: ", ")))" }
+        let conflicts = report.push.conflicts.count + report.push.adoption.conflicts.count
+        if conflicts > 0 { subject += ", \(conflicts) new conflict(s)" }
+        return subject + "\n\n" + sync(report)
+    }
+
+    /// The comparison of files this store had never synced, in a few words.
+    static func adoption(_ report: AdoptionReport) -> String {
+        var parts = ["\(report.unchanged) unchanged"]
+        if report.takenFromServer > 0 { parts.append("\(report.takenFromServer) taken from the server") }
+        if report.edited > 0 { parts.append("\(report.edited) edited") }
+        if report.created > 0 { parts.append("\(report.created) new") }
+        if !report.conflicts.isEmpty { parts.append("\(report.conflicts.count) in conflict") }
+        if report.settledByPolicy > 0 { parts.append("\(report.settledByPolicy) settled by policy") }
+        return "compared \(report.compared) file(s) with the server (\(parts.joined(separator: ", ")))"
     }
 
     /// A pull of `table` in one sentence: what was written, removed, kept and skipped, in how many pages.
@@ -48,6 +81,14 @@ enum SyncReportText {
             "batched": .bool(report.batched),
             "bytesSent": .integer(Int64(report.traffic.bytesSent)),
             "bytesReceived": .integer(Int64(report.traffic.bytesReceived)),
+            "compared": [
+                "unchanged": .integer(Int64(report.adoption.unchanged)),
+                "takenFromServer": .integer(Int64(report.adoption.takenFromServer)),
+                "edited": .integer(Int64(report.adoption.edited)),
+                "created": .integer(Int64(report.adoption.created)),
+                "conflicts": .array(report.adoption.conflicts.map { .string($0.description) }),
+                "settledByPolicy": .integer(Int64(report.adoption.settledByPolicy)),
+            ],
         ]
     }
 
