@@ -1,0 +1,134 @@
+import Foundation
+import SyncProtocol
+import Testing
+import TestSupport
+@testable import TableSync
+
+/// The pure rules of stores kept in git: how a file this store did not sync is settled against the server's copy
+/// (``AdoptionRule``), and how git's merge driver joins record files and `queries.json`.
+@Suite struct StoreMergeRuleTests {
+    static func record(_ version: String, at millisecond: Int, _ properties: [String: JSONValue]) -> [String: JSONValue] {
+        var record = properties
+        record["id"] = "r1"
+        record["version"] = .string(version)
+        record["updatedAt"] = .string("2026-01-01T00:00:00.\(String(format: "%03d", millisecond))Z")
+        record["createdAt"] = "2026-01-01T00:00:00.000Z"
+        return record
+    }
+
+    // MARK: - Adoption
+
+    @Test("a file compared with the server: every case of the rule")
+    func adoptionRule() {
+        let v1 = Self.record("v1", at: 1, ["text": "a"])
+        let v1Edited = Self.record("v1", at: 1, ["text": "mine"])
+        let v2 = Self.record("v2", at: 2, ["text": "b"])
+        let v2SameContent = Self.record("v2", at: 2, ["text": "a"])
+        var deleted = Self.record("v3", at: 3, ["text": "a"])
+        deleted["deleted"] = true
+        typealias Rule = AdoptionRule
+        #expect(Rule.decide(local: v1, server: nil, syncedVersion: nil) == .created)
+        #expect(Rule.decide(local: v1, server: v1, syncedVersion: nil) == .unchanged)
+        #expect(Rule.decide(local: v1Edited, server: v1, syncedVersion: nil) == .edited(baseVersion: "v1"))
+        #expect(Rule.decide(local: v1, server: v2SameContent, syncedVersion: nil) == .takeServer)
+        #expect(Rule.decide(local: v1, server: v2, syncedVersion: nil) == .conflict, "an old copy or a hand edit: only a person can tell")
+        #expect(Rule.decide(local: v1, server: deleted, syncedVersion: nil) == .removeLocal)
+        #expect(Rule.decide(local: v1Edited, server: deleted, syncedVersion: nil) == .conflict)
+        // This store synced v2 and the server is still there: git brought v1 back (a revert), which is an edit on v2.
+        #expect(Rule.decide(local: v1, server: v2, syncedVersion: "v2") == .edited(baseVersion: "v2"))
+        #expect(Rule.decide(local: v1, server: v2SameContent, syncedVersion: "v2") == .takeServer)
+        // A merge brought the server's current copy: nothing to send.
+        #expect(Rule.decide(local: v2, server: v2, syncedVersion: "v1") == .unchanged)
+    }
+
+    // MARK: - Record files
+
+    @Test("two server copies: the newer wins, property by property, with its system properties")
+    func recordMergeOfTwoServerCopies() {
+        let base = Self.record("v1", at: 1, ["text": "a", "done": false, "rank": 1])
+        let ours = Self.record("v2", at: 2, ["text": "b", "done": false, "rank": 1])
+        let theirs = Self.record("v3", at: 3, ["text": "c", "done": true, "rank": 1])
+        let merged = RecordMerge.merge(base: base, ours: ours, theirs: theirs)
+        #expect(merged.conflicts.isEmpty)
+        #expect(merged.ours == theirs, "the newer copy is the server's later state")
+        let reversed = RecordMerge.merge(base: base, ours: theirs, theirs: ours)
+        #expect(reversed.ours == theirs, "the same whichever side is ours")
+        let added = RecordMerge.merge(base: nil, ours: ours, theirs: theirs)
+        #expect(added.ours == theirs, "a record both sides pulled new")
+    }
+
+    @Test("a server copy and a hand edit join; both sides editing one property by hand is a conflict")
+    func recordMergeWithHandEdits() {
+        let base = Self.record("v1", at: 1, ["text": "a", "done": false])
+        let handEdited = Self.record("v1", at: 1, ["text": "a", "done": true])
+        let pulled = Self.record("v2", at: 2, ["text": "b", "done": false])
+        let joined = RecordMerge.merge(base: base, ours: handEdited, theirs: pulled)
+        #expect(joined.conflicts.isEmpty)
+        #expect(joined.ours == Self.record("v2", at: 2, ["text": "b", "done": true]), "the edit on top of the newer copy")
+        let mine = Self.record("v1", at: 1, ["text": "mine", "done": false])
+        let yours = Self.record("v1", at: 1, ["text": "yours", "done": false])
+        let clash = RecordMerge.merge(base: base, ours: mine, theirs: yours)
+        #expect(clash.conflicts == ["text"])
+        #expect(clash.ours["text"] == "mine" && clash.theirs["text"] == "yours")
+        let handOverPull = RecordMerge.merge(base: base, ours: Self.record("v1", at: 1, ["text": "mine", "done": false]), theirs: pulled)
+        #expect(handOverPull.conflicts == ["text"], "a hand edit and a server change of one property")
+    }
+
+    @Test("only the older server copy changed a property: a conflict, since it may be a hand edit made on top of it")
+    func recordMergeAmbiguousOlderChange() {
+        let base = Self.record("v1", at: 1, ["text": "a", "note": "x"])
+        let older = Self.record("v2", at: 2, ["text": "a", "note": "edited"])
+        let newer = Self.record("v3", at: 3, ["text": "b", "note": "x"])
+        #expect(RecordMerge.merge(base: base, ours: older, theirs: newer).conflicts == ["note"])
+    }
+
+    @Test("the merge driver writes canonical bytes, or conflict markers that status reports with both sides")
+    func driverOutput() throws {
+        func bytes(_ record: [String: JSONValue]) -> [UInt8] { RecordFile.encode(record) }
+        let base = Self.record("v1", at: 1, ["text": "a", "done": false])
+        let clean = StoreFileMerge.merge(path: "store/tables/todo/r1.json", base: bytes(base),
+                                         ours: bytes(Self.record("v1", at: 1, ["text": "a", "done": true])),
+                                         theirs: bytes(Self.record("v2", at: 2, ["text": "b", "done": false])))
+        #expect(clean.conflicts.isEmpty)
+        #expect(clean.bytes == bytes(Self.record("v2", at: 2, ["text": "b", "done": true])))
+        let clash = StoreFileMerge.merge(path: "tables/todo/r1.json", base: bytes(base),
+                                         ours: bytes(Self.record("v1", at: 1, ["text": "mine", "done": false])),
+                                         theirs: bytes(Self.record("v1", at: 1, ["text": "yours", "done": false])))
+        #expect(clash.conflicts == ["text"])
+        let text = String(decoding: clash.bytes, as: UTF8.self)
+        #expect(text.contains("<<<<<<< ours\n  \"text\": \"mine\",\n=======\n  \"text\": \"yours\",\n>>>>>>> theirs\n"), "\(text)")
+        guard case .failure(let problem) = RecordFile.check(bytes: clash.bytes, fileName: "r1.json", relativePath: "tables/todo/r1.json") else {
+            Issue.record("a file with conflict markers is not a record")
+            return
+        }
+        #expect(problem.line == 5)
+        #expect(problem.reason.contains("ours has \"text\": \"mine\", and theirs has \"text\": \"yours\","), "\(problem.reason)")
+        let other = StoreFileMerge.merge(path: "conflicts/todo/r1.json", base: Array("a\n".utf8), ours: Array("b\n".utf8), theirs: Array("c\n".utf8))
+        #expect(other.conflicts == ["*"])
+    }
+
+    // MARK: - queries.json
+
+    @Test("queries: the union, each with the older watermark; a redefinition on one side wins; on both, a conflict")
+    func queriesMerge() throws {
+        func query(_ id: String, filter: String? = nil, at millisecond: Int?, lastID: String? = nil) -> PullQuery {
+            PullQuery(id: id, table: "todo", filter: filter,
+                      updatedAt: millisecond.map { "2026-01-01T00:00:00.\(String(format: "%03d", $0))Z" }, lastID: lastID)
+        }
+        let base = QueryRegistry(queries: ["all": query("all", at: 1), "gone": query("gone", at: 1)])
+        let ours = QueryRegistry(queries: ["all": query("all", at: 5, lastID: "b"), "mine": query("mine", at: 2)])
+        let theirs = QueryRegistry(queries: ["all": query("all", at: 3), "gone": query("gone", at: 4), "yours": query("yours", at: nil)])
+        let merged = QueriesMerge.merge(base: base, ours: ours, theirs: theirs)
+        #expect(merged.conflicts.isEmpty)
+        #expect(merged.ours.queries["all"] == query("all", at: 3), "the older watermark: the next pull re-reads a little, never skips")
+        #expect(Set(merged.ours.queries.keys) == ["all", "mine", "yours"], "added on either side kept; removed on one side gone")
+        #expect(QueriesMerge.isOlder(query("q", at: 3, lastID: "z"), than: query("q", at: 3)),
+                "at one instant a cursor without a last id is past every id")
+        let redefined = QueriesMerge.merge(base: base, ours: QueryRegistry(queries: ["all": query("all", filter: "done eq false", at: 9)]),
+                                           theirs: QueryRegistry(queries: ["all": query("all", at: 2)]))
+        #expect(redefined.ours.queries["all"]?.filter == "done eq false")
+        let clash = QueriesMerge.merge(base: base, ours: QueryRegistry(queries: ["all": query("all", filter: "a eq 1", at: 1)]),
+                                       theirs: QueryRegistry(queries: ["all": query("all", filter: "a eq 2", at: 1)]))
+        #expect(clash.conflicts == ["all"])
+    }
+}
