@@ -39,7 +39,7 @@ stop_server() { kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; serv
 say "Start the server and create a store (a directory you could keep in git)"
 start_server
 run "$tablesync" -C "$work/store" init --remote "http://127.0.0.1:$port" --table TodoItem
-run "$tablesync" -C "$work/store" query add TodoItem all-items
+run "$tablesync" -C "$work/store" query list
 run "$tablesync" -C "$work/phone" init --remote "http://127.0.0.1:$port" --table TodoItem >/dev/null
 
 say "1. The server goes away (the tutorial points the app at an invalid URL)"
@@ -66,7 +66,7 @@ run "$tablesync" -C "$work/phone" query TodoItem
 
 say "5-7. One sync delivers them (push, then pull every query)"
 run "$tablesync" -C "$work/store" sync
-run "$tablesync" -C "$work/phone" pull TodoItem --query-id all-items
+run "$tablesync" -C "$work/phone" sync
 run "$tablesync" -C "$work/phone" query TodoItem --filter "complete eq false"
 
 say "A change made on the other device comes back with the next pull"

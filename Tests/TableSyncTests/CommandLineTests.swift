@@ -59,7 +59,8 @@ import TestSupport
         }
         #expect(try await runProgram(tablesync, ["-C", store, "query", "add", "todo", "all"]).status == 0, "a sub-subcommand")
         let listed = try await runProgram(tablesync, ["query", "list", "-C", store, "--json"])
-        #expect(try JSONParser.parse(listed.stdout)["queries"]?.arrayValue?.count == 1, "\(listed.stdout) \(listed.stderr)")
+        let ids = try JSONParser.parse(listed.stdout)["queries"]?.arrayValue?.compactMap { $0["id"]?.stringValue }
+        #expect(ids == ["all", "todo"], "the one added, and the one init adds per table: \(listed.stdout) \(listed.stderr)")
         let selected = try await runProgram(tablesync, ["-C", store, "query", "todo", "--filter", "id eq 'a'"])
         #expect(try JSONParser.parse(selected.stdout).arrayValue?.count == 1, "the default sub-subcommand: \(selected.stderr)")
     }
