@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import SyncProtocol
 import TableSync
 
 /// `tablesync-bench`: TableSync's benchmarks, each figure beside a baseline measured in the same run
@@ -9,7 +10,7 @@ struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tablesync-bench",
         abstract: "TableSync's benchmarks, each figure beside a baseline measured in the same run.",
-        subcommands: [RunCommand.self, StockPullCommand.self],
+        subcommands: [RunCommand.self, StockPullCommand.self, MarkdownCommand.self],
         defaultSubcommand: RunCommand.self
     )
 }
@@ -78,5 +79,23 @@ struct StockPullCommand: AsyncParsableCommand {
         let report = try await context.pull(table: table, queryID: queryID,
                                             options: SyncOptions(pageSize: 50, paging: .greaterOrEqualWithSkip))
         print("written \(report.written) pages \(report.pages)")
+    }
+}
+
+/// `tablesync-bench markdown`: a results file as the Markdown table that README and docs/bench.md show.
+struct MarkdownCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "markdown",
+        abstract: "Print a results file (bench-results/latest.json) as a Markdown table."
+    )
+
+    @Argument(help: "The results file written by tablesync-bench run.") var results = "bench-results/latest.json"
+
+    func run() async throws {
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: results))
+        let json = try JSONParser.parse(Array(bytes))
+        print("\(json["machine"]?.stringValue ?? ""); \(json["records"]?.integerValue ?? 0) records, \(json["runs"]?.integerValue ?? 0) runs each; \(json["date"]?.stringValue ?? "")\n")
+        print(ResultTable.markdown(json))
+        for note in json["notes"]?.arrayValue ?? [] { print("\nnote: \(note.stringValue ?? "")") }
     }
 }

@@ -5,8 +5,8 @@ import TableSync
 /// The benchmarks (docs/bench.md), in the order that lets each one set up the next: the JSON writers, then against
 /// one `tablesync-server` on SQLite the initial pull (P1) with its disk floor and the SDKs' paging, memory
 /// (P4), bytes on the wire (P5), `status` against `git status` (P2), push (P3), a sync with nothing to do
-/// (P6) and an incremental pull (P7). Every figure is a median over the runs, beside a baseline measured in
-/// the same run.
+/// (P6), an incremental pull (P7) and a sync that lost its cache (P8). Every figure is a median over the runs,
+/// beside a baseline measured in the same run.
 struct BenchmarkSuite {
     /// Sizes and places.
     struct Configuration {
@@ -76,6 +76,7 @@ struct BenchmarkSuite {
         try measurePushWire(proxy: proxy, store: wireStore)
         try measureNoChangeSync(store: store)
         try await measureIncrementalPull(store: store, database: database)
+        try measureSyncWithoutCache(store: store)
         results.notes.append("load average at the end: \(Machine.loadAverage()) (other processes share this machine)")
         results.rows = results.rows.enumerated().sorted { ($0.element.id, $0.offset) < ($1.element.id, $1.offset) }.map(\.element)
         return results
@@ -382,6 +383,33 @@ struct BenchmarkSuite {
         }
         results.rows.append(ResultRow(id: "P7", what: "incremental pull, \(changed) changed of \(records)", unit: "records/s",
                                       value: Sample(rates), baselineName: "P1: initial pull rate", baseline: initialPullRates, target: nil, met: nil))
+    }
+
+    // MARK: - P8
+
+    /// The first sync of a store without `.tablesync/` (a fresh clone, a restore, a lost cache): what it sends,
+    /// against a sync of the same store with its cache (P6's figure, measured again here).
+    private mutating func measureSyncWithoutCache(store: String) throws {
+        var times: [Double] = [], withCache: [Double] = [], sent: [Double] = [], compared: [Double] = []
+        for run in 1...runs {
+            progress("P8 run \(run)/\(runs): sync after removing .tablesync/")
+            withCache.append(try tablesync(["-C", store, "sync", "--json"]).seconds)
+            try remove(store + "/.tablesync")
+            let sync = try tablesync(["-C", store, "sync", "--json"])
+            let push = try JSONParser.parse(sync.standardOutput)["push"]
+            let applied = push?["applied"]?.integerValue ?? -1
+            let refused = (push?["conflicts"]?.arrayValue?.count ?? 0) + (push?["rejected"]?.arrayValue?.count ?? 0)
+            sent.append(Double(applied) + Double(refused))
+            compared.append(Double(push?["compared"]?["unchanged"]?.integerValue ?? -1))
+            times.append(sync.seconds)
+        }
+        let operations = Sample(sent)
+        results.rows.append(ResultRow(id: "P8", what: "sync without .tablesync/ (\(records) records): operations sent", unit: "operations",
+                                      value: operations, target: "0", met: operations.max == 0))
+        results.rows.append(ResultRow(id: "P8", what: "sync without .tablesync/: files compared and found unchanged", unit: "files",
+                                      value: Sample(compared), target: "\(records)", met: Sample(compared).min == Double(records)))
+        results.rows.append(ResultRow(id: "P8", what: "sync without .tablesync/: wall time", unit: "s", value: Sample(times),
+                                      baselineName: "the same sync with its cache", baseline: Sample(withCache), target: nil, met: nil))
     }
 
     // MARK: - Helpers

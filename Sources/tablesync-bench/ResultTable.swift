@@ -84,6 +84,27 @@ struct ResultTable {
         ])
     }
 
+    /// The results file `json` (what ``json()`` wrote) as a Markdown table for README and docs/bench.md, so their
+    /// tables are generated from a run, never typed.
+    static func markdown(_ json: JSONValue) -> String {
+        var lines = ["| id | figure | median | min | max | baseline (same run) | baseline median | ratio | target | met |",
+                     "|---|---|---|---|---|---|---|---|---|---|"]
+        for row in json["rows"]?.arrayValue ?? [] {
+            let unit = row["unit"]?.stringValue ?? ""
+            func figure(_ sample: JSONValue?, _ key: String) -> String {
+                (sample?[key]?.doubleValue).map { format($0, unit: unit) } ?? "—"
+            }
+            let ratio = (row["ratio"]?.doubleValue).map { format($0, unit: "ratio") + "×" } ?? "—"
+            let met = row["met"]?.boolValue.map { $0 ? "yes" : "no" } ?? ""
+            let cells = [row["id"]?.stringValue ?? "", "\(row["what"]?.stringValue ?? "") (\(unit))",
+                         figure(row["value"], "median"), figure(row["value"], "min"), figure(row["value"], "max"),
+                         row["baselineName"]?.stringValue ?? "—", figure(row["baseline"], "median"), ratio,
+                         row["target"]?.stringValue ?? "", met]
+            lines.append("| " + cells.joined(separator: " | ") + " |")
+        }
+        return lines.joined(separator: "\n")
+    }
+
     static func format(_ value: Double, unit: String) -> String {
         guard value.isFinite else { return "—" }
         switch unit {
