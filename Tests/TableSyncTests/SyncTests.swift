@@ -357,6 +357,50 @@ import TestSupport
         #expect(await context.pendingOperations.map(\.id) == ["b"])
     }
 
+    @Test("a store that lost its cache compares its files with the server page by page: nothing sent for unchanged files",
+          arguments: backends)
+    func lostCacheComparedInPages(_ backend: TestBackend) async throws {
+        let fixture = try await Fixture.make(backend)
+        let table = fixture.table
+        for number in 0..<45 { try await fixture.first.table(table).insert(["id": .string("r\(number)"), "text": "item"]) }
+        try await fixture.first.push(options: fixture.options)
+        // The server moves on for r0; r1 is edited by hand while the cache is gone.
+        try await fixture.second.pull(table: table, options: fixture.options)
+        try await fixture.second.table(table).update(["id": "r0", "text": "changed on the server"])
+        try await fixture.second.push(options: fixture.options)
+        let root = fixture.first.layout.root
+        await fixture.first.close()
+        for paging in [PullPaging.keyset, .greaterOrEqualWithSkip] {
+            try FileManager.default.removeItem(atPath: root + "/.tablesync")
+            let path = root + "/tables/\(table)/r1.json"
+            let bytes = try #require(FileManager.default.contents(atPath: path))
+            var record = try #require(try JSONParser.parse(Array(bytes)).objectValue)
+            record["text"] = .string("edited by hand, \(paging)")
+            try Data(CanonicalJSON.encode(.object(record))).write(to: URL(fileURLWithPath: path))
+            let store = try SyncContext(directory: root)
+            let status = try await store.status()
+            #expect(status.handEdits.count == 45 && status.handEdits.allSatisfy { $0.kind == .uncompared })
+            // Pages of 10 (more than 20 files make the push read the table instead of each record).
+            let options = SyncOptions(retryPolicy: .none, pageSize: 10, paging: paging)
+            let report = try await store.push(options: options)
+            #expect(report.applied == 1, "only the hand edit is sent (\(paging)): \(report)")
+            #expect(report.adoption.edited == 1)
+            if paging == .keyset {
+                #expect(report.adoption.unchanged == 43)
+                #expect(report.adoption.conflicts == [RecordKey(table: table, id: "r0")], "moved on, and the file differs")
+                try await store.resolve(RecordKey(table: table, id: "r0"), .takeServer)
+            } else {
+                #expect(report.adoption.unchanged == 44, "r0 now holds the server's copy")
+                #expect(report.adoption.conflicts.isEmpty)
+            }
+            #expect(try await store.status().isClean)
+            await store.close()
+        }
+        try await fixture.second.pull(table: table, options: fixture.options)
+        #expect(try await fixture.second.table(table).read(id: "r1")?["text"] == "edited by hand, greaterOrEqualWithSkip")
+        await fixture.stop()
+    }
+
     @Test("pull --evict removes records that left the query; the brake stops mass removals", arguments: backends)
     func evictAndMassDeleteBrake(_ backend: TestBackend) async throws {
         let fixture = try await Fixture.make(backend)

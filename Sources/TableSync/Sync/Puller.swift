@@ -70,7 +70,7 @@ struct Puller {
         }
         let client = try await connection.client(table: table)
         var watermark = query.updatedAt.map { PullWatermark(updatedAt: $0, lastID: query.lastID) }
-        let mode = try await discoverMode(client: client)
+        let mode = try await Self.pagingMode(options: options, client: client)
         var massDelete = MassDeleteBrake()
         var skip = 0
         var repeatCheck = PullPlan.RepeatedPageCheck()
@@ -201,9 +201,10 @@ struct Puller {
         report.keptLocal += outcome.skipped.count
     }
 
-    /// Keyset paging when the server is a TableSync server (it advertises extensions), the SDKs' algorithm
-    /// otherwise: the same discovery (`GET /health`) the push uses for batches.
-    private func discoverMode(client: TableClient) async throws -> PullPlan.Mode {
+    /// How `options` page through a table on `client`'s server: as asked, or keyset paging when the server is a
+    /// TableSync server (it advertises extensions) and the SDKs' algorithm otherwise: the same discovery
+    /// (`GET /health`) the push uses for batches.
+    static func pagingMode(options: SyncOptions, client: TableClient) async throws -> PullPlan.Mode {
         switch options.paging {
         case .keyset: return .keyset
         case .greaterOrEqualWithSkip: return .greaterOrEqualWithSkip
