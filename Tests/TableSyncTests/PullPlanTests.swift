@@ -209,4 +209,12 @@ import TestSupport
         for status in [408, 429, 500, 502, 503, 504] { #expect(RetryPolicy.isRetryable(status: status)) }
         for status in [200, 400, 401, 404, 409, 412, 501] { #expect(!RetryPolicy.isRetryable(status: status)) }
     }
+
+    @Test("a short page ends a table only where the server says so (v3); a v2 server may cap pages silently")
+    func lastPage() {
+        #expect(PullPlan.isLastPage(apiVersion: 3, itemCount: 7, pageSize: 10, nextLink: nil))
+        #expect(!PullPlan.isLastPage(apiVersion: 3, itemCount: 7, pageSize: 10, nextLink: "next"))
+        #expect(!PullPlan.isLastPage(apiVersion: 3, itemCount: 10, pageSize: 10, nextLink: nil))
+        #expect(!PullPlan.isLastPage(apiVersion: 2, itemCount: 7, pageSize: 10, nextLink: nil), "only an empty page ends a v2 table")
+    }
 }

@@ -136,7 +136,9 @@ struct Adopter {
             }
             (watermark, skip) = next
             guard try await body(page.records) else { return }
-            if page.itemCount < pageSize && page.nextLink == nil { return }
+            if PullPlan.isLastPage(apiVersion: client.apiVersion, itemCount: page.itemCount, pageSize: pageSize, nextLink: page.nextLink) {
+                return
+            }
         }
     }
 
@@ -145,6 +147,8 @@ struct Adopter {
                         remaining: inout Set<String>, report: inout AdoptionReport) async throws {
         let matched = serverCopies.filter { remaining.contains($0[SystemProperty.id]?.stringValue ?? "") }
         guard !matched.isEmpty else { return }
+        // The server has these records: none of them may end up queued as an insert, read or not.
+        for server in matched { remaining.remove(server[SystemProperty.id]!.stringValue!) }
         let files = store.recordFiles
         // Each file is read once, in parallel; a file gone or broken since the scan is left to the next scan.
         let read = concurrentMap(matched) { server -> (server: [String: JSONValue], local: RecordFile.Loaded, sent: SentFile)? in
@@ -159,7 +163,6 @@ struct Adopter {
         var conflicts: [(local: [String: JSONValue], server: [String: JSONValue])] = []
         for case let (server, local, sentFile)? in read {
             let id = local.id
-            remaining.remove(id)
             sent[id] = sentFile
             switch AdoptionRule.decide(local: local.record, server: server, syncedVersion: syncedVersions[id] ?? nil) {
             case .unchanged:
@@ -201,7 +204,7 @@ struct Adopter {
             changes.append(LocalChange(kind: .modified, table: table, id: id, fileName: RecordFileName.fileName(for: id),
                                        baseVersion: conflict.local[SystemProperty.version]?.stringValue))
         }
-        _ = try await store.queue(changes)
+        if !changes.isEmpty { _ = try await store.queue(changes) }
         for conflict in conflicts {
             let key = RecordKey(table: table, id: conflict.local[SystemProperty.id]!.stringValue!)
             guard let operation = await store.pendingOperation(key) else { continue }

@@ -27,6 +27,13 @@ enum PullPlan {
         case greaterOrEqualWithSkip
     }
 
+    /// Whether a page ends the table without asking for another: only a v3 server says so, by a short page
+    /// without `nextLink`; a v2 server may cap a page below `$top` without saying so, so there only an empty page
+    /// ends it.
+    static func isLastPage(apiVersion: Int, itemCount: Int, pageSize: Int, nextLink: String?) -> Bool {
+        apiVersion == 3 && nextLink == nil && itemCount < pageSize
+    }
+
     /// The query parameter that asks a server speaking `apiVersion` to count every record the query matches:
     /// `$count=true` in v3, `$inlinecount=allpages` in v2.
     static func countParameter(apiVersion: Int) -> (name: String, value: String) {

@@ -99,7 +99,7 @@ struct Puller {
             try repeatCheck.check(mode: mode, skip: skip, page: page.cursorItems, url: tableURL)
             let (nextWatermark, nextSkip) = PullPlan.advance(mode: mode, watermark: watermark, skip: skip, page: page.cursorItems)
             let advances = mode != .keyset || PullPlan.advances(from: watermark, to: nextWatermark)
-            let isLast = client.apiVersion == 3 && page.nextLink == nil && page.itemCount < pageSize
+            let isLast = PullPlan.isLastPage(apiVersion: client.apiVersion, itemCount: page.itemCount, pageSize: pageSize, nextLink: page.nextLink)
             // The next page downloads and decodes while this one is written: the next cursor is known already.
             let nextSize = pageSize
             let nextPage = isLast || !advances ? nil : Task { try await fetch(after: nextWatermark, skip: nextSkip, pageSize: nextSize) }
