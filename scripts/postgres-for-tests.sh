@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Starts (or reuses) a private PostgreSQL cluster for the server tests and prints the line to eval:
 #   eval "$(scripts/postgres-for-tests.sh)"     → export TABLESYNC_TEST_POSTGRES_URL=postgres://USER@127.0.0.1:PORT/DB
+#                                                  export TABLESYNC_TEST_POSTGRES_CA=DIR/tls/ca.pem
 #   scripts/postgres-for-tests.sh stop          → stops it
+# The cluster accepts TLS (ssl = on) with a certificate for 127.0.0.1 and localhost signed by a test authority
+# made here (TABLESYNC_TEST_POSTGRES_CA), so the tests can check every sslmode against a real server.
 # Works as root (the cluster then runs as the `postgres` user) or as a normal user. Installs the Debian package
 # `postgresql` when its binaries are missing. Idempotent: a running cluster is reused.
 # Settings: TABLESYNC_TEST_POSTGRES_DIR (default /tmp/tablesync-test-postgres), TABLESYNC_TEST_POSTGRES_PORT (54329).
@@ -58,10 +61,34 @@ if [ ! -f "$data/PG_VERSION" ]; then
 fi
 as_owner mkdir -p "$sockets"
 
+# A test certificate authority and a server certificate it signed, made once per cluster directory.
+tls="$dir/tls"
+if [ ! -f "$tls/server.key" ]; then
+  command -v openssl >/dev/null || { log "openssl is missing (make deps installs it)"; exit 1; }
+  as_owner mkdir -p "$tls"
+  as_owner openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=TableSync test authority" \
+    -keyout "$tls/ca.key" -out "$tls/ca.pem" 2>/dev/null
+  as_owner openssl req -newkey rsa:2048 -nodes -subj "/CN=localhost" -keyout "$tls/server.key" -out "$tls/server.csr" 2>/dev/null
+  printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' | as_owner tee "$tls/server.ext" >/dev/null
+  as_owner openssl x509 -req -in "$tls/server.csr" -CA "$tls/ca.pem" -CAkey "$tls/ca.key" -CAcreateserial -days 3650 \
+    -extfile "$tls/server.ext" -out "$tls/server.pem" 2>/dev/null
+  as_owner chmod 600 "$tls/server.key"
+fi
+chmod 755 "$dir" "$tls"
+chmod 644 "$tls/ca.pem"
+
+# A cluster left running without TLS by an older version of this script is restarted with it.
+if as_owner "$bindir/pg_ctl" -D "$data" status >/dev/null 2>&1 \
+    && ! as_owner "$bindir/psql" -h "$sockets" -p "$port" -U "$owner" -d postgres -Atc "SHOW ssl" 2>/dev/null | grep -q on; then
+  log "restarting with TLS"
+  as_owner "$bindir/pg_ctl" -D "$data" -m fast -w stop >/dev/null
+fi
+
 if ! as_owner "$bindir/pg_ctl" -D "$data" status >/dev/null 2>&1; then
   log "starting on 127.0.0.1:$port"
   as_owner "$bindir/pg_ctl" -D "$data" -l "$dir/postgres.log" -w -t 60 \
-    -o "-c listen_addresses=127.0.0.1 -p $port -k $sockets -c max_connections=200 -c fsync=off" start >/dev/null
+    -o "-c listen_addresses=127.0.0.1 -p $port -k $sockets -c max_connections=200 -c fsync=off \
+       -c ssl=on -c ssl_cert_file=$tls/server.pem -c ssl_key_file=$tls/server.key" start >/dev/null
 fi
 
 if ! as_owner "$bindir/psql" -h "$sockets" -p "$port" -U "$owner" -d postgres -Atc \
@@ -70,3 +97,4 @@ if ! as_owner "$bindir/psql" -h "$sockets" -p "$port" -U "$owner" -d postgres -A
 fi
 
 echo "export TABLESYNC_TEST_POSTGRES_URL=postgres://$owner@127.0.0.1:$port/$database"
+echo "export TABLESYNC_TEST_POSTGRES_CA=$tls/ca.pem"

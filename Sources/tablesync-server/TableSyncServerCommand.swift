@@ -27,7 +27,7 @@ struct TableSyncServerCommand: AsyncParsableCommand {
     @Option(help: "The TCP port to listen on (default 8080; 0 picks a free port).")
     var port: Int?
 
-    @Option(help: "sqlite:PATH or postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE (or TABLESYNC_SERVER_DATABASE; the password also from PGPASSWORD). Default: sqlite:tablesync-server.sqlite in the working directory.")
+    @Option(help: "sqlite:PATH or postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=MODE&sslrootcert=FILE] (or TABLESYNC_SERVER_DATABASE; the password, sslmode and sslrootcert also from PGPASSWORD, PGSSLMODE and PGSSLROOTCERT). sslmode: disable, prefer (default), require, verify-ca, verify-full; verify-* trust the system's certificate authorities unless sslrootcert names a PEM file. Default: sqlite:tablesync-server.sqlite in the working directory.")
     var database: String?
 
     @Option(name: .customLong("table"), help: ArgumentHelp(
@@ -47,7 +47,7 @@ struct TableSyncServerCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-batch-operations"), help: "The most operations one batch request may carry (default 1000).")
     var maxBatchOperations: Int?
 
-    @Option(name: .customLong("postgres-pool-size"), help: "The most connections to PostgreSQL at once (default 20).")
+    @Option(name: .customLong("postgres-pool-size"), help: "The most connections to PostgreSQL this process opens at once (default 20); several instances on one database need their sum under its max_connections.")
     var postgresPoolSize: Int?
 
     @Option(help: "A JSON configuration file; flags win over it.")
@@ -90,9 +90,8 @@ struct TableSyncServerCommand: AsyncParsableCommand {
         }
         let databaseText = configuredDatabase ?? Self.defaultDatabase
         var location = try DatabaseLocation.parse(databaseText)
-        if case .postgres(var postgres) = location, postgres.password == nil, let password = environment["PGPASSWORD"] {
-            postgres.password = password
-            location = .postgres(postgres)
+        if case .postgres(let postgres) = location {
+            location = .postgres(try postgres.filledIn(from: environment))
         }
         var tableOptions = file.tables
         for text in tables {

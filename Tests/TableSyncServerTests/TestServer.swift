@@ -24,12 +24,17 @@ let testLogger: Logger = {
 }()
 
 /// Runs `body` against a server on `backend` serving `tables`, through the in-process router or a live socket.
+/// `database` replaces the backend's usual one (e.g. the test PostgreSQL reached with other TLS settings).
 func withServer<Value: Sendable>(
     _ backend: Backend, tables: [TableOptions], tokens: Set<String> = [], maxBodySize: Int = ServerConfiguration.defaultMaxBodySize,
-    setup: TestingSetup = .router, configure: (inout ServerConfiguration) -> Void = { _ in },
+    database: DatabaseLocation? = nil, setup: TestingSetup = .router, configure: (inout ServerConfiguration) -> Void = { _ in },
     _ body: @Sendable (any TestClientProtocol) async throws -> Value
 ) async throws -> Value {
-    let database = tables.contains { $0.schema != nil } ? try await columnsDatabase(backend) : try backend.database()
+    let database = if let database { database } else if tables.contains(where: { $0.schema != nil }) {
+        try await columnsDatabase(backend)
+    } else {
+        try backend.database()
+    }
     defer { TestBackend.removeFiles(of: database) }
     var configuration = ServerConfiguration(host: "127.0.0.1", port: 0, database: database, tables: tables,
                                             tokens: tokens, maxBodySize: maxBodySize)

@@ -21,15 +21,15 @@ public func makeServerApplication(
     try configuration.validate()
     let repository: any RecordRepository
     var postgresClient: PostgresClient?
+    var postgresLocation: PostgresLocation?
     switch configuration.database {
     case .sqlite(let path):
         repository = try SQLiteRecordRepository(path: path)
     case .postgres(let location):
-        var postgres = PostgresClient.Configuration(host: location.host, port: location.port, username: location.username,
-                                                    password: location.password, database: location.database, tls: .disable)
-        postgres.options.maximumConnections = configuration.postgresPoolSize
-        let client = PostgresClient(configuration: postgres, backgroundLogger: logger)
+        let client = PostgresClient(configuration: try location.clientConfiguration(poolSize: configuration.postgresPoolSize),
+                                    backgroundLogger: logger)
         postgresClient = client
+        postgresLocation = location
         repository = PostgresRecordRepository(client: client, logger: logger)
     }
 
@@ -56,7 +56,12 @@ public func makeServerApplication(
         logger: logger)
     if let postgresClient { app.addServices(postgresClient) }
     let tables = configuration.tables
-    app.beforeServerStarts {
+    app.beforeServerStarts { [postgresLocation] in
+        if let postgresLocation {
+            let encrypted = try await postgresLocation.checkConnection(logger: logger)
+            logger.info("connected to PostgreSQL", metadata: [
+                "sslmode": "\(postgresLocation.effectiveTLSMode.rawValue)", "encrypted": "\(encrypted)"])
+        }
         try await repository.prepare(tables: tables)
         logger.info("serving tables", metadata: [
             "tables": "\(tables.map(\.name).joined(separator: ","))", "database": "\(configuration.database)",

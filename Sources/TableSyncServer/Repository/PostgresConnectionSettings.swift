@@ -1,0 +1,102 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// How a ``PostgresLocation`` becomes PostgresNIO's configuration: one place for the TLS rules, used by the
+/// connection pool and by the check that runs before the server starts.
+extension PostgresLocation {
+    /// The TLS settings of ``effectiveTLSMode``: none for `disable`; an unchecked certificate for `prefer` and
+    /// `require`; the chain checked against ``rootCertificatePath`` (or the system's trust store) for `verify-ca`,
+    /// and the host name or address too for `verify-full`.
+    func tlsConfiguration() throws(ConfigurationError) -> TLSConfiguration? {
+        let mode = effectiveTLSMode
+        guard mode != .disable else { return nil }
+        var tls = TLSConfiguration.makeClientConfiguration()
+        switch mode {
+        case .disable, .prefer, .require: tls.certificateVerification = .none
+        case .verifyCA: tls.certificateVerification = .noHostnameVerification
+        case .verifyFull: tls.certificateVerification = .fullVerification
+        }
+        if mode.verifiesCertificate, let path = rootCertificatePath {
+            guard FileManager.default.isReadableFile(atPath: path) else {
+                throw ConfigurationError("sslrootcert \(path): no such readable file (a PEM file of the certificate authorities to trust)")
+            }
+            tls.trustRoots = .file(path)
+        }
+        return tls
+    }
+
+    /// The connection pool's configuration, with at most `poolSize` connections.
+    func clientConfiguration(poolSize: Int) throws(ConfigurationError) -> PostgresClient.Configuration {
+        let tls: PostgresClient.Configuration.TLS
+        switch (effectiveTLSMode, try tlsConfiguration()) {
+        case (.disable, _), (_, nil): tls = .disable
+        case (.prefer, let settings?): tls = .prefer(settings)
+        case (_, let settings?): tls = .require(settings)
+        }
+        var configuration = PostgresClient.Configuration(host: host, port: port, username: username, password: password,
+                                                         database: database, tls: tls)
+        configuration.options.maximumConnections = poolSize
+        configuration.options.additionalStartupParameters = Self.startupParameters
+        return configuration
+    }
+
+    /// Sent when a connection opens: `application_name` names the server in `pg_stat_activity` and the
+    /// database's logs, so that its connections can be counted and told apart from other programs'.
+    static let startupParameters = [("application_name", "tablesync-server")]
+
+    /// Opens one connection as the pool would and runs `SELECT 1`, so that a server that cannot reach its
+    /// database refuses to start at once, saying why (the pool itself retries for 15 s and then reports only
+    /// that it gave up). Returns whether the connection is encrypted.
+    @discardableResult
+    func checkConnection(logger: Logger) async throws(ConfigurationError) -> Bool {
+        let tls: PostgresConnection.Configuration.TLS
+        do {
+            switch (effectiveTLSMode, try tlsConfiguration()) {
+            case (.disable, _), (_, nil): tls = .disable
+            case (.prefer, let settings?): tls = .prefer(try NIOSSLContext(configuration: settings))
+            case (_, let settings?): tls = .require(try NIOSSLContext(configuration: settings))
+            }
+        } catch let error as ConfigurationError {
+            throw error
+        } catch {
+            throw ConfigurationError("cannot use the TLS settings for PostgreSQL at \(DatabaseLocation.postgres(self)): \(error)")
+        }
+        var configuration = PostgresConnection.Configuration(host: host, port: port, username: username, password: password,
+                                                             database: database, tls: tls)
+        configuration.options.additionalStartupParameters = Self.startupParameters
+        do {
+            let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
+            let encrypted: Result<Bool, any Error>
+            do {
+                let rows = try await connection.query("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()", logger: logger).collect()
+                encrypted = .success(try rows.first?.decode(Bool.self) ?? false)
+            } catch {
+                encrypted = .failure(error)
+            }
+            try? await connection.close()
+            return try encrypted.get()
+        } catch {
+            throw ConfigurationError("cannot connect to PostgreSQL at \(DatabaseLocation.postgres(self)): \(Self.reason(of: error))")
+        }
+    }
+
+    /// What went wrong, in words that help, without the password: PostgresNIO hides its errors' details from
+    /// `description` on purpose, so they are taken apart here.
+    static func reason(of error: any Error) -> String {
+        guard let error = error as? PSQLError else { return "\(error)" }
+        if error.code == .sslUnsupported {
+            return "the server does not offer TLS, which this sslmode requires (ssl = on in postgresql.conf, or a weaker sslmode)"
+        }
+        if let message = error.serverInfo?[.message] { return message }
+        if let underlying = error.underlying {
+            let text = String(describing: underlying)
+            if text.contains("CERTIFICATE_VERIFY_FAILED") || text.contains("certificate verify failed")
+                || text.contains("failedToValidateHostname") {
+                return "the server's TLS certificate is not trusted (\(text)); give the authority that signed it with sslrootcert=PATH, or check the host name"
+            }
+            return text
+        }
+        return "\(error.code)"
+    }
+}
