@@ -8,6 +8,8 @@
 #   BENCH_PUSH_RECORDS [10000]  updates pushed (P3)     BENCH_CHANGED_RECORDS [1000]  changed before P7
 #   BENCH_SLOW_LINK_PUSH_RECORDS [1000]  updates pushed over the slow link (P3)     BENCH_SLOW_LINK_DELAY_MS [5]  its one-way delay
 #   BENCH_EDITED_FILES [100]  hand edits before status (P2)     BENCH_RUNS [3]  runs of each benchmark
+#   BENCH_BUSY_DISK_EDITS [100]  hand edits synced on a quiet and a busy disk (P9)
+#   BENCH_BUSY_DISK_MEGABYTES [4096]  what the busy neighbour rewrites without syncing (P9; needs that much free disk)
 #   BENCH_CONFIG [release]  build configuration     BENCH_OUTPUT [bench-results/latest.json]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,7 +17,7 @@ cd "$(dirname "$0")/.."
 if [ "${1:-}" = smoke ]; then
   : "${BENCH_RECORDS:=300}" "${BENCH_SMALL_RECORDS:=100}" "${BENCH_PUSH_RECORDS:=50}" "${BENCH_CHANGED_RECORDS:=20}"
   : "${BENCH_SLOW_LINK_PUSH_RECORDS:=20}"
-  : "${BENCH_EDITED_FILES:=10}" "${BENCH_RUNS:=1}" "${BENCH_CONFIG:=debug}" "${BENCH_OUTPUT:=bench-results/smoke.json}"
+  : "${BENCH_EDITED_FILES:=10}" "${BENCH_BUSY_DISK_EDITS:=10}" "${BENCH_BUSY_DISK_MEGABYTES:=64}" "${BENCH_RUNS:=1}" "${BENCH_CONFIG:=debug}" "${BENCH_OUTPUT:=bench-results/smoke.json}"
 fi
 config="${BENCH_CONFIG:-release}"
 
@@ -31,4 +33,5 @@ mkdir -p bench-results
   --records "${BENCH_RECORDS:-100000}" --small-records "${BENCH_SMALL_RECORDS:-10000}" \
   --push-records "${BENCH_PUSH_RECORDS:-10000}" --changed-records "${BENCH_CHANGED_RECORDS:-1000}" \
   --slow-link-push-records "${BENCH_SLOW_LINK_PUSH_RECORDS:-1000}" --slow-link-delay-ms "${BENCH_SLOW_LINK_DELAY_MS:-5}" \
-  --edited-files "${BENCH_EDITED_FILES:-100}" --runs "${BENCH_RUNS:-3}"
+  --edited-files "${BENCH_EDITED_FILES:-100}" --busy-disk-edits "${BENCH_BUSY_DISK_EDITS:-100}" \
+  --busy-disk-megabytes "${BENCH_BUSY_DISK_MEGABYTES:-4096}" --runs "${BENCH_RUNS:-3}"

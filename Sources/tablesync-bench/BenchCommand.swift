@@ -10,7 +10,7 @@ struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tablesync-bench",
         abstract: "TableSync's benchmarks, each figure beside a baseline measured in the same run.",
-        subcommands: [RunCommand.self, StockPullCommand.self, MarkdownCommand.self],
+        subcommands: [RunCommand.self, StockPullCommand.self, MarkdownCommand.self, DirtyWriterCommand.self],
         defaultSubcommand: RunCommand.self
     )
 }
@@ -32,6 +32,8 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "One-way delay of the slow link in milliseconds (P3).") var slowLinkDelayMs = 5.0
     @Option(help: "Records changed on the server before an incremental pull (P7).") var changedRecords = 1_000
     @Option(help: "Files edited by hand before status (P2).") var editedFiles = 100
+    @Option(help: "Hand edits synced on a quiet and on a busy disk (P9).") var busyDiskEdits = 100
+    @Option(help: "Megabytes the busy neighbour rewrites without syncing (P9).") var busyDiskMegabytes = 4096
     @Option(help: "Runs of each benchmark.") var runs = 3
 
     func validate() throws {
@@ -43,6 +45,9 @@ struct RunCommand: AsyncParsableCommand {
         guard slowLinkPushRecords >= 1, slowLinkPushRecords <= smallRecords, slowLinkDelayMs >= 0 else {
             throw ValidationError("--slow-link-push-records must be 1 … --small-records, --slow-link-delay-ms at least 0")
         }
+        guard busyDiskEdits >= 3, busyDiskMegabytes >= 16 else {
+            throw ValidationError("--busy-disk-edits must be at least 3 (fewer never use syncfs), --busy-disk-megabytes at least 16")
+        }
         guard changedRecords >= 1, changedRecords * runs <= records else {
             throw ValidationError("--changed-records × --runs must be at most --records")
         }
@@ -52,7 +57,8 @@ struct RunCommand: AsyncParsableCommand {
         let configuration = BenchmarkSuite.Configuration(
             binaries: bin, work: work, records: records, smallRecords: smallRecords, pushRecords: pushRecords,
             slowLinkPushRecords: slowLinkPushRecords, slowLinkDelay: slowLinkDelayMs / 1_000,
-            changedRecords: changedRecords, editedFiles: editedFiles, runs: runs)
+            changedRecords: changedRecords, editedFiles: editedFiles, busyDiskEdits: busyDiskEdits,
+            busyDiskMegabytes: busyDiskMegabytes, runs: runs)
         var suite = BenchmarkSuite(configuration: configuration)
         let table = try await suite.run()
         print(table.text())

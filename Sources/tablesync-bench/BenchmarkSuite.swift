@@ -5,7 +5,8 @@ import TableSync
 /// The benchmarks (docs/bench.md), in the order that lets each one set up the next: the JSON writers, then against
 /// one `tablesync-server` on SQLite the initial pull (P1) with its disk floor and the SDKs' paging, memory
 /// (P4), bytes on the wire (P5), `status` against `git status` (P2), push (P3), a sync with nothing to do
-/// (P6), an incremental pull (P7) and a sync that lost its cache (P8). Every figure is a median over the runs,
+/// (P6), an incremental pull (P7), a sync that lost its cache (P8) and a sync while another program keeps the disk
+/// busy (P9). Every figure is a median over the runs,
 /// beside a baseline measured in the same run.
 struct BenchmarkSuite {
     /// Sizes and places.
@@ -20,6 +21,9 @@ struct BenchmarkSuite {
         var slowLinkDelay: Double
         var changedRecords: Int
         var editedFiles: Int
+        /// Hand edits synced on a quiet and on a busy disk, and the megabytes the busy neighbour rewrites (P9).
+        var busyDiskEdits: Int
+        var busyDiskMegabytes: Int
         var runs: Int
     }
 
@@ -74,6 +78,7 @@ struct BenchmarkSuite {
         try measurePush(server: server)
         try measurePushOverSlowLink(server: server)
         try measurePushWire(proxy: proxy, store: wireStore)
+        try measureSyncOnBusyDisk(server: server)
         try measureNoChangeSync(store: store)
         try await measureIncrementalPull(store: store, database: database)
         try measureSyncWithoutCache(store: store)
@@ -410,6 +415,62 @@ struct BenchmarkSuite {
                                       value: Sample(compared), target: "\(records)", met: Sample(compared).min == Double(records)))
         results.rows.append(ResultRow(id: "P8", what: "sync without .tablesync/: wall time", unit: "s", value: Sample(times),
                                       baselineName: "the same sync with its cache", baseline: Sample(withCache), target: nil, met: nil))
+    }
+
+    // MARK: - P9
+
+    /// A sync of `busyDiskEdits` hand edits while another process keeps hundreds of megabytes unwritten on the same
+    /// file system (``BusyDisk``), against the same sync on the quiet disk, alternating run by run; then, in the same
+    /// busy moment, what one durable batch of that many new files costs with one `syncfs` and with an `fsync` each
+    /// (``DurableBatchProbe``), and the same on the quiet disk: the two sides of the store's ``DurabilityPlan``.
+    private mutating func measureSyncOnBusyDisk(server: ServerProcess) throws {
+        let store = work + "/busy-store", probes = work + "/busy-probes"
+        let count = min(configuration.busyDiskEdits, configuration.smallRecords)
+        try freshStore(store, remote: server.url, table: Self.smallTable)
+        try expect(try tablesync(["-C", store, "pull", Self.smallTable, "--json"]), member: "written", equals: configuration.smallRecords)
+        var times: [Bool: [Double]] = [:], unwritten: [Double] = []
+        var probeTimes: [String: [Double]] = [:]
+        var value: Int64 = 6_000_000
+        for run in 1...runs {
+            for busy in [false, true] {
+                progress("P9 run \(run)/\(runs): sync of \(count) hand edits, \(busy ? "busy" : "quiet") disk")
+                value += 1
+                let quantity = value
+                _ = try editRecords(store: store, table: Self.smallTable, indexes: 0..<count) { $0["quantity"] = .integer(quantity) }
+                var neighbour: BusyDisk?
+                if busy {
+                    let writer = try BusyDisk.start(benchExecutable: configuration.binaries + "/tablesync-bench",
+                                                    file: work + "/busy-neighbour.bin", megabytes: configuration.busyDiskMegabytes, seconds: 120)
+                    neighbour = writer
+                    unwritten.append(Double(writer.waitForUnwritten(atLeast: configuration.busyDiskMegabytes << 18, seconds: 5)) / 1_000_000)
+                }
+                defer { neighbour?.stop() }
+                let sync = try tablesync(["-C", store, "sync", "--json"])
+                let applied = try JSONParser.parse(sync.standardOutput)["push"]?["applied"]?.integerValue
+                guard applied == Int64(count) else {
+                    throw BenchError(what: "P9", detail: "the sync pushed \(applied.map(String.init) ?? "nothing"), expected \(count)")
+                }
+                times[busy, default: []].append(sync.seconds)
+                for way in DurableBatchProbe.Way.allCases {
+                    let seconds = try DurableBatchProbe.run(directory: probes, files: count, way: way)
+                    probeTimes["\(busy ? "busy" : "quiet") \(way.rawValue)", default: []].append(seconds * 1_000)
+                }
+            }
+        }
+        try discard(store)
+        try discard(probes)
+        try remove(work + "/busy-neighbour.bin")
+        let quiet = Sample(times[false]!), busy = Sample(times[true]!)
+        let load = String(format: "%.0f", Sample(unwritten).median)
+        results.rows.append(ResultRow(id: "P9", what: "sync of \(count) hand edits, another process keeping ~\(load) MB unwritten", unit: "s",
+                                      value: busy, baselineName: "the same sync on the quiet disk", baseline: quiet,
+                                      target: "≤ 2×", met: busy.median / quiet.median <= 2))
+        for disk in ["busy", "quiet"] {
+            results.rows.append(ResultRow(id: "P9", what: "\(count) new files made durable, \(disk) disk: an fsync each", unit: "ms",
+                                          value: Sample(probeTimes["\(disk) fsync each"]!), baselineName: "one syncfs, same disk, same moment",
+                                          baseline: Sample(probeTimes["\(disk) syncfs"]!), target: nil, met: nil))
+        }
+        results.notes.append("P9: the busy neighbour rewrites \(configuration.busyDiskMegabytes) MB of a file without syncing; unwritten data (Dirty + Writeback) when each busy sync started: \(unwritten.map { String(format: "%.0f", $0) }.joined(separator: ", ")) MB")
     }
 
     // MARK: - Helpers

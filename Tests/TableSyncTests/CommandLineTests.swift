@@ -42,6 +42,34 @@ import TestSupport
         #expect(try JSONParser.parse(query.stdout).arrayValue?.count == 1)
     }
 
+    @Test("TABLESYNC_DURABILITY: auto, syncfs and fsync work; any other value stops the command before it writes, naming the variable")
+    func durabilitySetting() async throws {
+        let directory = TemporaryDirectory()
+        let store = directory.file("store")
+        var environment = ProcessInfo.processInfo.environment
+        environment["TABLESYNC_DURABILITY"] = "sometimes"
+        let refused = try await runProgram(tablesync, ["-C", store, "init", "--remote", "http://127.0.0.1:9", "--table", "todo"],
+                                           environment: environment)
+        #expect(refused.status == 2)
+        #expect(refused.stderr.contains("TABLESYNC_DURABILITY=sometimes is not understood; set it to auto, syncfs, fsync, or unset it"),
+                "\(refused.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: store + "/tablesync.json"), "nothing was made")
+        #expect(try await runProgram(tablesync, ["-C", store, "init", "--remote", "http://127.0.0.1:9", "--table", "todo"]).status == 0)
+        for (index, value) in ["auto", "syncfs", "fsync"].enumerated() {
+            environment["TABLESYNC_DURABILITY"] = value
+            // Each accepted value lets a local change through (the disk-fault suite runs whole syncs under syncfs and fsync).
+            let inserted = try await runProgram(tablesync, ["-C", store, "insert", "todo", #"{"id": "r\#(index)", "n": 1}"#],
+                                                environment: environment)
+            #expect(inserted.status == 0, "\(value): \(inserted.stderr)")
+        }
+        environment["TABLESYNC_DURABILITY"] = "always"
+        let insert = try await runProgram(tablesync, ["-C", store, "insert", "todo", #"{"id": "x"}"#], environment: environment)
+        #expect(insert.status == 2 && insert.stderr.contains("TABLESYNC_DURABILITY=always"), "\(insert.stderr)")
+        let status = try await runProgram(tablesync, ["-C", store, "status", "--json"])
+        #expect(try JSONParser.parse(status.stdout)["pending"]?.arrayValue?.count == 3, "the three accepted inserts, and not the refused one")
+        #expect(try await runProgram(tablesync, ["-C", store, "verify"]).status == 0)
+    }
+
     @Test("-C STORE stands before the subcommand, as with git, or after it, and tablesync --help shows it")
     func storeOptionBeforeOrAfterTheSubcommand() async throws {
         let directory = TemporaryDirectory()

@@ -213,11 +213,14 @@ import TestSupport
         var log: CallLog
     }
 
-    static func run(_ trial: Trial, fault: Fault?) async throws -> Outcome {
+    /// Runs the trial's command with `fault`. Durable batches sync as `durability` says, never as the machine's
+    /// load decides, so that a faulted run makes the same calls as the counting run before it.
+    static func run(_ trial: Trial, fault: Fault?, durability: DurabilitySetting = .syncfs) async throws -> Outcome {
         let log = trial.directory.file("calls.log")
         try? FileManager.default.removeItem(atPath: log)
         var environment = CLI.environment
         environment[FileSystemFaultPlan.logVariable] = log
+        environment[DurabilitySetting.variable] = durability.rawValue
         if let fault { environment[FileSystemFaultPlan.variable] = fault.description }
         let result = try await CLI.run(["-C", trial.store] + trial.arguments, environment: environment)
         return Outcome(status: result.status, killed: result.killed, stdout: result.stdout, stderr: result.stderr, log: CallLog(file: log))
@@ -321,15 +324,16 @@ import TestSupport
     }
 
     @Test("disk full, I/O errors and a kill at the N-th file-system call of push, pull, sync and resolve: a clear error, verify passes, nothing lost, one sync converges",
-          arguments: Command.allCases)
-    func faultSweep(_ command: Command) async throws {
+          arguments: Command.allCases, [DurabilitySetting.syncfs, .fsync])
+    func faultSweep(_ command: Command, durability: DurabilitySetting) async throws {
         let world = try await World()
-        var generator = SeededGenerator(seed: Reliability.seed &+ UInt64(Command.allCases.firstIndex(of: command)!))
+        var generator = SeededGenerator(seed: Reliability.seed &+ UInt64(Command.allCases.firstIndex(of: command)!)
+            &+ (durability == .fsync ? 1_000 : 0))
         let started = Date()
         // A clean run first: how many calls of each kind the command makes on this scenario.
         var number = 0
         let counting = try await Self.prepare(command, number: number, in: world)
-        let clean = try await Self.run(counting, fault: nil)
+        let clean = try await Self.run(counting, fault: nil, durability: durability)
         try await Self.check(counting, fault: nil, clean, in: world)
         let counts = clean.log
         #expect(counts.changingDisk > 0, "the hook saw the calls")
@@ -340,14 +344,14 @@ import TestSupport
         for fault in faults {
             number += 1
             let trial = try await Self.prepare(command, number: number, in: world)
-            let outcome = try await Self.run(trial, fault: fault)
+            let outcome = try await Self.run(trial, fault: fault, durability: durability)
             if outcome.killed { killedRuns += 1 } else if outcome.status != 0 { failedRuns += 1 }
             if Self.outran(fault, outcome) { outran += 1 }
             try await Self.check(trial, fault: fault, outcome, in: world)
         }
         let calls = FileSystemCall.allCases.filter { $0 != .read }.map { "\($0.rawValue) \(counts.count($0))" }.joined(separator: ", ")
         #expect(outran * 10 <= faults.count, "most faults land on a call the command makes")
-        print("disk faults, \(command.rawValue): \(calls) calls; \(faults.count) faults injected: \(failedRuns) runs failed cleanly, \(killedRuns) killed, \(outran) ended before the fault's call; \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
+        print("disk faults, \(command.rawValue), \(DurabilitySetting.variable)=\(durability.rawValue): \(calls) calls; \(faults.count) faults injected: \(failedRuns) runs failed cleanly, \(killedRuns) killed, \(outran) ended before the fault's call; \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
         await world.stop()
     }
 

@@ -1,7 +1,8 @@
 /// A set of file writes and removals made durable together: the cheap way to be crash-safe.
 ///
-/// ``commit(temporaryDirectory:)`` writes every new content to a temporary file, makes them all durable at
-/// once (one `syncfs` on Linux, else one `fsync` per file), renames each over its destination (atomic:
+/// ``commit(temporaryDirectory:)`` writes every new content to a temporary file, makes them all durable
+/// (one `syncfs` on Linux, or one `fsync` per file when other programs' unwritten data would make `syncfs` wait:
+/// ``DurabilityPlan``), renames each over its destination (atomic:
 /// a reader sees the old or the new file, never a torn one), removes the files to remove, and finally syncs
 /// each directory touched so the renames and removals survive a power cut. A crash at any point leaves every
 /// destination either old or new, plus temporary files that ``StoreRecovery`` deletes.
@@ -26,6 +27,8 @@ struct DurableFileBatch {
     /// why). Without, old contents are freed here.
     func commit(temporaryDirectory: String, spares: SpareFiles? = nil) throws {
         if isEmpty { return }
+        // A setting not understood stops the batch before it writes anything.
+        let setting = try DurabilitySetting.configured.get()
         let batch = TemporaryName.unique()
         let newFileDirectory = spares?.directory ?? temporaryDirectory
         try FileSystem.createDirectory(newFileDirectory)
@@ -43,7 +46,10 @@ struct DurableFileBatch {
                 }
             }
             if !writes.isEmpty {
-                let syncedAtOnce = try writes.count > 2 && FileSystem.syncWholeFileSystem(containing: newFileDirectory)
+                // Planned once the batch's own files are written, so that their bytes are among those counted.
+                let plan = DurabilityPlan.current(files: writes.count, batchBytes: writes.reduce(0) { $0 + $1.bytes.count },
+                                                  setting: setting)
+                let syncedAtOnce = try plan == .wholeFileSystem && FileSystem.syncWholeFileSystem(containing: newFileDirectory)
                 if !syncedAtOnce {
                     for path in newFilePaths { try FileSystem.sync(path) }
                 }

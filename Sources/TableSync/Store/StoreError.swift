@@ -32,13 +32,15 @@ public enum StoreError: CategorizedError, Equatable {
     case readOnly
     /// A pull query id or definition is wrong.
     case invalidQuery(id: String, reason: String)
+    /// An environment variable that TableSync reads holds a value it does not accept.
+    case invalidEnvironment(variable: String, value: String, accepted: [String])
 
     /// Which kind of failure this is, for the command line's exit code.
     public var kind: FailureKind {
         switch self {
         case .notAStore, .invalidSettings, .invalidJSONFile, .invalidJournalLine, .brokenRecordFile: return .invalidStore
         case .alreadyInitialized, .unknownTable, .invalidTableName, .invalidRecordID, .invalidRecord,
-             .recordNotFound, .recordExists, .operationRejected, .readOnly, .invalidQuery:
+             .recordNotFound, .recordExists, .operationRejected, .readOnly, .invalidQuery, .invalidEnvironment:
             return .usage
         }
     }
@@ -76,6 +78,8 @@ public enum StoreError: CategorizedError, Equatable {
             return "the store was opened read-only, or closed."
         case .invalidQuery(let id, let reason):
             return "query \"\(id)\": \(reason)."
+        case .invalidEnvironment(let variable, let value, let accepted):
+            return "\(variable)=\(value) is not understood; set it to \(accepted.joined(separator: ", ")), or unset it."
         }
     }
 }
