@@ -2,7 +2,7 @@
 SWIFT ?= swift
 BUILD_FLAGS ?=
 
-.PHONY: all build test stress fuzz demo bench bench-smoke deps clean
+.PHONY: all build test stress fuzz demo bench bench-scale bench-smoke deps clean
 
 all: build
 
@@ -27,6 +27,10 @@ demo: deps
 
 bench: deps
 	@scripts/bench.sh
+
+# The million-record points (server pages on SQLite and PostgreSQL, the client at 1,000,000 records); ~25 GB of disk.
+bench-scale: deps
+	@scripts/bench-scale.sh
 
 # A tiny data set on the debug build: seconds once built; proves the benchmarks still run (CI may call it).
 bench-smoke: deps

@@ -1,19 +1,35 @@
 #!/usr/bin/env bash
-# Writes the table of a benchmark run (bench-results/latest.json, or the file given) into README.md and
-# docs/bench.md, between their "bench table" markers: the docs' figures come from a run, never typed by hand.
+# Writes the tables of benchmark runs into the docs, between their markers: the docs' figures come from a run,
+# never typed by hand.
+#   scripts/bench-docs.sh [RESULTS]   the table of RESULTS (default bench-results/latest.json, from make bench) into
+#                                     README.md and docs/bench.md ("bench table" markers), and, when make bench-scale
+#                                     left them, bench-results/server-pages.json and bench-results/scale.json into
+#                                     docs/bench.md ("scale table" markers)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 results="${1:-bench-results/latest.json}"
 bin="$(swift build -c "${BENCH_CONFIG:-release}" --show-bin-path)"
-table="$("$bin/tablesync-bench" markdown "$results")"
-for file in README.md docs/bench.md; do
-  python3 - "$file" "$table" <<'PY'
+
+# replace FILE MARKER TEXT: puts TEXT between "<!-- MARKER: … -->" and "<!-- end of MARKER -->" in FILE.
+replace() {
+  python3 - "$1" "$2" "$3" <<'PY'
 import sys
-path, table = sys.argv[1], sys.argv[2]
-begin, end = "<!-- bench table: tablesync-bench markdown, scripts/bench-docs.sh -->", "<!-- end of bench table -->"
+path, marker, table = sys.argv[1], sys.argv[2], sys.argv[3]
+begin, end = f"<!-- {marker}: tablesync-bench markdown, scripts/bench-docs.sh -->", f"<!-- end of {marker} -->"
 text = open(path).read()
 start, stop = text.index(begin) + len(begin), text.index(end)
 open(path, "w").write(text[:start] + "\n" + table + "\n" + text[stop:])
 PY
-done
+}
+
+table="$("$bin/tablesync-bench" markdown "$results")"
+for file in README.md docs/bench.md; do replace "$file" "bench table" "$table"; done
 echo "README.md and docs/bench.md now show $results"
+
+if [ -f bench-results/server-pages.json ] && [ -f bench-results/scale.json ]; then
+  scale="$("$bin/tablesync-bench" markdown bench-results/server-pages.json)
+
+$("$bin/tablesync-bench" markdown bench-results/scale.json)"
+  replace docs/bench.md "scale table" "$scale"
+  echo "docs/bench.md now shows bench-results/server-pages.json and bench-results/scale.json"
+fi

@@ -10,7 +10,7 @@ struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tablesync-bench",
         abstract: "TableSync's benchmarks, each figure beside a baseline measured in the same run.",
-        subcommands: [RunCommand.self, StockPullCommand.self, MarkdownCommand.self, DirtyWriterCommand.self],
+        subcommands: [RunCommand.self, ServerPagesCommand.self, StockPullCommand.self, MarkdownCommand.self, DirtyWriterCommand.self],
         defaultSubcommand: RunCommand.self
     )
 }

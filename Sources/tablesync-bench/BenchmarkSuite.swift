@@ -35,6 +35,8 @@ struct BenchmarkSuite {
     /// Figures later benchmarks compare with: P1's pull rate (P7) and peak memory (P4).
     private var initialPullRates = Sample([])
     private var initialPullMemory = Sample([])
+    /// P3's batched push rate on loopback, which the same push over the slow link is compared with.
+    private var loopbackBatchedPushRates = Sample([])
     private let startedAt = Clock.now()
 
     static let mainTable = "bench"
@@ -64,7 +66,7 @@ struct BenchmarkSuite {
         progress("seeding the server with \(records) + \(configuration.smallRecords) records")
         try await ServerSeeder.seed(database: database, tables: [(Self.mainTable, records), (Self.smallTable, configuration.smallRecords)],
                                     dataSet: dataSet)
-        let server = try ServerProcess(executable: configuration.binaries + "/tablesync-server", database: database,
+        let server = try ServerProcess(executable: configuration.binaries + "/tablesync-server", database: "sqlite:" + database,
                                        tables: [Self.mainTable, Self.smallTable], logFile: work + "/server.log")
         defer { server.stop() }
         let store = work + "/store"
@@ -264,6 +266,7 @@ struct BenchmarkSuite {
         let measured = try pushRuns(store: store, count: configuration.pushRecords, label: "P3", firstValue: 2_000_000)
         let single = measured.rates[.onePerOperation]!, batched = measured.rates[.batched]!
         let count = configuration.pushRecords
+        loopbackBatchedPushRates = batched
         results.rows.append(ResultRow(id: "P3", what: "push \(count) updates, one request each", unit: "ops/s",
                                       value: single, target: nil, met: nil))
         results.rows.append(ResultRow(id: "P3", what: "push \(count) updates, batched", unit: "ops/s",
@@ -320,17 +323,25 @@ struct BenchmarkSuite {
         results.rows.append(ResultRow(id: "P3", what: "push \(count) updates over a \(roundTrip) round trip, batched", unit: "ops/s",
                                       value: batched, baselineName: "one request per operation, same link", baseline: single,
                                       target: "≥ 20×", met: batched.median / single.median >= 20))
+        // The loopback push's size over the slow link, batched only (one request each would take minutes): what
+        // the pipelined batches leave of the latency.
+        let fullCount = configuration.pushRecords
+        let pipelined = try pushRuns(store: store, count: fullCount, label: "P3 over a \(roundTrip) round trip",
+                                     firstValue: 7_000_000, variants: [.batched]).rates[.batched]!
+        results.rows.append(ResultRow(id: "P3", what: "push \(fullCount) updates over a \(roundTrip) round trip, batched", unit: "ops/s",
+                                      value: pipelined, baselineName: "the same push on loopback", baseline: loopbackBatchedPushRates,
+                                      target: "≥ 0.9×", met: pipelined.median / loopbackBatchedPushRates.median >= 0.9))
         try discard(store)
     }
 
-    /// `runs` pushes of `count` hand edits of the small table's first records with each ``PushVariant``, the
+    /// `runs` pushes of `count` hand edits of the small table's first records with each of `variants`, the
     /// variants alternating so that drift on a shared machine hits both alike.
-    private func pushRuns(store: String, count: Int, label: String, firstValue: Int64)
+    private func pushRuns(store: String, count: Int, label: String, firstValue: Int64, variants: [PushVariant] = PushVariant.allCases)
         throws -> (rates: [PushVariant: Sample], requests: [PushVariant: Sample], bodyBytes: [PushVariant: Sample]) {
         var rates: [PushVariant: [Double]] = [:], requests: [PushVariant: [Double]] = [:], bodyBytes: [PushVariant: [Double]] = [:]
         var value = firstValue
         for run in 1...runs {
-            for variant in PushVariant.allCases {
+            for variant in variants {
                 progress("\(label) run \(run)/\(runs): push of \(count) updates, \(variant.description)")
                 value += 1
                 let quantity = value
@@ -420,57 +431,65 @@ struct BenchmarkSuite {
     // MARK: - P9
 
     /// A sync of `busyDiskEdits` hand edits while another process keeps hundreds of megabytes unwritten on the same
-    /// file system (``BusyDisk``), against the same sync on the quiet disk, alternating run by run; then, in the same
-    /// busy moment, what one durable batch of that many new files costs with one `syncfs` and with an `fsync` each
-    /// (``DurableBatchProbe``), and the same on the quiet disk: the two sides of the store's ``DurabilityPlan``.
+    /// file system (``BusyDisk``), against the same sync on the quiet disk; in the same busy moment, the same sync
+    /// again with `TABLESYNC_DURABILITY=syncfs` (every durable batch waiting in `syncfs`, as before the store's
+    /// ``DurabilityPlan``), the two busy syncs taking turns at going first; then what one durable batch of that many
+    /// new files costs with one `syncfs` and with an `fsync` each (``DurableBatchProbe``), busy and quiet.
     private mutating func measureSyncOnBusyDisk(server: ServerProcess) throws {
         let store = work + "/busy-store", probes = work + "/busy-probes"
         let count = min(configuration.busyDiskEdits, configuration.smallRecords)
         try freshStore(store, remote: server.url, table: Self.smallTable)
         try expect(try tablesync(["-C", store, "pull", Self.smallTable, "--json"]), member: "written", equals: configuration.smallRecords)
-        var times: [Bool: [Double]] = [:], unwritten: [Double] = []
+        var times: [String: [Double]] = [:], unwritten: [Double] = []
         var probeTimes: [String: [Double]] = [:]
         var value: Int64 = 6_000_000
-        for run in 1...runs {
-            for busy in [false, true] {
-                progress("P9 run \(run)/\(runs): sync of \(count) hand edits, \(busy ? "busy" : "quiet") disk")
-                value += 1
-                let quantity = value
-                _ = try editRecords(store: store, table: Self.smallTable, indexes: 0..<count) { $0["quantity"] = .integer(quantity) }
-                var neighbour: BusyDisk?
-                if busy {
-                    let writer = try BusyDisk.start(benchExecutable: configuration.binaries + "/tablesync-bench",
-                                                    file: work + "/busy-neighbour.bin", megabytes: configuration.busyDiskMegabytes, seconds: 120)
-                    neighbour = writer
-                    unwritten.append(Double(writer.waitForUnwritten(atLeast: configuration.busyDiskMegabytes << 18, seconds: 5)) / 1_000_000)
-                }
-                defer { neighbour?.stop() }
-                let sync = try tablesync(["-C", store, "sync", "--json"])
-                let applied = try JSONParser.parse(sync.standardOutput)["push"]?["applied"]?.integerValue
-                guard applied == Int64(count) else {
-                    throw BenchError(what: "P9", detail: "the sync pushed \(applied.map(String.init) ?? "nothing"), expected \(count)")
-                }
-                times[busy, default: []].append(sync.seconds)
-                for way in DurableBatchProbe.Way.allCases {
-                    let seconds = try DurableBatchProbe.run(directory: probes, files: count, way: way)
-                    probeTimes["\(busy ? "busy" : "quiet") \(way.rawValue)", default: []].append(seconds * 1_000)
-                }
+        func timedSync(_ label: String, environment: [String: String] = [:]) throws {
+            value += 1
+            let quantity = value
+            _ = try editRecords(store: store, table: Self.smallTable, indexes: 0..<count) { $0["quantity"] = .integer(quantity) }
+            let sync = try ChildProcess.run(configuration.binaries + "/tablesync", ["-C", store, "sync", "--json"], environment: environment)
+            let applied = try JSONParser.parse(sync.standardOutput)["push"]?["applied"]?.integerValue
+            guard applied == Int64(count) else {
+                throw BenchError(what: "P9", detail: "the sync pushed \(applied.map(String.init) ?? "nothing"), expected \(count)")
             }
+            times[label, default: []].append(sync.seconds)
+        }
+        func probe(_ disk: String) throws {
+            for way in DurableBatchProbe.Way.allCases {
+                let seconds = try DurableBatchProbe.run(directory: probes, files: count, way: way)
+                probeTimes["\(disk) \(way.rawValue)", default: []].append(seconds * 1_000)
+            }
+        }
+        for run in 1...runs {
+            progress("P9 run \(run)/\(runs): sync of \(count) hand edits, quiet disk")
+            try timedSync("quiet")
+            try probe("quiet")
+            progress("P9 run \(run)/\(runs): the same on a busy disk, by plan and with syncfs only")
+            let neighbour = try BusyDisk.start(benchExecutable: configuration.binaries + "/tablesync-bench",
+                                               file: work + "/busy-neighbour.bin", megabytes: configuration.busyDiskMegabytes, seconds: 120)
+            defer { neighbour.stop() }
+            unwritten.append(Double(neighbour.waitForUnwritten(atLeast: configuration.busyDiskMegabytes << 18, seconds: 5)) / 1_000_000)
+            let ways = [("busy", [String: String]()), ("busy, syncfs only", ["TABLESYNC_DURABILITY": "syncfs"])]
+            for (label, environment) in run % 2 == 1 ? ways : ways.reversed() { try timedSync(label, environment: environment) }
+            try probe("busy")
         }
         try discard(store)
         try discard(probes)
         try remove(work + "/busy-neighbour.bin")
-        let quiet = Sample(times[false]!), busy = Sample(times[true]!)
+        let quiet = Sample(times["quiet"]!), busy = Sample(times["busy"]!), syncfsOnly = Sample(times["busy, syncfs only"]!)
         let load = String(format: "%.0f", Sample(unwritten).median)
         results.rows.append(ResultRow(id: "P9", what: "sync of \(count) hand edits, another process keeping ~\(load) MB unwritten", unit: "s",
                                       value: busy, baselineName: "the same sync on the quiet disk", baseline: quiet,
                                       target: "≤ 2×", met: busy.median / quiet.median <= 2))
+        results.rows.append(ResultRow(id: "P9", what: "sync of \(count) hand edits, busy disk, TABLESYNC_DURABILITY=syncfs", unit: "s",
+                                      value: syncfsOnly, baselineName: "the same sync, same moment, by plan", baseline: busy,
+                                      target: nil, met: nil))
         for disk in ["busy", "quiet"] {
             results.rows.append(ResultRow(id: "P9", what: "\(count) new files made durable, \(disk) disk: an fsync each", unit: "ms",
                                           value: Sample(probeTimes["\(disk) fsync each"]!), baselineName: "one syncfs, same disk, same moment",
                                           baseline: Sample(probeTimes["\(disk) syncfs"]!), target: nil, met: nil))
         }
-        results.notes.append("P9: the busy neighbour rewrites \(configuration.busyDiskMegabytes) MB of a file without syncing; unwritten data (Dirty + Writeback) when each busy sync started: \(unwritten.map { String(format: "%.0f", $0) }.joined(separator: ", ")) MB")
+        results.notes.append("P9: the busy neighbour rewrites \(configuration.busyDiskMegabytes) MB of a file without syncing; unwritten data (Dirty + Writeback) when each busy window started: \(unwritten.map { String(format: "%.0f", $0) }.joined(separator: ", ")) MB")
     }
 
     // MARK: - Helpers

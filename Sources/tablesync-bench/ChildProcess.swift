@@ -27,15 +27,17 @@ struct BenchError: Error, CustomStringConvertible {
 /// not of the benchmark driver).
 enum ChildProcess {
     /// Runs `executable` with `arguments` to completion; throws when it exits non-zero and `allowFailure` is false.
+    /// `environment` is added to this process's own.
     @discardableResult
-    static func run(_ executable: String, _ arguments: [String], allowFailure: Bool = false) throws -> ChildRun {
+    static func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:],
+                    allowFailure: Bool = false) throws -> ChildRun {
         let outputPath = temporaryPath("out"), errorPath = temporaryPath("err")
         defer {
             unlink(outputPath)
             unlink(errorPath)
         }
         let start = Clock.now()
-        let pid = try spawn(executable, arguments, standardOutput: outputPath, standardError: errorPath)
+        let pid = try spawn(executable, arguments, standardOutput: outputPath, standardError: errorPath, environment: environment)
         // Not `ru_maxrss` from `wait4`: Linux carries the high-water mark of the memory an `exec` replaces into it,
         // and `posix_spawn` execs from the parent's memory, so every child would report at least this process's
         // peak. `VmHWM` in /proc belongs to the child's own memory; it is read every few milliseconds until exit.
@@ -60,9 +62,11 @@ enum ChildProcess {
         return run
     }
 
-    /// Starts `executable` without waiting; its output goes to the given files (or `/dev/null`).
+    /// Starts `executable` without waiting; its output goes to the given files (or `/dev/null`), and
+    /// `environment` is added to this process's own.
     static func spawn(_ executable: String, _ arguments: [String],
-                      standardOutput: String = "/dev/null", standardError: String = "/dev/null") throws -> pid_t {
+                      standardOutput: String = "/dev/null", standardError: String = "/dev/null",
+                      environment: [String: String] = [:]) throws -> pid_t {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -71,8 +75,11 @@ enum ChildProcess {
         posix_spawn_file_actions_addopen(&actions, 2, standardError, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
+        let merged = ProcessInfo.processInfo.environment.merging(environment) { _, added in added }
+        let envp = merged.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { for pointer in envp { free(pointer) } }
         var pid: pid_t = 0
-        let result = posix_spawn(&pid, executable, &actions, nil, argv, environ)
+        let result = posix_spawn(&pid, executable, &actions, nil, argv, envp)
         guard result == 0 else { throw BenchError(what: executable, detail: "posix_spawn failed: errno \(result)") }
         return pid
     }

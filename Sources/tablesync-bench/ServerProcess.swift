@@ -4,17 +4,18 @@ import Glibc
 import Darwin
 #endif
 
-/// `tablesync-server` on SQLite on a free loopback port, as a child process for the length of the benchmarks.
+/// `tablesync-server` on a free loopback port, as a child process for the length of the benchmarks.
 final class ServerProcess {
     let port: UInt16
     private let pid: pid_t
 
     var url: String { "http://127.0.0.1:\(port)" }
 
-    /// Starts the server on `database` (a SQLite file) serving `tables`, and waits until it accepts connections.
+    /// Starts the server on `database` (its `--database` value: `sqlite:PATH` or a `postgres://` URL) serving
+    /// `tables`, and waits until it accepts connections.
     init(executable: String, database: String, tables: [String], logFile: String) throws {
         port = try Loopback.freePort()
-        var arguments = ["--host", "127.0.0.1", "--port", String(port), "--database", "sqlite:" + database, "--log-level", "warning"]
+        var arguments = ["--host", "127.0.0.1", "--port", String(port), "--database", database, "--log-level", "warning"]
         for table in tables { arguments += ["--table", table + ":maxTop=1000"] }
         pid = try ChildProcess.spawn(executable, arguments, standardOutput: logFile, standardError: logFile)
         let deadline = Clock.now() + 30

@@ -128,7 +128,7 @@ struct DeclaredColumnStorageTests {
 
 /// Runs `body` with a repository on `backend`'s ``columnsDatabase(_:)``, a way to run SQL on the same database (which
 /// answers the last column of each row as text), and where that database is.
-private func withDatabase(
+func withDatabase(
     _ backend: Backend,
     _ body: @Sendable (any RecordRepository, _ sql: @Sendable (SQLStatement) async throws -> [String], DatabaseLocation) async throws -> Void
 ) async throws {
