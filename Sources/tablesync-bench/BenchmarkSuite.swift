@@ -526,7 +526,9 @@ struct BenchmarkSuite {
 
     @discardableResult
     private func git(_ arguments: [String], in directory: String) throws -> ChildRun {
-        try ChildProcess.run("/usr/bin/env", ["git", "-C", directory] + arguments)
+        // No automatic `git gc`: after the commit of a large tree it repacks in the background for minutes, on the
+        // cores the later benchmarks are timed on.
+        try ChildProcess.run("/usr/bin/env", ["git", "-C", directory, "-c", "gc.auto=0", "-c", "maintenance.auto=false"] + arguments)
     }
 
     /// Moves `path` out of the way into the work directory's `discarded/`, removed with the work directory after

@@ -110,7 +110,7 @@ struct ServerPagesBenchmark {
             INSERT INTO tablesync_records (table_name, id, created_at, updated_at, deleted, body)
             SELECT '\(table)', 'r' || lpad(n::text, 7, '0'), \(firstTicks) + n * 10000, \(firstTicks) + n * 10000, false,
                    jsonb_build_object('n', n, 'title', 'record ' || n, 'text', '\(text)')
-            FROM generate_series(0, \(rows - 1)) AS n;
+            FROM generate_series(0::bigint, \(rows - 1)) AS n;
             UPDATE tablesync_table_clock SET last_updated_at = \(firstTicks + Int64(rows - 1) * 10_000) WHERE table_name = '\(table)';
             ANALYZE tablesync_records;
             """)
