@@ -4,7 +4,6 @@ import Glibc
 import Darwin
 #endif
 import ArgumentParser
-import CFileSystem
 import Foundation
 import TableSync
 
@@ -79,31 +78,20 @@ enum DurableBatchProbe {
     }
 
     static func run(directory: String, files: Int, way: Way) throws -> Double {
-        guard mkdir(directory, 0o755) == 0 || errno == EEXIST else { throw BenchError(what: "mkdir", detail: "\(directory): errno \(errno)") }
+        try makeDirectory(directory)
         let bytes = [UInt8](repeating: 0x7B, count: 400)
         let start = Clock.now()
         var paths: [String] = []
         for index in 0..<files {
             let path = "\(directory)/\(way == .syncfs ? "a" : "b")-\(index)-\(UInt32.random(in: 0...UInt32.max)).json"
-            let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-            guard descriptor >= 0 else { throw BenchError(what: "open", detail: "\(path): errno \(errno)") }
-            let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-            close(descriptor)
-            guard written == bytes.count else { throw BenchError(what: "write", detail: "\(path): errno \(errno)") }
+            try writeNewFile(path, bytes)
             paths.append(path)
         }
         switch way {
-        case .syncfs: try sync(directory, using: { tablesync_syncfs($0) })
-        case .fsyncEach: for path in paths { try sync(path, using: { fsync($0) }) }
+        case .syncfs: try syncFileSystem(containing: directory)
+        case .fsyncEach: for path in paths { try syncPath(path) }
         }
-        try sync(directory, using: { fsync($0) })
+        try syncPath(directory)
         return Clock.now() - start
-    }
-
-    private static func sync(_ path: String, using call: (Int32) -> Int32) throws {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw BenchError(what: "open", detail: "\(path): errno \(errno)") }
-        defer { close(descriptor) }
-        guard call(descriptor) == 0 else { throw BenchError(what: "sync", detail: "\(path): errno \(errno)") }
     }
 }

@@ -80,11 +80,13 @@ struct PushDiskFloor {
     }
 }
 
-private func makeDirectory(_ path: String) throws {
+// The raw calls of the floors, also used by ``DurableBatchProbe``: no fault hook, no index, nothing but the call.
+
+func makeDirectory(_ path: String) throws {
     guard mkdir(path, 0o755) == 0 || errno == EEXIST else { throw failure("mkdir", path) }
 }
 
-private func writeNewFile(_ path: String, _ bytes: [UInt8]) throws {
+func writeNewFile(_ path: String, _ bytes: [UInt8]) throws {
     let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
     guard descriptor >= 0 else { throw failure("open", path) }
     defer { close(descriptor) }
@@ -92,7 +94,7 @@ private func writeNewFile(_ path: String, _ bytes: [UInt8]) throws {
     guard written == bytes.count else { throw failure("write", path) }
 }
 
-private func syncFileSystem(containing path: String) throws {
+func syncFileSystem(containing path: String) throws {
     #if os(Linux)
     let descriptor = open(path, O_RDONLY | O_CLOEXEC)
     guard descriptor >= 0 else { throw failure("open", path) }
@@ -103,7 +105,7 @@ private func syncFileSystem(containing path: String) throws {
     #endif
 }
 
-private func syncPath(_ path: String) throws {
+func syncPath(_ path: String) throws {
     let descriptor = open(path, O_RDONLY | O_CLOEXEC)
     guard descriptor >= 0 else { throw failure("open", path) }
     defer { close(descriptor) }

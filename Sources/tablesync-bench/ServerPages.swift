@@ -7,9 +7,10 @@ import ArgumentParser
 import Foundation
 import GRDB
 import SyncProtocol
+import TableSync
 
-/// S1: what one page of a pull costs the server when its table is large. The same keyset request
-/// (`(updatedAt gt X) or (updatedAt eq X and id gt 'Y')`, `$orderby=updatedAt,id`, `$top=1000`, v3, no gzip) against a
+/// S1: what one page of a pull costs the server when its table is large. The pull's own keyset request (``PullPlan``:
+/// `(updatedAt gt X) or (updatedAt eq X and id gt 'Y')`, `$orderby=updatedAt,id`, `$top=1000`, v3, no gzip) against a
 /// table of `largeRows` rows and one of `smallRows`, on SQLite and on PostgreSQL, timed from the request's first
 /// byte to the answer's last over one kept-alive loopback connection; the two tables are asked in turn, at the same
 /// relative positions, so that drift hits both alike. The tables are filled with SQL inside the database (a
@@ -74,16 +75,15 @@ struct ServerPagesBenchmark {
         return table
     }
 
-    /// The request of a keyset page whose cursor is row `position`.
+    /// The request of a keyset page whose cursor is row `position`: the pull's own (``PullPlan``).
     static func keysetPath(table: String, after position: Int, pageSize: Int) -> String {
-        let stamp = Timestamp(ticks: firstTicks + Int64(position) * 10_000).text
-        let id = rowID(position)
-        let filter = "(updatedAt gt \(stamp)) or (updatedAt eq \(stamp) and id gt '\(id)')"
-        let encoded = filter.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? filter
-        return "/tables/\(table)?$filter=\(encoded)&$orderby=updatedAt,id&$top=\(pageSize)"
+        let watermark = PullWatermark(updatedAt: Timestamp(ticks: firstTicks + Int64(position) * 10_000).text, lastID: rowID(position))
+        let query = PullPlan.query(mode: .keyset, baseFilter: nil, watermark: watermark, skip: 0, pageSize: pageSize)
+        let encoded = query.map { "\($0.name)=\($0.value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0.value)" }
+        return "/tables/\(table)?" + encoded.joined(separator: "&")
     }
 
-    static func rowID(_ index: Int) -> String { "r" + String(repeating: "0", count: max(0, 7 - String(index).count)) + String(index) }
+    static func rowID(_ index: Int) -> String { String(format: "r%07d", index) }
 
     /// A body of about 500 bytes, as a record of the main benchmarks.
     static let filler = String(repeating: "Zürich, \"quoted\" and plain text; ", count: 14)

@@ -1,5 +1,6 @@
+import GRDB
 import PostgresNIO
-import TableSyncServer
+@testable import TableSyncServer
 import TestSupport
 
 /// Where tests that declare columns keep their records. On PostgreSQL that is a database of its own beside the shared
@@ -42,10 +43,8 @@ private actor ColumnsDatabaseCreation {
 func withPostgresClient<Value: Sendable>(
     _ location: PostgresLocation, _ body: @Sendable (PostgresClient) async throws -> Value
 ) async throws -> Value {
-    let client = PostgresClient(
-        configuration: .init(host: location.host, port: location.port, username: location.username,
-                             password: location.password, database: location.database, tls: .disable),
-        backgroundLogger: testLogger)
+    let client = PostgresClient(configuration: try location.clientConfiguration(poolSize: ServerConfiguration.defaultPostgresPoolSize),
+                                backgroundLogger: testLogger)
     return try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask { await client.run() }
         defer { group.cancelAll() }
@@ -69,6 +68,44 @@ func analyzeRecords(_ location: PostgresLocation) async throws {
                 throw error
             }
             try await connection.query("SELECT pg_advisory_unlock(7244831)", logger: testLogger)
+        }
+    }
+}
+
+/// Runs `body` with a repository on `backend`'s ``columnsDatabase(_:)``, a way to run SQL on the same database (which
+/// answers the last column of each row as text), and where that database is.
+func withDatabase(
+    _ backend: Backend,
+    _ body: @Sendable (any RecordRepository, _ sql: @Sendable (SQLStatement) async throws -> [String], DatabaseLocation) async throws -> Void
+) async throws {
+    let database = try await columnsDatabase(backend)
+    switch database {
+    case .sqlite(let path):
+        defer { TestBackend.removeFiles(of: .sqlite(path: path)) }
+        let repository = try SQLiteRecordRepository(path: path)
+        try await body(repository, { statement in
+            let queue = try DatabaseQueue(path: path)
+            defer { try? queue.close() }
+            return try await queue.read { db in
+                try Row.fetchAll(db, sql: statement.sql, arguments: SQLiteRecordRepository.arguments(statement.bindings)).map { row in
+                    switch row.databaseValues.last?.storage {
+                    case .string(let text): return text
+                    case .int64(let number): return String(number)
+                    default: return ""
+                    }
+                }
+            }
+        }, database)
+    case .postgres(let location):
+        try await withPostgresClient(location) { client in
+            try await body(PostgresRecordRepository(client: client, logger: testLogger), { statement in
+                var lines: [String] = []
+                for try await row in try await client.query(PostgresRecordRepository.query(statement), logger: testLogger) {
+                    let cells = row.makeRandomAccess()
+                    lines.append((try? cells[cells.count - 1].decode(String.self)) ?? "")
+                }
+                return lines
+            }, database)
         }
     }
 }

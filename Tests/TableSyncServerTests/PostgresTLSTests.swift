@@ -74,16 +74,13 @@ struct PostgresTLSTests {
         for (query, encrypted) in cases {
             let location = try Self.testLocation(query)
             #expect(try await location.checkConnection(logger: testLogger) == encrypted, "check before start, \(query)")
-            let client = PostgresClient(configuration: try location.clientConfiguration(poolSize: 2), backgroundLogger: testLogger)
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { await client.run() }
+            try await withPostgresClient(location) { client in
                 let rows = try await client.query(
                     "SELECT ssl, application_name FROM pg_stat_ssl JOIN pg_stat_activity USING (pid) WHERE pid = pg_backend_pid()",
                     logger: testLogger).collect()
                 let (ssl, application) = try #require(rows.first).decode((Bool, String).self)
                 #expect(ssl == encrypted, "the pool's connection, \(query)")
                 #expect(application == "tablesync-server", "the pool's connections name themselves in pg_stat_activity")
-                group.cancelAll()
             }
         }
     }

@@ -9,30 +9,43 @@ struct DurabilityPlanTests {
 
     @Test("syncfs unless others' unwritten data passes 512 KiB per file of the batch",
           arguments: [
-              // files, batch bytes, system unwritten bytes, syncfs available, expected
-              (100, 40_000, 0, true, DurabilityPlan.wholeFileSystem),
-              (100, 40_000, 40_000, true, .wholeFileSystem),
-              (100, 40_000, 40_000 + 100 * perFile, true, .wholeFileSystem),
-              (100, 40_000, 40_001 + 100 * perFile, true, .eachFile),
-              (100, 40_000, 2_000_000_000, true, .eachFile),
-              (1000, 400_000, 450_000_000, true, .wholeFileSystem),
-              (1000, 400_000, 2_000_000_000, true, .eachFile),
+              // files, batch bytes, system unwritten bytes, expected
+              (100, 40_000, 0, DurabilityPlan.wholeFileSystem),
+              (100, 40_000, 40_000, .wholeFileSystem),
+              (100, 40_000, 40_000 + 100 * perFile, .wholeFileSystem),
+              (100, 40_000, 40_001 + 100 * perFile, .eachFile),
+              (100, 40_000, 2_000_000_000, .eachFile),
+              (1000, 400_000, 450_000_000, .wholeFileSystem),
+              (1000, 400_000, 2_000_000_000, .eachFile),
               // The batch's own bytes never count against it.
-              (3, 900_000_000, 900_000_000, true, .wholeFileSystem),
+              (3, 900_000_000, 900_000_000, .wholeFileSystem),
               // Up to two files: a call each either way.
-              (2, 100, 0, true, .eachFile),
-              (1, 100, 0, true, .eachFile),
-              // No syncfs on this platform.
-              (500, 100_000, 0, false, .eachFile),
-          ] as [(Int, Int, Int, Bool, DurabilityPlan)])
-    func plan(files: Int, batchBytes: Int, unwritten: Int, canSync: Bool, expected: DurabilityPlan) {
-        #expect(DurabilityPlan.choose(files: files, batchBytes: batchBytes, systemUnwrittenBytes: unwritten,
-                                      canSyncWholeFileSystem: canSync) == expected)
+              (2, 100, 0, .eachFile),
+              (1, 100, 0, .eachFile),
+          ] as [(Int, Int, Int, DurabilityPlan)])
+    func plan(files: Int, batchBytes: Int, unwritten: Int, expected: DurabilityPlan) {
+        #expect(DurabilityPlan.choose(files: files, batchBytes: batchBytes, systemUnwrittenBytes: unwritten) == expected)
     }
 
-    @Test("unknown unwritten data keeps syncfs")
+    @Test("unknown unwritten data keeps syncfs; up to two files never read it")
     func unknownMemory() {
-        #expect(DurabilityPlan.choose(files: 10, batchBytes: 1, systemUnwrittenBytes: nil, canSyncWholeFileSystem: true) == .wholeFileSystem)
+        #expect(DurabilityPlan.choose(files: 10, batchBytes: 1, systemUnwrittenBytes: nil) == .wholeFileSystem)
+        var reads = 0
+        func reading() -> Int? { reads += 1; return 0 }
+        _ = DurabilityPlan.choose(files: 2, batchBytes: 1, systemUnwrittenBytes: reading())
+        #expect(reads == 0)
+        _ = DurabilityPlan.choose(files: 3, batchBytes: 1, systemUnwrittenBytes: reading())
+        #expect(reads == 1)
+    }
+
+    @Test("TABLESYNC_DURABILITY: unset or empty is auto; other values are refused by name")
+    func setting() throws {
+        #expect(try DurabilitySetting.parse(nil).get() == .automatic)
+        #expect(try DurabilitySetting.parse("").get() == .automatic)
+        #expect(try DurabilitySetting.parse("fsync").get() == .fsync)
+        #expect(throws: StoreError.invalidEnvironment(variable: "TABLESYNC_DURABILITY", value: "fast", accepted: ["auto", "syncfs", "fsync"])) {
+            try DurabilitySetting.parse("fast").get()
+        }
     }
 
     @Test("Dirty + Writeback from /proc/meminfo; WritebackTmp is not Writeback; a text without both is unknown")

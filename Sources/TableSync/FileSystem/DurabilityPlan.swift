@@ -25,11 +25,12 @@ enum DurabilityPlan: Equatable, Sendable {
     static let strangerBytesPerFile = 512 * 1024
 
     /// The plan for a batch of `files` new files holding `batchBytes` bytes, when the system holds
-    /// `systemUnwrittenBytes` of dirty or in-flight data (`nil`: unknown) and `syncfs` exists on this platform.
-    static func choose(files: Int, batchBytes: Int, systemUnwrittenBytes: Int?, canSyncWholeFileSystem: Bool) -> DurabilityPlan {
+    /// `systemUnwrittenBytes` of dirty or in-flight data (`nil`: unknown), which is read only for batches of
+    /// more than two files: most batches are one record file and its journal line.
+    static func choose(files: Int, batchBytes: Int, systemUnwrittenBytes: @autoclosure () -> Int?) -> DurabilityPlan {
         // Two files cost two calls either way; `syncfs` could only add others' data.
-        guard canSyncWholeFileSystem, files > 2 else { return .eachFile }
-        guard let systemUnwrittenBytes else { return .wholeFileSystem }
+        guard files > 2 else { return .eachFile }
+        guard let systemUnwrittenBytes = systemUnwrittenBytes() else { return .wholeFileSystem }
         let strangers = max(0, systemUnwrittenBytes - batchBytes)
         return strangers > files * strangerBytesPerFile ? .eachFile : .wholeFileSystem
     }
@@ -41,12 +42,12 @@ enum DurabilityPlan: Equatable, Sendable {
         #if os(Linux)
         switch setting {
         case .automatic:
-            return choose(files: files, batchBytes: batchBytes, systemUnwrittenBytes: SystemMemory.unwrittenBytes(),
-                          canSyncWholeFileSystem: true)
+            return choose(files: files, batchBytes: batchBytes, systemUnwrittenBytes: SystemMemory.unwrittenBytes())
         case .syncfs: return .wholeFileSystem
         case .fsync: return .eachFile
         }
         #else
+        // No `syncfs` elsewhere.
         return .eachFile
         #endif
     }

@@ -16,10 +16,11 @@ public struct PullWatermark: Sendable, Equatable {
 }
 
 /// The next request of a pull, and how the cursor moves after each page: pure functions, so the paging rules
-/// that peers got wrong (skipped rows, endless loops, re-downloads) are tested alone.
-enum PullPlan {
+/// that peers got wrong (skipped rows, endless loops, re-downloads) are tested alone. The request itself is
+/// `package`: the server's benchmark and plan tests ask exactly what a pull asks.
+package enum PullPlan {
     /// How pages are walked.
-    enum Mode: Equatable {
+    package enum Mode: Equatable {
         /// TableSync servers: `$orderby=updatedAt,id` and the cursor `(updatedAt, id)`. Never skips a row, never
         /// fetches one twice, whatever the number of rows sharing one timestamp.
         case keyset
@@ -42,8 +43,8 @@ enum PullPlan {
 
     /// The query parameters of the next page; `count` (``countParameter(apiVersion:)``) asks the server to count the
     /// records still to pull, which the first page of a pull does for its progress.
-    static func query(mode: Mode, baseFilter: FilterExpression?, watermark: PullWatermark?, skip: Int, pageSize: Int,
-                      count: (name: String, value: String)? = nil) -> [(name: String, value: String)] {
+    package static func query(mode: Mode, baseFilter: FilterExpression?, watermark: PullWatermark?, skip: Int, pageSize: Int,
+                              count: (name: String, value: String)? = nil) -> [(name: String, value: String)] {
         var conditions: [FilterExpression] = []
         if let baseFilter { conditions.append(baseFilter) }
         if let watermark, let since = Timestamp(parsing: watermark.updatedAt) {

@@ -2,18 +2,28 @@ import Foundation
 import Logging
 import PostgresNIO
 
-/// How a ``PostgresLocation`` becomes PostgresNIO's configuration: one place for the TLS rules, used by the
-/// connection pool and by the check that runs before the server starts.
+/// How a ``PostgresLocation`` becomes PostgresNIO's configuration: one place for the TLS rules (``tlsUse()``), used
+/// by the connection pool and by the check that runs before the server starts.
 extension PostgresLocation {
-    /// The TLS settings of ``effectiveTLSMode``: none for `disable`; an unchecked certificate for `prefer` and
-    /// `require`; the chain checked against ``rootCertificatePath`` (or the system's trust store) for `verify-ca`,
-    /// and the host name or address too for `verify-full`.
-    func tlsConfiguration() throws(ConfigurationError) -> TLSConfiguration? {
+    /// What a connection does about TLS, before it becomes one of PostgresNIO's two TLS types (the pool's takes
+    /// a `TLSConfiguration`, a single connection's an `NIOSSLContext`).
+    enum TLSUse {
+        case disable
+        /// TLS if the server offers it.
+        case prefer(TLSConfiguration)
+        /// TLS or no connection.
+        case require(TLSConfiguration)
+    }
+
+    /// The TLS of ``effectiveTLSMode``: none for `disable`; an unchecked certificate for `prefer` and `require`;
+    /// the chain checked against ``rootCertificatePath`` (or the system's trust store) for `verify-ca`, and the
+    /// host name or address too for `verify-full`.
+    func tlsUse() throws(ConfigurationError) -> TLSUse {
         let mode = effectiveTLSMode
-        guard mode != .disable else { return nil }
         var tls = TLSConfiguration.makeClientConfiguration()
         switch mode {
-        case .disable, .prefer, .require: tls.certificateVerification = .none
+        case .disable: return .disable
+        case .prefer, .require: tls.certificateVerification = .none
         case .verifyCA: tls.certificateVerification = .noHostnameVerification
         case .verifyFull: tls.certificateVerification = .fullVerification
         }
@@ -23,16 +33,16 @@ extension PostgresLocation {
             }
             tls.trustRoots = .file(path)
         }
-        return tls
+        return mode == .prefer ? .prefer(tls) : .require(tls)
     }
 
     /// The connection pool's configuration, with at most `poolSize` connections.
     func clientConfiguration(poolSize: Int) throws(ConfigurationError) -> PostgresClient.Configuration {
         let tls: PostgresClient.Configuration.TLS
-        switch (effectiveTLSMode, try tlsConfiguration()) {
-        case (.disable, _), (_, nil): tls = .disable
-        case (.prefer, let settings?): tls = .prefer(settings)
-        case (_, let settings?): tls = .require(settings)
+        switch try tlsUse() {
+        case .disable: tls = .disable
+        case .prefer(let settings): tls = .prefer(settings)
+        case .require(let settings): tls = .require(settings)
         }
         var configuration = PostgresClient.Configuration(host: host, port: port, username: username, password: password,
                                                          database: database, tls: tls)
@@ -45,17 +55,17 @@ extension PostgresLocation {
     /// database's logs, so that its connections can be counted and told apart from other programs'.
     static let startupParameters = [("application_name", "tablesync-server")]
 
-    /// Opens one connection as the pool would and runs `SELECT 1`, so that a server that cannot reach its
-    /// database refuses to start at once, saying why (the pool itself retries for 15 s and then reports only
-    /// that it gave up). Returns whether the connection is encrypted.
+    /// Opens one connection as the pool would and asks `pg_stat_ssl` whether it is encrypted, so that a server
+    /// that cannot reach its database refuses to start at once, saying why (the pool itself retries for 15 s and
+    /// then reports only that it gave up). Returns whether the connection is encrypted.
     @discardableResult
     func checkConnection(logger: Logger) async throws(ConfigurationError) -> Bool {
         let tls: PostgresConnection.Configuration.TLS
         do {
-            switch (effectiveTLSMode, try tlsConfiguration()) {
-            case (.disable, _), (_, nil): tls = .disable
-            case (.prefer, let settings?): tls = .prefer(try NIOSSLContext(configuration: settings))
-            case (_, let settings?): tls = .require(try NIOSSLContext(configuration: settings))
+            switch try tlsUse() {
+            case .disable: tls = .disable
+            case .prefer(let settings): tls = .prefer(try NIOSSLContext(configuration: settings))
+            case .require(let settings): tls = .require(try NIOSSLContext(configuration: settings))
             }
         } catch let error as ConfigurationError {
             throw error
