@@ -5,7 +5,7 @@ import PackageDescription
 // The client library `TableSync` never imports the server.
 let package = Package(
     name: "TableSync",
-    platforms: [.macOS(.v14), .iOS(.v17)],
+    platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .library(name: "SyncProtocol", targets: ["SyncProtocol"]),
         .library(name: "TableSync", targets: ["TableSync"]),
@@ -33,6 +33,12 @@ let package = Package(
             pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]
         ),
+        // libcurl, the client's HTTP transport on Linux (Sources/CCurl/shim.h wraps its variadic calls for Swift).
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
         // Linux file-system calls Swift's Glibc module does not import (syncfs, renameat2), declared once.
         .target(name: "CFileSystem"),
         .target(
@@ -41,12 +47,8 @@ let package = Package(
                 "SyncProtocol",
                 "CFileSystem",
                 "GzipCompression",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .target(name: "CCurl", condition: .when(platforms: [.linux])),
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         .executableTarget(
@@ -90,12 +92,20 @@ let package = Package(
                 "SyncProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // The transport TableSync used before libcurl, kept only to compare the two in one run (T1).
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),
         // Helpers every test target shares: temporary directories, seeded randomness, processes, a live server.
         .target(
             name: "TestSupport",
-            dependencies: ["TableSync", "TableSyncServer", .product(name: "Hummingbird", package: "hummingbird")],
+            dependencies: [
+                "TableSync",
+                "TableSyncServer",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
             path: "Tests/TestSupport"
         ),
         .testTarget(name: "SyncProtocolTests", dependencies: ["SyncProtocol", "TestSupport"]),

@@ -5,51 +5,9 @@ import Testing
 import TestSupport
 @testable import TableSync
 
-/// The HTTP transport on its own: which proxy a request takes, and what it makes of answers that are
-/// compressed, damaged, too large, or never come, over real loopback sockets.
+/// The HTTP transport on its own: what it makes of answers that are compressed, damaged, too large, or never
+/// come, over real loopback sockets.
 @Suite struct TransportTests {
-    static func target(_ url: String) throws -> ProxyEnvironment.Target { try #require(ProxyEnvironment.Target(url: url)) }
-
-    @Test func proxyChoiceFollowsCurlsVariables() throws {
-        let https = try Self.target("https://sync.example.com/tables/todo")
-        let http = try Self.target("http://sync.example.com:8080")
-        let proxy = ProxyEnvironment.Proxy(host: "proxy.corp", port: 3128, user: nil, password: nil)
-        #expect(ProxyEnvironment.proxy(for: https, environment: [:]) == nil)
-        #expect(ProxyEnvironment.proxy(for: https, environment: ["https_proxy": "http://proxy.corp:3128"]) == proxy)
-        #expect(ProxyEnvironment.proxy(for: https, environment: ["HTTPS_PROXY": "proxy.corp:3128"]) == proxy)
-        #expect(ProxyEnvironment.proxy(for: https, environment: ["http_proxy": "proxy.corp:3128"]) == nil, "http_proxy is for http URLs")
-        #expect(ProxyEnvironment.proxy(for: http, environment: ["http_proxy": "proxy.corp:3128"]) == proxy)
-        #expect(ProxyEnvironment.proxy(for: http, environment: ["HTTP_PROXY": "proxy.corp:3128"]) == nil, "uppercase HTTP_PROXY is ignored, as curl does")
-        #expect(ProxyEnvironment.proxy(for: http, environment: ["ALL_PROXY": "proxy.corp:3128"]) == proxy)
-        #expect(ProxyEnvironment.proxy(for: https, environment: ["https_proxy": "", "all_proxy": "proxy.corp:3128"]) == proxy, "an empty variable sets nothing")
-        #expect(ProxyEnvironment.proxy(for: http, environment: ["http_proxy": "proxy.corp"])?.port == 1080, "curl's default port")
-        #expect(ProxyEnvironment.proxy(for: http, environment: ["http_proxy": "proxy.corp:notaport"]) == nil)
-    }
-
-    @Test func noProxyAndLoopbackGoDirect() throws {
-        let environment = ["https_proxy": "proxy.corp:3128", "no_proxy": "internal.net, .example.com ,db:5432"]
-        #expect(ProxyEnvironment.proxy(for: try Self.target("https://sync.example.com"), environment: environment) == nil)
-        #expect(ProxyEnvironment.proxy(for: try Self.target("https://example.com"), environment: environment) == nil)
-        #expect(ProxyEnvironment.proxy(for: try Self.target("https://a.internal.net/x"), environment: environment) == nil)
-        #expect(ProxyEnvironment.proxy(for: try Self.target("https://db"), environment: environment) == nil, "a port in no_proxy is ignored")
-        #expect(ProxyEnvironment.proxy(for: try Self.target("https://notexample.com"), environment: environment) != nil, "a suffix matches at a dot only")
-        #expect(ProxyEnvironment.proxy(for: try Self.target("https://sync.example.org"), environment: ["https_proxy": "p:1", "NO_PROXY": "*"]) == nil)
-        for url in ["http://127.0.0.1:8080", "http://localhost/x", "http://[::1]:80", "https://user:pw@127.0.0.2"] {
-            #expect(ProxyEnvironment.proxy(for: try Self.target(url), environment: ["http_proxy": "p:1", "https_proxy": "p:1"]) == nil, "\(url)")
-        }
-    }
-
-    @Test func proxyCredentialsAndTargetsParse() throws {
-        let proxy = ProxyEnvironment.parse("http://sync%40corp:p%3Ass@proxy.corp:8080/")
-        #expect(proxy == ProxyEnvironment.Proxy(host: "proxy.corp", port: 8080, user: "sync@corp", password: "p:ss"))
-        #expect(ProxyEnvironment.parse("[2001:db8::1]:3128") == ProxyEnvironment.Proxy(host: "2001:db8::1", port: 3128, user: nil, password: nil))
-        #expect(ProxyEnvironment.parse("proxy:0") == nil)
-        #expect(try Self.target("HTTPS://User@Sync.Example.com:443/tables?x=1") == ProxyEnvironment.Target(url: "https://sync.example.com"))
-        for url in ["ftp://host/x", "sync.example.com", "http://", "http://[::1"] {
-            #expect(ProxyEnvironment.Target(url: url) == nil, "\(url)")
-        }
-    }
-
     @Test("a gzip answer is inflated and counted at its size on the wire; damaged gzip is retried; an oversized answer is refused")
     func answerBodies() async throws {
         let text = "{\"items\":[" + Array(repeating: "{\"text\":\"the same words again\"}", count: 2_000).joined(separator: ",") + "]}"

@@ -1,5 +1,5 @@
 import Dispatch
-import NIOConcurrencyHelpers
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -31,7 +31,7 @@ final class SpareFiles: Sendable {
     /// The most spares kept on disk between runs, and the largest of them (a bigger one is removed).
     let retainedCount: Int
     let retainedMaximumSize: Int64
-    private let spares = NIOLockedValueBox<[String]>([])
+    private let spares = Mutex<[String]>([])
     private let queue = DispatchQueue(label: "tablesync.spare-files")
     private let group = DispatchGroup()
 
@@ -61,7 +61,7 @@ final class SpareFiles: Sendable {
 
     /// A spare to write over, if there is one; it is the caller's until it gives it back with ``keep(_:)``.
     private func take() -> String? {
-        spares.withLockedValue { $0.popLast() }
+        spares.withLock { $0.popLast() }
     }
 
     /// Takes a spare and writes `bytes` over it; `nil` when there is none left. It is the caller's until it gives
@@ -84,7 +84,7 @@ final class SpareFiles: Sendable {
 
     /// Keeps `paths` as spares; what goes beyond ``limit`` is removed beside the run.
     func keep(_ paths: [String]) {
-        let excess: [String] = spares.withLockedValue { spares in
+        let excess: [String] = spares.withLock { spares in
             spares.append(contentsOf: paths)
             guard spares.count > limit else { return [] }
             defer { spares.removeFirst(spares.count - limit) }
@@ -110,7 +110,7 @@ final class SpareFiles: Sendable {
 
     /// Removes every spare, on disk too (a purge: no old record content may stay behind), and waits for it.
     func removeAll() throws {
-        spares.withLockedValue { $0.removeAll() }
+        spares.withLock { $0.removeAll() }
         group.wait()
         for (name, status) in try FileSystem.listDirectory(directory) where name.hasPrefix(Self.namePrefix) && status.isRegularFile {
             try FileSystem.removeFile(directory + "/" + name)
@@ -118,7 +118,7 @@ final class SpareFiles: Sendable {
     }
 
     private func trimToRetained() {
-        let candidates: [String] = spares.withLockedValue { spares in
+        let candidates: [String] = spares.withLock { spares in
             defer { spares.removeAll() }
             return spares
         }
@@ -131,7 +131,7 @@ final class SpareFiles: Sendable {
                 excess.append(path)
             }
         }
-        spares.withLockedValue { $0 = retained.reversed() }
+        spares.withLock { $0 = retained.reversed() }
         remove(excess)
     }
 

@@ -15,7 +15,7 @@ struct ServerConnection: Sendable {
     func client(table: String?) async throws -> TableClient {
         let make = { (version: Int) in
             try TableClient.make(settings: settings, apiVersion: version, environment: options.environment, timeout: options.timeout,
-                                 retryPolicy: options.retryPolicy)
+                                 retryPolicy: options.retryPolicy, transport: options.transport ?? PlatformTransport.shared)
         }
         if let pinned = settings.apiVersion { return try make(pinned) }
         if let learned = LearnedProtocolVersion.load(layout: layout, remote: settings.remote) { return try make(learned) }

@@ -11,13 +11,15 @@ struct TableClient: Sendable {
     /// The client for a store's settings speaking protocol `apiVersion`; the token comes from `TABLESYNC_TOKEN` or
     /// the settings' token file.
     static func make(settings: StoreSettings, apiVersion: Int, environment: [String: String] = ProcessInfo.processInfo.environment,
-                     timeout: Double = 30, retryPolicy: RetryPolicy = RetryPolicy()) throws -> TableClient {
+                     timeout: Double = 30, retryPolicy: RetryPolicy = RetryPolicy(),
+                     transport: any HTTPTransport = PlatformTransport.shared) throws -> TableClient {
         var headers = ["Accept": "application/json"]
         if let token = try ClientToken.read(settings: settings, environment: environment) {
             headers["Authorization"] = "Bearer " + token
             headers["X-ZUMO-AUTH"] = token
         }
-        return TableClient(http: ServerHTTPClient(baseURL: settings.remote, defaultHeaders: headers, timeout: timeout, retryPolicy: retryPolicy),
+        return TableClient(http: ServerHTTPClient(baseURL: settings.remote, defaultHeaders: headers, timeout: timeout, retryPolicy: retryPolicy,
+                                                  transport: transport),
                            apiVersion: apiVersion)
     }
 
@@ -26,7 +28,7 @@ struct TableClient: Sendable {
         var headers = http.defaultHeaders
         headers[ProtocolHeader.apiVersion] = Self.versionHeaderValue(apiVersion)
         self.http = ServerHTTPClient(baseURL: http.baseURL, defaultHeaders: headers, timeout: http.timeout, retryPolicy: http.retryPolicy,
-                               maxResponseBytes: http.maxResponseBytes)
+                               maxResponseBytes: http.maxResponseBytes, transport: http.transport)
         self.apiVersion = apiVersion
     }
 

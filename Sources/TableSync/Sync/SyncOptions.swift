@@ -49,6 +49,9 @@ public struct SyncOptions: Sendable {
     /// The zlib level (1 fastest … 9 smallest) of batch bodies sent to a server that accepts gzip requests;
     /// `nil` sends them uncompressed.
     public var compressionLevel: Int32?
+    /// What carries requests; `nil` is the platform's (``PlatformTransport``). Set by the benchmarks to compare
+    /// transports on the same run.
+    package var transport: (any HTTPTransport)?
 
     /// The default of ``batchMaxOperations``.
     public static let defaultBatchMaxOperations = 500

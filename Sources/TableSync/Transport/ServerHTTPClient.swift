@@ -1,20 +1,13 @@
-import AsyncHTTPClient
 import GzipCompression
-import NIOConcurrencyHelpers
-import NIOCore
-import NIOHTTP1
-import NIOPosix
 import SyncProtocol
 
 /// Sends requests to one server, with a time limit on every request and retries with backoff on connection
 /// failures, timeouts, 408, 429 and 5xx. Other statuses, 4xx included, are returned to the caller at once:
 /// they are answers, not failures of the link.
 ///
-/// Requests go through AsyncHTTPClient on SwiftNIO (HTTP/1.1 or HTTP/2, TLS, a pool of kept-alive
-/// connections), not Foundation's `URLSession`: on Linux, `URLSession` over libcurl keeps a core busy while it
-/// waits for an answer (thousands of wake-ups a second), which a cron job waiting on a slow server, or a pull
-/// writing one page while the next downloads, cannot afford. Gzip answers are inflated here, so the bytes
-/// that crossed the wire are known and a body beyond ``maxResponseBytes`` is refused before it fills memory.
+/// One attempt is the ``HTTPTransport``'s (libcurl on Linux, `URLSession` on Apple platforms); the rules around
+/// it are the same everywhere: gzip answers are inflated here, so the bytes that crossed the wire are known and a
+/// body beyond ``maxResponseBytes`` is refused before it fills memory.
 struct ServerHTTPClient: Sendable {
     /// The server's base URL without a trailing slash.
     let baseURL: String
@@ -27,12 +20,14 @@ struct ServerHTTPClient: Sendable {
     /// The largest answer body accepted, after inflating: far beyond any page or batch answer the protocol
     /// makes, so only a broken or hostile server reaches it.
     let maxResponseBytes: Int
+    /// What carries each attempt.
+    let transport: any HTTPTransport
 
     /// The default of ``maxResponseBytes``: 256 MiB.
     static let defaultMaxResponseBytes = 256 << 20
 
     init(baseURL: String, defaultHeaders: [String: String], timeout: Double = 30, retryPolicy: RetryPolicy = RetryPolicy(),
-                maxResponseBytes: Int = defaultMaxResponseBytes) {
+                maxResponseBytes: Int = defaultMaxResponseBytes, transport: any HTTPTransport = PlatformTransport.shared) {
         var base = baseURL
         while base.hasSuffix("/") { base.removeLast() }
         self.baseURL = base
@@ -40,23 +35,20 @@ struct ServerHTTPClient: Sendable {
         self.timeout = timeout
         self.retryPolicy = retryPolicy
         self.maxResponseBytes = maxResponseBytes
+        self.transport = transport
     }
 
     /// Sends `request`, retrying as the policy says. Throws ``SyncError/unreachable(url:reason:)`` when the
     /// attempts are used up.
     func send(_ request: HTTPRequest) async throws -> HTTPResponse {
         let urlText = baseURL + request.pathAndQuery
-        guard let target = ProxyEnvironment.Target(url: urlText) else {
-            throw SyncError.malformedResponse(url: urlText, reason: "the URL is not valid")
-        }
-        let transport = HTTPTransport.client(proxy: ProxyEnvironment.proxy(for: target))
         var attempt = 0
         while true {
             attempt += 1
             let failure: String
             var retryAfter: Double?
             do {
-                let result = try await exchange(request, url: urlText, transport: transport)
+                let result = try await exchange(request, url: urlText)
                 if Self.isDamagedWriteAnswer(result, method: request.method) {
                     // The write was applied, but its answer was damaged on the way: send it again, and the
                     // lost-acknowledgement rule turns the server's 409/412 into success.
@@ -66,12 +58,14 @@ struct ServerHTTPClient: Sendable {
                     failure = "HTTP \(result.status)"
                 }
                 retryAfter = RetryPolicy.retryAfterSeconds(result.header("Retry-After"))
-            } catch let error as SyncError {
-                throw error
-            } catch {
-                // A cancelled task (AsyncHTTPClient then fails the request) is not a failure of the link to retry.
-                if Task.isCancelled { throw CancellationError() }
-                failure = Self.describe(error)
+            } catch let error as TransportFailure where error == .tooLarge {
+                throw SyncError.malformedResponse(url: urlText, reason: "the answer is larger than \(Self.sizeText(maxResponseBytes))")
+            } catch let error as TransportFailure where !error.isRetryable {
+                throw SyncError.unreachable(url: baseURL, reason: error.reason)
+            } catch let error as TransportFailure {
+                failure = error.reason
+            } catch let error as DamagedBody {
+                failure = error.reason
             }
             guard let delay = retryPolicy.delay(afterAttempt: attempt, retryAfter: retryAfter, random: Double.random(in: 0..<1)) else {
                 throw SyncError.unreachable(url: baseURL, reason: "\(failure) after \(attempt) attempt\(attempt == 1 ? "" : "s")")
@@ -81,43 +75,33 @@ struct ServerHTTPClient: Sendable {
     }
 
     /// One attempt: the request on the wire, the whole answer read and inflated.
-    private func exchange(_ request: HTTPRequest, url: String, transport: AsyncHTTPClient.HTTPClient) async throws -> HTTPResponse {
-        var outgoing = HTTPClientRequest(url: url)
-        outgoing.method = HTTPMethod(rawValue: request.method)
-        for (name, value) in defaultHeaders { outgoing.headers.replaceOrAdd(name: name, value: value) }
-        for (name, value) in request.headers { outgoing.headers.replaceOrAdd(name: name, value: value) }
+    private func exchange(_ request: HTTPRequest, url: String) async throws -> HTTPResponse {
+        // By lowercased name: a request's own header replaces a default one however either is spelt.
+        var headers: [String: (name: String, value: String)] = [:]
+        for (name, value) in defaultHeaders { headers[name.lowercased()] = (name, value) }
+        for (name, value) in request.headers { headers[name.lowercased()] = (name, value) }
         // Answers are inflated here, so every request accepts gzip (as URLSession and curl ask by default).
-        if !outgoing.headers.contains(name: "Accept-Encoding") { outgoing.headers.add(name: "Accept-Encoding", value: "gzip") }
-        if let body = request.body {
-            outgoing.body = .bytes(ByteBuffer(bytes: body))
-            if !outgoing.headers.contains(name: "Content-Type") { outgoing.headers.add(name: "Content-Type", value: "application/json") }
-        }
-        let answer = try await transport.execute(outgoing, timeout: .nanoseconds(Int64(timeout * 1_000_000_000)))
-        var headers: [String: String] = [:]
-        for (name, value) in answer.headers {
-            let key = name.lowercased()
-            headers[key] = headers[key].map { $0 + ", " + value } ?? value
-        }
-        let collected: ByteBuffer
-        do {
-            collected = try await answer.body.collect(upTo: maxResponseBytes)
-        } catch is NIOTooManyBytesError {
-            throw SyncError.malformedResponse(url: url, reason: "the answer is larger than \(Self.sizeText(maxResponseBytes))")
-        }
-        let wire = Array(collected.readableBytesView)
-        var body = wire
-        if headers["content-encoding"]?.lowercased().contains("gzip") == true, !wire.isEmpty {
-            do {
-                body = try Gzip.decompress(wire, limit: maxResponseBytes)
-            } catch .tooLarge {
-                throw SyncError.malformedResponse(url: url, reason: "the answer inflates to more than \(Self.sizeText(maxResponseBytes))")
-            } catch {
-                // Damaged on the way: a failure of the link, worth another attempt.
-                throw DamagedBody(reason: "a damaged gzip body (\(error))")
+        if headers["accept-encoding"] == nil { headers["accept-encoding"] = ("Accept-Encoding", "gzip") }
+        if request.body != nil, headers["content-type"] == nil { headers["content-type"] = ("Content-Type", "application/json") }
+        let answer = try await transport.exchange(TransportRequest(
+            method: request.method, url: url, headers: headers.sorted { $0.key < $1.key }.map(\.value),
+            body: request.body, timeout: timeout, maxBodyBytes: maxResponseBytes))
+        var answerHeaders = answer.headers
+        var body = answer.body
+        if answerHeaders["content-encoding"]?.lowercased().contains("gzip") == true {
+            if !answer.bodyIsDecoded, !body.isEmpty {
+                do {
+                    body = try Gzip.decompress(answer.body, limit: maxResponseBytes)
+                } catch .tooLarge {
+                    throw SyncError.malformedResponse(url: url, reason: "the answer inflates to more than \(Self.sizeText(maxResponseBytes))")
+                } catch {
+                    // Damaged on the way: a failure of the link, worth another attempt.
+                    throw DamagedBody(reason: "a damaged gzip body (\(error))")
+                }
             }
-            headers["content-encoding"] = nil
+            answerHeaders["content-encoding"] = nil
         }
-        return HTTPResponse(status: Int(answer.status.code), headers: headers, body: body, wireBodySize: wire.count)
+        return HTTPResponse(status: answer.status, headers: answerHeaders, body: body, wireBodySize: answer.wireBodySize)
     }
 
     /// `256 MiB`, or `10000 bytes` for a limit that is not a whole number of MiB.
@@ -135,56 +119,5 @@ struct ServerHTTPClient: Sendable {
         guard method != "GET", (200...299).contains(response.status), !response.body.isEmpty,
               response.header("Content-Type")?.lowercased().contains("json") == true else { return false }
         return (try? JSONParser.parse(response.body)) == nil
-    }
-
-    /// A failed attempt in a few words, for the message that ends the retries.
-    private static func describe(_ error: any Error) -> String {
-        if let damaged = error as? DamagedBody { return damaged.reason }
-        if let error = error as? HTTPClientError {
-            switch error {
-            case .deadlineExceeded, .readTimeout, .writeTimeout, .connectTimeout: return "timed out"
-            case .remoteConnectionClosed: return "connection lost"
-            default: return "\(error)"
-            }
-        }
-        if let error = error as? NIOConnectionError {
-            let refused = error.connectionErrors.contains { ($0.error as? IOError)?.errnoCode == ECONNREFUSED }
-            if refused { return "connection refused" }
-            if error.dnsAAAAError != nil || error.dnsAError != nil, error.connectionErrors.isEmpty { return "unknown host" }
-            return "could not connect"
-        }
-        if let error = error as? IOError {
-            switch error.errnoCode {
-            case ECONNREFUSED: return "connection refused"
-            case ECONNRESET, EPIPE: return "connection lost"
-            case ETIMEDOUT: return "timed out"
-            default: return "\(error)"
-            }
-        }
-        return "\(error)"
-    }
-}
-
-/// The process's connection pools: one AsyncHTTPClient per proxy setting, created on first use and kept for
-/// the life of the process (a command line run talks to one server; an app embedding the library reuses them).
-enum HTTPTransport {
-    private static let clients = NIOLockedValueBox<[ProxyEnvironment.Proxy?: AsyncHTTPClient.HTTPClient]>([:])
-
-    static func client(proxy: ProxyEnvironment.Proxy?) -> AsyncHTTPClient.HTTPClient {
-        clients.withLockedValue { clients in
-            if let client = clients[proxy] { return client }
-            var configuration = AsyncHTTPClient.HTTPClient.Configuration()
-            // Gzip answers are inflated by ``ServerHTTPClient`` itself, with a limit and a count of wire bytes.
-            configuration.decompression = .disabled
-            // A refused connection fails the attempt at once; ``RetryPolicy`` decides about the next one.
-            configuration.connectionPool.retryConnectionEstablishment = false
-            if let proxy {
-                configuration.proxy = .server(host: proxy.host, port: proxy.port,
-                                              authorization: proxy.user.map { .basic(username: $0, password: proxy.password ?? "") })
-            }
-            let client = AsyncHTTPClient.HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
-            clients[proxy] = client
-            return client
-        }
     }
 }
