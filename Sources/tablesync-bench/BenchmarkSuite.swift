@@ -5,8 +5,8 @@ import TableSync
 /// The benchmarks (docs/bench.md), in the order that lets each one set up the next: the JSON writers, then against
 /// one `tablesync-server` on SQLite the initial pull (P1) with its disk floor and the SDKs' paging, memory
 /// (P4), bytes on the wire (P5), `status` against `git status` (P2), push (P3), a sync with nothing to do
-/// (P6), an incremental pull (P7), a sync that lost its cache (P8) and a sync while another program keeps the disk
-/// busy (P9). Every figure is a median over the runs,
+/// (P6), an incremental pull (P7), a sync that lost its cache (P8), a sync while another program keeps the disk
+/// busy (P9), and the client's transport against the one it replaced (T1). Every figure is a median over the runs,
 /// beside a baseline measured in the same run.
 struct BenchmarkSuite {
     /// Sizes and places.
@@ -29,7 +29,7 @@ struct BenchmarkSuite {
 
     let configuration: Configuration
     let dataSet: DataSet
-    private var results: ResultTable
+    var results: ResultTable
     /// Each record of the main table exactly as the server sends it, in pull order.
     private var served: [[String: JSONValue]] = []
     /// Figures later benchmarks compare with: P1's pull rate (P7) and peak memory (P4).
@@ -51,9 +51,9 @@ struct BenchmarkSuite {
         results = ResultTable(machine: Machine.description(), records: configuration.records, runs: configuration.runs)
     }
 
-    private var work: String { configuration.work }
-    private var runs: Int { configuration.runs }
-    private var records: Int { configuration.records }
+    var work: String { configuration.work }
+    var runs: Int { configuration.runs }
+    var records: Int { configuration.records }
 
     mutating func run() async throws -> ResultTable {
         try remove(work)
@@ -79,6 +79,7 @@ struct BenchmarkSuite {
         try measureStatus(store: store)
         try measurePush(server: server)
         try measurePushOverSlowLink(server: server)
+        try await measureTransports(server: server)
         try measurePushWire(proxy: proxy, store: wireStore)
         try measureSyncOnBusyDisk(server: server)
         try measureNoChangeSync(store: store)
@@ -496,7 +497,7 @@ struct BenchmarkSuite {
 
     /// Rewrites the record files of `indexes` in `table` as a person would (plain writes, no fsync), changed by
     /// `change`; returns the records written.
-    private func editRecords(store: String, table: String, indexes: Range<Int>,
+    func editRecords(store: String, table: String, indexes: Range<Int>,
                              change: (inout [String: JSONValue]) -> Void) throws -> [[String: JSONValue]] {
         var written: [[String: JSONValue]] = []
         for index in indexes {
@@ -514,13 +515,13 @@ struct BenchmarkSuite {
         return written
     }
 
-    private func freshStore(_ path: String, remote: String, table: String) throws {
+    func freshStore(_ path: String, remote: String, table: String) throws {
         try discard(path)
         try tablesync(["-C", path, "init", "--remote", remote, "--table", table])
     }
 
     @discardableResult
-    private func tablesync(_ arguments: [String]) throws -> ChildRun {
+    func tablesync(_ arguments: [String]) throws -> ChildRun {
         try ChildProcess.run(configuration.binaries + "/tablesync", arguments)
     }
 
@@ -534,7 +535,7 @@ struct BenchmarkSuite {
     /// Moves `path` out of the way into the work directory's `discarded/`, removed with the work directory after
     /// the run. Deleting 100,000 files between runs would slow the next run's file creation (ext4 skips
     /// recently deleted inodes: `recently_deleted`, `find_inode_bit` fill a profile) and skew its figure.
-    private func discard(_ path: String) throws {
+    func discard(_ path: String) throws {
         guard FileManager.default.fileExists(atPath: path) else { return }
         let bin = work + "/discarded"
         try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
@@ -545,14 +546,14 @@ struct BenchmarkSuite {
         try ChildProcess.run("/bin/rm", ["-rf", path])
     }
 
-    private func expect(_ run: ChildRun, member: String, equals expected: Int) throws {
+    func expect(_ run: ChildRun, member: String, equals expected: Int) throws {
         let value = try JSONParser.parse(run.standardOutput)[member]?.integerValue
         guard value == Int64(expected) else {
             throw BenchError(what: "tablesync", detail: "\"\(member)\" is \(value.map(String.init) ?? "missing"), expected \(expected): \(run.standardOutput.prefix(500))")
         }
     }
 
-    private func progress(_ message: String) {
+    func progress(_ message: String) {
         FileHandle.standardError.write(Data("[bench \(String(format: "%6.1f", Clock.now() - startedAt))s] \(message)\n".utf8))
     }
 }

@@ -5,8 +5,9 @@ import Testing
 import TestSupport
 @testable import TableSync
 
-/// The HTTP transport on its own: what it makes of answers that are compressed, damaged, too large, or never
-/// come, over real loopback sockets.
+/// The HTTP transport on its own, over real loopback sockets: what it makes of answers that are compressed,
+/// damaged, too large, or never come; cancellation; and the settings of curl's environment (proxy, authorities)
+/// that libcurl honours.
 @Suite struct TransportTests {
     @Test("a gzip answer is inflated and counted at its size on the wire; damaged gzip is retried; an oversized answer is refused")
     func answerBodies() async throws {
@@ -83,6 +84,90 @@ import TestSupport
         let closed = ServerHTTPClient(baseURL: "http://127.0.0.1:1", defaultHeaders: [:], timeout: 30, retryPolicy: .none)
         let refused = await #expect(throws: SyncError.self) { try await closed.send(HTTPRequest(method: "GET", path: "/health")) }
         #expect(refused == .unreachable(url: "http://127.0.0.1:1", reason: "connection refused after 1 attempt"))
+    }
+
+    @Test("a cancelled request ends at once, and many requests are in flight together on the one transport")
+    func cancellationAndConcurrency() async throws {
+        let answerNow = DispatchSemaphore(value: 0)
+        let server = try HostileServer { request in
+            if request.target == "/silent" { _ = answerNow.wait(timeout: .now() + 60) }
+            return .json("{\"path\":\"\(request.target)\"}")
+        }
+        defer {
+            answerNow.signal()
+            server.stop()
+        }
+        let client = ServerHTTPClient(baseURL: server.baseURL, defaultHeaders: [:], timeout: 30, retryPolicy: .none)
+        let waiting = Task { try await client.send(HTTPRequest(method: "GET", path: "/silent")) }
+        while !server.requests.contains(where: { $0.target == "/silent" }) { try await Task.sleep(nanoseconds: 5_000_000) }
+        let cancelledAt = ContinuousClock.now
+        waiting.cancel()
+        let outcome = await waiting.result
+        #expect(throws: CancellationError.self) { try outcome.get() }
+        #expect(ContinuousClock.now - cancelledAt < .seconds(10), "the cancellation ends the wait, not the 30 s limit")
+
+        // While nothing answers /silent any more, 16 requests at once all come back, each with its own answer.
+        let paths = try await withThrowingTaskGroup(of: String?.self) { group in
+            for index in 0..<16 {
+                group.addTask { try JSONParser.parse(try await client.send(HTTPRequest(method: "GET", path: "/r\(index)")).body)["path"]?.stringValue }
+            }
+            return try await group.reduce(into: Set<String?>()) { $0.insert($1) }
+        }
+        #expect(paths == Set((0..<16).map { "/r\($0)" }))
+    }
+
+    @Test("the certificate authorities come from CURL_CA_BUNDLE, else SSL_CERT_FILE and SSL_CERT_DIR, as the curl command reads them")
+    func certificateAuthorityVariables() {
+        #expect(CertificateAuthorities(environment: [:]) == CertificateAuthorities(environment: ["SSL_CERT_FILE": ""]))
+        let both = CertificateAuthorities(environment: ["SSL_CERT_FILE": "/a.pem", "SSL_CERT_DIR": "/certs"])
+        #expect(both.file == "/a.pem" && both.directory == "/certs")
+        let bundle = CertificateAuthorities(environment: ["CURL_CA_BUNDLE": "/b.pem", "SSL_CERT_FILE": "/a.pem", "SSL_CERT_DIR": "/certs"])
+        #expect(bundle.file == "/b.pem" && bundle.directory == nil, "CURL_CA_BUNDLE wins alone")
+    }
+
+    /// Stands for a machine behind a company proxy talking to a server whose certificate a company authority
+    /// signed: `https_proxy` and `SSL_CERT_FILE` set for cron, as they are for `curl`.
+    @Test("tablesync takes its proxy from https_proxy and its authority from SSL_CERT_FILE; an untrusted certificate stops at once")
+    func proxyAndAuthorityFromTheEnvironment() async throws {
+        let directory = TemporaryDirectory()
+        let authority = try await TestAuthority.make(in: directory.path)
+        let table = uniqueTableName()
+        let server = try await LiveServer.start(.sqlite, tables: [table], tls: try authority.serverConfiguration())
+        defer { TestBackend.removeFiles(of: server.database) }
+        let proxy = try ConnectProxy()
+        defer { proxy.stop() }
+        let tablesync = builtProduct("tablesync")
+        var clean = ProcessInfo.processInfo.environment
+        for name in ["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY",
+                     "CURL_CA_BUNDLE", "SSL_CERT_FILE", "SSL_CERT_DIR"] { clean[name] = nil }
+        func environment(_ settings: [String: String]) -> [String: String] { clean.merging(settings) { $1 } }
+        let writer = directory.file("writer")
+        let reader = directory.file("reader")
+        for store in [writer, reader] {
+            #expect(try await runProgram(tablesync, ["-C", store, "init", "--remote", server.baseURL, "--table", table]).status == 0)
+        }
+        #expect(try await runProgram(tablesync, ["-C", writer, "insert", table, #"{"id": "a", "text": "through the tunnel"}"#]).status == 0)
+
+        let untrusted = try await runProgram(tablesync, ["-C", writer, "push"], environment: environment(["https_proxy": proxy.url]))
+        #expect(untrusted.status == 4, "\(untrusted.stderr)")
+        #expect(untrusted.stderr.contains("TLS certificate is not trusted"), "\(untrusted.stderr)")
+        #expect(proxy.tunnels == ["localhost:\(server.port)"], "one attempt through the proxy, not retried")
+
+        let pushed = try await runProgram(tablesync, ["-C", writer, "push"],
+                                          environment: environment(["https_proxy": proxy.url, "SSL_CERT_FILE": authority.authorityFile]))
+        #expect(pushed.status == 0, "\(pushed.stderr)")
+        let tunnelsAfterPush = proxy.tunnels.count
+        #expect(tunnelsAfterPush >= 2)
+        #expect(Set(proxy.tunnels) == ["localhost:\(server.port)"])
+
+        let direct = try await runProgram(tablesync, ["-C", reader, "pull", table],
+                                          environment: environment(["https_proxy": proxy.url, "no_proxy": "localhost",
+                                                                    "CURL_CA_BUNDLE": authority.authorityFile]))
+        #expect(direct.status == 0, "\(direct.stderr)")
+        #expect(proxy.tunnels.count == tunnelsAfterPush, "no_proxy exempts the host")
+        let pulled = try await runProgram(tablesync, ["-C", reader, "query", table, "--filter", "id eq 'a'"])
+        #expect(pulled.stdout.contains("through the tunnel"), "\(pulled.stdout)")
+        await server.stop()
     }
 }
 

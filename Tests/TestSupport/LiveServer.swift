@@ -1,12 +1,13 @@
 import Foundation
 import Hummingbird
+import HummingbirdTLS
 import Logging
 import NIOCore
 import TableSyncServer
 
 /// `tablesync-server` running in this process on a loopback port of its own, reached over a real socket.
 public final class LiveServer: Sendable {
-    /// `http://127.0.0.1:PORT`.
+    /// `http://127.0.0.1:PORT`, or `https://localhost:PORT` for a server started with TLS.
     public let baseURL: String
     /// The database it serves from.
     public let database: DatabaseLocation
@@ -21,8 +22,9 @@ public final class LiveServer: Sendable {
     /// Starts a server on `backend` serving `tables`.
     /// `port` 0 picks a free one; give the old port to restart a stopped server where clients expect it.
     /// `configure` adjusts the rest of the configuration (e.g. `batch = false` for a server without the extension).
+    /// With `tls` it serves HTTPS, as a server behind a TLS-terminating proxy looks to clients.
     public static func start(_ backend: TestBackend, tables: [String], tokens: Set<String> = [],
-                             database: DatabaseLocation? = nil, port: Int = 0,
+                             database: DatabaseLocation? = nil, port: Int = 0, tls: TLSConfiguration? = nil,
                              configure: (inout ServerConfiguration) -> Void = { _ in }) async throws -> LiveServer {
         let database = try database ?? backend.database()
         var logger = Logger(label: "tablesync-test-server")
@@ -31,9 +33,11 @@ public final class LiveServer: Sendable {
                                                 tables: tables.map { TableOptions(name: $0) }, tokens: tokens)
         configure(&configuration)
         let (port, task) = try await runOnFreePort { onServerRunning in
-            try makeServerApplication(configuration: configuration, logger: logger, onServerRunning: onServerRunning)
+            try makeServerApplication(configuration: configuration, logger: logger, onServerRunning: onServerRunning,
+                                      server: try tls.map { try .tls(tlsConfiguration: $0) } ?? .http1())
         }
-        return LiveServer(baseURL: "http://127.0.0.1:\(port)", database: database, task: task)
+        let baseURL = tls == nil ? "http://127.0.0.1:\(port)" : "https://localhost:\(port)"
+        return LiveServer(baseURL: baseURL, database: database, task: task)
     }
 
     /// Runs the application `make` builds (handing it the callback that learns the listening channel) until the

@@ -257,7 +257,7 @@ private final class Transfer: @unchecked Sendable {
 
     private func failure(_ code: CURLcode) -> TransportFailure {
         if bodyTooLarge { return .tooLarge }
-        let detail = errorText.pointee != 0 ? String(cString: errorText) : String(cString: curl_easy_strerror(code))
+        let detail = (errorText.pointee != 0 ? String(cString: errorText) : String(cString: curl_easy_strerror(code))).trimmingWhitespace()
         switch code {
         case CURLE_OPERATION_TIMEDOUT:
             return .timedOut

@@ -84,7 +84,8 @@ package enum TransportFailure: Error, Equatable, Sendable {
         case .connectionLost: return "connection lost"
         case .unknownHost: return "unknown host"
         case .couldNotConnect(let detail): return detail
-        case .untrustedCertificate(let detail): return "its TLS certificate is not trusted: \(detail)"
+        case .untrustedCertificate(let detail):
+            return "its TLS certificate is not trusted: \(detail). If a private authority signed it, name that authority's file in SSL_CERT_FILE or CURL_CA_BUNDLE"
         case .tooLarge: return "the answer is too large"
         }
     }

@@ -1,4 +1,5 @@
 import Hummingbird
+import HummingbirdCore
 import Logging
 import PostgresNIO
 import SyncProtocol
@@ -13,10 +14,13 @@ import SyncProtocol
 /// let configuration = ServerConfiguration(database: .sqlite(path: "server.sqlite"), tables: [TableOptions(name: "todo")])
 /// try await makeServerApplication(configuration: configuration, logger: Logger(label: "tablesync-server")).runService()
 /// ```
-/// `onServerRunning` learns the listening channel (its local address tells the port when `port` is 0).
+/// `onServerRunning` learns the listening channel (its local address tells the port when `port` is 0). `server`
+/// says how connections are served: plain HTTP/1.1 as `tablesync-server` does (TLS belongs to a reverse proxy in
+/// front, docs/deploy.md), or e.g. `.tls(tlsConfiguration:)` of HummingbirdTLS for a program that embeds the server.
 public func makeServerApplication(
     configuration: ServerConfiguration, logger: Logger,
-    onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in }
+    onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in },
+    server: HTTPServerBuilder = .http1()
 ) throws -> Application<RouterResponder<TableRequestContext>> {
     try configuration.validate()
     let repository: any RecordRepository
@@ -51,6 +55,7 @@ public func makeServerApplication(
 
     var app = Application(
         router: router,
+        server: server,
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "tablesync-server"),
         onServerRunning: onServerRunning,
         logger: logger)
