@@ -113,7 +113,7 @@ package final class CurlTransport: HTTPTransport, @unchecked Sendable {
                 settle(transfer, transfer.outcome(code))
             }
             // Returns when a socket is ready, libcurl's next timer is due (it shortens the wait to that), or
-            // `curl_multi_wakeup` is called; the 1 s bound only matters to nothing.
+            // `curl_multi_wakeup` is called; the 1 s bound is only a safety net.
             curl_multi_poll(multi, nil, 0, 1_000, nil)
         }
     }
