@@ -25,6 +25,8 @@ struct BenchmarkSuite {
         var busyDiskEdits: Int
         var busyDiskMegabytes: Int
         var runs: Int
+        /// Run T1 alone.
+        var transportsOnly = false
     }
 
     let configuration: Configuration
@@ -59,8 +61,10 @@ struct BenchmarkSuite {
         try remove(work)
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
         served = (0..<records).map { ServerSeeder.servedRecord($0, dataSet: dataSet) }
-        progress("P0: CanonicalJSON.encode vs JSONEncoder")
-        try measureJSONWriters()
+        if !configuration.transportsOnly {
+            progress("P0: CanonicalJSON.encode vs JSONEncoder")
+            try measureJSONWriters()
+        }
 
         let database = work + "/server.sqlite"
         progress("seeding the server with \(records) + \(configuration.smallRecords) records")
@@ -69,22 +73,26 @@ struct BenchmarkSuite {
         let server = try ServerProcess(executable: configuration.binaries + "/tablesync-server", database: "sqlite:" + database,
                                        tables: [Self.mainTable, Self.smallTable], logFile: work + "/server.log")
         defer { server.stop() }
-        let store = work + "/store"
-        try measureInitialPull(server: server, store: store)
-        try measureSmallPullMemory(server: server)
-        let proxy = try LinkProxy(upstreamPort: server.port)
-        defer { proxy.stop() }
-        let wireStore = work + "/wire-store"
-        try measurePullWire(proxy: proxy, store: wireStore)
-        try measureStatus(store: store)
-        try measurePush(server: server)
-        try measurePushOverSlowLink(server: server)
-        try await measureTransports(server: server)
-        try measurePushWire(proxy: proxy, store: wireStore)
-        try measureSyncOnBusyDisk(server: server)
-        try measureNoChangeSync(store: store)
-        try await measureIncrementalPull(store: store, database: database)
-        try measureSyncWithoutCache(store: store)
+        if configuration.transportsOnly {
+            try await measureTransports(server: server)
+        } else {
+            let store = work + "/store"
+            try measureInitialPull(server: server, store: store)
+            try measureSmallPullMemory(server: server)
+            let proxy = try LinkProxy(upstreamPort: server.port)
+            defer { proxy.stop() }
+            let wireStore = work + "/wire-store"
+            try measurePullWire(proxy: proxy, store: wireStore)
+            try measureStatus(store: store)
+            try measurePush(server: server)
+            try measurePushOverSlowLink(server: server)
+            try await measureTransports(server: server)
+            try measurePushWire(proxy: proxy, store: wireStore)
+            try measureSyncOnBusyDisk(server: server)
+            try measureNoChangeSync(store: store)
+            try await measureIncrementalPull(store: store, database: database)
+            try measureSyncWithoutCache(store: store)
+        }
         results.notes.append("load average at the end: \(Machine.loadAverage()) (other processes share this machine)")
         results.rows = results.rows.enumerated().sorted { ($0.element.id, $0.offset) < ($1.element.id, $1.offset) }.map(\.element)
         return results

@@ -23,10 +23,17 @@ enum TransportUnderTest: CaseIterable, CustomStringConvertible {
 
 /// T1: P1's initial pull, P3's pushes (batched and one request per operation, on loopback and over the slow link)
 /// and P5's bytes on the wire, each run in this process through the libcurl transport and through
-/// AsyncHTTPClient, with everything else the same code. The other rows run the `tablesync` binary, which uses
-/// libcurl; these compare the two transports alone.
+/// AsyncHTTPClient, with everything else the same code; first the transports alone (``PageFetchProbe``). The
+/// other rows run the `tablesync` binary, which uses libcurl; these compare the two transports.
 extension BenchmarkSuite {
+    /// Page fetches per round of the probe.
+    static let pageFetches = 200
+
     mutating func measureTransports(server: ServerProcess) async throws {
+        progress("T1: \(Self.pageFetches) fetches of a page of \(Self.pullPageSize) records through each transport, \(runs) rounds")
+        let fetches = try await PageFetchProbe(baseURL: server.url, table: Self.mainTable, pageSize: Self.pullPageSize,
+                                               count: Self.pageFetches).run(rounds: runs)
+        appendComparison(what: "\(Self.pageFetches) fetches of a page of \(Self.pullPageSize) records, gzip, kept alive", unit: "fetches/s", fetches)
         try await measureTransportPull(server: server)
         let link = try LinkProxy(upstreamPort: server.port, delay: configuration.slowLinkDelay)
         defer { link.stop() }

@@ -149,8 +149,8 @@ import TestSupport
         #expect(try await runProgram(tablesync, ["-C", writer, "insert", table, #"{"id": "a", "text": "through the tunnel"}"#]).status == 0)
 
         let untrusted = try await runProgram(tablesync, ["-C", writer, "push"], environment: environment(["https_proxy": proxy.url]))
-        #expect(untrusted.status == 4, "\(untrusted.stderr)")
-        #expect(untrusted.stderr.contains("TLS certificate is not trusted"), "\(untrusted.stderr)")
+        #expect(untrusted.status == 2, "a setting to change, not a failure that passes: \(untrusted.stderr)")
+        #expect(untrusted.stderr.contains("TLS certificate is not trusted") && untrusted.stderr.contains("SSL_CERT_FILE"), "\(untrusted.stderr)")
         #expect(proxy.tunnels == ["localhost:\(server.port)"], "one attempt through the proxy, not retried")
 
         let pushed = try await runProgram(tablesync, ["-C", writer, "push"],

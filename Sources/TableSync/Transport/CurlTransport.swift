@@ -157,6 +157,9 @@ package struct CertificateAuthorities: Equatable, Sendable {
 private final class Transfer: @unchecked Sendable {
     enum Phase { case created, queued, running, cancelled, finished }
 
+    /// Bytes libcurl reads from the socket at a time (its default is 16 KiB).
+    static let receiveBufferSize = 256 * 1024
+
     let easy: UnsafeMutableRawPointer
     var phase = Phase.created
     var continuation: CheckedContinuation<TransportAnswer, any Error>?
@@ -189,6 +192,7 @@ private final class Transfer: @unchecked Sendable {
         tablesync_curl_set_long(easy, CURLOPT_TIMEOUT_MS, max(1, Int(request.timeout * 1_000)))
         tablesync_curl_set_long(easy, CURLOPT_NETRC, Int(CURL_NETRC_OPTIONAL.rawValue))
         tablesync_curl_set_long(easy, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1)
+        tablesync_curl_set_long(easy, CURLOPT_BUFFERSIZE, Transfer.receiveBufferSize)
         tablesync_curl_set_pointer(easy, CURLOPT_ERRORBUFFER, errorText)
         if let file = authorities.file { tablesync_curl_set_pointer(easy, CURLOPT_CAINFO, file) }
         if let directory = authorities.directory { tablesync_curl_set_pointer(easy, CURLOPT_CAPATH, directory) }
@@ -243,6 +247,8 @@ private final class Transfer: @unchecked Sendable {
             let name = line[..<colon].lowercased()
             let value = String(line[line.index(after: colon)...]).trimmingWhitespace()
             headers[name] = headers[name].map { $0 + ", " + value } ?? value
+            // The body's room at once, not by doubling (a page arrives in many reads).
+            if name == "content-length", let length = Int(value), length > 0 { body.reserveCapacity(min(length, maxBodyBytes)) }
         }
         return length
     }

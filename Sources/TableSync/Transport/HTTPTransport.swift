@@ -63,18 +63,10 @@ package enum TransportFailure: Error, Equatable, Sendable {
     /// Any other failure to reach the server, in the transport's words.
     case couldNotConnect(String)
     /// The server's TLS certificate is not trusted or does not name the host: no later attempt can succeed, so
-    /// it is not retried.
+    /// ``ServerHTTPClient`` does not retry it (``SyncError/serverNotTrusted(url:reason:)``).
     case untrustedCertificate(String)
     /// The answer's body is longer than ``TransportRequest/maxBodyBytes``: not retried.
     case tooLarge
-
-    /// Whether another attempt may succeed.
-    package var isRetryable: Bool {
-        switch self {
-        case .untrustedCertificate, .tooLarge: return false
-        default: return true
-        }
-    }
 
     /// The failure in a few words, for the message that ends the retries.
     package var reason: String {
@@ -84,8 +76,7 @@ package enum TransportFailure: Error, Equatable, Sendable {
         case .connectionLost: return "connection lost"
         case .unknownHost: return "unknown host"
         case .couldNotConnect(let detail): return detail
-        case .untrustedCertificate(let detail):
-            return "its TLS certificate is not trusted: \(detail). If a private authority signed it, name that authority's file in SSL_CERT_FILE or CURL_CA_BUNDLE"
+        case .untrustedCertificate(let detail): return "its TLS certificate is not trusted (\(detail))"
         case .tooLarge: return "the answer is too large"
         }
     }

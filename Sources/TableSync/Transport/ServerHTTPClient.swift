@@ -58,10 +58,10 @@ struct ServerHTTPClient: Sendable {
                     failure = "HTTP \(result.status)"
                 }
                 retryAfter = RetryPolicy.retryAfterSeconds(result.header("Retry-After"))
-            } catch let error as TransportFailure where error == .tooLarge {
+            } catch TransportFailure.tooLarge {
                 throw SyncError.malformedResponse(url: urlText, reason: "the answer is larger than \(Self.sizeText(maxResponseBytes))")
-            } catch let error as TransportFailure where !error.isRetryable {
-                throw SyncError.unreachable(url: baseURL, reason: error.reason)
+            } catch TransportFailure.untrustedCertificate(let detail) {
+                throw SyncError.serverNotTrusted(url: baseURL, reason: "its TLS certificate is not trusted (\(detail))")
             } catch let error as TransportFailure {
                 failure = error.reason
             } catch let error as DamagedBody {
