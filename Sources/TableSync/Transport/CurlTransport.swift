@@ -157,9 +157,6 @@ package struct CertificateAuthorities: Equatable, Sendable {
 private final class Transfer: @unchecked Sendable {
     enum Phase { case created, queued, running, cancelled, finished }
 
-    /// Bytes libcurl reads from the socket at a time (its default is 16 KiB).
-    static let receiveBufferSize = 256 * 1024
-
     let easy: UnsafeMutableRawPointer
     var phase = Phase.created
     var continuation: CheckedContinuation<TransportAnswer, any Error>?
@@ -192,7 +189,6 @@ private final class Transfer: @unchecked Sendable {
         tablesync_curl_set_long(easy, CURLOPT_TIMEOUT_MS, max(1, Int(request.timeout * 1_000)))
         tablesync_curl_set_long(easy, CURLOPT_NETRC, Int(CURL_NETRC_OPTIONAL.rawValue))
         tablesync_curl_set_long(easy, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1)
-        tablesync_curl_set_long(easy, CURLOPT_BUFFERSIZE, Transfer.receiveBufferSize)
         tablesync_curl_set_pointer(easy, CURLOPT_ERRORBUFFER, errorText)
         if let file = authorities.file { tablesync_curl_set_pointer(easy, CURLOPT_CAINFO, file) }
         if let directory = authorities.directory { tablesync_curl_set_pointer(easy, CURLOPT_CAPATH, directory) }
