@@ -10,6 +10,9 @@ struct PageFetchProbe {
     let table: String
     let pageSize: Int
     let count: Int
+    /// When set, each exchange instead POSTs this many bytes that are not JSON to the table (the server reads them
+    /// and answers 400): the cost of sending a batch-sized body, without the batch.
+    var uploadBytes: Int? = nil
 
     /// Fetches per second through each transport, one figure per round. Within a round the transports take turns
     /// fetch by fetch (the one going first changing each time), so that the server's drift hits both alike.
@@ -32,6 +35,14 @@ struct PageFetchProbe {
     }
 
     private func fetch(through transport: any HTTPTransport) async throws -> Int {
+        if let uploadBytes {
+            let answer = try await transport.exchange(TransportRequest(
+                method: "POST", url: "\(baseURL)/tables/\(table)",
+                headers: [("Accept", "application/json"), ("Content-Type", "application/json"), ("ZUMO-API-VERSION", "3.0.0")],
+                body: [UInt8](repeating: UInt8(ascii: "x"), count: uploadBytes), timeout: 30, maxBodyBytes: 1 << 20))
+            guard answer.status == 400 else { throw BenchError(what: "upload", detail: "HTTP \(answer.status)") }
+            return answer.body.count
+        }
         let url = "\(baseURL)/tables/\(table)?$orderby=updatedAt,id&$top=\(pageSize)"
         let answer = try await transport.exchange(TransportRequest(
             method: "GET", url: url,
@@ -57,9 +68,11 @@ struct PageFetchCommand: AsyncParsableCommand {
     @Option(help: "Records in the page.") var pageSize = 1000
     @Option(help: "Fetches per round and transport.") var count = 200
     @Option(help: "Rounds.") var rounds = 3
+    @Option(help: "POST this many bytes instead of fetching a page.") var uploadBytes: Int?
 
     func run() async throws {
-        let rates = try await PageFetchProbe(baseURL: url, table: table, pageSize: pageSize, count: count).run(rounds: rounds)
+        let probe = PageFetchProbe(baseURL: url, table: table, pageSize: pageSize, count: count, uploadBytes: uploadBytes)
+        let rates = try await probe.run(rounds: rounds)
         for transport in TransportUnderTest.allCases {
             print("\(transport): " + (rates[transport] ?? []).map { String(format: "%.1f", $0) }.joined(separator: " ") + " fetches/s")
         }
