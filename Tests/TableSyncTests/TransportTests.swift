@@ -86,6 +86,56 @@ import TestSupport
         #expect(refused == .unreachable(url: "http://127.0.0.1:1", reason: "connection refused after 1 attempt"))
     }
 
+    /// This process's environment without anything that sets libcurl up (proxies, authorities, a token), with
+    /// `settings` added: what a `tablesync` child sees in these tests.
+    static func environment(_ settings: [String: String]) -> [String: String] {
+        var clean = ProcessInfo.processInfo.environment
+        for name in ["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY",
+                     "CURL_CA_BUNDLE", "SSL_CERT_FILE", "SSL_CERT_DIR", "TABLESYNC_TOKEN"] { clean[name] = nil }
+        return clean.merging(settings) { $1 }
+    }
+
+    @Test("a write's body goes at once (no Expect: 100-continue) as JSON; every request accepts gzip; a request's header replaces a default one however spelt")
+    func requestHeaders() async throws {
+        let server = try HostileServer { _ in .json("{}") }
+        defer { server.stop() }
+        let client = ServerHTTPClient(baseURL: server.baseURL, defaultHeaders: ["X-ZUMO-AUTH": "default"], timeout: 10, retryPolicy: .none)
+        let body = Array(repeating: UInt8(ascii: "a"), count: 2 << 20)
+        #expect(try await client.send(HTTPRequest(method: "POST", path: "/tables/todo", headers: ["x-zumo-auth": "own"], body: body)).status == 200)
+        let seen = try #require(server.requests.first)
+        // When libcurl asks for `100 Continue` differs between versions (the curl 7.88 command does for bodies over
+        // 1 MiB; the library as configured here did not, even without the guard): no version may.
+        #expect(seen.headers("Expect").isEmpty)
+        #expect(seen.headers("Content-Type") == ["application/json"])
+        #expect(seen.headers("Accept-Encoding") == ["gzip"])
+        #expect(seen.headers("X-ZUMO-AUTH") == ["own"])
+        #expect(seen.body == body)
+    }
+
+    /// Stands for a cron job whose machine keeps the server's credentials in `~/.netrc`, as curl users do.
+    @Test("tablesync sends the credentials ~/.netrc holds for the host, as curl does; a token wins over them")
+    func netrcCredentials() async throws {
+        let directory = TemporaryDirectory()
+        let server = try HostileServer { _ in .json("[]", extensions: false) }
+        defer { server.stop() }
+        try directory.write("home/.netrc", "machine 127.0.0.1 login sync password s3cret\n")
+        let tablesync = builtProduct("tablesync")
+        let store = directory.file("store")
+        #expect(try await runProgram(tablesync, ["-C", store, "init", "--remote", server.baseURL, "--table", "todo"]).status == 0)
+
+        try await runProgram(tablesync, ["-C", store, "pull", "todo"], environment: Self.environment(["HOME": directory.file("home")]))
+        let withNetrc = server.requests
+        #expect(!withNetrc.isEmpty)
+        let basic = "Basic " + Data("sync:s3cret".utf8).base64EncodedString()
+        #expect(withNetrc.allSatisfy { $0.headers("Authorization") == [basic] }, "\(withNetrc.map { $0.headers("Authorization") })")
+
+        try await runProgram(tablesync, ["-C", store, "pull", "todo"],
+                             environment: Self.environment(["HOME": directory.file("home"), "TABLESYNC_TOKEN": "token"]))
+        let withToken = server.requests.dropFirst(withNetrc.count)
+        #expect(!withToken.isEmpty)
+        #expect(withToken.allSatisfy { $0.headers("Authorization") == ["Bearer token"] }, "\(withToken.map { $0.headers("Authorization") })")
+    }
+
     @Test("a cancelled request ends at once, and many requests are in flight together on the one transport")
     func cancellationAndConcurrency() async throws {
         let answerNow = DispatchSemaphore(value: 0)
@@ -137,10 +187,7 @@ import TestSupport
         let proxy = try ConnectProxy()
         defer { proxy.stop() }
         let tablesync = builtProduct("tablesync")
-        var clean = ProcessInfo.processInfo.environment
-        for name in ["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY",
-                     "CURL_CA_BUNDLE", "SSL_CERT_FILE", "SSL_CERT_DIR"] { clean[name] = nil }
-        func environment(_ settings: [String: String]) -> [String: String] { clean.merging(settings) { $1 } }
+        let environment = Self.environment
         let writer = directory.file("writer")
         let reader = directory.file("reader")
         for store in [writer, reader] {
@@ -150,7 +197,8 @@ import TestSupport
 
         let untrusted = try await runProgram(tablesync, ["-C", writer, "push"], environment: environment(["https_proxy": proxy.url]))
         #expect(untrusted.status == 2, "a setting to change, not a failure that passes: \(untrusted.stderr)")
-        #expect(untrusted.stderr.contains("TLS certificate is not trusted") && untrusted.stderr.contains("SSL_CERT_FILE"), "\(untrusted.stderr)")
+        #expect(untrusted.stderr.contains("TLS certificate of the server at \(server.baseURL) is not trusted")
+                    && untrusted.stderr.contains("SSL_CERT_FILE"), "\(untrusted.stderr)")
         #expect(proxy.tunnels == ["localhost:\(server.port)"], "one attempt through the proxy, not retried")
 
         let pushed = try await runProgram(tablesync, ["-C", writer, "push"],

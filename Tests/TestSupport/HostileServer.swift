@@ -32,7 +32,17 @@ public final class HostileServer: @unchecked Sendable {
     public struct Request: Sendable {
         public var method: String
         public var target: String
+        /// The request's `Name: value` header lines, in order.
+        public var headerLines: [String]
         public var body: [UInt8]
+
+        /// The values of header `name` (any case), in order.
+        public func headers(_ name: String) -> [String] {
+            headerLines.compactMap { line in
+                guard let colon = line.firstIndex(of: ":"), line[..<colon].lowercased() == name.lowercased() else { return nil }
+                return line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            }
+        }
     }
 
     private let listener: Int32
@@ -65,7 +75,8 @@ public final class HostileServer: @unchecked Sendable {
         guard let message = LoopbackSocket.readMessage(client, isResponse: false) else { return }
         let parts = (message.head.first ?? "").split(separator: " ")
         guard parts.count >= 2 else { return }
-        let request = Request(method: String(parts[0]), target: String(parts[1]), body: message.body)
+        let request = Request(method: String(parts[0]), target: String(parts[1]), headerLines: Array(message.head.dropFirst()),
+                              body: message.body)
         lock.withLock { seen.append(request) }
         let scripted = answer(request)
         var response = HTTPMessage(head: ["HTTP/1.1 \(scripted.status) Scripted", "Content-Type: application/json"], body: scripted.body)

@@ -177,8 +177,8 @@ private final class Transfer: @unchecked Sendable {
         _ = requestBody.initialize(from: request.body ?? [])
         errorText.initialize(to: 0)
 
-        // Without `Expect:`, libcurl asks servers to confirm bodies over 1 KiB with `100 Continue` and waits up
-        // to a second for an answer that table servers never send.
+        // An empty `Expect:`: libcurl versions may ask servers to confirm large bodies (over 1 MiB: a big record
+        // sent on its own) with `100 Continue` and wait up to a second for an answer some servers never send.
         for line in request.headers.map({ "\($0.name): \($0.value)" }) + ["Expect:"] {
             headerList = curl_slist_append(headerList, line)
         }

@@ -63,20 +63,20 @@ package enum TransportFailure: Error, Equatable, Sendable {
     /// Any other failure to reach the server, in the transport's words.
     case couldNotConnect(String)
     /// The server's TLS certificate is not trusted or does not name the host: no later attempt can succeed, so
-    /// ``ServerHTTPClient`` does not retry it (``SyncError/serverNotTrusted(url:reason:)``).
+    /// ``ServerHTTPClient`` does not retry it (``SyncError/serverNotTrusted(url:detail:)``).
     case untrustedCertificate(String)
     /// The answer's body is longer than ``TransportRequest/maxBodyBytes``: not retried.
     case tooLarge
 
-    /// The failure in a few words, for the message that ends the retries.
+    /// The failure in a few words, for the message that ends the retries (``untrustedCertificate`` and
+    /// ``tooLarge`` end them at once, with errors of their own).
     package var reason: String {
         switch self {
         case .timedOut: return "timed out"
         case .connectionRefused: return "connection refused"
         case .connectionLost: return "connection lost"
         case .unknownHost: return "unknown host"
-        case .couldNotConnect(let detail): return detail
-        case .untrustedCertificate(let detail): return "its TLS certificate is not trusted (\(detail))"
+        case .couldNotConnect(let detail), .untrustedCertificate(let detail): return detail
         case .tooLarge: return "the answer is too large"
         }
     }

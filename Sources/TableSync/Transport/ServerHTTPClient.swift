@@ -61,7 +61,7 @@ struct ServerHTTPClient: Sendable {
             } catch TransportFailure.tooLarge {
                 throw SyncError.malformedResponse(url: urlText, reason: "the answer is larger than \(Self.sizeText(maxResponseBytes))")
             } catch TransportFailure.untrustedCertificate(let detail) {
-                throw SyncError.serverNotTrusted(url: baseURL, reason: "its TLS certificate is not trusted (\(detail))")
+                throw SyncError.serverNotTrusted(url: baseURL, detail: detail)
             } catch let error as TransportFailure {
                 failure = error.reason
             } catch let error as DamagedBody {

@@ -14,8 +14,9 @@ public enum SyncError: CategorizedError, Equatable {
     /// take. Nothing was filed as a conflict.
     case requestRefused(url: String, status: Int, reason: String)
     /// The server's TLS certificate is not trusted (no authority this machine trusts signed it, or it names another
-    /// host). Not retried: it is a setting to change, not a failure that passes. Nothing was sent.
-    case serverNotTrusted(url: String, reason: String)
+    /// host); `detail` is the TLS library's words. Not retried: it is a setting to change, not a failure that
+    /// passes. Nothing was sent.
+    case serverNotTrusted(url: String, detail: String)
     /// The server refuses the protocol version the store speaks and accepts the other one. `learnedForNextRun`:
     /// the store does not pin a version, and the next run speaks `accepted`.
     case protocolVersionRefused(url: String, refused: Int, accepted: Int, learnedForNextRun: Bool)
@@ -39,8 +40,8 @@ public enum SyncError: CategorizedError, Equatable {
             return "the server refused the credentials (HTTP \(status)\(message.map { ": \($0)" } ?? "")); set TABLESYNC_TOKEN or the token file."
         case .malformedResponse(let url, let reason):
             return "the server's answer to \(url) is not valid: \(reason)."
-        case .serverNotTrusted(let url, let reason):
-            return "the server at \(url) is not trusted: \(reason). If a private authority signed its certificate, name that authority's file in SSL_CERT_FILE or CURL_CA_BUNDLE; nothing was sent."
+        case .serverNotTrusted(let url, let detail):
+            return "the TLS certificate of the server at \(url) is not trusted (\(detail)). If a private authority signed it, name that authority's file in SSL_CERT_FILE or CURL_CA_BUNDLE; nothing was sent."
         case .tokenUnavailable(let path, let reason):
             return "cannot read the token file \(path): \(reason)."
         case .requestRefused(let url, let status, let reason):
