@@ -95,8 +95,10 @@ enum Reliability {
 /// The `tablesync` executable, run the way cron runs it.
 struct CLI {
     static let path = builtProduct("tablesync")
-    /// The environment of every run: no token, no inherited `TABLESYNC_*` settings.
+    /// The environment of every run: no token, no inherited `TABLESYNC_*` settings; the stat index flushes its log
+    /// into a run every 24 lines (debug builds only), so that crashes and disk faults land in flushes and merges too.
     static let environment: [String: String] = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("TABLESYNC_") }
+        .merging(["TABLESYNC_INDEX_FLUSH_LINES": "24"]) { $1 }
 
     /// Runs `tablesync ARGUMENTS` to completion.
     @discardableResult

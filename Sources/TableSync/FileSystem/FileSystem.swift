@@ -196,7 +196,7 @@ enum FileSystem {
 
     /// Writes all of `bytes` to `descriptor`, retrying short and interrupted writes; the error if one failed.
     /// `failingWith` (the fault hook of debug builds) writes half of `bytes`, then fails as a full disk does.
-    private static func writeAll(_ bytes: [UInt8], to descriptor: Int32, path: String, operation: String,
+    static func writeAll(_ bytes: [UInt8], to descriptor: Int32, path: String, operation: String,
                                  failingWith injected: Int32? = nil) -> FileSystemError? {
         bytes.withUnsafeBytes { buffer in
             var offset = 0

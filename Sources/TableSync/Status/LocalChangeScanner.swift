@@ -67,19 +67,14 @@ struct LocalChangeScanner {
         let directory = layout.tableDirectory(table)
         // Before the listing's `stat`s: a file changed after them gets a later time (see ``SentFile``).
         let clock = FileSystem.timestampClockNanoseconds()
-        // The index is parsed while the files' `stat`s are taken; whichever finishes first helps the other.
+        // The index (its log and the fences of its runs) is read while the files' `stat`s are taken.
         let names = try FileSystem.listNames(directory)
         let (statuses, index) = try FileSystem.statuses(of: names, inDirectory: directory) {
             try StatIndex.load(layout: layout, table: table)
         }
         let firstProblem = scan.problems.count
-        // Index entries whose file is listed. When every entry is, nothing was deleted by hand and no set of
-        // names is needed (the common case: one pass, no allocation per file).
-        var listedEntries = 0
-        var listedNames: [String] = []
-        // Files whose `stat` changed, to read; checked on every core at once (reading, hashing and parsing
-        // 10,000 hand-edited files is most of a big push's scan).
-        var changed: [ChangedFile] = []
+        var listed: [(name: String, status: FileSystem.Status)] = []
+        listed.reserveCapacity(names.count)
         func relativePath(_ name: String) -> String { "tables/\(table)/\(name)" }
         for (name, status) in zip(names, statuses) {
             guard let status else { continue }
@@ -93,12 +88,35 @@ struct LocalChangeScanner {
                 scan.problems.append(RecordFileProblem(path: relativePath(name), reason: "not a regular file; it is ignored"))
                 continue
             }
-            scan.filesSeen += 1
-            listedNames.append(name)
-            let unchanged = index.isUnchanged(name: name, status: status)
-            if unchanged != nil { listedEntries += 1 }
-            if unchanged == true { continue }
-            changed.append(ChangedFile(name: name, relativePath: relativePath(name), status: status, entry: index.entries[name]))
+            listed.append((name, status))
+        }
+        scan.filesSeen += listed.count
+        // The listing, sorted, walked beside the index's entries in the same order: the index is read from disk as
+        // the walk goes, never held whole.
+        listed.sort { $0.name < $1.name }
+        // Files whose `stat` changed, to read; checked on every core at once (reading, hashing and parsing
+        // 10,000 hand-edited files is most of a big push's scan).
+        var changed: [ChangedFile] = []
+        // Entries whose file is not listed: deleted by hand, unless the journal says otherwise.
+        var unlisted: [StatIndex.Entry] = []
+        var entries = try index.sortedEntries()
+        var entry = try entries.next()
+        for file in listed {
+            while let current = entry, current.fileName < file.name {
+                unlisted.append(current)
+                entry = try entries.next()
+            }
+            var indexed: StatIndex.Entry?
+            if let current = entry, current.fileName == file.name {
+                indexed = current
+                entry = try entries.next()
+                if current.matches(file.status) { continue }
+            }
+            changed.append(ChangedFile(name: file.name, relativePath: relativePath(file.name), status: file.status, entry: indexed))
+        }
+        while let current = entry {
+            unlisted.append(current)
+            entry = try entries.next()
         }
         scan.filesHashed += changed.count
         let examined = concurrentMap(changed) { file in Result { try examine(file, in: directory) } }
@@ -132,24 +150,30 @@ struct LocalChangeScanner {
             }
         }
         // A file is named after its id (RecordFile.check), so a listed name stands for its record.
-        let tableOperations = journal.operations(inTable: table).filter { $0.kind != .delete }
-        if listedEntries < index.entries.count || !tableOperations.isEmpty {
-            let listed = Set(listedNames)
-            for entry in index.entries.values where !listed.contains(entry.fileName) {
-                let key = RecordKey(table: table, id: entry.id)
-                guard journal.pending(key)?.kind != .delete else { continue }
-                scan.changes.append(LocalChange(kind: .deleted, table: table, id: entry.id, fileName: entry.fileName,
-                                                baseVersion: entry.version))
-            }
-            for operation in tableOperations {
-                let fileName = RecordFileName.fileName(for: operation.id)
-                guard !listed.contains(fileName), index.entries[fileName] == nil else { continue }
-                scan.changes.append(LocalChange(kind: .deleted, table: table, id: operation.id, fileName: fileName,
-                                                baseVersion: operation.baseVersion))
-            }
+        for entry in unlisted {
+            let key = RecordKey(table: table, id: entry.id)
+            guard journal.pending(key)?.kind != .delete else { continue }
+            scan.changes.append(LocalChange(kind: .deleted, table: table, id: entry.id, fileName: entry.fileName,
+                                            baseVersion: entry.version))
+        }
+        for operation in journal.operations(inTable: table) where operation.kind != .delete {
+            let fileName = RecordFileName.fileName(for: operation.id)
+            guard !Self.isListed(fileName, in: listed), try index.entry(named: fileName) == nil else { continue }
+            scan.changes.append(LocalChange(kind: .deleted, table: table, id: operation.id, fileName: fileName,
+                                            baseVersion: operation.baseVersion))
         }
         scan.problems[firstProblem...].sort { $0.path < $1.path }
         scan.changes.sort { ($0.table, $0.fileName) < ($1.table, $1.fileName) }
+    }
+
+    /// `true` when `name` is among the `listed` files (sorted by name).
+    private static func isListed(_ name: String, in listed: [(name: String, status: FileSystem.Status)]) -> Bool {
+        var low = 0, high = listed.count
+        while low < high {
+            let middle = (low + high) / 2
+            if listed[middle].name < name { low = middle + 1 } else { high = middle }
+        }
+        return low < listed.count && listed[low].name == name
     }
 
     /// Whether a changed file must be compared with the server before it counts as an edit: it carries the

@@ -25,7 +25,7 @@ struct RecordStore: Sendable {
 
     /// The server version of the record as last synced, from the index.
     mutating func syncedVersion(table: String, id: String) throws -> String? {
-        try index(table).entries[RecordFileName.fileName(for: id)]?.version
+        try index(table).entry(named: RecordFileName.fileName(for: id))?.version
     }
 
     /// Writes records as the server has them and marks them synced; removes the records in `removals`. Pull,

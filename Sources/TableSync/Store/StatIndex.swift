@@ -1,14 +1,36 @@
-/// What TableSync last knew about each record file of a table: its `stat` fields, content hash, id and
-/// server version. Kept in `.tablesync/index/<table>.index`, one tab-separated line per file, appended to as
-/// records are synced (a later line for a file replaces an earlier one; a line with only a name and `-`
-/// removes it) and compacted when more than half of it is outdated.
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What TableSync last knew about each record file of a table: its `stat` fields, content hash, id and server
+/// version, as last synced (written by pull, by push write-back, or by a person settling a conflict).
 ///
-/// The index records the state of a file as last synced (written by pull, by push write-back, or by a person
-/// settling a conflict). A file whose `stat` fields match its entry is unchanged without being read, as in
-/// git's index; a file whose `stat` changed is hashed, and only a different hash makes it a change. Entries
-/// whose modification time is not older than the index file itself are "racily clean" (the file could have
-/// changed within the file system's timestamp granularity) and are always hashed.
-struct StatIndex: Sendable, Equatable {
+/// A file whose `stat` fields match its entry is unchanged without being read, as in git's index; a file whose
+/// `stat` changed is hashed, and only a different hash makes it a change. An entry whose file was modified no
+/// earlier than the index file holding it was written is "racily clean" (the file could have changed again
+/// within the file system's timestamp granularity): it is handed out with its `stat` unknown, so the file is
+/// always hashed (``Entry/checked(racyFrom:)``).
+///
+/// On disk, under `.tablesync/index/`, the index is kept so that memory does not grow with the table:
+/// - the **log** `<table>.index`: a header line (`tablesync-index 2 <sequence>`) and one line per entry or removal
+///   (``StatIndexLine``), appended and synced as records are synced; its lines are also held in memory (the
+///   overlay), so it is kept short: at ``flushLines`` lines it is flushed;
+/// - **runs** `<table>.<first>-<last>.run` (``IndexRun``): sorted, immutable files read by `pread`. A flush writes
+///   the overlay as a new run (sequence one past the last), then rewrites the log with that sequence in its
+///   header; runs then merge, newest first, so that each is at least as big as the newer ones together
+///   (``IndexRunPlan``), and a merge reaching the oldest run drops removals.
+///
+/// Crash safety: every file is either appended and synced (the log) or written whole through a temporary file
+/// and renamed (runs, a rewritten log). Dying between a flush's run and its log rewrite leaves a log whose
+/// sequence is below the newest run's: its lines are all in that run, and it is ignored. Dying after a merge's
+/// run is renamed but before its inputs are removed leaves runs whose sequences lie within the merged one's:
+/// they are ignored and removed. A log whose last line was torn keeps its whole lines (the synced write that tore
+/// it is replayed from `.tablesync/intent`, see ``SyncedRecordWriter``). Anything else this version would not
+/// have written (a damaged header or line, overlapping runs) drops the whole index: it is a cache, and rebuilding
+/// it costs reading the files.
+struct StatIndex: Sendable {
     struct Entry: Sendable, Equatable {
         var fileName: String
         var id: String
@@ -21,158 +43,243 @@ struct StatIndex: Sendable, Equatable {
         /// The record's server version when it was synced.
         var version: String?
 
+        /// The size of an entry whose `stat` is not known: it matches no file, so the file is hashed.
+        static let unknownSize: Int64 = -1
+
+        /// `true` when the file's `stat` fields are the entry's: the file is as indexed without being read.
         func matches(_ status: FileSystem.Status) -> Bool {
             status.size == size && status.modifiedNanoseconds == modifiedNanoseconds
                 && status.changedNanoseconds == changedNanoseconds && status.inode == inode
         }
 
-        /// `true` when the entry vouches for a file whose status is `status` without reading it: the `stat` fields
-        /// match and the entry is older than the index file that was read (`indexModifiedNanoseconds`), so it is
-        /// not racily clean.
-        func vouches(for status: FileSystem.Status, indexModifiedNanoseconds: Int64) -> Bool {
-            matches(status) && modifiedNanoseconds < indexModifiedNanoseconds
+        /// The entry as it may be trusted when the index file holding it was last written at `racyFrom`: itself,
+        /// or, when its file was modified no earlier than that (racily clean), a copy with its `stat` unknown.
+        func checked(racyFrom: Int64) -> Entry {
+            guard modifiedNanoseconds >= racyFrom else { return self }
+            var unknown = self
+            unknown.size = Self.unknownSize
+            return unknown
         }
     }
 
-    static let header = "tablesync-index 1"
+    static let logHeader = "tablesync-index 2"
+    /// The header of the single-file index of earlier versions: read as a log whose sequence is 0.
+    static let formerLogHeader = "tablesync-index 1"
 
-    /// Entries by file name.
-    var entries: [String: Entry] = [:]
-    /// Lines in the file, live or outdated, to decide when to compact.
-    var lineCount = 0
-    /// The modification time of the index file when it was read; entries not older than it are racily clean.
-    var loadedModifiedNanoseconds: Int64 = .max
+    /// Log lines at which the log is flushed into a run: what the index holds in memory at most (about 400 bytes
+    /// a line), besides each run's fences and filter (about 2.5 bytes per line).
+    var flushLines = Self.configuredFlushLines
 
-    /// `true` when `entry` can be trusted for a file whose status is `status` without reading the file.
-    func isUnchanged(_ entry: Entry, status: FileSystem.Status) -> Bool {
-        entry.vouches(for: status, indexModifiedNanoseconds: loadedModifiedNanoseconds)
+    /// 16,384; debug builds take `TABLESYNC_INDEX_FLUSH_LINES` instead when set, so that the crash and disk-fault
+    /// suites, which run `tablesync` on small tables, flush and merge runs every few records.
+    static let configuredFlushLines: Int = {
+        #if DEBUG
+        if let value = getenv("TABLESYNC_INDEX_FLUSH_LINES").flatMap({ Int(String(cString: $0)) }), value > 0 { return value }
+        #endif
+        return 16_384
+    }()
+
+    /// The runs, oldest first.
+    private(set) var runs: [IndexRun] = []
+    /// The log's lines by file name (`nil` for a removal): newer than every run.
+    private var overlay: [String: Entry?] = [:]
+    /// Lines in the log file (it may repeat a name); 0 when there is no log file yet.
+    private(set) var logLines = 0
+    /// The log file's modification time when it was read; its entries not older are racily clean.
+    private var logModifiedNanoseconds: Int64 = .max
+    /// The log cannot be appended to: it must be written whole (it was flushed, is stale, torn or dropped).
+    private var logNeedsRewrite = false
+    /// The highest run sequence on disk, live or not; the next run takes the one after.
+    private var lastSequence = 0
+    /// Run files that no longer hold the index, removed by the next write.
+    private var leftovers: [String] = []
+
+    /// The entry of the file `name`, checked for being racily clean; `nil` when the index has none.
+    func entry(named name: String) throws -> Entry? {
+        if let change = overlay[name] { return change?.checked(racyFrom: logModifiedNanoseconds) }
+        for run in runs.reversed() {
+            if let item = try run.item(named: name) { return item.entry?.checked(racyFrom: run.modifiedNanoseconds) }
+        }
+        return nil
     }
 
-    /// What the index says of the file `name` whose status is `status`: `nil` when it has no entry, else whether
-    /// the entry vouches for the file (``isUnchanged(_:status:)``). Reads the entry in place: a scan asks this of
-    /// every file, and copying each entry out (its strings retained and released) was most of the scan's own time.
-    func isUnchanged(name: String, status: FileSystem.Status) -> Bool? {
-        guard let position = entries.index(forKey: name) else { return nil }
-        return entries.values[position].vouches(for: status, indexModifiedNanoseconds: loadedModifiedNanoseconds)
+    /// Every entry in increasing file-name order, each checked for being racily clean; read from disk as it goes.
+    func sortedEntries() throws -> SortedEntries {
+        let log = overlay.map { StatIndexLine.Item(fileName: $0.key, entry: $0.value) }.sorted { $0.fileName < $1.fileName }
+        let sources = [IndexItemMerge.Source.lines(log, modifiedNanoseconds: logModifiedNanoseconds)]
+            + runs.reversed().map { IndexItemMerge.Source.run($0) }
+        return SortedEntries(merge: try IndexItemMerge(newestFirst: sources))
+    }
+
+    /// The index's entries in file-name order (removals left out).
+    struct SortedEntries {
+        fileprivate var merge: IndexItemMerge
+
+        mutating func next() throws -> Entry? {
+            while let item = try merge.next() {
+                if let entry = item.entry { return entry }
+            }
+            return nil
+        }
     }
 
     static func load(layout: StoreLayout, table: String) throws -> StatIndex {
+        var index = StatIndex()
+        var runPaths: [ClosedRange<Int>: String] = [:]
+        for name in try FileSystem.listNames(layout.indexDirectory) {
+            if let sequences = IndexRun.sequences(ofFileName: name, table: table) {
+                runPaths[sequences] = layout.indexDirectory + "/" + name
+            }
+        }
+        index.lastSequence = runPaths.keys.map(\.upperBound).max() ?? 0
+        guard let plan = IndexRunPlan.live(Array(runPaths.keys)) else { return index.dropped(runPaths) }
+        index.leftovers = plan.replaced.map { runPaths[$0]! }
+        for sequences in plan.live {
+            guard let run = try IndexRun.open(path: runPaths[sequences]!, sequences: sequences) else { return index.dropped(runPaths) }
+            index.runs.append(run)
+        }
+
         let path = layout.indexFile(table)
         let bytes: [UInt8]
-        let status: FileSystem.Status?
         do {
-            status = try FileSystem.status(path)
+            index.logModifiedNanoseconds = try FileSystem.status(path)?.modifiedNanoseconds ?? .max
             bytes = try FileSystem.readFile(path)
         } catch let error as FileSystemError where error.isNotFound {
-            return StatIndex()
+            return index
         }
-        var index = StatIndex(entries: [:], loadedModifiedNanoseconds: status?.modifiedNanoseconds ?? .max)
-        index.entries.reserveCapacity(bytes.count / 128)
-        // The index is a cache: an unreadable one is dropped and rebuilt, which only costs hashing.
-        let parsed = bytes.withUnsafeBufferPointer { buffer in Self.parse(buffer, into: &index) }
-        guard parsed else { return StatIndex() }
+        var sequence: Int?
+        var malformed = false
+        let whole = bytes.withUnsafeBufferPointer { buffer in
+            StatIndexLine.forEachLine(in: buffer) { line in
+                guard !malformed else { return }
+                guard sequence != nil else {
+                    sequence = Self.sequence(ofHeader: String(decoding: line, as: UTF8.self))
+                    malformed = sequence == nil
+                    return
+                }
+                guard let item = StatIndexLine.parse(line) else {
+                    malformed = true
+                    return
+                }
+                index.overlay.updateValue(item.entry, forKey: item.fileName)
+                index.logLines += 1
+            }
+        }
+        guard let sequence, !malformed else { return index.dropped(runPaths) }
+        if sequence < (index.runs.last?.sequences.upperBound ?? 0) {
+            // Flushed into the newest run before the process died, but not rewritten.
+            index.overlay = [:]
+            index.logLines = 0
+            index.logNeedsRewrite = true
+        } else if whole < bytes.count {
+            index.logNeedsRewrite = true
+        }
         return index
     }
 
-    /// Records new entries and removals durably: appended to the index file, or the whole file rewritten
-    /// when most of it would be outdated.
+    /// The sequence in a log's header line: the newest run flushed before the log's first line; 0 for the index
+    /// file of earlier versions. `nil` when it is not a header.
+    static func sequence(ofHeader line: String) -> Int? {
+        if line == formerLogHeader { return 0 }
+        let parts = line.split(separator: " ", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0] + " " + parts[1] == logHeader, !parts[2].isEmpty, parts[2].allSatisfy({ ("0"..."9").contains($0) }),
+              let sequence = Int(parts[2]), sequence >= 0 else { return nil }
+        return sequence
+    }
+
+    /// An empty index that replaces this one's files at its first write.
+    private func dropped(_ runPaths: [ClosedRange<Int>: String]) -> StatIndex {
+        var empty = StatIndex()
+        empty.flushLines = flushLines
+        empty.lastSequence = lastSequence
+        empty.leftovers = Array(runPaths.values)
+        empty.logNeedsRewrite = true
+        return empty
+    }
+
+    /// Records new entries and removals durably: appended to the log (written whole when it must be), after
+    /// flushing the log into a run when it is full.
     mutating func record(_ updated: [Entry], removed: [String], layout: StoreLayout, table: String) throws {
         guard !updated.isEmpty || !removed.isEmpty else { return }
-        for entry in updated { entries[entry.fileName] = entry }
-        for name in removed { entries[name] = nil }
-        let path = layout.indexFile(table)
-        let appendedLines = updated.count + removed.count
-        if lineCount == 0 || lineCount + appendedLines > 2 * entries.count + 1000 {
+        try FileSystem.createDirectory(layout.indexDirectory)
+        for path in leftovers { try FileSystem.removeFile(path) }
+        leftovers = []
+        let added = updated.count + removed.count
+        // Flushed before the new lines are added, not after: the log's time is then that of an earlier write, so
+        // fewer of the flushed entries are racily clean and written with their `stat` unknown.
+        if logLines > 0, logLines + added > flushLines { try flush(layout: layout, table: table) }
+        var lines: [UInt8] = []
+        let rewrite = logNeedsRewrite || logLines == 0
+        if rewrite {
+            lines.append(contentsOf: "\(Self.logHeader) \(lastSequence)\n".utf8)
+            for (name, entry) in overlay { StatIndexLine.encode(StatIndexLine.Item(fileName: name, entry: entry), to: &lines) }
+        }
+        for entry in updated {
+            StatIndexLine.encode(StatIndexLine.Item(fileName: entry.fileName, entry: entry), to: &lines)
+            overlay[entry.fileName] = entry
+        }
+        for name in removed {
+            StatIndexLine.encode(StatIndexLine.Item(fileName: name, entry: nil), to: &lines)
+            overlay.updateValue(nil, forKey: name)
+        }
+        if rewrite {
             var batch = DurableFileBatch()
-            var bytes = Array((Self.header + "\n").utf8)
-            bytes.reserveCapacity(entries.count * 160)
-            for name in entries.keys.sorted() { Self.appendLine(entries[name]!, to: &bytes) }
-            batch.write(bytes, to: path)
-            try FileSystem.createDirectory(layout.indexDirectory)
+            batch.write(lines, to: layout.indexFile(table))
             try batch.commit(temporaryDirectory: layout.temporaryDirectory)
-            lineCount = entries.count
+            logLines = overlay.count
+            logNeedsRewrite = false
         } else {
-            var bytes: [UInt8] = []
-            for entry in updated { Self.appendLine(entry, to: &bytes) }
-            for name in removed { bytes.append(contentsOf: "\(name)\t-\n".utf8) }
-            try FileSystem.appendAndSync(path, bytes)
-            lineCount += appendedLines
+            try FileSystem.appendAndSync(layout.indexFile(table), lines)
+            logLines += added
         }
     }
 
-    private static func appendLine(_ entry: Entry, to bytes: inout [UInt8]) {
-        let line = "\(entry.fileName)\t\(entry.id)\t\(entry.size)\t\(entry.modifiedNanoseconds)\t\(entry.changedNanoseconds)\t\(entry.inode)\t\(entry.contentHash)\t\(entry.version ?? "")\n"
-        bytes.append(contentsOf: line.utf8)
-    }
-}
-
-extension StatIndex {
-    /// Parses the index file's bytes (header, then one line per entry or removal) into `index`; `false` when
-    /// the file is not an index this version wrote. Works on bytes: a String is made only for the four text
-    /// fields of an entry, never for a number, so a 100,000-line index loads in a few tens of milliseconds.
-    fileprivate static func parse(_ bytes: UnsafeBufferPointer<UInt8>, into index: inout StatIndex) -> Bool {
-        let newline = UInt8(ascii: "\n"), tab = UInt8(ascii: "\t")
-        var lineStart = 0
-        var isHeader = true
-        var lineCount = 0
-        while lineStart < bytes.count {
-            var lineEnd = lineStart
-            while lineEnd < bytes.count && bytes[lineEnd] != newline { lineEnd += 1 }
-            defer { lineStart = lineEnd + 1 }
-            if lineEnd == lineStart { continue }
-            lineCount += 1
-            let line = UnsafeBufferPointer(rebasing: bytes[lineStart..<lineEnd])
-            if isHeader {
-                guard line.elementsEqual(header.utf8) else { return false }
-                isHeader = false
-                continue
+    /// Writes the overlay as the next run and empties it (the log is rewritten by the caller), then merges runs.
+    private mutating func flush(layout: StoreLayout, table: String) throws {
+        let logTime = try FileSystem.status(layout.indexFile(table))?.modifiedNanoseconds ?? .max
+        let names = overlay.keys.sorted()
+        // Removals matter only against older runs.
+        let keepRemovals = !runs.isEmpty
+        let sequence = lastSequence + 1
+        var position = 0
+        let run = try IndexRun.write(table: table, sequences: sequence...sequence, layout: layout, capacity: names.count) {
+            while position < names.count {
+                let name = names[position]
+                position += 1
+                guard let entry = overlay[name]! else {
+                    if keepRemovals { return StatIndexLine.Item(fileName: name, entry: nil) }
+                    continue
+                }
+                return StatIndexLine.Item(fileName: name, entry: entry.checked(racyFrom: logTime))
             }
-            if line.count >= 2, line[line.count - 1] == UInt8(ascii: "-"), line[line.count - 2] == tab {
-                index.entries[String(decoding: UnsafeBufferPointer(rebasing: line[..<(line.count - 2)]), as: UTF8.self)] = nil
-                continue
-            }
-            // Eight fields: name, id, size, mtime, ctime, inode, hash, version (the last may hold anything but a newline).
-            var fields: [Range<Int>] = []
-            fields.reserveCapacity(8)
-            var fieldStart = 0
-            for position in 0..<line.count where fields.count < 7 && line[position] == tab {
-                fields.append(fieldStart..<position)
-                fieldStart = position + 1
-            }
-            fields.append(fieldStart..<line.count)
-            guard fields.count == 8,
-                  let size: Int64 = decimal(line, fields[2]), let modified: Int64 = decimal(line, fields[3]),
-                  let changed: Int64 = decimal(line, fields[4]), let inode: UInt64 = decimal(line, fields[5])
-            else { return false }
-            func text(_ range: Range<Int>) -> String { String(decoding: UnsafeBufferPointer(rebasing: line[range]), as: UTF8.self) }
-            let fileName = text(fields[0])
-            index.entries[fileName] = Entry(
-                fileName: fileName, id: text(fields[1]), size: size, modifiedNanoseconds: modified, changedNanoseconds: changed,
-                inode: inode, contentHash: text(fields[6]), version: fields[7].isEmpty ? nil : text(fields[7]))
+            return nil
         }
-        index.lineCount = lineCount
-        return !isHeader
+        lastSequence = sequence
+        runs.append(run)
+        overlay = [:]
+        logLines = 0
+        logNeedsRewrite = true
+        try mergeRuns(layout: layout, table: table)
     }
 
-    /// The decimal number (an optional `-` for a signed type, then digits) in `range` of `line`; `nil` when it is
-    /// not one or does not fit in `Number`.
-    private static func decimal<Number: FixedWidthInteger>(_ line: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Number? {
-        var position = range.lowerBound
-        let negative = Number.isSigned && position < range.upperBound && line[position] == UInt8(ascii: "-")
-        if negative { position += 1 }
-        guard position < range.upperBound else { return nil }
-        var value: Number = 0
-        while position < range.upperBound {
-            let digit = line[position] &- UInt8(ascii: "0")
-            guard digit < 10 else { return nil }
-            let (shifted, overflowA) = value.multipliedReportingOverflow(by: 10)
-            // Negative numbers are built downwards, so the most negative value fits too.
-            let (next, overflowB) = negative ? shifted.subtractingReportingOverflow(Number(digit))
-                                             : shifted.addingReportingOverflow(Number(digit))
-            guard !overflowA, !overflowB else { return nil }
-            value = next
-            position += 1
+    /// Merges the newest runs while ``IndexRunPlan/mergeCount(itemCounts:)`` says so; the merged run is in place
+    /// before its inputs are removed.
+    private mutating func mergeRuns(layout: StoreLayout, table: String) throws {
+        while case let count = IndexRunPlan.mergeCount(itemCounts: runs.map(\.itemCount)), count >= 2 {
+            let merging = Array(runs.suffix(count))
+            let keepRemovals = count < runs.count
+            var merge = try IndexItemMerge(newestFirst: merging.reversed().map { .run($0) })
+            let sequences = merging.first!.sequences.lowerBound...merging.last!.sequences.upperBound
+            let merged = try IndexRun.write(table: table, sequences: sequences, layout: layout,
+                                            capacity: merging.reduce(0) { $0 + $1.itemCount }) {
+                while let item = try merge.next() {
+                    if item.entry != nil || keepRemovals { return item }
+                }
+                return nil
+            }
+            runs.removeLast(count)
+            runs.append(merged)
+            for run in merging { try FileSystem.removeFile(run.path) }
         }
-        return value
     }
 }

@@ -34,11 +34,13 @@ public enum StoreError: CategorizedError, Equatable {
     case invalidQuery(id: String, reason: String)
     /// An environment variable that TableSync reads holds a value it does not accept.
     case invalidEnvironment(variable: String, value: String, accepted: [String])
+    /// A file of the stat index under `.tablesync/index/` is damaged (the disk changed it after it was written).
+    case damagedIndex(file: String, reason: String)
 
     /// Which kind of failure this is, for the command line's exit code.
     public var kind: FailureKind {
         switch self {
-        case .notAStore, .invalidSettings, .invalidJSONFile, .invalidJournalLine, .brokenRecordFile: return .invalidStore
+        case .notAStore, .invalidSettings, .invalidJSONFile, .invalidJournalLine, .brokenRecordFile, .damagedIndex: return .invalidStore
         case .alreadyInitialized, .unknownTable, .invalidTableName, .invalidRecordID, .invalidRecord,
              .recordNotFound, .recordExists, .operationRejected, .readOnly, .invalidQuery, .invalidEnvironment:
             return .usage
@@ -80,6 +82,8 @@ public enum StoreError: CategorizedError, Equatable {
             return "query \"\(id)\": \(reason)."
         case .invalidEnvironment(let variable, let value, let accepted):
             return "\(variable)=\(value) is not understood; set it to \(accepted.joined(separator: ", ")), or unset it."
+        case .damagedIndex(let file, let reason):
+            return "\(file): \(reason); the stat index is a cache: remove .tablesync/index/ and the next run rebuilds it (every record file is read once, and a file holding a server copy is compared with the server before anything of it is pushed)."
         }
     }
 }

@@ -75,7 +75,7 @@ struct SyncedRecordWriter {
             }
             // A file known to hold other bytes is written without comparing; one that may hold these is compared.
             if let status, knownHash == nil || knownHash == hash {
-                if let entry = index.entries[fileName], entry.contentHash == hash, index.isUnchanged(entry, status: status) {
+                if let entry = try index.entry(named: fileName), entry.contentHash == hash, entry.matches(status) {
                     outcome.unchanged += 1
                     continue
                 }
@@ -101,7 +101,7 @@ struct SyncedRecordWriter {
                 files.remove(path)
                 outcome.removed += 1
             }
-            if status != nil || index.entries[fileName] != nil {
+            if try status != nil || index.entry(named: fileName) != nil {
                 intents.append(Intent(fileName: fileName, id: id, contentHash: "", version: nil, removal: true))
             }
         }
@@ -133,10 +133,10 @@ struct SyncedRecordWriter {
         case .none:
             return .proceed(knownHash: nil)
         case .unchangedSinceSync:
-            let entry = index.entries[fileName]
+            let entry = try index.entry(named: fileName)
             guard let status else { return entry == nil ? .proceed(knownHash: nil) : .skip }
             guard let entry else { return .skip }
-            if index.isUnchanged(entry, status: status) { return .proceed(knownHash: entry.contentHash) }
+            if entry.matches(status) { return .proceed(knownHash: entry.contentHash) }
             return SHA256.hexDigest(of: try FileSystem.readFile(path)) == entry.contentHash ? .proceed(knownHash: entry.contentHash) : .skip
         case .sentContent(let files):
             guard let sent = files[id] else { return .proceed(knownHash: nil) }
@@ -184,7 +184,7 @@ struct SyncedRecordWriter {
                 continue
             }
             guard let status = try FileSystem.status(path) else { continue }
-            if let entry = index.entries[intent.fileName], entry.contentHash == intent.contentHash, entry.matches(status) { continue }
+            if let entry = try index.entry(named: intent.fileName), entry.contentHash == intent.contentHash, entry.matches(status) { continue }
             if checkingContent, SHA256.hexDigest(of: try FileSystem.readFile(path)) != intent.contentHash { continue }
             updated.append(StatIndex.Entry(fileName: intent.fileName, id: intent.id, status: status,
                                            contentHash: intent.contentHash, version: intent.version))

@@ -1,0 +1,195 @@
+/// One sorted, immutable file of the stat index: `.tablesync/index/<table>.<first>-<last>.run`, holding the
+/// entries and removals that the index's log held when it was flushed (sequence `first` = `last`), or the
+/// merge of the runs `first` through `last`. Read by `pread`, never loaded whole: a lookup reads one block of
+/// ``itemsPerBlock`` lines, found through the run's fences (the first name of every block, kept in memory) after
+/// its Bloom filter (``IndexRunFilter``) has said the name may be there.
+///
+/// The file: a header line, the lines (``StatIndexLine``) sorted by file name, one name per line; then the fences
+/// (`offset<TAB>name` lines), the filter's bytes, and a trailer of fixed length giving where fences and filter
+/// start and how many lines there are. Written once through a temporary file (``StreamedFile``), so a run on
+/// disk is always whole.
+final class IndexRun: Sendable {
+    /// The log flushes it holds: a run `first-last` replaces the runs whose sequences lie within.
+    let sequences: ClosedRange<Int>
+    /// Its lines: entries and removals.
+    let itemCount: Int
+    private let file: RandomAccessFile
+    private let fences: [Fence]
+    private let body: Range<Int>
+    private let filter: IndexRunFilter
+
+    private struct Fence: Sendable {
+        var name: String
+        var offset: Int
+    }
+
+    static let header = "tablesync-index-run 1\n"
+    /// Lines per block: what one lookup reads (about 6 KB). Fewer would mean more fences held in memory.
+    static let itemsPerBlock = 32
+    private static let trailerTag = "tablesync-run-end"
+    private static let trailerLength = 66
+
+    /// The file's path.
+    var path: String { file.path }
+    /// Entries whose file was modified at or after this time are racily clean (see ``StatIndex``).
+    var modifiedNanoseconds: Int64 { file.modifiedNanoseconds }
+
+    /// The name of the run file of `table` holding `sequences`.
+    static func fileName(table: String, sequences: ClosedRange<Int>) -> String {
+        "\(table).\(sequences.lowerBound)-\(sequences.upperBound).run"
+    }
+
+    /// The sequences of a run file of `table` named `name`, or `nil` when `name` is not one.
+    static func sequences(ofFileName name: String, table: String) -> ClosedRange<Int>? {
+        let prefix = table + ".", suffix = ".run"
+        guard name.hasPrefix(prefix), name.hasSuffix(suffix) else { return nil }
+        let middle = name.dropFirst(prefix.count).dropLast(suffix.count).split(separator: "-", omittingEmptySubsequences: false)
+        guard middle.count == 2, middle.allSatisfy({ !$0.isEmpty && $0.allSatisfy { ("0"..."9").contains($0) } }),
+              let first = Int(middle[0]), let last = Int(middle[1]), first >= 1, first <= last else { return nil }
+        return first...last
+    }
+
+    /// Opens the run at `path`; `nil` when the file is not a whole run this version wrote.
+    static func open(path: String, sequences: ClosedRange<Int>) throws -> IndexRun? {
+        let file = try RandomAccessFile(path: path)
+        let headerLength = header.utf8.count
+        guard file.size >= headerLength + trailerLength,
+              try file.read(0..<headerLength).elementsEqual(header.utf8) else { return nil }
+        let trailer = String(decoding: try file.read((file.size - trailerLength)..<file.size), as: UTF8.self)
+        let numbers = trailer.dropLast().split(separator: " ")
+        guard trailer.last == "\n", numbers.count == 4, numbers[0] == trailerTag,
+              let fencesStart = Int(numbers[1]), let filterStart = Int(numbers[2]), let itemCount = Int(numbers[3]),
+              headerLength <= fencesStart, fencesStart <= filterStart, filterStart < file.size - trailerLength,
+              let filter = IndexRunFilter(bytes: try file.read(filterStart..<(file.size - trailerLength)))
+        else { return nil }
+        var fences: [Fence] = []
+        fences.reserveCapacity(itemCount / itemsPerBlock + 1)
+        let fenceBytes = try file.read(fencesStart..<filterStart)
+        var valid = true
+        let whole = fenceBytes.withUnsafeBufferPointer { buffer in
+            StatIndexLine.forEachLine(in: buffer) { line in
+                let name = StatIndexLine.nameBytes(of: line)
+                guard let offset: Int = StatIndexLine.decimal(line, 0..<name.count), name.count + 1 < line.count,
+                      offset >= headerLength, offset < fencesStart, fences.last.map({ $0.offset < offset }) ?? true
+                else { valid = false; return }
+                fences.append(Fence(name: String(decoding: UnsafeBufferPointer(rebasing: line[(name.count + 1)...]), as: UTF8.self),
+                                    offset: offset))
+            }
+        }
+        guard valid, whole == fenceBytes.count, fences.count == (itemCount + itemsPerBlock - 1) / itemsPerBlock else { return nil }
+        return IndexRun(sequences: sequences, itemCount: itemCount, file: file, fences: fences,
+                        body: headerLength..<fencesStart, filter: filter)
+    }
+
+    private init(sequences: ClosedRange<Int>, itemCount: Int, file: RandomAccessFile, fences: [Fence], body: Range<Int>,
+                 filter: IndexRunFilter) {
+        self.sequences = sequences
+        self.itemCount = itemCount
+        self.file = file
+        self.fences = fences
+        self.body = body
+        self.filter = filter
+    }
+
+    /// What the run says of `name`: its entry, its removal, or `nil` when the run does not mention it.
+    func item(named name: String) throws -> StatIndexLine.Item? {
+        guard filter.mayContain(name) else { return nil }
+        // The last block whose first name is not after `name`.
+        var low = 0, high = fences.count
+        while low < high {
+            let middle = (low + high) / 2
+            if fences[middle].name <= name { low = middle + 1 } else { high = middle }
+        }
+        guard low > 0 else { return nil }
+        let block = fences[low - 1].offset..<(low < fences.count ? fences[low].offset : body.upperBound)
+        let bytes = try file.read(block)
+        let target = Array(name.utf8)
+        var found: StatIndexLine.Item??
+        _ = try bytes.withUnsafeBufferPointer { buffer in
+            try StatIndexLine.forEachLine(in: buffer) { line in
+                guard found == nil, StatIndexLine.nameBytes(of: line).elementsEqual(target) else { return }
+                guard let item = StatIndexLine.parse(line) else { throw damaged("a line of the block at byte \(block.lowerBound) cannot be read") }
+                found = .some(item)
+            }
+        }
+        return found ?? nil
+    }
+
+    private func damaged(_ reason: String) -> StoreError { .damagedIndex(file: path, reason: reason) }
+
+    /// Reads the run's lines in order, a large piece of the file at a time.
+    struct Reader {
+        let run: IndexRun
+        private var position: Int
+        private var buffer: [UInt8] = []
+        private var consumed = 0
+        private static let chunkSize = 256 * 1024
+
+        init(_ run: IndexRun) {
+            self.run = run
+            position = run.body.lowerBound
+        }
+
+        /// The next line of the run, or `nil` after the last.
+        mutating func next() throws -> StatIndexLine.Item? {
+            while true {
+                let newline = buffer[consumed...].firstIndex(of: UInt8(ascii: "\n"))
+                if let newline {
+                    let item = buffer.withUnsafeBufferPointer { StatIndexLine.parse(UnsafeBufferPointer(rebasing: $0[consumed..<newline])) }
+                    guard let item else { throw run.damaged("the line at byte \(position - buffer.count + consumed) cannot be read") }
+                    consumed = newline + 1
+                    return item
+                }
+                guard position < run.body.upperBound else {
+                    if consumed < buffer.count { throw run.damaged("its last line has no end") }
+                    return nil
+                }
+                buffer.removeSubrange(..<consumed)
+                consumed = 0
+                let end = min(run.body.upperBound, position + Self.chunkSize)
+                buffer.append(contentsOf: try run.file.read(position..<end))
+                position = end
+            }
+        }
+    }
+
+    /// Writes a run of `table` holding `sequences` from `next` (items in increasing name order, each name once; at
+    /// most `capacity` of them) and opens it.
+    static func write(table: String, sequences: ClosedRange<Int>, layout: StoreLayout, capacity: Int,
+                      items next: () throws -> StatIndexLine.Item?) throws -> IndexRun {
+        var file = try StreamedFile(temporaryDirectory: layout.temporaryDirectory)
+        try file.append(header.utf8)
+        var filter = IndexRunFilter(capacity: capacity)
+        var fences: [UInt8] = []
+        var count = 0
+        var line: [UInt8] = []
+        while let item = try next() {
+            if count % itemsPerBlock == 0 {
+                fences.append(contentsOf: "\(file.offset)\t\(item.fileName)\n".utf8)
+            }
+            filter.insert(item.fileName)
+            line.removeAll(keepingCapacity: true)
+            StatIndexLine.encode(item, to: &line)
+            try file.append(line)
+            count += 1
+        }
+        let fencesStart = file.offset
+        try file.append(fences)
+        let filterStart = file.offset
+        try file.append(filter.bytes)
+        try file.append(trailer(fencesStart: fencesStart, filterStart: filterStart, itemCount: count).utf8)
+        let path = layout.indexDirectory + "/" + fileName(table: table, sequences: sequences)
+        try file.commit(to: path)
+        guard let run = try open(path: path, sequences: sequences) else {
+            throw StoreError.damagedIndex(file: path, reason: "it does not read back as it was written")
+        }
+        return run
+    }
+
+    private static func trailer(fencesStart: Int, filterStart: Int, itemCount: Int) -> String {
+        func padded(_ number: Int) -> String { String(repeating: "0", count: max(0, 15 - String(number).count)) + String(number) }
+        let trailer = "\(trailerTag) \(padded(fencesStart)) \(padded(filterStart)) \(padded(itemCount))\n"
+        precondition(trailer.utf8.count == trailerLength)
+        return trailer
+    }
+}

@@ -1,0 +1,94 @@
+/// One line of the stat index, as its log and its runs hold it: an entry's eight tab-separated fields (name, id,
+/// size, modification time, change time, inode, content hash, version), or a file name and `-` for a removal.
+/// The version is the rest of the line, so it may hold anything but a newline; a file name never holds a tab
+/// (``RecordFileName`` spells it out).
+enum StatIndexLine {
+    /// What a line says about one file name.
+    struct Item: Equatable, Sendable {
+        var fileName: String
+        /// The entry, or `nil` for a removal.
+        var entry: StatIndex.Entry?
+    }
+
+    /// Appends the line of `item` (with its newline) to `bytes`.
+    static func encode(_ item: Item, to bytes: inout [UInt8]) {
+        guard let entry = item.entry else {
+            bytes.append(contentsOf: item.fileName.utf8)
+            bytes.append(contentsOf: "\t-\n".utf8)
+            return
+        }
+        let line = "\(entry.fileName)\t\(entry.id)\t\(entry.size)\t\(entry.modifiedNanoseconds)\t\(entry.changedNanoseconds)\t\(entry.inode)\t\(entry.contentHash)\t\(entry.version ?? "")\n"
+        bytes.append(contentsOf: line.utf8)
+    }
+
+    /// The file name at the start of `line` (up to its first tab), as bytes.
+    static func nameBytes(of line: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
+        let tab = UInt8(ascii: "\t")
+        var end = 0
+        while end < line.count && line[end] != tab { end += 1 }
+        return UnsafeBufferPointer(rebasing: line[..<end])
+    }
+
+    /// Parses one line (without its newline); `nil` when it is not a line this version writes. Works on bytes: a
+    /// String is made only for the four text fields of an entry, never for a number.
+    static func parse(_ line: UnsafeBufferPointer<UInt8>) -> Item? {
+        let tab = UInt8(ascii: "\t")
+        func text(_ range: Range<Int>) -> String { String(decoding: UnsafeBufferPointer(rebasing: line[range]), as: UTF8.self) }
+        if line.count >= 2, line[line.count - 1] == UInt8(ascii: "-"), line[line.count - 2] == tab {
+            return Item(fileName: text(0..<(line.count - 2)), entry: nil)
+        }
+        var fields: [Range<Int>] = []
+        fields.reserveCapacity(8)
+        var fieldStart = 0
+        for position in 0..<line.count where fields.count < 7 && line[position] == tab {
+            fields.append(fieldStart..<position)
+            fieldStart = position + 1
+        }
+        fields.append(fieldStart..<line.count)
+        guard fields.count == 8, !fields[0].isEmpty,
+              let size: Int64 = decimal(line, fields[2]), let modified: Int64 = decimal(line, fields[3]),
+              let changed: Int64 = decimal(line, fields[4]), let inode: UInt64 = decimal(line, fields[5])
+        else { return nil }
+        let fileName = text(fields[0])
+        return Item(fileName: fileName, entry: StatIndex.Entry(
+            fileName: fileName, id: text(fields[1]), size: size, modifiedNanoseconds: modified, changedNanoseconds: changed,
+            inode: inode, contentHash: text(fields[6]), version: fields[7].isEmpty ? nil : text(fields[7])))
+    }
+
+    /// Calls `body` with each line of `bytes` (without its newline), skipping blank ones; returns the length of
+    /// the part made of whole lines (a last line without its newline is not passed on: it was torn by a crash).
+    static func forEachLine(in bytes: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>) throws -> Void) rethrows -> Int {
+        let newline = UInt8(ascii: "\n")
+        var lineStart = 0
+        while lineStart < bytes.count {
+            var lineEnd = lineStart
+            while lineEnd < bytes.count && bytes[lineEnd] != newline { lineEnd += 1 }
+            if lineEnd == bytes.count { return lineStart }
+            if lineEnd > lineStart { try body(UnsafeBufferPointer(rebasing: bytes[lineStart..<lineEnd])) }
+            lineStart = lineEnd + 1
+        }
+        return lineStart
+    }
+
+    /// The decimal number (an optional `-` for a signed type, then digits) in `range` of `line`; `nil` when it is
+    /// not one or does not fit in `Number`.
+    static func decimal<Number: FixedWidthInteger>(_ line: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> Number? {
+        var position = range.lowerBound
+        let negative = Number.isSigned && position < range.upperBound && line[position] == UInt8(ascii: "-")
+        if negative { position += 1 }
+        guard position < range.upperBound else { return nil }
+        var value: Number = 0
+        while position < range.upperBound {
+            let digit = line[position] &- UInt8(ascii: "0")
+            guard digit < 10 else { return nil }
+            let (shifted, overflowA) = value.multipliedReportingOverflow(by: 10)
+            // Negative numbers are built downwards, so the most negative value fits too.
+            let (next, overflowB) = negative ? shifted.subtractingReportingOverflow(Number(digit))
+                                             : shifted.addingReportingOverflow(Number(digit))
+            guard !overflowA, !overflowB else { return nil }
+            value = next
+            position += 1
+        }
+        return value
+    }
+}
