@@ -53,7 +53,7 @@ import TestSupport
         /// `index` says exactly what the model says, by lookup and by walk. The model's entries are older than any
         /// index file (modified at -5 ns), so none comes back racily clean.
         func expectMatches(_ index: StatIndex, sourceLocation: SourceLocation = #_sourceLocation) throws {
-            #expect(try Self.walk(index) == model.values.sorted { $0.fileName < $1.fileName }, sourceLocation: sourceLocation)
+            #expect(try Self.walk(index) == model.values.sorted { StatIndexLine.precedes($0.fileName, $1.fileName) }, sourceLocation: sourceLocation)
             for (name, entry) in model { #expect(try index.entry(named: name) == entry, sourceLocation: sourceLocation) }
         }
     }
@@ -311,13 +311,20 @@ import TestSupport
     func filter() throws {
         var filter = IndexRunFilter(capacity: 2_000)
         let names = (0..<2_000).map { RecordFileName.fileName(for: "id-\($0)") }
-        for name in names { filter.insert(name) }
-        #expect(names.allSatisfy(filter.mayContain))
+        for name in names { filter.insert(name.utf8) }
+        #expect(names.allSatisfy { filter.mayContain($0.utf8) })
         let read = try #require(IndexRunFilter(bytes: filter.bytes))
         #expect(read == filter)
-        let strangers = (0..<10_000).filter { filter.mayContain("other-\($0).json") }.count
+        let strangers = (0..<10_000).filter { filter.mayContain("other-\($0).json".utf8) }.count
         #expect(strangers < 300, "\(strangers) false positives in 10,000 (about 1 % expected)")
         #expect(IndexRunFilter(bytes: [1, 2, 3]) == nil)
+    }
+
+    @Test("names sort by their UTF-8 bytes, shorter first on a common prefix")
+    func order() {
+        let names = ["é.json", "a.json", "Z.json", "a", "a.jsonx", "^a.json", "%C3%A9.json"]
+        #expect(names.sorted(by: StatIndexLine.precedes) == ["%C3%A9.json", "Z.json", "^a.json", "a", "a.json", "a.jsonx", "é.json"])
+        #expect(!StatIndexLine.precedes("a.json", "a.json"))
     }
 
     @Test("run file names", arguments: [

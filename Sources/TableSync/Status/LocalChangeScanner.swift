@@ -93,30 +93,37 @@ struct LocalChangeScanner {
         scan.filesSeen += listed.count
         // The listing, sorted, walked beside the index's entries in the same order: the index is read from disk as
         // the walk goes, never held whole.
-        listed.sort { $0.name < $1.name }
+        listed.sort { StatIndexLine.precedes($0.name, $1.name) }
         // Files whose `stat` changed, to read; checked on every core at once (reading, hashing and parsing
         // 10,000 hand-edited files is most of a big push's scan).
         var changed: [ChangedFile] = []
         // Entries whose file is not listed: deleted by hand, unless the journal says otherwise.
         var unlisted: [StatIndex.Entry] = []
-        var entries = try index.sortedEntries()
-        var entry = try entries.next()
+        var lines = try index.sortedLines()
+        var more = try lines.step()
         for file in listed {
-            while let current = entry, current.fileName < file.name {
-                unlisted.append(current)
-                entry = try entries.next()
+            var order = 1
+            while more {
+                order = lines.compareName(to: file.name)
+                guard order < 0 else { break }
+                if let entry = try lines.item().entry { unlisted.append(entry) }
+                more = try lines.step()
             }
             var indexed: StatIndex.Entry?
-            if let current = entry, current.fileName == file.name {
-                indexed = current
-                entry = try entries.next()
-                if current.matches(file.status) { continue }
+            if more && order == 0 {
+                // Most files of a scan end here, matched without a String made or a field parsed but the four compared.
+                if lines.vouches(for: file.status) {
+                    more = try lines.step()
+                    continue
+                }
+                indexed = try lines.item().entry
+                more = try lines.step()
             }
             changed.append(ChangedFile(name: file.name, relativePath: relativePath(file.name), status: file.status, entry: indexed))
         }
-        while let current = entry {
-            unlisted.append(current)
-            entry = try entries.next()
+        while more {
+            if let entry = try lines.item().entry { unlisted.append(entry) }
+            more = try lines.step()
         }
         scan.filesHashed += changed.count
         let examined = concurrentMap(changed) { file in Result { try examine(file, in: directory) } }
@@ -171,7 +178,7 @@ struct LocalChangeScanner {
         var low = 0, high = listed.count
         while low < high {
             let middle = (low + high) / 2
-            if listed[middle].name < name { low = middle + 1 } else { high = middle }
+            if StatIndexLine.precedes(listed[middle].name, name) { low = middle + 1 } else { high = middle }
         }
         return low < listed.count && listed[low].name == name
     }

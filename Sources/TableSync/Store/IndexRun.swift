@@ -13,9 +13,10 @@ final class IndexRun: Sendable {
     let sequences: ClosedRange<Int>
     /// Its lines: entries and removals.
     let itemCount: Int
-    private let file: RandomAccessFile
+    /// The file, and the part of it holding the lines.
+    let file: RandomAccessFile
+    let body: Range<Int>
     private let fences: [Fence]
-    private let body: Range<Int>
     private let filter: IndexRunFilter
 
     private struct Fence: Sendable {
@@ -93,12 +94,12 @@ final class IndexRun: Sendable {
 
     /// What the run says of `name`: its entry, its removal, or `nil` when the run does not mention it.
     func item(named name: String) throws -> StatIndexLine.Item? {
-        guard filter.mayContain(name) else { return nil }
+        guard filter.mayContain(name.utf8) else { return nil }
         // The last block whose first name is not after `name`.
         var low = 0, high = fences.count
         while low < high {
             let middle = (low + high) / 2
-            if fences[middle].name <= name { low = middle + 1 } else { high = middle }
+            if !StatIndexLine.precedes(name, fences[middle].name) { low = middle + 1 } else { high = middle }
         }
         guard low > 0 else { return nil }
         let block = fences[low - 1].offset..<(low < fences.count ? fences[low].offset : body.upperBound)
@@ -115,62 +116,29 @@ final class IndexRun: Sendable {
         return found ?? nil
     }
 
-    private func damaged(_ reason: String) -> StoreError { .damagedIndex(file: path, reason: reason) }
+    func damaged(_ reason: String) -> StoreError { .damagedIndex(file: path, reason: reason) }
 
-    /// Reads the run's lines in order, a large piece of the file at a time.
-    struct Reader {
-        let run: IndexRun
-        private var position: Int
-        private var buffer: [UInt8] = []
-        private var consumed = 0
-        private static let chunkSize = 256 * 1024
-
-        init(_ run: IndexRun) {
-            self.run = run
-            position = run.body.lowerBound
-        }
-
-        /// The next line of the run, or `nil` after the last.
-        mutating func next() throws -> StatIndexLine.Item? {
-            while true {
-                let newline = buffer[consumed...].firstIndex(of: UInt8(ascii: "\n"))
-                if let newline {
-                    let item = buffer.withUnsafeBufferPointer { StatIndexLine.parse(UnsafeBufferPointer(rebasing: $0[consumed..<newline])) }
-                    guard let item else { throw run.damaged("the line at byte \(position - buffer.count + consumed) cannot be read") }
-                    consumed = newline + 1
-                    return item
-                }
-                guard position < run.body.upperBound else {
-                    if consumed < buffer.count { throw run.damaged("its last line has no end") }
-                    return nil
-                }
-                buffer.removeSubrange(..<consumed)
-                consumed = 0
-                let end = min(run.body.upperBound, position + Self.chunkSize)
-                buffer.append(contentsOf: try run.file.read(position..<end))
-                position = end
-            }
-        }
-    }
-
-    /// Writes a run of `table` holding `sequences` from `next` (items in increasing name order, each name once; at
-    /// most `capacity` of them) and opens it.
+    /// Writes a run of `table` holding `sequences` from the lines `produce` hands to its argument (each without its
+    /// newline, in increasing name order by ``StatIndexLine/compare(_:_:)``, each name once; at most `capacity` of
+    /// them) and opens it.
     static func write(table: String, sequences: ClosedRange<Int>, layout: StoreLayout, capacity: Int,
-                      items next: () throws -> StatIndexLine.Item?) throws -> IndexRun {
+                      lines produce: (_ emit: (UnsafeBufferPointer<UInt8>) throws -> Void) throws -> Void) throws -> IndexRun {
         var file = try StreamedFile(temporaryDirectory: layout.temporaryDirectory)
         try file.append(header.utf8)
         var filter = IndexRunFilter(capacity: capacity)
         var fences: [UInt8] = []
         var count = 0
-        var line: [UInt8] = []
-        while let item = try next() {
+        try produce { line in
+            let name = StatIndexLine.nameBytes(of: line)
             if count % itemsPerBlock == 0 {
-                fences.append(contentsOf: "\(file.offset)\t\(item.fileName)\n".utf8)
+                fences.append(contentsOf: String(file.offset).utf8)
+                fences.append(UInt8(ascii: "\t"))
+                fences.append(contentsOf: name)
+                fences.append(UInt8(ascii: "\n"))
             }
-            filter.insert(item.fileName)
-            line.removeAll(keepingCapacity: true)
-            StatIndexLine.encode(item, to: &line)
+            filter.insert(name)
             try file.append(line)
+            try file.append(CollectionOfOne(UInt8(ascii: "\n")))
             count += 1
         }
         let fencesStart = file.offset

@@ -38,13 +38,13 @@ struct IndexRunFilter: Equatable, Sendable {
         return bytes
     }
 
-    mutating func insert(_ name: String) {
+    mutating func insert(_ name: some Sequence<UInt8>) {
         let bitCount = UInt64(words.count * 64)
         Self.forEachProbe(name, bitCount: bitCount) { bit in words[Int(bit / 64)] |= 1 << (bit % 64) }
     }
 
-    /// `false` when `name` was certainly never inserted.
-    func mayContain(_ name: String) -> Bool {
+    /// `false` when `name` (UTF-8 bytes) was certainly never inserted.
+    func mayContain(_ name: some Sequence<UInt8>) -> Bool {
         let bitCount = UInt64(words.count * 64)
         var present = true
         Self.forEachProbe(name, bitCount: bitCount) { bit in
@@ -53,9 +53,9 @@ struct IndexRunFilter: Equatable, Sendable {
         return present
     }
 
-    private static func forEachProbe(_ name: String, bitCount: UInt64, _ body: (UInt64) -> Void) {
+    private static func forEachProbe(_ name: some Sequence<UInt8>, bitCount: UInt64, _ body: (UInt64) -> Void) {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in name.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+        for byte in name { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
         let first = mix(hash), second = mix(hash ^ 0x9e37_79b9_7f4a_7c15) | 1
         for probe in 0..<UInt64(probes) { body((first &+ probe &* second) % bitCount) }
     }

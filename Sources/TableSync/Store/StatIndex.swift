@@ -103,12 +103,19 @@ struct StatIndex: Sendable {
         return nil
     }
 
-    /// Every entry in increasing file-name order, each checked for being racily clean; read from disk as it goes.
+    /// Every line of the index in file-name order (``StatIndexLine/compare(_:_:)``), newest first for a name: the
+    /// log's lines, then each run's, read from disk as the walk goes.
+    func sortedLines() throws -> IndexItemMerge {
+        var log: [UInt8] = []
+        for name in overlay.keys.sorted(by: StatIndexLine.precedes) {
+            StatIndexLine.encode(StatIndexLine.Item(fileName: name, entry: overlay[name]!), to: &log)
+        }
+        return try IndexItemMerge(newestFirst: [.lines(log, modifiedNanoseconds: logModifiedNanoseconds)] + runs.reversed().map { .run($0) })
+    }
+
+    /// Every entry in file-name order, each checked for being racily clean.
     func sortedEntries() throws -> SortedEntries {
-        let log = overlay.map { StatIndexLine.Item(fileName: $0.key, entry: $0.value) }.sorted { $0.fileName < $1.fileName }
-        let sources = [IndexItemMerge.Source.lines(log, modifiedNanoseconds: logModifiedNanoseconds)]
-            + runs.reversed().map { IndexItemMerge.Source.run($0) }
-        return SortedEntries(merge: try IndexItemMerge(newestFirst: sources))
+        SortedEntries(merge: try sortedLines())
     }
 
     /// The index's entries in file-name order (removals left out).
@@ -116,8 +123,8 @@ struct StatIndex: Sendable {
         fileprivate var merge: IndexItemMerge
 
         mutating func next() throws -> Entry? {
-            while let item = try merge.next() {
-                if let entry = item.entry { return entry }
+            while try merge.step() {
+                if let entry = try merge.item().entry { return entry }
             }
             return nil
         }
@@ -237,22 +244,19 @@ struct StatIndex: Sendable {
     /// Writes the overlay as the next run and empties it (the log is rewritten by the caller), then merges runs.
     private mutating func flush(layout: StoreLayout, table: String) throws {
         let logTime = try FileSystem.status(layout.indexFile(table))?.modifiedNanoseconds ?? .max
-        let names = overlay.keys.sorted()
+        let names = overlay.keys.sorted(by: StatIndexLine.precedes)
         // Removals matter only against older runs.
         let keepRemovals = !runs.isEmpty
         let sequence = lastSequence + 1
-        var position = 0
-        let run = try IndexRun.write(table: table, sequences: sequence...sequence, layout: layout, capacity: names.count) {
-            while position < names.count {
-                let name = names[position]
-                position += 1
-                guard let entry = overlay[name]! else {
-                    if keepRemovals { return StatIndexLine.Item(fileName: name, entry: nil) }
-                    continue
-                }
-                return StatIndexLine.Item(fileName: name, entry: entry.checked(racyFrom: logTime))
+        var line: [UInt8] = []
+        let run = try IndexRun.write(table: table, sequences: sequence...sequence, layout: layout, capacity: names.count) { emit in
+            for name in names {
+                let entry = overlay[name]!
+                guard entry != nil || keepRemovals else { continue }
+                line.removeAll(keepingCapacity: true)
+                StatIndexLine.encode(StatIndexLine.Item(fileName: name, entry: entry?.checked(racyFrom: logTime)), to: &line)
+                try line.withUnsafeBufferPointer { try emit(UnsafeBufferPointer(rebasing: $0.dropLast())) }
             }
-            return nil
         }
         lastSequence = sequence
         runs.append(run)
@@ -270,12 +274,12 @@ struct StatIndex: Sendable {
             let keepRemovals = count < runs.count
             var merge = try IndexItemMerge(newestFirst: merging.reversed().map { .run($0) })
             let sequences = merging.first!.sequences.lowerBound...merging.last!.sequences.upperBound
+            // Lines are copied as they are: a run's entries were checked for being racily clean when it was flushed.
             let merged = try IndexRun.write(table: table, sequences: sequences, layout: layout,
-                                            capacity: merging.reduce(0) { $0 + $1.itemCount }) {
-                while let item = try merge.next() {
-                    if item.entry != nil || keepRemovals { return item }
+                                            capacity: merging.reduce(0) { $0 + $1.itemCount }) { emit in
+                while try merge.step() {
+                    if keepRemovals || !merge.isRemoval { try merge.withLine(emit) }
                 }
-                return nil
             }
             runs.removeLast(count)
             runs.append(merged)

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// One line of the stat index, as its log and its runs hold it: an entry's eight tab-separated fields (name, id,
 /// size, modification time, change time, inode, content hash, version), or a file name and `-` for a removal.
 /// The version is the rest of the line, so it may hold anything but a newline; a file name never holds a tab
@@ -21,6 +27,52 @@ enum StatIndexLine {
         bytes.append(contentsOf: line.utf8)
     }
 
+    /// The order of file names in the index: by their UTF-8 bytes. Every sort and search of the index and of the
+    /// listing it is walked beside uses this one order.
+    static func precedes(_ first: String, _ second: String) -> Bool {
+        var first = first, second = second
+        return first.withUTF8 { a in second.withUTF8 { b in compare(a, b) < 0 } }
+    }
+
+    /// Negative, zero or positive as `first` sorts before, with or after `second`, by bytes.
+    static func compare(_ first: UnsafeBufferPointer<UInt8>, _ second: UnsafeBufferPointer<UInt8>) -> Int {
+        let common = min(first.count, second.count)
+        if common > 0 {
+            let order = memcmp(first.baseAddress!, second.baseAddress!, common)
+            if order != 0 { return Int(order) }
+        }
+        return first.count - second.count
+    }
+
+    /// `true` when `line` is a removal (`name TAB -`).
+    static func isRemoval(_ line: UnsafeBufferPointer<UInt8>) -> Bool {
+        line.count >= 2 && line[line.count - 1] == UInt8(ascii: "-") && line[line.count - 2] == UInt8(ascii: "\t")
+    }
+
+    /// The `stat` fields of an entry's line (size, modification and change times, inode), read without making
+    /// any String; `nil` for a removal or a line that is not an entry's.
+    static func statFields(of line: UnsafeBufferPointer<UInt8>) -> (size: Int64, modified: Int64, changed: Int64, inode: UInt64)? {
+        // The tabs after the id, size, mtime, ctime and inode: no array, this runs once per file of a scan.
+        var tabs = (0, 0, 0, 0, 0), found = 0
+        for position in 0..<line.count where line[position] == UInt8(ascii: "\t") {
+            switch found {
+            case 0: break
+            case 1: tabs.0 = position
+            case 2: tabs.1 = position
+            case 3: tabs.2 = position
+            case 4: tabs.3 = position
+            default: tabs.4 = position
+            }
+            found += 1
+            if found == 6 { break }
+        }
+        guard found == 6, let size: Int64 = decimal(line, (tabs.0 + 1)..<tabs.1),
+              let modified: Int64 = decimal(line, (tabs.1 + 1)..<tabs.2),
+              let changed: Int64 = decimal(line, (tabs.2 + 1)..<tabs.3),
+              let inode: UInt64 = decimal(line, (tabs.3 + 1)..<tabs.4) else { return nil }
+        return (size, modified, changed, inode)
+    }
+
     /// The file name at the start of `line` (up to its first tab), as bytes.
     static func nameBytes(of line: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
         let tab = UInt8(ascii: "\t")
@@ -34,7 +86,7 @@ enum StatIndexLine {
     static func parse(_ line: UnsafeBufferPointer<UInt8>) -> Item? {
         let tab = UInt8(ascii: "\t")
         func text(_ range: Range<Int>) -> String { String(decoding: UnsafeBufferPointer(rebasing: line[range]), as: UTF8.self) }
-        if line.count >= 2, line[line.count - 1] == UInt8(ascii: "-"), line[line.count - 2] == tab {
+        if isRemoval(line) {
             return Item(fileName: text(0..<(line.count - 2)), entry: nil)
         }
         var fields: [Range<Int>] = []
