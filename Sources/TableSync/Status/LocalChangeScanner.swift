@@ -67,17 +67,21 @@ struct LocalChangeScanner {
         let directory = layout.tableDirectory(table)
         // Before the listing's `stat`s: a file changed after them gets a later time (see ``SentFile``).
         let clock = FileSystem.timestampClockNanoseconds()
-        // The index (its log and the fences of its runs) is read while the files' `stat`s are taken.
+        // While the files' `stat`s are taken, the listing is sorted and the index (its log and the fences of its
+        // runs) is read: the sorted listing is then walked beside the index's lines in the same order, the index
+        // read from disk as the walk goes, never held whole.
         let names = try FileSystem.listNames(directory)
-        let (statuses, index) = try FileSystem.statuses(of: names, inDirectory: directory) {
-            try StatIndex.load(layout: layout, table: table)
+        let (statuses, (order, index)) = try FileSystem.statuses(of: names, inDirectory: directory) {
+            (StatIndexLine.sortedPositions(of: names), try StatIndex.load(layout: layout, table: table))
         }
         let firstProblem = scan.problems.count
-        var listed: [(name: String, status: FileSystem.Status)] = []
+        // The record files listed, as positions in `names`, in name order.
+        var listed: [Int] = []
         listed.reserveCapacity(names.count)
         func relativePath(_ name: String) -> String { "tables/\(table)/\(name)" }
-        for (name, status) in zip(names, statuses) {
-            guard let status else { continue }
+        for position in order {
+            let name = names[position]
+            guard let status = statuses[position] else { continue }
             guard RecordFileName.looksLikeRecordFile(name) else {
                 if !name.hasPrefix(".") {
                     scan.problems.append(RecordFileProblem(path: relativePath(name), reason: "not a record file (record files are named <id>.json); it is ignored"))
@@ -88,12 +92,9 @@ struct LocalChangeScanner {
                 scan.problems.append(RecordFileProblem(path: relativePath(name), reason: "not a regular file; it is ignored"))
                 continue
             }
-            listed.append((name, status))
+            listed.append(position)
         }
         scan.filesSeen += listed.count
-        // The listing, sorted, walked beside the index's entries in the same order: the index is read from disk as
-        // the walk goes, never held whole.
-        listed.sort { StatIndexLine.precedes($0.name, $1.name) }
         // Files whose `stat` changed, to read; checked on every core at once (reading, hashing and parsing
         // 10,000 hand-edited files is most of a big push's scan).
         var changed: [ChangedFile] = []
@@ -101,10 +102,11 @@ struct LocalChangeScanner {
         var unlisted: [StatIndex.Entry] = []
         var lines = try index.sortedLines()
         var more = try lines.step()
-        for file in listed {
+        for position in listed {
+            let name = names[position], status = statuses[position]!
             var order = 1
             while more {
-                order = lines.compareName(to: file.name)
+                order = lines.compareName(to: name)
                 guard order < 0 else { break }
                 if let entry = try lines.item().entry { unlisted.append(entry) }
                 more = try lines.step()
@@ -112,14 +114,14 @@ struct LocalChangeScanner {
             var indexed: StatIndex.Entry?
             if more && order == 0 {
                 // Most files of a scan end here, matched without a String made or a field parsed but the four compared.
-                if lines.vouches(for: file.status) {
+                if lines.vouches(for: status) {
                     more = try lines.step()
                     continue
                 }
                 indexed = try lines.item().entry
                 more = try lines.step()
             }
-            changed.append(ChangedFile(name: file.name, relativePath: relativePath(file.name), status: file.status, entry: indexed))
+            changed.append(ChangedFile(name: name, relativePath: relativePath(name), status: status, entry: indexed))
         }
         while more {
             if let entry = try lines.item().entry { unlisted.append(entry) }
@@ -165,7 +167,7 @@ struct LocalChangeScanner {
         }
         for operation in journal.operations(inTable: table) where operation.kind != .delete {
             let fileName = RecordFileName.fileName(for: operation.id)
-            guard !Self.isListed(fileName, in: listed), try index.entry(named: fileName) == nil else { continue }
+            guard !Self.isListed(fileName, in: listed, names: names), try index.entry(named: fileName) == nil else { continue }
             scan.changes.append(LocalChange(kind: .deleted, table: table, id: operation.id, fileName: fileName,
                                             baseVersion: operation.baseVersion))
         }
@@ -173,14 +175,14 @@ struct LocalChangeScanner {
         scan.changes.sort { ($0.table, $0.fileName) < ($1.table, $1.fileName) }
     }
 
-    /// `true` when `name` is among the `listed` files (sorted by name).
-    private static func isListed(_ name: String, in listed: [(name: String, status: FileSystem.Status)]) -> Bool {
+    /// `true` when `name` is among the `listed` files (positions in `names`, sorted by name).
+    private static func isListed(_ name: String, in listed: [Int], names: [String]) -> Bool {
         var low = 0, high = listed.count
         while low < high {
             let middle = (low + high) / 2
-            if StatIndexLine.precedes(listed[middle].name, name) { low = middle + 1 } else { high = middle }
+            if StatIndexLine.precedes(names[listed[middle]], name) { low = middle + 1 } else { high = middle }
         }
-        return low < listed.count && listed[low].name == name
+        return low < listed.count && names[listed[low]] == name
     }
 
     /// Whether a changed file must be compared with the server before it counts as an edit: it carries the
