@@ -75,6 +75,8 @@ import TestSupport
         var serverDeleted: Set<String> = []
         var window = 0.3
         var landed = 0
+        // Run files of the stat index seen after a trial: kills also land in flushes and merges.
+        var indexRuns: Set<String> = []
         var commands: [String: Int] = [:]
         for trial in 0..<trials {
             // Local changes by hand (the scan queues them) and through the CLI; the other device writes too.
@@ -166,10 +168,13 @@ import TestSupport
             #expect(await context.pendingOperations.isEmpty, "trial \(trial): the journal drained")
             #expect(try await context.conflictKeys().isEmpty, "trial \(trial): no conflict from a replayed operation")
             try await Reliability.checkInvariants(context)
+            indexRuns.formUnion(try FileManager.default.contentsOfDirectory(atPath: store + "/.tablesync/index").filter { $0.hasSuffix(".run") })
             if server != expected { break }
         }
-        print("crash sweep: \(trials) trials, \(landed) killed mid-run, commands \(commands.sorted { $0.key < $1.key })")
+        print("crash sweep: \(trials) trials, \(landed) killed mid-run, commands \(commands.sorted { $0.key < $1.key }), stat index runs seen \(indexRuns.sorted())")
         #expect(landed > 0, "some kills landed while the command ran")
+        #expect(indexRuns.contains { (IndexRun.sequences(ofFileName: $0, table: table)?.count ?? 0) > 1 },
+                "the index was flushed and its runs merged during the sweep (TABLESYNC_INDEX_FLUSH_LINES)")
         await fixture.stop()
     }
 
