@@ -16,12 +16,54 @@ final class IndexRun: Sendable {
     /// The file, and the part of it holding the lines.
     let file: RandomAccessFile
     let body: Range<Int>
-    private let fences: [Fence]
+    private let fences: Fences
     private let filter: IndexRunFilter
 
-    private struct Fence: Sendable {
-        var name: String
-        var offset: Int
+    /// The first name and the offset of every block, the names in one buffer: no String is kept per block.
+    private struct Fences: Sendable {
+        private var names: [UInt8] = []
+        private var nameEnds: [Int] = []
+        private(set) var offsets: [Int] = []
+
+        var count: Int { offsets.count }
+
+        init(expectedBlocks: Int = 0) {
+            names.reserveCapacity(expectedBlocks * 48)
+            nameEnds.reserveCapacity(expectedBlocks)
+            offsets.reserveCapacity(expectedBlocks)
+        }
+
+        /// Appends the fence lines (`offset TAB name`) to `file`.
+        func write(to file: inout StreamedFile) throws {
+            for block in offsets.indices {
+                try file.append(String(offsets[block]).utf8)
+                try file.append(CollectionOfOne(UInt8(ascii: "\t")))
+                try file.append(names[(block == 0 ? 0 : nameEnds[block - 1])..<nameEnds[block]])
+                try file.append(CollectionOfOne(UInt8(ascii: "\n")))
+            }
+        }
+
+        mutating func append(name: UnsafeBufferPointer<UInt8>, offset: Int) {
+            names.append(contentsOf: name)
+            nameEnds.append(names.count)
+            offsets.append(offset)
+        }
+
+        /// The number of blocks whose first name is not after `name`.
+        func blocksNotAfter(_ name: String) -> Int {
+            var name = name
+            return name.withUTF8 { target in
+                names.withUnsafeBufferPointer { bytes in
+                    var low = 0, high = offsets.count
+                    while low < high {
+                        let middle = (low + high) / 2
+                        let first = UnsafeBufferPointer(rebasing: bytes[(middle == 0 ? 0 : nameEnds[middle - 1])..<nameEnds[middle]])
+                        if StatIndexLine.compare(first, target) <= 0 { low = middle + 1 } else { high = middle }
+                    }
+                    return low
+                }
+            }
+        }
     }
 
     static let header = "tablesync-index-run 1\n"
@@ -63,18 +105,17 @@ final class IndexRun: Sendable {
               headerLength <= fencesStart, fencesStart <= filterStart, filterStart < file.size - trailerLength,
               let filter = IndexRunFilter(bytes: try file.read(filterStart..<(file.size - trailerLength)))
         else { return nil }
-        var fences: [Fence] = []
-        fences.reserveCapacity(itemCount / itemsPerBlock + 1)
+        var fences = Fences(expectedBlocks: (itemCount + itemsPerBlock - 1) / itemsPerBlock)
         let fenceBytes = try file.read(fencesStart..<filterStart)
         var valid = true
         let whole = fenceBytes.withUnsafeBufferPointer { buffer in
             StatIndexLine.forEachLine(in: buffer) { line in
-                let name = StatIndexLine.nameBytes(of: line)
-                guard let offset: Int = StatIndexLine.decimal(line, 0..<name.count), name.count + 1 < line.count,
-                      offset >= headerLength, offset < fencesStart, fences.last.map({ $0.offset < offset }) ?? true
+                // `offset TAB name`: the first field is the block's offset.
+                let offsetField = StatIndexLine.nameBytes(of: line)
+                guard let offset: Int = StatIndexLine.decimal(line, 0..<offsetField.count), offsetField.count + 1 < line.count,
+                      offset >= headerLength, offset < fencesStart, fences.offsets.last.map({ $0 < offset }) ?? true
                 else { valid = false; return }
-                fences.append(Fence(name: String(decoding: UnsafeBufferPointer(rebasing: line[(name.count + 1)...]), as: UTF8.self),
-                                    offset: offset))
+                fences.append(name: UnsafeBufferPointer(rebasing: line[(offsetField.count + 1)...]), offset: offset)
             }
         }
         guard valid, whole == fenceBytes.count, fences.count == (itemCount + itemsPerBlock - 1) / itemsPerBlock else { return nil }
@@ -82,7 +123,7 @@ final class IndexRun: Sendable {
                         body: headerLength..<fencesStart, filter: filter)
     }
 
-    private init(sequences: ClosedRange<Int>, itemCount: Int, file: RandomAccessFile, fences: [Fence], body: Range<Int>,
+    private init(sequences: ClosedRange<Int>, itemCount: Int, file: RandomAccessFile, fences: Fences, body: Range<Int>,
                  filter: IndexRunFilter) {
         self.sequences = sequences
         self.itemCount = itemCount
@@ -96,13 +137,9 @@ final class IndexRun: Sendable {
     func item(named name: String) throws -> StatIndexLine.Item? {
         guard filter.mayContain(name.utf8) else { return nil }
         // The last block whose first name is not after `name`.
-        var low = 0, high = fences.count
-        while low < high {
-            let middle = (low + high) / 2
-            if !StatIndexLine.precedes(name, fences[middle].name) { low = middle + 1 } else { high = middle }
-        }
-        guard low > 0 else { return nil }
-        let block = fences[low - 1].offset..<(low < fences.count ? fences[low].offset : body.upperBound)
+        let blocks = fences.blocksNotAfter(name)
+        guard blocks > 0 else { return nil }
+        let block = fences.offsets[blocks - 1]..<(blocks < fences.count ? fences.offsets[blocks] : body.upperBound)
         let bytes = try file.read(block)
         let target = Array(name.utf8)
         var found: StatIndexLine.Item??
@@ -120,38 +157,32 @@ final class IndexRun: Sendable {
 
     /// Writes a run of `table` holding `sequences` from the lines `produce` hands to its argument (each without its
     /// newline, in increasing name order by ``StatIndexLine/compare(_:_:)``, each name once; at most `capacity` of
-    /// them) and opens it.
+    /// them) and opens it. Its fences and filter are built as it is written and kept, not read back: a merge's
+    /// passing buffers are what the process's peak memory is made of, so there are as few as can be.
     static func write(table: String, sequences: ClosedRange<Int>, layout: StoreLayout, capacity: Int,
                       lines produce: (_ emit: (UnsafeBufferPointer<UInt8>) throws -> Void) throws -> Void) throws -> IndexRun {
         var file = try StreamedFile(temporaryDirectory: layout.temporaryDirectory)
         try file.append(header.utf8)
         var filter = IndexRunFilter(capacity: capacity)
-        var fences: [UInt8] = []
+        var fences = Fences(expectedBlocks: (capacity + itemsPerBlock - 1) / itemsPerBlock)
         var count = 0
         try produce { line in
             let name = StatIndexLine.nameBytes(of: line)
-            if count % itemsPerBlock == 0 {
-                fences.append(contentsOf: String(file.offset).utf8)
-                fences.append(UInt8(ascii: "\t"))
-                fences.append(contentsOf: name)
-                fences.append(UInt8(ascii: "\n"))
-            }
+            if count % itemsPerBlock == 0 { fences.append(name: name, offset: file.offset) }
             filter.insert(name)
             try file.append(line)
             try file.append(CollectionOfOne(UInt8(ascii: "\n")))
             count += 1
         }
         let fencesStart = file.offset
-        try file.append(fences)
+        try fences.write(to: &file)
         let filterStart = file.offset
-        try file.append(filter.bytes)
+        try filter.write(to: &file)
         try file.append(trailer(fencesStart: fencesStart, filterStart: filterStart, itemCount: count).utf8)
         let path = layout.indexDirectory + "/" + fileName(table: table, sequences: sequences)
         try file.commit(to: path)
-        guard let run = try open(path: path, sequences: sequences) else {
-            throw StoreError.damagedIndex(file: path, reason: "it does not read back as it was written")
-        }
-        return run
+        return IndexRun(sequences: sequences, itemCount: count, file: try RandomAccessFile(path: path), fences: fences,
+                        body: header.utf8.count..<fencesStart, filter: filter)
     }
 
     private static func trailer(fencesStart: Int, filterStart: Int, itemCount: Int) -> String {

@@ -30,6 +30,15 @@ struct IndexRunFilter: Equatable, Sendable {
         self.words = words
     }
 
+    /// Appends the filter's bytes (``bytes``) to `file` without copying them first.
+    func write(to file: inout StreamedFile) throws {
+        #if _endian(little)
+        try words.withUnsafeBytes { try file.append($0) }
+        #else
+        try file.append(bytes)
+        #endif
+    }
+
     /// The filter as bytes, little-endian words.
     var bytes: [UInt8] {
         var bytes: [UInt8] = []

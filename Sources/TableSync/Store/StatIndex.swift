@@ -67,16 +67,16 @@ struct StatIndex: Sendable {
     static let formerLogHeader = "tablesync-index 1"
 
     /// Log lines at which the log is flushed into a run: what the index holds in memory at most (about 400 bytes
-    /// a line), besides each run's fences and filter (about 2.5 bytes per line).
+    /// a line), besides each run's fences and filter (about 3 bytes per line).
     var flushLines = Self.configuredFlushLines
 
-    /// 16,384; debug builds take `TABLESYNC_INDEX_FLUSH_LINES` instead when set, so that the crash and disk-fault
+    /// 8,192; debug builds take `TABLESYNC_INDEX_FLUSH_LINES` instead when set, so that the crash and disk-fault
     /// suites, which run `tablesync` on small tables, flush and merge runs every few records.
     static let configuredFlushLines: Int = {
         #if DEBUG
         if let value = getenv("TABLESYNC_INDEX_FLUSH_LINES").flatMap({ Int(String(cString: $0)) }), value > 0 { return value }
         #endif
-        return 16_384
+        return 8_192
     }()
 
     /// The runs, oldest first.
@@ -154,6 +154,7 @@ struct StatIndex: Sendable {
         } catch let error as FileSystemError where error.isNotFound {
             return index
         }
+        index.overlay.reserveCapacity(bytes.count / 160)
         var sequence: Int?
         var malformed = false
         let whole = bytes.withUnsafeBufferPointer { buffer in
@@ -260,7 +261,8 @@ struct StatIndex: Sendable {
         }
         lastSequence = sequence
         runs.append(run)
-        overlay = [:]
+        // Room for a whole log from the start: growing a dictionary copies it, with old and new storage both alive.
+        overlay = Dictionary(minimumCapacity: flushLines)
         logLines = 0
         logNeedsRewrite = true
         try mergeRuns(layout: layout, table: table)
