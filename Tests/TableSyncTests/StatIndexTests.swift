@@ -44,9 +44,11 @@ import TestSupport
 
         /// Every entry of `index` in order, through the sorted walk.
         static func walk(_ index: StatIndex) throws -> [StatIndex.Entry] {
-            var entries = try index.sortedEntries()
+            var lines = try index.sortedLines()
             var all: [StatIndex.Entry] = []
-            while let entry = try entries.next() { all.append(entry) }
+            while try lines.step() {
+                if let entry = try lines.item().entry { all.append(entry) }
+            }
             return all
         }
 
@@ -103,6 +105,16 @@ import TestSupport
         try continued.record((0..<40).map { Self.entry("n\($0)") }, removed: [], layout: fixture.layout, table: "todo")
         for index in 0..<40 { fixture.model["n\(index).json"] = Self.entry("n\(index)") }
         try fixture.expectMatches(try fixture.load())
+    }
+
+    @Test("one call with more lines than a log holds goes in log-sized steps: the log stays within its bound")
+    func oversizedRecord() throws {
+        var fixture = Fixture(flushLines: 16)
+        try fixture.record((0..<50).map { Self.entry("a\($0)") }, removed: (0..<20).map { "gone\($0).json" })
+        #expect(fixture.index.logLines <= 16)
+        let loaded = try fixture.load(flushLines: 16)
+        #expect(loaded.logLines <= 16 && !loaded.runs.isEmpty)
+        try fixture.expectMatches(loaded)
     }
 
     @Test("a merge that reaches the oldest run drops the removals, with the entries they removed")
@@ -283,6 +295,16 @@ import TestSupport
         let status = FileSystem.Status(size: racy.size, modifiedNanoseconds: racy.modifiedNanoseconds, changedNanoseconds: racy.changedNanoseconds,
                                        inode: racy.inode, isDirectory: false, isRegularFile: true)
         #expect(try fromLog.entry(named: "racy.json")?.matches(status) == false, "a racily clean entry vouches for no file")
+        // The scan's way: the line's fields read in place, judged against the same rule.
+        var lines = try fromLog.sortedLines()
+        var vouched: [String: Bool] = [:]
+        while try lines.step() {
+            let entry = try #require(try lines.item().entry)
+            var own = status
+            (own.size, own.modifiedNanoseconds) = (Self.entry("old").size, Self.entry("old").modifiedNanoseconds)
+            vouched[entry.fileName] = lines.vouches(for: entry.fileName == "racy.json" ? status : own)
+        }
+        #expect(vouched == ["racy.json": false, "old.json": true])
         try fixture.record([Self.entry("new")])                               // flushes both into run 1
         let fromRun = try fixture.load()
         #expect(try fromRun.entry(named: "racy.json")?.size == StatIndex.Entry.unknownSize)

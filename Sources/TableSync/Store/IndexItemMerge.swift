@@ -147,8 +147,8 @@ struct IndexItemMerge {
     /// fields match and it is not racily clean), read without parsing the rest of the line.
     func vouches(for status: FileSystem.Status) -> Bool {
         guard let fields = withLine(StatIndexLine.statFields) else { return false }
-        return fields.modified < cursors[current!].racyFrom && fields.size == status.size && fields.modified == status.modifiedNanoseconds
-            && fields.changed == status.changedNanoseconds && fields.inode == status.inode
+        return !StatIndex.Entry.isRacilyClean(modified: fields.modified, racyFrom: cursors[current!].racyFrom)
+            && StatIndex.Entry.stat(status, matchesSize: fields.size, modified: fields.modified, changed: fields.changed, inode: fields.inode)
     }
 
     /// The current line parsed, its entry checked for being racily clean against its source.

@@ -48,14 +48,22 @@ struct StatIndex: Sendable {
 
         /// `true` when the file's `stat` fields are the entry's: the file is as indexed without being read.
         func matches(_ status: FileSystem.Status) -> Bool {
-            status.size == size && status.modifiedNanoseconds == modifiedNanoseconds
-                && status.changedNanoseconds == changedNanoseconds && status.inode == inode
+            Self.stat(status, matchesSize: size, modified: modifiedNanoseconds, changed: changedNanoseconds, inode: inode)
         }
 
+        /// The rule of ``matches(_:)``, for `stat` fields read from an index line without making an entry.
+        static func stat(_ status: FileSystem.Status, matchesSize size: Int64, modified: Int64, changed: Int64, inode: UInt64) -> Bool {
+            status.size == size && status.modifiedNanoseconds == modified && status.changedNanoseconds == changed && status.inode == inode
+        }
+
+        /// `true` when a file modified at `modified` is racily clean in an index file last written at `racyFrom`: it
+        /// could have changed again within the same timestamp tick.
+        static func isRacilyClean(modified: Int64, racyFrom: Int64) -> Bool { modified >= racyFrom }
+
         /// The entry as it may be trusted when the index file holding it was last written at `racyFrom`: itself,
-        /// or, when its file was modified no earlier than that (racily clean), a copy with its `stat` unknown.
+        /// or, when it is racily clean there, a copy with its `stat` unknown.
         func checked(racyFrom: Int64) -> Entry {
-            guard modifiedNanoseconds >= racyFrom else { return self }
+            guard Self.isRacilyClean(modified: modifiedNanoseconds, racyFrom: racyFrom) else { return self }
             var unknown = self
             unknown.size = Self.unknownSize
             return unknown
@@ -106,28 +114,20 @@ struct StatIndex: Sendable {
     /// Every line of the index in file-name order (``StatIndexLine/compare(_:_:)``), newest first for a name: the
     /// log's lines, then each run's, read from disk as the walk goes.
     func sortedLines() throws -> IndexItemMerge {
-        var log: [UInt8] = []
-        for name in overlay.keys.sorted(by: StatIndexLine.precedes) {
-            StatIndexLine.encode(StatIndexLine.Item(fileName: name, entry: overlay[name]!), to: &log)
-        }
+        let log = overlayLines(keepingRemovals: true, racyFrom: nil)
         return try IndexItemMerge(newestFirst: [.lines(log, modifiedNanoseconds: logModifiedNanoseconds)] + runs.reversed().map { .run($0) })
     }
 
-    /// Every entry in file-name order, each checked for being racily clean.
-    func sortedEntries() throws -> SortedEntries {
-        SortedEntries(merge: try sortedLines())
-    }
-
-    /// The index's entries in file-name order (removals left out).
-    struct SortedEntries {
-        fileprivate var merge: IndexItemMerge
-
-        mutating func next() throws -> Entry? {
-            while try merge.step() {
-                if let entry = try merge.item().entry { return entry }
-            }
-            return nil
+    /// The log's lines held in memory, sorted by name, each ending with a newline; with `racyFrom`, entries racily
+    /// clean against it are written with their `stat` unknown.
+    private func overlayLines(keepingRemovals: Bool, racyFrom: Int64?) -> [UInt8] {
+        var lines: [UInt8] = []
+        for name in overlay.keys.sorted(by: StatIndexLine.precedes) {
+            let entry = overlay[name]!
+            guard entry != nil || keepingRemovals else { continue }
+            StatIndexLine.encode(StatIndexLine.Item(fileName: name, entry: racyFrom.map { entry?.checked(racyFrom: $0) } ?? entry), to: &lines)
         }
+        return lines
     }
 
     static func load(layout: StoreLayout, table: String) throws -> StatIndex {
@@ -209,6 +209,17 @@ struct StatIndex: Sendable {
     /// flushing the log into a run when it is full.
     mutating func record(_ updated: [Entry], removed: [String], layout: StoreLayout, table: String) throws {
         guard !updated.isEmpty || !removed.isEmpty else { return }
+        // More lines than a log holds (an adoption of a whole table, a replayed intent) go in log-sized steps, each
+        // durable, so the overlay never outgrows its bound.
+        guard updated.count + removed.count <= flushLines else {
+            for start in stride(from: 0, to: updated.count, by: flushLines) {
+                try record(Array(updated[start..<min(start + flushLines, updated.count)]), removed: [], layout: layout, table: table)
+            }
+            for start in stride(from: 0, to: removed.count, by: flushLines) {
+                try record([], removed: Array(removed[start..<min(start + flushLines, removed.count)]), layout: layout, table: table)
+            }
+            return
+        }
         try FileSystem.createDirectory(layout.indexDirectory)
         for path in leftovers { try FileSystem.removeFile(path) }
         leftovers = []
@@ -245,18 +256,13 @@ struct StatIndex: Sendable {
     /// Writes the overlay as the next run and empties it (the log is rewritten by the caller), then merges runs.
     private mutating func flush(layout: StoreLayout, table: String) throws {
         let logTime = try FileSystem.status(layout.indexFile(table))?.modifiedNanoseconds ?? .max
-        let names = overlay.keys.sorted(by: StatIndexLine.precedes)
         // Removals matter only against older runs.
-        let keepRemovals = !runs.isEmpty
+        var lines = try IndexLineCursor(lines: overlayLines(keepingRemovals: !runs.isEmpty, racyFrom: logTime), racyFrom: .max)
         let sequence = lastSequence + 1
-        var line: [UInt8] = []
-        let run = try IndexRun.write(table: table, sequences: sequence...sequence, layout: layout, capacity: names.count) { emit in
-            for name in names {
-                let entry = overlay[name]!
-                guard entry != nil || keepRemovals else { continue }
-                line.removeAll(keepingCapacity: true)
-                StatIndexLine.encode(StatIndexLine.Item(fileName: name, entry: entry?.checked(racyFrom: logTime)), to: &line)
-                try line.withUnsafeBufferPointer { try emit(UnsafeBufferPointer(rebasing: $0.dropLast())) }
+        let run = try IndexRun.write(table: table, sequences: sequence...sequence, layout: layout, capacity: overlay.count) { emit in
+            while !lines.isAtEnd {
+                try lines.withLine(emit)
+                try lines.advance()
             }
         }
         lastSequence = sequence
