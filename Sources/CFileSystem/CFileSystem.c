@@ -4,6 +4,9 @@
 #include <errno.h>
 #include <stdio.h>
 #include <unistd.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 int tablesync_syncfs(int descriptor) {
 #ifdef __linux__
@@ -22,5 +25,14 @@ int tablesync_renameat2(int fromDirectory, const char *from, int toDirectory, co
     (void)fromDirectory; (void)from; (void)toDirectory; (void)to; (void)flags;
     errno = ENOSYS;
     return -1;
+#endif
+}
+
+int tablesync_map_allocations_from(int bytes) {
+#ifdef __GLIBC__
+    return mallopt(M_MMAP_THRESHOLD, bytes);
+#else
+    (void)bytes;
+    return 0;
 #endif
 }

@@ -1,9 +1,9 @@
 #ifndef TABLESYNC_CFILESYSTEM_H
 #define TABLESYNC_CFILESYSTEM_H
 
-// Linux file-system calls that the Swift Glibc module does not import (glibc declares them only with
-// _GNU_SOURCE), declared once for the store and the benchmarks. On other systems they fail with ENOSYS and the
-// callers take their portable path.
+// Linux calls that the Swift Glibc module does not import (glibc declares them only with _GNU_SOURCE or in
+// <malloc.h>), declared once for the store, the command line and the benchmarks. On other systems they fail with
+// ENOSYS (or do nothing) and the callers take their portable path.
 
 /// `syncfs(2)`: writes out every dirty page of the file system holding `descriptor`.
 int tablesync_syncfs(int descriptor);
@@ -13,5 +13,10 @@ int tablesync_renameat2(int fromDirectory, const char *from, int toDirectory, co
 
 /// `RENAME_EXCHANGE` of `renameat2(2)`.
 #define TABLESYNC_RENAME_EXCHANGE (1U << 1)
+
+/// Has glibc serve every allocation of at least `bytes` by its own mapping, returned to the system when freed
+/// (`mallopt(M_MMAP_THRESHOLD)`), instead of letting the threshold rise after the first such buffer is freed and
+/// later ones stay in the heap. Returns 1 on success, 0 where there is no such setting.
+int tablesync_map_allocations_from(int bytes);
 
 #endif
