@@ -1,5 +1,6 @@
 import Foundation
 import SyncProtocol
+import Synchronization
 import Testing
 import TestSupport
 @testable import TableSync
@@ -163,26 +164,66 @@ import TestSupport
         }
     }
 
-    @Test("concurrentMap alongside other work keeps order at every size and returns or throws the other work's result")
-    func concurrentMapAlongside() throws {
+    @Test("pipelinedMap hands every chunk to its consumer once, in order, mapped; a consumer's error stops it and is rethrown")
+    func pipelinedMapInOrder() async throws {
         struct Refused: Error {}
         for count in [0, 1, 255, 256, 257, 1_000] {
-            let input = Array(0..<count)
-            let (mapped, other) = try concurrentMap(input, alongside: { "index" }) { $0 * 3 + 1 }
-            #expect(mapped == input.map { $0 * 3 + 1 } && other == "index", "\(count) elements")
-            let (small, _) = try concurrentMap(input, chunkSize: 1, alongside: { 0 }) { "\($0)" }
-            #expect(small == input.map { "\($0)" }, "\(count) elements, chunks of one")
-            #expect(throws: Refused.self) { _ = try concurrentMap(input, alongside: { () throws -> Int in throw Refused() }) { $0 } }
+            for chunkSize in [1, 7, 256] {
+                var next = 0
+                try pipelinedMap(count: count, chunkSize: chunkSize, { "\($0 * 3 + 1)" }) { range, results in
+                    #expect(range.lowerBound == next && range.count == results.count && range.count <= chunkSize)
+                    #expect(Array(results) == range.map { "\($0 * 3 + 1)" }, "\(count) elements, chunks of \(chunkSize)")
+                    next = range.upperBound
+                }
+                #expect(next == count, "\(count) elements, chunks of \(chunkSize)")
+            }
         }
+        let mapped = Mutex(0)
+        var consumed = 0
+        #expect(throws: Refused.self) {
+            try pipelinedMap(count: 1_000_000, chunkSize: 100, { index in mapped.withLock { $0 += 1 }; return index }) { _, _ in
+                consumed += 1
+                if consumed == 3 { throw Refused() }
+            }
+        }
+        #expect(consumed == 3)
+        // Returned after its threads stopped (the count no longer moves), which was long before the last chunk.
+        let atReturn = mapped.withLock { $0 }
+        #expect(atReturn < 1_000_000 && atReturn % 100 == 0)
+        try? await Task.sleep(for: .milliseconds(20))
+        #expect(mapped.withLock { $0 } == atReturn)
     }
 
     @Test("the scan skips a file removed between the listing and its stat, and lists a table directory that is gone as empty")
     func statusesOfVanishedFiles() throws {
         let directory = TemporaryDirectory()
         try directory.write("a.json", "{}")
-        let (statuses, other) = try FileSystem.statuses(of: ["a.json", "gone.json"], inDirectory: directory.path, alongside: { 7 })
-        #expect(statuses.count == 2 && statuses[0]?.isRegularFile == true && statuses[1] == nil && other == 7)
-        let (none, _) = try FileSystem.statuses(of: ["a.json"], inDirectory: directory.path + "/missing", alongside: { 0 })
-        #expect(none == [nil])
+        try directory.write("gone.json", "{}")
+        let listing = try DirectoryListing(directory.path)
+        try FileManager.default.removeItem(atPath: directory.path + "/gone.json")
+        var byName: [String: FileSystem.Status?] = [:]
+        try listing.forEachStatus { byName[listing.name(at: $0)] = $1 }
+        #expect(byName.count == 2 && byName["a.json"]??.isRegularFile == true && byName["gone.json"]! == nil)
+        try FileManager.default.removeItem(atPath: directory.path)
+        var none: [FileSystem.Status?] = []
+        try listing.forEachStatus { none.append($1) }
+        #expect(none == [nil, nil])
+        #expect(try DirectoryListing(directory.path + "/missing").count == 0)
+    }
+
+    @Test("a listing keeps names as read and sorts them in the index's byte order, whole names deciding where the first eight bytes tie")
+    func listingOrder() throws {
+        let names = ["é.json", "a.jsonx", "a", "Z.json", "abcdefgh1.json", "^a.json", "%C3%A9.json", "abcdefgh.json",
+                     "abcdefgh0", "a.json", "abcdefg.json", "b"]
+        let directory = TemporaryDirectory()
+        for name in names { try directory.write(name, "{}") }
+        let listing = try DirectoryListing(directory.path)
+        let listed = (0..<listing.count).map(listing.name(at:))
+        #expect(Set(listed) == Set(names) && listed.count == names.count)
+        let sorted = listing.sorted()
+        #expect((0..<sorted.count).map(sorted.name(at:)) == names.sorted(by: StatIndexLine.precedes))
+        listing.withNames { bytes in
+            #expect((0..<listing.count).allSatisfy { Array(bytes[$0]) == Array(listed[$0].utf8) })
+        }
     }
 }

@@ -78,25 +78,6 @@ enum FileSystem {
         return entries
     }
 
-    /// The status of each of `names` in the directory at `path`, in order (`nil` for a name that is gone), taken on
-    /// every core while `alongside` runs (``concurrentMap(_:chunkSize:alongside:_:)``).
-    static func statuses<Other: Sendable>(of names: [String], inDirectory path: String,
-                                alongside: @Sendable () throws -> Other) throws -> (statuses: [Status?], other: Other) {
-        let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard descriptor >= 0 || errno == ENOENT else { throw FileSystemError(operation: "list", path: path, code: errno) }
-        defer { if descriptor >= 0 { close(descriptor) } }
-        let (results, other) = try concurrentMap(names, alongside: alongside) { name -> Result<Status?, FileSystemError> in
-            var info = stat()
-            guard descriptor >= 0 else { return .success(nil) }
-            guard fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0 else {
-                if errno == ENOENT { return .success(nil) }
-                return .failure(FileSystemError(operation: "inspect", path: path + "/" + name, code: errno))
-            }
-            return .success(Status(info))
-        }
-        return (try results.map { try $0.get() }, other)
-    }
-
     /// The names in the directory at `path` (without `.` and `..`), without reading each entry's status.
     /// An absent directory lists as empty.
     static func listNames(_ path: String) throws -> [String] {
@@ -107,6 +88,12 @@ enum FileSystem {
 
     /// Calls `body` with the directory's descriptor and each name in it but `.` and `..`; an absent directory has none.
     private static func forEachName(inDirectory path: String, _ body: (_ descriptor: Int32, _ name: String) throws -> Void) throws {
+        try forEachEntry(inDirectory: path) { descriptor, name in try body(descriptor, String(cString: name)) }
+    }
+
+    /// Calls `body` with the directory's descriptor and each name in it but `.` and `..`, as the C string
+    /// `readdir` gave (valid during the call); an absent directory has none.
+    static func forEachEntry(inDirectory path: String, _ body: (_ descriptor: Int32, _ name: UnsafePointer<CChar>) throws -> Void) throws {
         guard let directory = opendir(path) else {
             if errno == ENOENT { return }
             throw FileSystemError(operation: "list", path: path, code: errno)
@@ -114,10 +101,13 @@ enum FileSystem {
         defer { closedir(directory) }
         let descriptor = dirfd(directory)
         while let entry = readdir(directory) {
-            let name = withUnsafePointer(to: entry.pointee.d_name) { pointer in
-                pointer.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
+            try withUnsafePointer(to: entry.pointee.d_name) { pointer in
+                try pointer.withMemoryRebound(to: CChar.self, capacity: 256) { name in
+                    let dot = CChar(UInt8(ascii: "."))
+                    if name[0] == dot && (name[1] == 0 || (name[1] == dot && name[2] == 0)) { return }
+                    try body(descriptor, name)
+                }
             }
-            if name != "." && name != ".." { try body(descriptor, name) }
         }
     }
 

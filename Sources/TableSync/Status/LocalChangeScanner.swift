@@ -67,62 +67,61 @@ struct LocalChangeScanner {
         let directory = layout.tableDirectory(table)
         // Before the listing's `stat`s: a file changed after them gets a later time (see ``SentFile``).
         let clock = FileSystem.timestampClockNanoseconds()
-        // While the files' `stat`s are taken, the listing is sorted and the index (its log and the fences of its
-        // runs) is read: the sorted listing is then walked beside the index's lines in the same order, the index
-        // read from disk as the walk goes, never held whole.
-        let names = try FileSystem.listNames(directory)
-        let (statuses, (order, index)) = try FileSystem.statuses(of: names, inDirectory: directory) {
-            (StatIndexLine.sortedPositions(of: names), try StatIndex.load(layout: layout, table: table))
-        }
+        // The listing is sorted and walked beside the index's lines in the same order, the index read from disk
+        // as the walk goes, never held whole; the files' `stat`s are taken on the other cores as the walk goes.
+        // Names stay bytes of the listing; a String is made only for a file that is reported or read.
+        let listing = try DirectoryListing(directory).sorted()
+        let index = try StatIndex.load(layout: layout, table: table)
         let firstProblem = scan.problems.count
-        // The record files listed, as positions in `names`, in name order.
-        var listed: [Int] = []
-        listed.reserveCapacity(names.count)
         func relativePath(_ name: String) -> String { "tables/\(table)/\(name)" }
-        for position in order {
-            let name = names[position]
-            guard let status = statuses[position] else { continue }
-            guard RecordFileName.looksLikeRecordFile(name) else {
-                if !name.hasPrefix(".") {
-                    scan.problems.append(RecordFileProblem(path: relativePath(name), reason: "not a record file (record files are named <id>.json); it is ignored"))
-                }
-                continue
-            }
-            guard status.isRegularFile else {
-                scan.problems.append(RecordFileProblem(path: relativePath(name), reason: "not a regular file; it is ignored"))
-                continue
-            }
-            listed.append(position)
-        }
-        scan.filesSeen += listed.count
         // Files whose `stat` changed, to read; checked on every core at once (reading, hashing and parsing
         // 10,000 hand-edited files is most of a big push's scan).
         var changed: [ChangedFile] = []
         // Entries whose file is not listed: deleted by hand, unless the journal says otherwise.
         var unlisted: [StatIndex.Entry] = []
+        // The record files listed, as positions in the listing, in name order.
+        var listed: [Int] = []
+        listed.reserveCapacity(listing.count)
         var lines = try index.sortedLines()
         var more = try lines.step()
-        for position in listed {
-            let name = names[position], status = statuses[position]!
-            var order = 1
-            while more {
-                order = lines.compareName(to: name)
-                guard order < 0 else { break }
-                if let entry = try lines.item().entry { unlisted.append(entry) }
-                more = try lines.step()
-            }
-            var indexed: StatIndex.Entry?
-            if more && order == 0 {
-                // Most files of a scan end here, matched without a String made or a field parsed but the four compared.
-                if lines.vouches(for: status) {
-                    more = try lines.step()
-                    continue
+        try listing.withNames { names in
+            try listing.forEachStatus { position, status in
+                guard let status else { return }
+                let name = names[position]
+                guard RecordFileName.looksLikeRecordFile(name) else {
+                    if !RecordFileName.isHidden(name) {
+                        scan.problems.append(RecordFileProblem(path: relativePath(listing.name(at: position)),
+                                                               reason: "not a record file (record files are named <id>.json); it is ignored"))
+                    }
+                    return
                 }
-                indexed = try lines.item().entry
-                more = try lines.step()
+                guard status.isRegularFile else {
+                    scan.problems.append(RecordFileProblem(path: relativePath(listing.name(at: position)), reason: "not a regular file; it is ignored"))
+                    return
+                }
+                listed.append(position)
+                var order = 1
+                while more {
+                    order = lines.compareName(to: name)
+                    guard order < 0 else { break }
+                    if let entry = try lines.item().entry { unlisted.append(entry) }
+                    more = try lines.step()
+                }
+                var indexed: StatIndex.Entry?
+                if more && order == 0 {
+                    // Most files of a scan end here, matched without a String made or a field parsed but the four compared.
+                    if lines.vouches(for: status) {
+                        more = try lines.step()
+                        return
+                    }
+                    indexed = try lines.item().entry
+                    more = try lines.step()
+                }
+                let fileName = listing.name(at: position)
+                changed.append(ChangedFile(name: fileName, relativePath: relativePath(fileName), status: status, entry: indexed))
             }
-            changed.append(ChangedFile(name: name, relativePath: relativePath(name), status: status, entry: indexed))
         }
+        scan.filesSeen += listed.count
         while more {
             if let entry = try lines.item().entry { unlisted.append(entry) }
             more = try lines.step()
@@ -167,7 +166,7 @@ struct LocalChangeScanner {
         }
         for operation in journal.operations(inTable: table) where operation.kind != .delete {
             let fileName = RecordFileName.fileName(for: operation.id)
-            guard !Self.isListed(fileName, in: listed, names: names), try index.entry(named: fileName) == nil else { continue }
+            guard !Self.isListed(fileName, in: listed, of: listing), try index.entry(named: fileName) == nil else { continue }
             scan.changes.append(LocalChange(kind: .deleted, table: table, id: operation.id, fileName: fileName,
                                             baseVersion: operation.baseVersion))
         }
@@ -175,14 +174,19 @@ struct LocalChangeScanner {
         scan.changes.sort { ($0.table, $0.fileName) < ($1.table, $1.fileName) }
     }
 
-    /// `true` when `name` is among the `listed` files (positions in `names`, sorted by name).
-    private static func isListed(_ name: String, in listed: [Int], names: [String]) -> Bool {
-        var low = 0, high = listed.count
-        while low < high {
-            let middle = (low + high) / 2
-            if StatIndexLine.precedes(names[listed[middle]], name) { low = middle + 1 } else { high = middle }
+    /// `true` when `name` is among the `listed` files (positions in `listing`, sorted by name).
+    private static func isListed(_ name: String, in listed: [Int], of listing: DirectoryListing) -> Bool {
+        var name = name
+        return name.withUTF8 { name in
+            listing.withNames { names in
+                var low = 0, high = listed.count
+                while low < high {
+                    let middle = (low + high) / 2
+                    if StatIndexLine.compare(names[listed[middle]], name) < 0 { low = middle + 1 } else { high = middle }
+                }
+                return low < listed.count && StatIndexLine.compare(names[listed[low]], name) == 0
+            }
         }
-        return low < listed.count && names[listed[low]] == name
     }
 
     /// Whether a changed file must be compared with the server before it counts as an edit: it carries the

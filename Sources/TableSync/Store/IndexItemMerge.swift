@@ -135,9 +135,8 @@ struct IndexItemMerge {
     }
 
     /// Negative, zero or positive as the current line's file name sorts before, as or after `name`.
-    func compareName(to name: String) -> Int {
-        var name = name
-        return withLine { line in name.withUTF8 { StatIndexLine.compare(StatIndexLine.nameBytes(of: line), $0) } }
+    func compareName(to name: UnsafeBufferPointer<UInt8>) -> Int {
+        withLine { StatIndexLine.compare(StatIndexLine.nameBytes(of: $0), name) }
     }
 
     /// `true` when the current line is a removal.

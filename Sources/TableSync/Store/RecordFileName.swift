@@ -97,8 +97,19 @@ package enum RecordFileName {
 
     /// `true` when `name` could be a record file name (it ends in `.json` and is not a temporary or hidden file).
     package static func looksLikeRecordFile(_ name: String) -> Bool {
-        name.hasSuffix(fileExtension) && !name.hasPrefix(".")
+        var name = name
+        return name.withUTF8(looksLikeRecordFile)
     }
+
+    /// ``looksLikeRecordFile(_:)-(String)`` on a name's UTF-8 bytes, as a directory listing holds them.
+    static func looksLikeRecordFile(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
+        !isHidden(name) && name.count >= extensionBytes.count && name.suffix(extensionBytes.count).elementsEqual(extensionBytes)
+    }
+
+    /// `true` when the name starts with a dot (hidden, or one of the store's temporary files).
+    static func isHidden(_ name: UnsafeBufferPointer<UInt8>) -> Bool { name.first == UInt8(ascii: ".") }
+
+    private static let extensionBytes = Array(fileExtension.utf8)
 
     private static let hexDigits = Array("0123456789ABCDEF".utf8)
 

@@ -34,27 +34,6 @@ enum StatIndexLine {
         return first.withUTF8 { a in second.withUTF8 { b in compare(a, b) < 0 } }
     }
 
-    /// The positions of `names` in their order by ``precedes(_:_:)``. The names' bytes are copied into one buffer
-    /// first and positions are sorted, not the strings: sorting a 100,000-file listing as strings spent most of its
-    /// time retaining and releasing them.
-    static func sortedPositions(of names: [String]) -> [Int] {
-        var bytes: [UInt8] = [], bounds: [Range<Int>] = []
-        bytes.reserveCapacity(names.count * 48)
-        bounds.reserveCapacity(names.count)
-        for name in names {
-            let start = bytes.count
-            bytes.append(contentsOf: name.utf8)
-            bounds.append(start..<bytes.count)
-        }
-        var order = Array(names.indices)
-        bytes.withUnsafeBufferPointer { bytes in
-            bounds.withUnsafeBufferPointer { bounds in
-                order.sort { compare(UnsafeBufferPointer(rebasing: bytes[bounds[$0]]), UnsafeBufferPointer(rebasing: bytes[bounds[$1]])) < 0 }
-            }
-        }
-        return order
-    }
-
     /// Negative, zero or positive as `first` sorts before, with or after `second`, by bytes.
     static func compare(_ first: UnsafeBufferPointer<UInt8>, _ second: UnsafeBufferPointer<UInt8>) -> Int {
         let common = min(first.count, second.count)

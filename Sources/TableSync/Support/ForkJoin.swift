@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 
 /// `elements.map(transform)`, run on as many threads as the machine has cores, in contiguous slices of at least
 /// `minimumSlice` elements (fewer elements run on the caller's thread alone). For blocking per-item work such as
@@ -23,37 +24,83 @@ func concurrentMap<Element: Sendable, Mapped: Sendable>(_ elements: [Element], m
     }
 }
 
-/// `elements.map(transform)` on every core while `alongside` runs: the elements are cut into chunks of
-/// `chunkSize` that free threads take in turn, so the thread that ran `alongside` turns to the chunks when it is
-/// done and neither core waits for the other. The scan takes the `stat`s of a table's files this way while the
-/// table's index is parsed. Results keep their order.
-func concurrentMap<Element: Sendable, Mapped: Sendable, Other: Sendable>(
-    _ elements: [Element], chunkSize: Int = 256, alongside: @Sendable () throws -> Other,
-    _ transform: @Sendable (Element) -> Mapped
-) throws -> (mapped: [Mapped], other: Other) {
-    let chunks = (elements.count + chunkSize - 1) / chunkSize
-    var other: Result<Other, any Error> = .failure(CancellationError())
-    let mapped = withUnsafeMutablePointer(to: &other) { otherPointer in
-        [Mapped](unsafeUninitializedCapacity: elements.count) { buffer, initialized in
-            let output = DisjointSlots(buffer)
-            let otherSlot = DisjointSlots(UnsafeMutableBufferPointer(start: otherPointer, count: 1))
-            // Iterations are taken in order by whichever thread is free: 0 first, then the chunks.
-            DispatchQueue.concurrentPerform(iterations: chunks + 1) { iteration in
-                guard iteration > 0 else {
-                    otherSlot.replace(0, with: Result { try alongside() })
-                    return
-                }
-                let start = (iteration - 1) * chunkSize
-                for index in start..<min(start + chunkSize, elements.count) { output.initialize(index, to: transform(elements[index])) }
+/// Maps `0..<count` with `transform` in chunks of `chunkSize` on the other cores while the calling thread passes
+/// the results to `consume` chunk by chunk, in order. While the chunk the caller needs is not mapped yet, the
+/// caller maps the next chunk nobody has taken (that very chunk, when nobody has), and waits only when every
+/// chunk is taken (a chunk is a fraction of a millisecond of work). So the caller's own work overlaps the mapping
+/// and no core sits idle, on two cores as on many: the scan takes a table's `stat`s this way while it walks them beside the index. When `consume`
+/// throws, no further chunk is started and the error is rethrown once the other threads have stopped.
+func pipelinedMap<Mapped: Sendable>(count: Int, chunkSize: Int = 256, _ transform: @Sendable (Int) -> Mapped,
+                                    consume: (_ range: Range<Int>, _ results: UnsafeBufferPointer<Mapped>) throws -> Void) throws {
+    let chunks = (count + chunkSize - 1) / chunkSize
+    guard chunks > 0 else { return }
+    @Sendable func range(_ chunk: Int) -> Range<Int> { chunk * chunkSize..<min(count, (chunk + 1) * chunkSize) }
+    let results = UnsafeMutableBufferPointer<Mapped>.allocate(capacity: count)
+    let board = ChunkBoard(chunks: chunks)
+    defer {
+        for chunk in 0..<chunks where board.isMapped(chunk) {
+            let chunkRange = range(chunk)
+            (results.baseAddress! + chunkRange.lowerBound).deinitialize(count: chunkRange.count)
+        }
+        results.deallocate()
+    }
+    let output = DisjointSlots(results)
+    try withoutActuallyEscaping(transform) { transform in
+        @Sendable func map(_ chunk: Int) {
+            for index in range(chunk) { output.initialize(index, to: transform(index)) }
+            board.finish(chunk)
+        }
+        // The helpers run on Dispatch's threads and are waited for before `transform` and the buffer go away.
+        let helpers = DispatchGroup()
+        for _ in 0..<min(ProcessInfo.processInfo.activeProcessorCount, chunks) - 1 {
+            DispatchQueue.global().async(group: helpers) {
+                while let chunk = board.takeNext() { map(chunk) }
             }
-            initialized = elements.count
+        }
+        defer {
+            board.stop()
+            helpers.wait()
+        }
+        for chunk in 0..<chunks {
+            // While the chunk is not ready, the caller maps the next one nobody has taken (this one, when nobody has).
+            while !board.isMapped(chunk) {
+                if let next = board.takeNext() { map(next) } else { sched_yield() }
+            }
+            let chunkRange = range(chunk)
+            try consume(chunkRange, UnsafeBufferPointer(rebasing: results[chunkRange]))
         }
     }
-    return (mapped, try other.get())
 }
 
-/// A buffer whose slots different threads write, each slot by exactly one thread, read only after every writer
-/// finished: the one promise ``concurrentMap(_:minimumSlice:_:)`` makes that the compiler cannot check.
+/// Which chunks of a ``pipelinedMap(count:chunkSize:_:consume:)`` are taken and which are mapped, shared by its
+/// threads. Chunks are taken in order, so "taken" is one number.
+private final class ChunkBoard: Sendable {
+    private struct State {
+        var nextToTake = 0
+        var mapped: [Bool]
+        var stopped = false
+    }
+    private let state: Mutex<State>
+
+    init(chunks: Int) { state = Mutex(State(mapped: Array(repeating: false, count: chunks))) }
+
+    /// The next chunk nobody has taken, now taken; `nil` when none is left or the consumer stopped.
+    func takeNext() -> Int? {
+        state.withLock { state in
+            guard !state.stopped, state.nextToTake < state.mapped.count else { return nil }
+            defer { state.nextToTake += 1 }
+            return state.nextToTake
+        }
+    }
+
+    func finish(_ chunk: Int) { state.withLock { $0.mapped[chunk] = true } }
+    func isMapped(_ chunk: Int) -> Bool { state.withLock { $0.mapped[chunk] } }
+    func stop() { state.withLock { $0.stopped = true } }
+}
+
+/// A buffer whose slots different threads write, each slot by exactly one thread, read only after its writer
+/// finished (``concurrentMap(_:minimumSlice:_:)``: after every thread; ``pipelinedMap(count:chunkSize:_:consume:)``:
+/// after the chunk is marked mapped, under a lock): the one promise they make that the compiler cannot check.
 private struct DisjointSlots<Value>: @unchecked Sendable {
     private let base: UnsafeMutablePointer<Value>
 
@@ -61,7 +108,4 @@ private struct DisjointSlots<Value>: @unchecked Sendable {
 
     /// Initializes the uninitialized slot `index`.
     func initialize(_ index: Int, to value: Value) { (base + index).initialize(to: value) }
-
-    /// Replaces the initialized value of slot `index`.
-    func replace(_ index: Int, with value: Value) { base[index] = value }
 }
