@@ -58,6 +58,32 @@ import TestSupport
         #expect(try directory.read("store/tables/todo/a.json").contains("\"version\": \"v1\""), "server-managed properties are kept")
     }
 
+    @Test("a pulled record this store never synced is made only where no file is: a file made by hand in its place stays, unlearned")
+    func pullLeavesAHandMadeFileInPlace() async throws {
+        let (directory, context) = try makeStore()
+        try directory.write("store/tables/todo/h.json", "{\"text\": \"mine\"}")
+        let pulled: [[String: JSONValue]] = [["id": "h", "text": "server", "version": "v1"], ["id": "n", "text": "new", "version": "v1"]]
+        let outcome = try await context.applySynced(table: "todo", records: pulled, guard: .unchangedSinceSync)
+        #expect(outcome == SyncedRecordWriter.Outcome(written: 1, removed: 0, unchanged: 0, skipped: ["h"]))
+        #expect(try directory.read("store/tables/todo/h.json") == "{\"text\": \"mine\"}")
+        #expect(try directory.read("store/tables/todo/n.json").contains("\"new\""))
+        #expect(try await context.status().handEdits.map { "\($0.kind.rawValue) \($0.id)" } == ["created h"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.file("store/.tablesync/tmp")).isEmpty)
+    }
+
+    @Test("a batch's create puts a file only where none is, and reports the paths where one was")
+    func createLeavesAnExistingFile() throws {
+        let directory = TemporaryDirectory()
+        try directory.write("there.json", "before")
+        var batch = DurableFileBatch()
+        batch.create(Array("new".utf8), at: directory.file("there.json"))
+        batch.create(Array("new".utf8), at: directory.file("absent.json"))
+        let notPlaced = try batch.commit(temporaryDirectory: directory.file("tmp"))
+        #expect(notPlaced == [directory.file("there.json")])
+        #expect(try directory.read("there.json") == "before" && directory.read("absent.json") == "new")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.file("tmp")).isEmpty)
+    }
+
     @Test func journalSurvivesReopeningAndReportsBadLines() async throws {
         let (directory, context) = try makeStore()
         try await context.table("todo").insert(["id": "a"])

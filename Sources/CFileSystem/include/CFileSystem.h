@@ -8,8 +8,12 @@
 /// `syncfs(2)`: writes out every dirty page of the file system holding `descriptor`.
 int tablesync_syncfs(int descriptor);
 
-/// `renameat2(2)`; with `TABLESYNC_RENAME_EXCHANGE` it swaps the two paths atomically.
+/// `renameat2(2)`; with `TABLESYNC_RENAME_EXCHANGE` it swaps the two paths atomically, with
+/// `TABLESYNC_RENAME_NOREPLACE` it never replaces a file.
 int tablesync_renameat2(int fromDirectory, const char *from, int toDirectory, const char *to, unsigned int flags);
+
+/// `RENAME_NOREPLACE` of `renameat2(2)`: fails with EEXIST instead of replacing a file.
+#define TABLESYNC_RENAME_NOREPLACE (1U << 0)
 
 /// `RENAME_EXCHANGE` of `renameat2(2)`.
 #define TABLESYNC_RENAME_EXCHANGE (1U << 1)

@@ -7,17 +7,36 @@
 /// each directory touched so the renames and removals survive a power cut. A crash at any point leaves every
 /// destination either old or new, plus temporary files that ``StoreRecovery`` deletes.
 struct DurableFileBatch {
-    private(set) var writes: [(path: String, bytes: [UInt8])] = []
+    /// One file to write.
+    struct Write {
+        var path: String
+        var bytes: [UInt8]
+        /// Put in place only where no file is (``DurableFileBatch/create(_:at:)``).
+        var onlyIfAbsent: Bool
+    }
+
+    private(set) var writes: [Write] = []
     private(set) var removals: [String] = []
 
     /// `true` when there is nothing to commit.
     var isEmpty: Bool { writes.isEmpty && removals.isEmpty }
 
     /// Adds a file to (re)write with `bytes`.
-    mutating func write(_ bytes: [UInt8], to path: String) { writes.append((path, bytes)) }
+    mutating func write(_ bytes: [UInt8], to path: String) { writes.append(Write(path: path, bytes: bytes, onlyIfAbsent: false)) }
+
+    /// Adds a file to write where the caller found none: it is put in place only if there is still none, so a
+    /// file made since (by a person, during a pull) is left as it is, and ``commit(temporaryDirectory:spares:)``
+    /// returns its path. Costs one call where a replacing write of a new file tries a swap first.
+    mutating func create(_ bytes: [UInt8], at path: String) { writes.append(Write(path: path, bytes: bytes, onlyIfAbsent: true)) }
 
     /// Adds a file to remove.
     mutating func remove(_ path: String) { removals.append(path) }
+
+    /// Adds `other`'s writes and removals after this batch's.
+    mutating func append(_ other: DurableFileBatch) {
+        writes += other.writes
+        removals += other.removals
+    }
 
     /// Makes every write and removal durable; see the type's documentation for the order of steps.
     ///
@@ -25,8 +44,11 @@ struct DurableFileBatch {
     /// temporary files, a replaced file's old content is swapped out to the spare's name, a removed file is moved
     /// aside among the spares, and both become spares once the directories are synced (see ``SpareFiles`` for
     /// why). Without, old contents are freed here.
-    func commit(temporaryDirectory: String, spares: SpareFiles? = nil) throws {
-        if isEmpty { return }
+    ///
+    /// Returns the paths of ``create(_:at:)`` writes that found a file in place and were not made.
+    @discardableResult
+    func commit(temporaryDirectory: String, spares: SpareFiles? = nil) throws -> Set<String> {
+        if isEmpty { return [] }
         // A setting not understood stops the batch before it writes anything.
         let setting = try DurabilitySetting.configured.get()
         let batch = TemporaryName.unique()
@@ -61,8 +83,15 @@ struct DurableFileBatch {
         }
         var directories = Set<String>()
         var swappedOut: [String] = []
+        var notPlaced = Set<String>()
         for (index, write) in writes.enumerated() {
-            if spares != nil {
+            if write.onlyIfAbsent {
+                if try !FileSystem.place(newFilePaths[index], atAbsent: write.path) {
+                    notPlaced.insert(write.path)
+                    // Never renamed, so never needed: a spare stays one, a temporary file goes.
+                    if let spares { spares.keep([newFilePaths[index]]) } else { try FileSystem.removeFile(newFilePaths[index]) }
+                }
+            } else if spares != nil {
                 if try FileSystem.replace(newFilePaths[index], at: write.path) { swappedOut.append(newFilePaths[index]) }
             } else {
                 try FileSystem.rename(newFilePaths[index], to: write.path)
@@ -83,6 +112,7 @@ struct DurableFileBatch {
         if !swappedOut.isEmpty { directories.insert(newFileDirectory) }
         for directory in directories.sorted() { try FileSystem.sync(directory) }
         spares?.keep(swappedOut)
+        return notPlaced
     }
 }
 

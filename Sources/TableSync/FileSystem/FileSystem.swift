@@ -262,6 +262,28 @@ enum FileSystem {
         return false
     }
 
+    /// Puts the file at `source` in place at `destination` only if nothing is there, atomically (`renameat2`
+    /// with `RENAME_NOREPLACE` on Linux); returns `false`, leaving both as they are, when a file is there. Where
+    /// the platform or file system cannot do that in one call, it looks and then renames, and a file made in
+    /// between is replaced.
+    static func place(_ source: String, atAbsent destination: String) throws -> Bool {
+        let fault = FaultPoint.enter(.rename, destination)
+        defer { fault.leave() }
+        if let code = fault.error { throw FileSystemError(operation: "rename", path: "\(source) to \(destination)", code: code) }
+        #if os(Linux)
+        if tablesync_renameat2(AT_FDCWD, source, AT_FDCWD, destination, TABLESYNC_RENAME_NOREPLACE) == 0 { return true }
+        if errno == EEXIST { return false }
+        guard errno == EINVAL || errno == ENOSYS else {
+            throw FileSystemError(operation: "rename", path: "\(source) to \(destination)", code: errno)
+        }
+        #endif
+        if exists(destination) { return false }
+        guard Glibc_rename(source, destination) == 0 else {
+            throw FileSystemError(operation: "rename", path: "\(source) to \(destination)", code: errno)
+        }
+        return true
+    }
+
     /// Moves the file at `path` to `aside` (on the same file system), so that it is gone from `path` without
     /// being freed; returns `false` when nothing was at `path`.
     static func moveAside(_ path: String, to aside: String) throws -> Bool {

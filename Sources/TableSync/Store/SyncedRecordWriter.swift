@@ -59,6 +59,14 @@ struct SyncedRecordWriter {
             let bytes = RecordFile.encode(record)
             let hash = SHA256.hexDigest(of: bytes)
             let version = record[SystemProperty.version]?.stringValue
+            if case .unchangedSinceSync = localGuard, try index.entry(named: fileName) == nil {
+                // Nothing synced there: the file is made only where none is (every file of an initial pull), with
+                // no look first. One that is there or appears meanwhile was made by hand and is left alone (below).
+                files.create(bytes, at: path)
+                intents.append(Intent(fileName: fileName, id: id, contentHash: hash, version: version, removal: false))
+                outcome.written += 1
+                continue
+            }
             let status = try FileSystem.status(path)
             let knownHash: String?
             switch try check(localGuard, id: id, fileName: fileName, path: path, status: status, index: index) {
@@ -112,9 +120,15 @@ struct SyncedRecordWriter {
         // The intent goes first in the batch so that it is in place before any record file is renamed.
         var durable = DurableFileBatch()
         durable.write(Self.encodeIntents(table: table, intents), to: layout.intentFile)
-        for write in files.writes { durable.write(write.bytes, to: write.path) }
-        for path in files.removals { durable.remove(path) }
-        try durable.commit(temporaryDirectory: layout.temporaryDirectory, spares: spares)
+        durable.append(files)
+        let madeByHand = try durable.commit(temporaryDirectory: layout.temporaryDirectory, spares: spares)
+        if !madeByHand.isEmpty {
+            // Files that were there after all: a person's, not pushed yet; the index does not learn them.
+            let kept = intents.filter { !$0.removal && madeByHand.contains(directory + "/" + $0.fileName) }
+            intents.removeAll { !$0.removal && madeByHand.contains(directory + "/" + $0.fileName) }
+            outcome.written -= kept.count
+            outcome.skipped += kept.map(\.id)
+        }
         try recordInIndex(table: table, intents: intents, extra: refreshed, index: &index)
         try FileSystem.removeFile(layout.intentFile)
         return outcome
@@ -184,8 +198,12 @@ struct SyncedRecordWriter {
                 continue
             }
             guard let status = try FileSystem.status(path) else { continue }
-            if let entry = try index.entry(named: intent.fileName), entry.contentHash == intent.contentHash, entry.matches(status) { continue }
-            if checkingContent, SHA256.hexDigest(of: try FileSystem.readFile(path)) != intent.contentHash { continue }
+            if checkingContent {
+                // After a crash: what the index has already (a replay after the index was written) or what the
+                // rename left in place (the old content, when the crash came before it) is not learned again.
+                if let entry = try index.entry(named: intent.fileName), entry.contentHash == intent.contentHash, entry.matches(status) { continue }
+                if SHA256.hexDigest(of: try FileSystem.readFile(path)) != intent.contentHash { continue }
+            }
             updated.append(StatIndex.Entry(fileName: intent.fileName, id: intent.id, status: status,
                                            contentHash: intent.contentHash, version: intent.version))
         }
