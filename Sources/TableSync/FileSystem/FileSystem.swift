@@ -100,14 +100,14 @@ enum FileSystem {
         }
         defer { closedir(directory) }
         let descriptor = dirfd(directory)
+        // The name is read where `readdir` put it: an entry is only as long as its name, so copying `d_name` (a
+        // 256-byte field) could read past the end of `readdir`'s buffer, into memory that is not mapped.
+        let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name)!
+        let dot = CChar(UInt8(ascii: "."))
         while let entry = readdir(directory) {
-            try withUnsafePointer(to: entry.pointee.d_name) { pointer in
-                try pointer.withMemoryRebound(to: CChar.self, capacity: 256) { name in
-                    let dot = CChar(UInt8(ascii: "."))
-                    if name[0] == dot && (name[1] == 0 || (name[1] == dot && name[2] == 0)) { return }
-                    try body(descriptor, name)
-                }
-            }
+            let name = (UnsafeRawPointer(entry) + nameOffset).assumingMemoryBound(to: CChar.self)
+            if name[0] == dot && (name[1] == 0 || (name[1] == dot && name[2] == 0)) { continue }
+            try body(descriptor, name)
         }
     }
 
