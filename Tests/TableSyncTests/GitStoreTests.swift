@@ -97,7 +97,10 @@ import TestSupport
             return records
         }
 
-        func stop() async { await server.stop() }
+        func stop() async {
+            await server.stop()
+            TestBackend.removeFiles(of: server.database)
+        }
     }
 
     @Test("a clone's first sync sends one update per file edited in the clone and nothing for the rest; the same after losing .tablesync/")

@@ -108,5 +108,6 @@ import TestSupport
         print("late commits: \(Self.writers) writers × \(Self.writesPerWriter) writes on \(written.count) rows; \(figures.joined(separator: ", ")); \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
         for store in stores { await store.context.close() }
         await server.stop()
+        TestBackend.removeFiles(of: server.database)
     }
 }
