@@ -52,12 +52,16 @@ struct SyncedRecordWriter {
         var refreshed: [StatIndex.Entry] = []
         let directory = layout.tableDirectory(table)
         try FileSystem.createDirectory(directory)
-        for record in records {
+        // Each record's canonical bytes and their hash, on every core: the one part of a page's write that needs
+        // nothing but the record.
+        let encoded = concurrentMap(records) { record in
+            let bytes = RecordFile.encode(record)
+            return (bytes: bytes, hash: SHA256.hexDigest(of: bytes))
+        }
+        for (record, (bytes, hash)) in zip(records, encoded) {
             guard let id = record[SystemProperty.id]?.stringValue else { continue }
             let fileName = RecordFileName.fileName(for: id)
             let path = directory + "/" + fileName
-            let bytes = RecordFile.encode(record)
-            let hash = SHA256.hexDigest(of: bytes)
             let version = record[SystemProperty.version]?.stringValue
             if case .unchangedSinceSync = localGuard, try index.entry(named: fileName) == nil {
                 // Nothing synced there: the file is made only where none is (every file of an initial pull), with
@@ -191,13 +195,15 @@ struct SyncedRecordWriter {
         var updated = extra
         var removed: [String] = []
         let directory = layout.tableDirectory(table)
-        for intent in intents {
+        // What is at each path now, looked up on every core (a page's worth of path lookups).
+        let statuses = concurrentMap(intents.map { directory + "/" + $0.fileName }) { path in Result { try FileSystem.status(path) } }
+        for (intent, status) in zip(intents, statuses) {
             let path = directory + "/" + intent.fileName
             if intent.removal {
-                if !FileSystem.exists(path) { removed.append(intent.fileName) }
+                if try status.get() == nil { removed.append(intent.fileName) }
                 continue
             }
-            guard let status = try FileSystem.status(path) else { continue }
+            guard let status = try status.get() else { continue }
             if checkingContent {
                 // After a crash: what the index has already (a replay after the index was written) or what the
                 // rename left in place (the old content, when the crash came before it) is not learned again.
