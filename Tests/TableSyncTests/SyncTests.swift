@@ -1,5 +1,6 @@
 import Foundation
 import SyncProtocol
+import Synchronization
 import Testing
 import TestSupport
 @testable import TableSync
@@ -331,6 +332,37 @@ import TestSupport
         _ = try await fixture.first.sync(options: fixture.options)
         #expect(try Self.snapshot(fixture.first.layout.root) == before)
         await fixture.stop()
+    }
+
+    @Test("a sync asks the server what it offers once, for its push and all its pulls")
+    func syncAsksForFeaturesOnce() async throws {
+        let fixture = try await Fixture.make(.sqlite)
+        let todo = try await fixture.first.table(fixture.table)
+        for index in 0..<3 { try await todo.insert(["id": .string("r\(index)")]) }
+        try await fixture.first.addQuery(PullQuery(id: "all", table: fixture.table))
+        try await fixture.first.addQuery(PullQuery(id: "some", table: fixture.table, filter: "id ne 'r0'"))
+        let transport = RequestLog()
+        var options = fixture.options
+        options.transport = transport
+        let report = try await fixture.first.sync(options: options)
+        #expect(report.push.applied == 3 && report.pulls.count == 2)
+        let requests = transport.requests
+        #expect(requests.filter { $0 == "GET /health" }.count == 1, "\(requests)")
+        #expect(requests.contains("POST /batch") && requests.filter { $0.hasPrefix("GET /tables/") }.count >= 2, "\(requests)")
+        await fixture.stop()
+    }
+
+    /// The platform's transport, noting each request's method and path: what a sync asks of the real server.
+    private final class RequestLog: HTTPTransport {
+        private let log = Mutex<[String]>([])
+        var requests: [String] { log.withLock { $0 } }
+
+        func exchange(_ request: TransportRequest) async throws -> TransportAnswer {
+            let parts = request.url.split(separator: "/", maxSplits: 3, omittingEmptySubsequences: false)
+            let path = parts.count > 3 ? "/" + parts[3] : "/"
+            log.withLock { $0.append("\(request.method) \(path.split(separator: "?").first ?? "")") }
+            return try await PlatformTransport.shared.exchange(request)
+        }
     }
 
     @Test("an unreachable server and refused credentials stop the push with the journal intact")

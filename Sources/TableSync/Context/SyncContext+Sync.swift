@@ -8,9 +8,12 @@ extension SyncContext {
     /// everything not yet applied.
     @discardableResult
     public func push(tables: Set<String>? = nil, options: SyncOptions = SyncOptions()) async throws -> PushReport {
+        try await push(tables: tables, options: options, connection: ServerConnection(settings: settings, layout: layout, options: options))
+    }
+
+    private func push(tables: Set<String>?, options: SyncOptions, connection: ServerConnection) async throws -> PushReport {
         try requireWritable()
-        let pusher = Pusher(store: self, connection: ServerConnection(settings: settings, layout: layout, options: options),
-                            policy: options.conflictPolicy ?? settings.conflictPolicy, options: options)
+        let pusher = Pusher(store: self, connection: connection, policy: options.conflictPolicy ?? settings.conflictPolicy, options: options)
         return try await releasingSpareFiles { try await pusher.push(tables: tables) }
     }
 
@@ -25,9 +28,12 @@ extension SyncContext {
     }
 
     /// Pushes, then pulls every query of `queries.json` in id order: the command for cron.
+    /// The server's features are asked while the push scans the store, and once for the whole sync.
     public func sync(options: SyncOptions = SyncOptions()) async throws -> SyncReport {
-        let report = try await push(options: options)
-        let syncer = Syncer(store: self, connection: ServerConnection(settings: settings, layout: layout, options: options), options: options)
+        let connection = ServerConnection(settings: settings, layout: layout, options: options)
+        connection.prepare()
+        let report = try await push(tables: nil, options: options, connection: connection)
+        let syncer = Syncer(store: self, connection: connection, options: options)
         let queries = try queries().sorted
         return try await releasingSpareFiles { try await syncer.pullAll(queries, after: report) }
     }

@@ -1,4 +1,5 @@
 import SyncProtocol
+import Synchronization
 
 /// How a push or pull reaches the server: a ``TableClient`` for the store's settings and this run's options,
 /// speaking the protocol version that `tablesync.json` pins or, when it pins none, the one the server speaks.
@@ -10,6 +11,22 @@ struct ServerConnection: Sendable {
     let settings: StoreSettings
     let layout: StoreLayout
     let options: SyncOptions
+    /// What the server offers, asked once for every push and pull that share this connection.
+    private let features = ServerFeaturesCache()
+
+    /// What the server offers (`GET /health`), asked once per connection: a sync's push and each of its pulls
+    /// share the answer, and ``prepare()`` can ask while the sync scans the store.
+    func serverFeatures(client: TableClient) async throws -> ServerFeatures {
+        try await features.value { try await client.serverFeatures() }
+    }
+
+    /// Starts what every exchange with the server needs (the transport, the connection, the server's features)
+    /// without waiting for it, so that it overlaps the store's scan; a failure here is met again, and reported, by
+    /// the first exchange that needs it.
+    func prepare() {
+        let connection = self
+        Task { _ = try? await connection.serverFeatures(client: connection.client(table: nil)) }
+    }
 
     /// The client to speak to the server with; `table` is the table a first contact reads to learn the version.
     func client(table: String?) async throws -> TableClient {
@@ -35,6 +52,27 @@ struct ServerConnection: Sendable {
             return .protocolVersionRefused(url: url, refused: refused, accepted: accepted, learnedForNextRun: true)
         }
         return refusal
+    }
+}
+
+/// The server's features once asked, shared by copies of a ``ServerConnection``. A failed ask is not kept: the
+/// next caller asks again.
+private final class ServerFeaturesCache: Sendable {
+    private let asked = Mutex<Task<ServerFeatures, any Error>?>(nil)
+
+    func value(_ ask: @escaping @Sendable () async throws -> ServerFeatures) async throws -> ServerFeatures {
+        let task = asked.withLock { asked in
+            if let asked { return asked }
+            let task = Task { try await ask() }
+            asked = task
+            return task
+        }
+        do {
+            return try await task.value
+        } catch {
+            asked.withLock { if $0 == task { $0 = nil } }
+            throw error
+        }
     }
 }
 

@@ -114,7 +114,7 @@ struct Adopter {
     /// until it returns `false` or the table ends.
     private func walk(table: String, client: TableClient,
                       _ body: ([[String: JSONValue]]) async throws -> Bool) async throws {
-        let mode = try await Puller.pagingMode(options: options, client: client)
+        let mode = try await Puller.pagingMode(options: options, connection: connection, client: client)
         let tableURL = client.http.baseURL + TablePath.table(table)
         var watermark: PullWatermark?
         var skip = 0

@@ -70,7 +70,7 @@ struct Puller {
         }
         let client = try await connection.client(table: table)
         var watermark = query.updatedAt.map { PullWatermark(updatedAt: $0, lastID: query.lastID) }
-        let mode = try await Self.pagingMode(options: options, client: client)
+        let mode = try await Self.pagingMode(options: options, connection: connection, client: client)
         var massDelete = MassDeleteBrake()
         var skip = 0
         var repeatCheck = PullPlan.RepeatedPageCheck()
@@ -204,12 +204,12 @@ struct Puller {
     /// How `options` page through a table on `client`'s server: as asked, or keyset paging when the server is a
     /// TableSync server (it advertises extensions) and the SDKs' algorithm otherwise: the same discovery
     /// (`GET /health`) the push uses for batches.
-    static func pagingMode(options: SyncOptions, client: TableClient) async throws -> PullPlan.Mode {
+    static func pagingMode(options: SyncOptions, connection: ServerConnection, client: TableClient) async throws -> PullPlan.Mode {
         switch options.paging {
         case .keyset: return .keyset
         case .greaterOrEqualWithSkip: return .greaterOrEqualWithSkip
         case .automatic: break
         }
-        return try await client.serverFeatures().isTableSyncServer ? .keyset : .greaterOrEqualWithSkip
+        return try await connection.serverFeatures(client: client).isTableSyncServer ? .keyset : .greaterOrEqualWithSkip
     }
 }

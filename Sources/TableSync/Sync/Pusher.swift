@@ -168,7 +168,7 @@ struct Pusher {
     private func chooseRoute(client: TableClient) async throws -> Route {
         let single = Route(client: client, sender: SingleRequestSender(client: client), maxOperations: 1, maxBytes: .max, batched: false)
         guard options.batch else { return single }
-        let features = try await client.serverFeatures()
+        let features = try await connection.serverFeatures(client: client)
         guard features.extensions.contains(.batch) else { return single }
         var maxOperations = options.batchMaxOperations
         var maxBytes = options.batchMaxBytes
