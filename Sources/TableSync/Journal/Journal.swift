@@ -51,12 +51,8 @@ struct Journal: Sendable {
 
     /// Where the operation with `sequence` is in ``operations`` (sorted by sequence).
     private func position(of sequence: Int64) -> Int? {
-        var low = 0, high = operations.count
-        while low < high {
-            let middle = (low + high) / 2
-            if operations[middle].sequence < sequence { low = middle + 1 } else { high = middle }
-        }
-        return low < operations.count && operations[low].sequence == sequence ? low : nil
+        let found = partitionPoint(operations.count) { operations[$0].sequence < sequence }
+        return found < operations.count && operations[found].sequence == sequence ? found : nil
     }
 
     /// The pending operations of one table, in push order.

@@ -179,12 +179,8 @@ struct LocalChangeScanner {
         var name = name
         return name.withUTF8 { name in
             listing.withNames { names in
-                var low = 0, high = listed.count
-                while low < high {
-                    let middle = (low + high) / 2
-                    if StatIndexLine.compare(names[listed[middle]], name) < 0 { low = middle + 1 } else { high = middle }
-                }
-                return low < listed.count && StatIndexLine.compare(names[listed[low]], name) == 0
+                let found = partitionPoint(listed.count) { StatIndexLine.compare(names[listed[$0]], name) < 0 }
+                return found < listed.count && StatIndexLine.compare(names[listed[found]], name) == 0
             }
         }
     }

@@ -54,13 +54,10 @@ final class IndexRun: Sendable {
             var name = name
             return name.withUTF8 { target in
                 names.withUnsafeBufferPointer { bytes in
-                    var low = 0, high = offsets.count
-                    while low < high {
-                        let middle = (low + high) / 2
-                        let first = UnsafeBufferPointer(rebasing: bytes[(middle == 0 ? 0 : nameEnds[middle - 1])..<nameEnds[middle]])
-                        if StatIndexLine.compare(first, target) <= 0 { low = middle + 1 } else { high = middle }
+                    partitionPoint(offsets.count) { block in
+                        let first = UnsafeBufferPointer(rebasing: bytes[(block == 0 ? 0 : nameEnds[block - 1])..<nameEnds[block]])
+                        return StatIndexLine.compare(first, target) <= 0
                     }
-                    return low
                 }
             }
         }
