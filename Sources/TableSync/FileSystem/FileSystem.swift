@@ -231,13 +231,18 @@ enum FileSystem {
         #endif
     }
 
+    /// The error of a failed rename of `source` to `destination`, naming both.
+    private static func renameFailure(_ source: String, _ destination: String, code: Int32) -> FileSystemError {
+        FileSystemError(operation: "rename", path: "\(source) to \(destination)", code: code)
+    }
+
     /// Renames `source` to `destination`, replacing it atomically.
     static func rename(_ source: String, to destination: String) throws {
         let fault = FaultPoint.enter(.rename, destination)
         defer { fault.leave() }
-        if let code = fault.error { throw FileSystemError(operation: "rename", path: "\(source) to \(destination)", code: code) }
+        if let code = fault.error { throw renameFailure(source, destination, code: code) }
         guard Glibc_rename(source, destination) == 0 else {
-            throw FileSystemError(operation: "rename", path: "\(source) to \(destination)", code: errno)
+            throw renameFailure(source, destination, code: errno)
         }
     }
 
@@ -248,16 +253,16 @@ enum FileSystem {
     static func replace(_ source: String, at destination: String) throws -> Bool {
         let fault = FaultPoint.enter(.rename, destination)
         defer { fault.leave() }
-        if let code = fault.error { throw FileSystemError(operation: "rename", path: "\(source) to \(destination)", code: code) }
+        if let code = fault.error { throw renameFailure(source, destination, code: code) }
         #if os(Linux)
         if tablesync_renameat2(AT_FDCWD, source, AT_FDCWD, destination, TABLESYNC_RENAME_EXCHANGE) == 0 { return true }
         // ENOENT: nothing at the destination yet; EINVAL: a file system that cannot exchange. A plain rename does.
         guard errno == ENOENT || errno == EINVAL || errno == ENOSYS else {
-            throw FileSystemError(operation: "rename", path: "\(source) to \(destination)", code: errno)
+            throw renameFailure(source, destination, code: errno)
         }
         #endif
         guard Glibc_rename(source, destination) == 0 else {
-            throw FileSystemError(operation: "rename", path: "\(source) to \(destination)", code: errno)
+            throw renameFailure(source, destination, code: errno)
         }
         return false
     }
@@ -269,17 +274,17 @@ enum FileSystem {
     static func place(_ source: String, atAbsent destination: String) throws -> Bool {
         let fault = FaultPoint.enter(.rename, destination)
         defer { fault.leave() }
-        if let code = fault.error { throw FileSystemError(operation: "rename", path: "\(source) to \(destination)", code: code) }
+        if let code = fault.error { throw renameFailure(source, destination, code: code) }
         #if os(Linux)
         if tablesync_renameat2(AT_FDCWD, source, AT_FDCWD, destination, TABLESYNC_RENAME_NOREPLACE) == 0 { return true }
         if errno == EEXIST { return false }
         guard errno == EINVAL || errno == ENOSYS else {
-            throw FileSystemError(operation: "rename", path: "\(source) to \(destination)", code: errno)
+            throw renameFailure(source, destination, code: errno)
         }
         #endif
         if exists(destination) { return false }
         guard Glibc_rename(source, destination) == 0 else {
-            throw FileSystemError(operation: "rename", path: "\(source) to \(destination)", code: errno)
+            throw renameFailure(source, destination, code: errno)
         }
         return true
     }

@@ -63,7 +63,9 @@ struct SyncedRecordWriter {
             let fileName = RecordFileName.fileName(for: id)
             let path = directory + "/" + fileName
             let version = record[SystemProperty.version]?.stringValue
-            if case .unchangedSinceSync = localGuard, try index.entry(named: fileName) == nil {
+            // Looked up once: a lookup may read a block of a run from disk.
+            let entry = try index.entry(named: fileName)
+            if case .unchangedSinceSync = localGuard, entry == nil {
                 // Nothing synced there: the file is made only where none is (every file of an initial pull), with
                 // no look first. One that is there or appears meanwhile was made by hand and is left alone (below).
                 files.create(bytes, at: path)
@@ -73,7 +75,7 @@ struct SyncedRecordWriter {
             }
             let status = try FileSystem.status(path)
             let knownHash: String?
-            switch try check(localGuard, id: id, fileName: fileName, path: path, status: status, index: index) {
+            switch try check(localGuard, id: id, path: path, status: status, entry: entry) {
             case .proceed(let hash): knownHash = hash
             case .skip:
                 outcome.skipped.append(id)
@@ -87,7 +89,7 @@ struct SyncedRecordWriter {
             }
             // A file known to hold other bytes is written without comparing; one that may hold these is compared.
             if let status, knownHash == nil || knownHash == hash {
-                if let entry = try index.entry(named: fileName), entry.contentHash == hash, entry.matches(status) {
+                if let entry, entry.contentHash == hash, entry.matches(status) {
                     outcome.unchanged += 1
                     continue
                 }
@@ -105,7 +107,8 @@ struct SyncedRecordWriter {
             let fileName = RecordFileName.fileName(for: id)
             let path = directory + "/" + fileName
             let status = try FileSystem.status(path)
-            if case .skip = try check(localGuard, id: id, fileName: fileName, path: path, status: status, index: index) {
+            let entry = try index.entry(named: fileName)
+            if case .skip = try check(localGuard, id: id, path: path, status: status, entry: entry) {
                 outcome.skipped.append(id)
                 continue
             }
@@ -113,7 +116,7 @@ struct SyncedRecordWriter {
                 files.remove(path)
                 outcome.removed += 1
             }
-            if try status != nil || index.entry(named: fileName) != nil {
+            if status != nil || entry != nil {
                 intents.append(Intent(fileName: fileName, id: id, contentHash: "", version: nil, removal: true))
             }
         }
@@ -128,10 +131,10 @@ struct SyncedRecordWriter {
         let madeByHand = try durable.commit(temporaryDirectory: layout.temporaryDirectory, spares: spares)
         if !madeByHand.isEmpty {
             // Files that were there after all: a person's, not pushed yet; the index does not learn them.
-            let kept = intents.filter { !$0.removal && madeByHand.contains(directory + "/" + $0.fileName) }
-            intents.removeAll { !$0.removal && madeByHand.contains(directory + "/" + $0.fileName) }
-            outcome.written -= kept.count
-            outcome.skipped += kept.map(\.id)
+            let kept = intents.partition { !$0.removal && madeByHand.contains(directory + "/" + $0.fileName) }
+            outcome.written -= intents.count - kept
+            outcome.skipped += intents[kept...].map(\.id)
+            intents.removeSubrange(kept...)
         }
         try recordInIndex(table: table, intents: intents, extra: refreshed, index: &index)
         try FileSystem.removeFile(layout.intentFile)
@@ -145,13 +148,13 @@ struct SyncedRecordWriter {
         case recordVersionOnly
     }
 
-    private func check(_ localGuard: LocalGuard, id: String, fileName: String, path: String, status: FileSystem.Status?,
-                       index: StatIndex) throws -> GuardDecision {
+    /// `entry` is the index's entry for the file, if any.
+    private func check(_ localGuard: LocalGuard, id: String, path: String, status: FileSystem.Status?,
+                       entry: StatIndex.Entry?) throws -> GuardDecision {
         switch localGuard {
         case .none:
             return .proceed(knownHash: nil)
         case .unchangedSinceSync:
-            let entry = try index.entry(named: fileName)
             guard let status else { return entry == nil ? .proceed(knownHash: nil) : .skip }
             guard let entry else { return .skip }
             if entry.matches(status) { return .proceed(knownHash: entry.contentHash) }
@@ -195,10 +198,10 @@ struct SyncedRecordWriter {
         var updated = extra
         var removed: [String] = []
         let directory = layout.tableDirectory(table)
+        let paths = intents.map { directory + "/" + $0.fileName }
         // What is at each path now, looked up on every core (a page's worth of path lookups).
-        let statuses = concurrentMap(intents.map { directory + "/" + $0.fileName }) { path in Result { try FileSystem.status(path) } }
-        for (intent, status) in zip(intents, statuses) {
-            let path = directory + "/" + intent.fileName
+        let statuses = concurrentMap(paths) { path in Result { try FileSystem.status(path) } }
+        for ((intent, path), status) in zip(zip(intents, paths), statuses) {
             if intent.removal {
                 if try status.get() == nil { removed.append(intent.fileName) }
                 continue
