@@ -33,6 +33,12 @@ struct SyncedRecordWriter {
         /// the newer edit and only the index learns the server's new version, so the edit is pushed next on
         /// top of what the server now has.
         case sentContent([String: SentFile])
+
+        /// Whether the guard decides by the file's index entry (the others need it only to skip unchanged bytes).
+        var decidesByIndex: Bool {
+            if case .unchangedSinceSync = self { return true }
+            return false
+        }
     }
 
     private struct Intent {
@@ -63,9 +69,10 @@ struct SyncedRecordWriter {
             let fileName = RecordFileName.fileName(for: id)
             let path = directory + "/" + fileName
             let version = record[SystemProperty.version]?.stringValue
-            // Looked up once: a lookup may read a block of a run from disk.
-            let entry = try index.entry(named: fileName)
-            if case .unchangedSinceSync = localGuard, entry == nil {
+            // The index entry is looked up at most once, and only where it decides something: a lookup may read
+            // a block of a run from disk, and a push's write-back (new bytes under a new version) needs none.
+            let guardEntry = localGuard.decidesByIndex ? try index.entry(named: fileName) : nil
+            if localGuard.decidesByIndex, guardEntry == nil {
                 // Nothing synced there: the file is made only where none is (every file of an initial pull), with
                 // no look first. One that is there or appears meanwhile was made by hand and is left alone (below).
                 files.create(bytes, at: path)
@@ -75,7 +82,7 @@ struct SyncedRecordWriter {
             }
             let status = try FileSystem.status(path)
             let knownHash: String?
-            switch try check(localGuard, id: id, path: path, status: status, entry: entry) {
+            switch try check(localGuard, id: id, path: path, status: status, entry: guardEntry) {
             case .proceed(let hash): knownHash = hash
             case .skip:
                 outcome.skipped.append(id)
@@ -89,6 +96,7 @@ struct SyncedRecordWriter {
             }
             // A file known to hold other bytes is written without comparing; one that may hold these is compared.
             if let status, knownHash == nil || knownHash == hash {
+                let entry = localGuard.decidesByIndex ? guardEntry : try index.entry(named: fileName)
                 if let entry, entry.contentHash == hash, entry.matches(status) {
                     outcome.unchanged += 1
                     continue

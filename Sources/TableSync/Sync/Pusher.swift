@@ -97,8 +97,10 @@ struct Pusher {
         var acceptance = Acceptance()
         // Operations answered so far, for progress: each counts once, however it ended (a client-wins retry too).
         var settled = 0
-        // Batched, the next batch is on the wire while the previous answer is reconciled and checkpointed.
+        // Batched, the next batch is on the wire while the previous answer is reconciled, and a batch's checkpoint
+        // is made while the next batch is prepared: three batches overlap.
         var inFlight: (operations: [OutgoingOperation], answer: Task<SenderAnswer, any Error>)?
+        var committing: Task<Void, any Error>?
         do {
             var start = 0
             while start < queue.count {
@@ -128,7 +130,8 @@ struct Pusher {
                     let previous = inFlight
                     inFlight = (operations, answer)
                     if let previous {
-                        try await finishBatch(previous, route: route, report: &report, pending: &pending, acceptance: &acceptance)
+                        try await finishBatch(previous, route: route, report: &report, pending: &pending, acceptance: &acceptance,
+                                              committing: &committing)
                         settled += previous.operations.count
                         options.progress?(.pushed(settled: settled, total: queue.count))
                     }
@@ -136,14 +139,19 @@ struct Pusher {
             }
             if let last = inFlight {
                 inFlight = nil
-                try await finishBatch(last, route: route, report: &report, pending: &pending, acceptance: &acceptance)
+                try await finishBatch(last, route: route, report: &report, pending: &pending, acceptance: &acceptance,
+                                      committing: &committing)
                 settled += last.operations.count
                 options.progress?(.pushed(settled: settled, total: queue.count))
             }
+            try await committing?.value
         } catch {
             // A batch still in flight is abandoned: if the server applies it anyway, its operations are still in
             // the journal, and the next push's lost-acknowledgement rule counts them as applied.
             inFlight?.answer.cancel()
+            // A checkpoint under way ends first (its failure may be the error at hand); what was reconciled since
+            // is made durable after it.
+            try? await committing?.value
             try await checkpoint(&pending)
             // The push's own error is the one to report; a journal left unrewritten is rewritten on the next open.
             try? await store.saveJournal()
@@ -156,11 +164,16 @@ struct Pusher {
 
     typealias SenderAnswer = (outcomes: [PushOutcome], traffic: WireTraffic)
 
-    /// Reconciles a batch's answer and makes it durable (a checkpoint per batch).
+    /// Reconciles a batch's answer and starts its checkpoint once the previous batch's (`committing`) has ended;
+    /// the caller goes on preparing the next batch meanwhile. Checkpoints stay in batch order.
     private func finishBatch(_ batch: (operations: [OutgoingOperation], answer: Task<SenderAnswer, any Error>), route: Route,
-                             report: inout PushReport, pending: inout Pending, acceptance: inout Acceptance) async throws {
+                             report: inout PushReport, pending: inout Pending, acceptance: inout Acceptance,
+                             committing: inout Task<Void, any Error>?) async throws {
         try await exchange(batch.operations, answer: batch.answer, route: route, report: &report, pending: &pending, acceptance: &acceptance)
-        try await checkpoint(&pending)
+        try await committing?.value
+        var reconciled = pending
+        pending = Pending()
+        committing = Task { [self] in try await checkpoint(&reconciled) }
     }
 
     /// Batches when the options allow it and the server offers the extension (one `GET /health` to learn it);
