@@ -23,7 +23,7 @@ import TableSync
 public final class AzureNodeStandIn: Sendable {
     /// `http://127.0.0.1:PORT`.
     public let baseURL: String
-    private let task: Task<Void, any Error>
+    private let running: RunningApplication
     private let store: Store
 
     /// The tables' records, in memory.
@@ -120,16 +120,16 @@ public final class AzureNodeStandIn: Sendable {
                 return (200, .object(record))
             }
         }
-        let (port, task) = try await LiveServer.runOnFreePort { onServerRunning in
+        let running = try await RunningApplication.start { onServerRunning in
             Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
                         onServerRunning: onServerRunning, logger: logger)
         }
-        return AzureNodeStandIn(baseURL: "http://127.0.0.1:\(port)", task: task, store: store)
+        return AzureNodeStandIn(baseURL: "http://127.0.0.1:\(running.port)", running: running, store: store)
     }
 
-    private init(baseURL: String, task: Task<Void, any Error>, store: Store) {
+    private init(baseURL: String, running: RunningApplication, store: Store) {
         self.baseURL = baseURL
-        self.task = task
+        self.running = running
         self.store = store
     }
 
@@ -138,8 +138,7 @@ public final class AzureNodeStandIn: Sendable {
 
     /// Stops the server and waits until it has.
     public func stop() async {
-        task.cancel()
-        _ = await task.result
+        await running.stop()
     }
 
     /// Answers a table request: 400 unless it speaks version 2, 404 for an unknown table, else what `handle` says.
