@@ -11,7 +11,13 @@ extension SyncContext {
     /// Writes records as the server has them and marks them synced (``RecordStore/applySynced(table:records:removals:guard:)``).
     func applySynced(table: String, records: [[String: JSONValue]], removals: [String] = [],
                      guard localGuard: SyncedRecordWriter.LocalGuard = .none) throws -> SyncedRecordWriter.Outcome {
+        try applySynced(table: table, encoded: EncodedRecords(records), removals: removals, guard: localGuard)
+    }
+
+    /// ``applySynced(table:records:removals:guard:)`` with the records encoded, and perhaps staged, already.
+    func applySynced(table: String, encoded: EncodedRecords, removals: [String] = [],
+                     guard localGuard: SyncedRecordWriter.LocalGuard = .none) throws -> SyncedRecordWriter.Outcome {
         try requireWritable()
-        return try store.applySynced(table: table, records: records, removals: removals, guard: localGuard)
+        return try store.applySynced(table: table, records: encoded, removals: removals, guard: localGuard)
     }
 }

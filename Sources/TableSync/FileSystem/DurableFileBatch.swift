@@ -13,6 +13,9 @@ struct DurableFileBatch {
         var bytes: [UInt8]
         /// Put in place only where no file is (``DurableFileBatch/create(_:at:)``).
         var onlyIfAbsent: Bool
+        /// A spare file that holds `bytes` already (written ahead: ``EncodedRecords/stage(in:)``), put in place
+        /// instead of writing them again.
+        var staged: String?
     }
 
     private(set) var writes: [Write] = []
@@ -22,12 +25,16 @@ struct DurableFileBatch {
     var isEmpty: Bool { writes.isEmpty && removals.isEmpty }
 
     /// Adds a file to (re)write with `bytes`.
-    mutating func write(_ bytes: [UInt8], to path: String) { writes.append(Write(path: path, bytes: bytes, onlyIfAbsent: false)) }
+    mutating func write(_ bytes: [UInt8], to path: String, staged: String? = nil) {
+        writes.append(Write(path: path, bytes: bytes, onlyIfAbsent: false, staged: staged))
+    }
 
     /// Adds a file to write where the caller found none: it is put in place only if there is still none, so a
     /// file made since (by a person, during a pull) is left as it is, and ``commit(temporaryDirectory:spares:)``
     /// returns its path. Costs one call where a replacing write of a new file tries a swap first.
-    mutating func create(_ bytes: [UInt8], at path: String) { writes.append(Write(path: path, bytes: bytes, onlyIfAbsent: true)) }
+    mutating func create(_ bytes: [UInt8], at path: String, staged: String? = nil) {
+        writes.append(Write(path: path, bytes: bytes, onlyIfAbsent: true, staged: staged))
+    }
 
     /// Adds a file to remove.
     mutating func remove(_ path: String) { removals.append(path) }
@@ -58,11 +65,12 @@ struct DurableFileBatch {
         newFilePaths.reserveCapacity(writes.count)
         do {
             for (index, write) in writes.enumerated() {
-                if let spare = try spares?.takeExisting(writing: write.bytes) {
-                    newFilePaths.append(spare)
+                if let staged = write.staged {
+                    newFilePaths.append(staged)
+                } else if let spares {
+                    newFilePaths.append(try spares.write(write.bytes, batch: batch, index: index))
                 } else {
-                    let path = spares?.newSparePath(batch: batch, index: index)
-                        ?? "\(temporaryDirectory)/\(TemporaryName.prefix)\(batch)-\(index)"
+                    let path = "\(temporaryDirectory)/\(TemporaryName.prefix)\(batch)-\(index)"
                     try FileSystem.writeNewFile(path, write.bytes)
                     newFilePaths.append(path)
                 }

@@ -82,6 +82,15 @@ final class SpareFiles: Sendable {
         return nil
     }
 
+    /// A spare holding `bytes`: one written over, or a new file (named after `batch` and `index`) when none is
+    /// left. It is the caller's until it gives it back with ``keep(_:)``.
+    func write(_ bytes: [UInt8], batch: String, index: Int) throws -> String {
+        if let spare = try takeExisting(writing: bytes) { return spare }
+        let path = newSparePath(batch: batch, index: index)
+        try FileSystem.writeNewFile(path, bytes)
+        return path
+    }
+
     /// Keeps `paths` as spares; what goes beyond ``limit`` is removed beside the run.
     func keep(_ paths: [String]) {
         let excess: [String] = spares.withLock { spares in

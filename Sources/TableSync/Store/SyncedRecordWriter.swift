@@ -52,19 +52,27 @@ struct SyncedRecordWriter {
     /// Writes `records` (objects with a valid `id`) and removes the records with ids in `removals`, in `table`.
     func apply(table: String, records: [[String: JSONValue]], removals: [String], guard localGuard: LocalGuard = .none,
                index: inout StatIndex) throws -> Outcome {
+        try apply(table: table, encoded: EncodedRecords(records), removals: removals, guard: localGuard, index: &index)
+    }
+
+    /// ``apply(table:records:removals:guard:index:)`` with the records encoded, and perhaps staged, already.
+    /// Staged spares not written go back to ``spares``.
+    func apply(table: String, encoded: EncodedRecords, removals: [String], guard localGuard: LocalGuard = .none,
+               index: inout StatIndex) throws -> Outcome {
         var outcome = Outcome()
         var files = DurableFileBatch()
         var intents: [Intent] = []
         var refreshed: [StatIndex.Entry] = []
+        // Staged spares go back unless the commit takes them: all of them when the write stops before it.
+        var unusedStaged: [String] = []
+        var stagedBack = encoded.stagedFiles
+        defer { spares?.keep(stagedBack) }
         let directory = layout.tableDirectory(table)
         try FileSystem.createDirectory(directory)
-        // Each record's canonical bytes and their hash, on every core: the one part of a page's write that needs
-        // nothing but the record.
-        let encoded = concurrentMap(records) { record in
-            let bytes = RecordFile.encode(record)
-            return (bytes: bytes, hash: SHA256.hexDigest(of: bytes))
-        }
-        for (record, (bytes, hash)) in zip(records, encoded) {
+        for (position, (record, (bytes, hash))) in zip(encoded.records, encoded.files).enumerated() {
+            let staged = encoded.stagedFile(position)
+            var written = false
+            defer { if !written, let staged { unusedStaged.append(staged) } }
             guard let id = record[SystemProperty.id]?.stringValue else { continue }
             let fileName = RecordFileName.fileName(for: id)
             let path = directory + "/" + fileName
@@ -75,7 +83,8 @@ struct SyncedRecordWriter {
             if localGuard.decidesByIndex, guardEntry == nil {
                 // Nothing synced there: the file is made only where none is (every file of an initial pull), with
                 // no look first. One that is there or appears meanwhile was made by hand and is left alone (below).
-                files.create(bytes, at: path)
+                files.create(bytes, at: path, staged: staged)
+                written = true
                 intents.append(Intent(fileName: fileName, id: id, contentHash: hash, version: version, removal: false))
                 outcome.written += 1
                 continue
@@ -107,7 +116,8 @@ struct SyncedRecordWriter {
                     continue
                 }
             }
-            files.write(bytes, to: path)
+            files.write(bytes, to: path, staged: staged)
+            written = true
             intents.append(Intent(fileName: fileName, id: id, contentHash: hash, version: version, removal: false))
             outcome.written += 1
         }
@@ -128,6 +138,7 @@ struct SyncedRecordWriter {
                 intents.append(Intent(fileName: fileName, id: id, contentHash: "", version: nil, removal: true))
             }
         }
+        stagedBack = unusedStaged
         if intents.isEmpty {
             try index.record(refreshed, removed: [], layout: layout, table: table)
             return outcome

@@ -46,11 +46,28 @@ struct Pusher {
 
     private struct Pending {
         var writeBacks: [String: [[String: JSONValue]]] = [:]
+        /// The write-backs encoded and written into spare files ahead of the checkpoint, by table.
+        var stagedWriteBacks: [String: EncodedRecords] = [:]
         var sentFiles: [String: [String: SentFile]] = [:]
         var serverCopies: [String: [[String: JSONValue]]] = [:]
         var removals: [String: [String]] = [:]
         var done: Set<Int64> = []
         var isEmpty: Bool { done.isEmpty }
+
+        /// Encodes the write-backs and writes them into spare files, ahead of the checkpoint. A failed write
+        /// fails the push as it would have failed the checkpoint.
+        mutating func stageWriteBacks(in spares: SpareFiles) throws {
+            for (table, records) in writeBacks {
+                var encoded = EncodedRecords(records)
+                try encoded.stage(in: spares)
+                stagedWriteBacks[table] = encoded
+            }
+        }
+
+        /// Gives the staged spare files back, for a checkpoint that will not be made.
+        func returnStaged(to spares: SpareFiles) {
+            for encoded in stagedWriteBacks.values { spares.keep(encoded.stagedFiles) }
+        }
     }
 
     /// What the push learned of its tables: those where the server applied an operation or answered a read, so
@@ -164,16 +181,31 @@ struct Pusher {
 
     typealias SenderAnswer = (outcomes: [PushOutcome], traffic: WireTraffic)
 
-    /// Reconciles a batch's answer and starts its checkpoint once the previous batch's (`committing`) has ended;
-    /// the caller goes on preparing the next batch meanwhile. Checkpoints stay in batch order.
+    /// Reconciles a batch's answer and hands it to a task that stages its write-back (``Pending/stageWriteBacks(in:)``)
+    /// beside the previous batch's checkpoint (`committing`), then makes its own once that one has ended:
+    /// checkpoints stay in batch order. Returns when the previous checkpoint has ended; the caller prepares the
+    /// next batch while this one's is made.
     private func finishBatch(_ batch: (operations: [OutgoingOperation], answer: Task<SenderAnswer, any Error>), route: Route,
                              report: inout PushReport, pending: inout Pending, acceptance: inout Acceptance,
                              committing: inout Task<Void, any Error>?) async throws {
         try await exchange(batch.operations, answer: batch.answer, route: route, report: &report, pending: &pending, acceptance: &acceptance)
-        try await committing?.value
         var reconciled = pending
         pending = Pending()
-        committing = Task { [self] in try await checkpoint(&reconciled) }
+        let previous = committing
+        let spares = store.spareFiles
+        committing = Task { [self] in
+            var failure: (any Error)?
+            do { try reconciled.stageWriteBacks(in: spares) } catch { failure = error }
+            // Ends after the previous checkpoint whatever happens, so that awaiting the last one awaits them all;
+            // the earlier batch's failure is the one to report.
+            do { try await previous?.value } catch { failure = error }
+            if let failure {
+                reconciled.returnStaged(to: spares)
+                throw failure
+            }
+            try await checkpoint(&reconciled)
+        }
+        try await previous?.value
     }
 
     /// Batches when the options allow it and the server offers the extension (one `GET /health` to learn it);
@@ -332,7 +364,8 @@ struct Pusher {
         let tables = Set(pending.writeBacks.keys).union(pending.removals.keys).union(pending.serverCopies.keys)
         for table in tables.sorted() {
             if let records = pending.writeBacks[table] {
-                _ = try await store.applySynced(table: table, records: records, removals: [], guard: .sentContent(pending.sentFiles[table] ?? [:]))
+                _ = try await store.applySynced(table: table, encoded: pending.stagedWriteBacks[table] ?? EncodedRecords(records),
+                                                removals: [], guard: .sentContent(pending.sentFiles[table] ?? [:]))
             }
             _ = try await store.applySynced(table: table, records: pending.serverCopies[table] ?? [],
                                               removals: pending.removals[table] ?? [], guard: .none)

@@ -8,6 +8,8 @@ protocol PushingStore: Actor {
     nonisolated var settings: StoreSettings { get }
     /// The record files, read without waiting for the store (the push reads each file it sends).
     nonisolated var recordFiles: RecordFiles { get }
+    /// Spare files, for staging write-backs ahead of their commit (``EncodedRecords/stage(in:)``).
+    nonisolated var spareFiles: SpareFiles { get }
     /// The pending operations, in push order.
     var pendingOperations: [PendingOperation] { get }
     /// Turns hand edits into operations, handing over up to `limit` of the files as read.
@@ -22,6 +24,9 @@ protocol PushingStore: Actor {
     func writeConflict(_ conflict: ConflictRecord) throws
     /// Writes records as the server has them and marks them synced; removes those in `removals`.
     func applySynced(table: String, records: [[String: JSONValue]], removals: [String],
+                     guard localGuard: SyncedRecordWriter.LocalGuard) throws -> SyncedRecordWriter.Outcome
+    /// ``applySynced(table:records:removals:guard:)`` with the records encoded, and perhaps staged, already.
+    func applySynced(table: String, encoded: EncodedRecords, removals: [String],
                      guard localGuard: SyncedRecordWriter.LocalGuard) throws -> SyncedRecordWriter.Outcome
     /// Removes settled operations from the journal (its file is rewritten once, by ``saveJournal()``).
     func finishOperations(_ sequences: Set<Int64>) throws

@@ -1,0 +1,52 @@
+import SyncProtocol
+
+/// Records as the server has them, with their record files' canonical bytes and the SHA-256 of those bytes, and,
+/// once staged, those bytes already written into spare files.
+///
+/// This is the part of a synced write that needs neither the index nor the store: a push stages a batch's
+/// write-back (``stage(in:)``) while the previous batch's is committed, so that the commit only checks each file,
+/// makes the spares durable and swaps them in. A staged spare that ends up not used (the file was edited again,
+/// or already held these bytes) goes back to the spares.
+struct EncodedRecords: Sendable {
+    /// The records, as the server sent them.
+    let records: [[String: JSONValue]]
+    /// Each record's canonical file bytes and their hash (hex), in `records` order.
+    let files: [(bytes: [UInt8], hash: String)]
+    /// Per record, in `records` order, a spare file that holds its bytes already; empty until staged.
+    private(set) var staged: [String?] = []
+
+    /// Encodes and hashes every record, on every core.
+    init(_ records: [[String: JSONValue]]) {
+        self.records = records
+        files = concurrentMap(records) { record in
+            let bytes = RecordFile.encode(record)
+            return (bytes: bytes, hash: SHA256.hexDigest(of: bytes))
+        }
+    }
+
+    /// The spare file that holds record `index`'s bytes, if staged.
+    func stagedFile(_ index: Int) -> String? {
+        staged.isEmpty ? nil : staged[index]
+    }
+
+    /// Every staged spare file.
+    var stagedFiles: [String] { staged.compactMap { $0 } }
+
+    /// Writes every record's bytes into a spare file, ahead of the commit that puts them in place. On failure the
+    /// spares written so far go back, and nothing is staged.
+    mutating func stage(in spares: SpareFiles) throws {
+        try FileSystem.createDirectory(spares.directory)
+        let batch = TemporaryName.unique()
+        var written: [String] = []
+        written.reserveCapacity(files.count)
+        do {
+            for (index, file) in files.enumerated() {
+                written.append(try spares.write(file.bytes, batch: batch, index: index))
+            }
+        } catch {
+            spares.keep(written)
+            throw error
+        }
+        staged = written
+    }
+}
