@@ -99,5 +99,35 @@ import TestSupport
         #expect(try names(in: directory.file("store/.tablesync/spares")).isEmpty)
         #expect(try names(in: directory.file("store/tables/todo")).isEmpty)
     }
+
+    @Test("a staged write-back puts its spares in place, and a spare not used goes back")
+    func stagedWriteBack() async throws {
+        let (directory, context) = try makeStore()
+        defer { withExtendedLifetime(directory) {} }
+        let ids = ["r0", "r1", "r2"]
+        _ = try await context.applySynced(table: "todo", records: ids.map { ["id": .string($0), "version": "v1"] })
+        let layout = context.layout
+        var sent: [String: SentFile] = [:]
+        for id in ids { sent[id] = SentFile(hash: SHA256.hexDigest(of: try FileSystem.readFile(layout.recordFile(table: "todo", id: id)))) }
+
+        var encoded = EncodedRecords(ids.map { ["id": .string($0), "version": "v2"] })
+        try encoded.stage(in: context.spareFiles)
+        let staged = encoded.stagedFiles
+        #expect(staged.count == 3)
+        for (index, path) in staged.enumerated() { #expect(try FileSystem.readFile(path) == encoded.files[index].bytes) }
+        let stagedInodes = try staged.map(inode)
+        // r1 is edited by hand after it was sent: its write-back must not replace it.
+        try FileSystem.writeNewFile(layout.recordFile(table: "todo", id: "r1") + ".new", Array("{\"id\": \"r1\", \"text\": \"mine\"}".utf8))
+        try FileSystem.rename(layout.recordFile(table: "todo", id: "r1") + ".new", to: layout.recordFile(table: "todo", id: "r1"))
+
+        let outcome = try await context.applySynced(table: "todo", encoded: encoded, guard: .sentContent(sent))
+        #expect(outcome.written == 2 && outcome.skipped == ["r1"])
+        #expect(try inode(layout.recordFile(table: "todo", id: "r0")) == stagedInodes[0], "the staged spare itself is put in place")
+        #expect(try inode(layout.recordFile(table: "todo", id: "r2")) == stagedInodes[2])
+        #expect(try FileSystem.readFile(layout.recordFile(table: "todo", id: "r2")) == encoded.files[2].bytes)
+        #expect(String(decoding: try FileSystem.readFile(layout.recordFile(table: "todo", id: "r1")), as: UTF8.self).contains("mine"))
+        // r1's staged spare went back to the spares: the next write goes over it.
+        #expect(try context.spareFiles.write(Array("next".utf8), batch: "test", index: 0) == staged[1])
+    }
 }
 #endif
