@@ -367,8 +367,10 @@ struct Pusher {
                 _ = try await store.applySynced(table: table, encoded: pending.stagedWriteBacks[table] ?? EncodedRecords(records),
                                                 removals: [], guard: .sentContent(pending.sentFiles[table] ?? [:]))
             }
-            _ = try await store.applySynced(table: table, records: pending.serverCopies[table] ?? [],
-                                              removals: pending.removals[table] ?? [], guard: .none)
+            let serverCopies = pending.serverCopies[table] ?? [], removals = pending.removals[table] ?? []
+            if !serverCopies.isEmpty || !removals.isEmpty {
+                _ = try await store.applySynced(table: table, records: serverCopies, removals: removals, guard: .none)
+            }
         }
         try await store.finishOperations(pending.done)
         pending = Pending()
