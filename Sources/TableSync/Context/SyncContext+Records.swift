@@ -8,7 +8,7 @@ extension SyncContext {
         return try recordFiles.all(table: table)
     }
 
-    /// Writes records as the server has them and marks them synced (``RecordStore/applySynced(table:records:removals:guard:)``).
+    /// Writes records as the server has them and marks them synced (``RecordStore/applySynced(table:encoded:removals:guard:)``).
     func applySynced(table: String, records: [[String: JSONValue]], removals: [String] = [],
                      guard localGuard: SyncedRecordWriter.LocalGuard = .none) throws -> SyncedRecordWriter.Outcome {
         try applySynced(table: table, encoded: EncodedRecords(records), removals: removals, guard: localGuard)
@@ -18,6 +18,6 @@ extension SyncContext {
     func applySynced(table: String, encoded: EncodedRecords, removals: [String] = [],
                      guard localGuard: SyncedRecordWriter.LocalGuard = .none) throws -> SyncedRecordWriter.Outcome {
         try requireWritable()
-        return try store.applySynced(table: table, records: encoded, removals: removals, guard: localGuard)
+        return try store.applySynced(table: table, encoded: encoded, removals: removals, guard: localGuard)
     }
 }

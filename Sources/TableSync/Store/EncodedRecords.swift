@@ -12,8 +12,9 @@ struct EncodedRecords: Sendable {
     let records: [[String: JSONValue]]
     /// Each record's canonical file bytes and their hash (hex), in `records` order.
     let files: [(bytes: [UInt8], hash: String)]
-    /// Per record, in `records` order, a spare file that holds its bytes already; empty until staged.
-    private(set) var staged: [String?] = []
+    /// Per record, in `records` order, the spare file that holds its bytes already; empty until staged (staging
+    /// stages every record or none).
+    private(set) var stagedFiles: [String] = []
 
     /// Encodes and hashes every record, on every core.
     init(_ records: [[String: JSONValue]]) {
@@ -26,11 +27,8 @@ struct EncodedRecords: Sendable {
 
     /// The spare file that holds record `index`'s bytes, if staged.
     func stagedFile(_ index: Int) -> String? {
-        staged.isEmpty ? nil : staged[index]
+        stagedFiles.isEmpty ? nil : stagedFiles[index]
     }
-
-    /// Every staged spare file.
-    var stagedFiles: [String] { staged.compactMap { $0 } }
 
     /// Writes every record's bytes into a spare file, ahead of the commit that puts them in place. On failure the
     /// spares written so far go back, and nothing is staged.
@@ -47,6 +45,6 @@ struct EncodedRecords: Sendable {
             spares.keep(written)
             throw error
         }
-        staged = written
+        stagedFiles = written
     }
 }

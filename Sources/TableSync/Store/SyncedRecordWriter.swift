@@ -64,15 +64,12 @@ struct SyncedRecordWriter {
         var intents: [Intent] = []
         var refreshed: [StatIndex.Entry] = []
         // Staged spares go back unless the commit takes them: all of them when the write stops before it.
-        var unusedStaged: [String] = []
         var stagedBack = encoded.stagedFiles
         defer { spares?.keep(stagedBack) }
         let directory = layout.tableDirectory(table)
         try FileSystem.createDirectory(directory)
         for (position, (record, (bytes, hash))) in zip(encoded.records, encoded.files).enumerated() {
             let staged = encoded.stagedFile(position)
-            var written = false
-            defer { if !written, let staged { unusedStaged.append(staged) } }
             guard let id = record[SystemProperty.id]?.stringValue else { continue }
             let fileName = RecordFileName.fileName(for: id)
             let path = directory + "/" + fileName
@@ -84,7 +81,6 @@ struct SyncedRecordWriter {
                 // Nothing synced there: the file is made only where none is (every file of an initial pull), with
                 // no look first. One that is there or appears meanwhile was made by hand and is left alone (below).
                 files.create(bytes, at: path, staged: staged)
-                written = true
                 intents.append(Intent(fileName: fileName, id: id, contentHash: hash, version: version, removal: false))
                 outcome.written += 1
                 continue
@@ -117,7 +113,6 @@ struct SyncedRecordWriter {
                 }
             }
             files.write(bytes, to: path, staged: staged)
-            written = true
             intents.append(Intent(fileName: fileName, id: id, contentHash: hash, version: version, removal: false))
             outcome.written += 1
         }
@@ -138,7 +133,8 @@ struct SyncedRecordWriter {
                 intents.append(Intent(fileName: fileName, id: id, contentHash: "", version: nil, removal: true))
             }
         }
-        stagedBack = unusedStaged
+        let taken = Set(files.writes.compactMap(\.staged))
+        stagedBack.removeAll { taken.contains($0) }
         if intents.isEmpty {
             try index.record(refreshed, removed: [], layout: layout, table: table)
             return outcome
