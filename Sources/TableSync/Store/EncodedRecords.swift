@@ -4,9 +4,9 @@ import SyncProtocol
 /// once staged, those bytes already written into spare files.
 ///
 /// This is the part of a synced write that needs neither the index nor the store: a push stages a batch's
-/// write-back (``stage(in:)``) while the previous batch's is committed, so that the commit only checks each file,
-/// makes the spares durable and swaps them in. A staged spare that ends up not used (the file was edited again,
-/// or already held these bytes) goes back to the spares.
+/// write-back, and a pull a page, (``stage(in:)``) while the previous one is committed, so that the commit only
+/// checks each file, makes the spares durable and puts them in place. A staged spare that ends up not used (the
+/// file was edited by hand, or already held these bytes) goes back to the spares.
 struct EncodedRecords: Sendable {
     /// The records, as the server sent them.
     let records: [[String: JSONValue]]
@@ -33,6 +33,7 @@ struct EncodedRecords: Sendable {
     /// Writes every record's bytes into a spare file, ahead of the commit that puts them in place. On failure the
     /// spares written so far go back, and nothing is staged.
     mutating func stage(in spares: SpareFiles) throws {
+        guard !files.isEmpty else { return }
         try FileSystem.createDirectory(spares.directory)
         let batch = TemporaryName.unique()
         var written: [String] = []

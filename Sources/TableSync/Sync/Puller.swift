@@ -71,7 +71,6 @@ struct Puller {
         let client = try await connection.client(table: table)
         var watermark = query.updatedAt.map { PullWatermark(updatedAt: $0, lastID: query.lastID) }
         let mode = try await Self.pagingMode(options: options, connection: connection, client: client)
-        var massDelete = MassDeleteBrake()
         var skip = 0
         var repeatCheck = PullPlan.RepeatedPageCheck()
         // To evict, the pull must also see the records that changed so that they no longer match: it asks for
@@ -90,42 +89,58 @@ struct Puller {
         var (page, pageSize) = try await fetch(after: watermark, skip: skip, pageSize: options.pageSize ?? Self.defaultPageSize,
                                                counting: options.progress != nil)
         let total = page.totalCount
-        while true {
-            report.pages += 1
-            if page.itemCount == 0 { break }
-            guard !page.cursorItems.isEmpty else {
-                throw SyncError.malformedResponse(url: tableURL, reason: "none of the page's \(page.itemCount) records has an id and an updatedAt (\(page.refused.first?.reason ?? "")), so the pull cannot move past them")
+        // Nothing is pushed during the pull, so the records kept for their pending operation stay the same.
+        let pendingIDs = await store.pendingIDs(table: table)
+        // Three pages overlap: page N is committed on a task of its own while page N+1's files are written into
+        // spares (staged) and page N+2 downloads.
+        var commits = CommitSequence<PageCommit>()
+        func merge(_ commit: PageCommit?) {
+            if let commit { report.add(commit) }
+        }
+        do {
+            while true {
+                report.pages += 1
+                if page.itemCount == 0 { break }
+                guard !page.cursorItems.isEmpty else {
+                    throw SyncError.malformedResponse(url: tableURL, reason: "none of the page's \(page.itemCount) records has an id and an updatedAt (\(page.refused.first?.reason ?? "")), so the pull cannot move past them")
+                }
+                try repeatCheck.check(mode: mode, skip: skip, page: page.cursorItems, url: tableURL)
+                let (nextWatermark, nextSkip) = PullPlan.advance(mode: mode, watermark: watermark, skip: skip, page: page.cursorItems)
+                let advances = mode != .keyset || PullPlan.advances(from: watermark, to: nextWatermark)
+                let isLast = PullPlan.isLastPage(apiVersion: client.apiVersion, itemCount: page.itemCount, pageSize: pageSize, nextLink: page.nextLink)
+                // The next page downloads and decodes while this one is written: the next cursor is known already.
+                let nextSize = pageSize
+                let nextPage = isLast || !advances ? nil : Task { try await fetch(after: nextWatermark, skip: nextSkip, pageSize: nextSize) }
+                var changes = PageChanges(page.records, pendingIDs: pendingIDs, evictFilter: evictFilter)
+                changes.page = report.pages
+                changes.skipped = page.refused.filter { !$0.deleted }.map { SkippedServerRecord(table: table, id: $0.id, reason: $0.reason) }
+                (watermark, skip) = (nextWatermark, nextSkip)
+                // A page that does not advance is written, but the watermark does not move past it.
+                if advances, queryID != nil, let watermark {
+                    query.updatedAt = watermark.updatedAt
+                    query.lastID = watermark.lastID
+                    query.noteSkipped(page)
+                    changes.query = query
+                }
+                do {
+                    merge(try await commit(changes, table: table, total: total, into: &commits))
+                } catch {
+                    nextPage?.cancel()
+                    throw error
+                }
+                if !advances {
+                    merge(try await commits.finish())
+                    throw SyncError.malformedResponse(url: tableURL,
+                                                      reason: "a page does not move past the previous one (updatedAt \(watermark?.updatedAt ?? "none")), so the pull stopped instead of asking again")
+                }
+                guard let nextPage else { break }
+                (page, pageSize) = try await nextPage.value
             }
-            try repeatCheck.check(mode: mode, skip: skip, page: page.cursorItems, url: tableURL)
-            let (nextWatermark, nextSkip) = PullPlan.advance(mode: mode, watermark: watermark, skip: skip, page: page.cursorItems)
-            let advances = mode != .keyset || PullPlan.advances(from: watermark, to: nextWatermark)
-            let isLast = PullPlan.isLastPage(apiVersion: client.apiVersion, itemCount: page.itemCount, pageSize: pageSize, nextLink: page.nextLink)
-            // The next page downloads and decodes while this one is written: the next cursor is known already.
-            let nextSize = pageSize
-            let nextPage = isLast || !advances ? nil : Task { try await fetch(after: nextWatermark, skip: nextSkip, pageSize: nextSize) }
-            do {
-                try await apply(page.records, table: table, evictFilter: evictFilter, report: &report, massDelete: &massDelete)
-            } catch {
-                nextPage?.cancel()
-                throw error
-            }
-            (watermark, skip) = (nextWatermark, nextSkip)
-            if !advances {
-                throw SyncError.malformedResponse(url: tableURL,
-                                                  reason: "a page does not move past the previous one (updatedAt \(watermark?.updatedAt ?? "none")), so the pull stopped instead of asking again")
-            }
-            report.skipped += page.refused.filter { !$0.deleted }.map { SkippedServerRecord(table: table, id: $0.id, reason: $0.reason) }
-            if queryID != nil, let watermark {
-                query.updatedAt = watermark.updatedAt
-                query.lastID = watermark.lastID
-                query.noteSkipped(page)
-                try await store.saveQuery(query)
-            }
-            options.progress?(.pulledPage(table: table, page: report.pages,
-                                          records: report.written + report.removed + report.unchanged + report.keptLocal + report.skipped.count,
-                                          total: total))
-            guard let nextPage else { break }
-            (page, pageSize) = try await nextPage.value
+            merge(try await commits.finish())
+        } catch {
+            // No page is written after the pull has returned.
+            await commits.settle()
+            throw error
         }
         report.pageSize = pageSize
         report.watermark = queryID == nil ? nil : watermark
@@ -154,51 +169,36 @@ struct Puller {
         }
     }
 
-    /// How many records this pull removed, against how many the table held: refuses to remove more than half.
-    struct MassDeleteBrake {
-        /// Counted when the first removal arrives: most pulls remove nothing and need no directory listing.
-        var localRecords: Int?
-        var removedSoFar = 0
-    }
-
-    /// Writes one page: records kept for their pending local operation, removals (deleted on the server, or
-    /// evicted), and the rest written as the server has them.
-    private func apply(_ records: [[String: JSONValue]], table: String, evictFilter: FilterExpression?,
-                       report: inout PullReport, massDelete: inout MassDeleteBrake) async throws {
-        let pendingIDs = await store.pendingIDs(table: table)
-        var writes: [[String: JSONValue]] = []
-        var removals: [String] = []
-        var evictions: [String] = []
-        for record in records {
-            let id = record[SystemProperty.id]!.stringValue!
-            if pendingIDs.contains(id) {
-                report.keptLocal += 1
-            } else if ServerRecord.isDeleted(record) {
-                removals.append(id)
-            } else if let evictFilter, !FilterEvaluator.matches(evictFilter, record: record) {
-                evictions.append(id)
-            } else {
-                writes.append(record)
-            }
-        }
-        if !options.allowMassDelete, !removals.isEmpty {
-            let counted: Int
-            if let known = massDelete.localRecords { counted = known } else { counted = try store.recordFiles.count(table: table) }
-            massDelete.localRecords = counted
-            let present = store.recordFiles.existingCount(table: table, ids: removals)
-            if counted >= 10, (massDelete.removedSoFar + present) * 2 > counted {
-                throw MassDeleteRefused(table: table, removing: massDelete.removedSoFar + present, localRecords: counted)
-            }
-            massDelete.removedSoFar += present
-        }
-        let evicted = store.recordFiles.existingCount(table: table, ids: evictions)
-        removals += evictions
-        let outcome = try await store.applySynced(table: table, records: writes, removals: removals, guard: .unchangedSinceSync)
-        report.evicted += evicted
-        report.written += outcome.written
-        report.removed += outcome.removed
-        report.unchanged += outcome.unchanged
-        report.keptLocal += outcome.skipped.count
+    /// Hands one page to `commits`: its files are staged (encoded and written into spares) at once, and committed
+    /// once the previous page's commit has ended: removals checked against the mass-delete brake, the files put in
+    /// place, the query's new watermark saved, and progress told. Returns the previous page's commit.
+    private func commit(_ changes: PageChanges, table: String, total: Int?,
+                        into commits: inout CommitSequence<PageCommit>) async throws -> PageCommit? {
+        let store = self.store, allowMassDelete = options.allowMassDelete, progress = options.progress
+        let spares = store.spareFiles
+        return try await commits.append(
+            stage: {
+                var encoded = EncodedRecords(changes.writes)
+                try encoded.stage(in: spares)
+                return encoded
+            },
+            commit: { encoded, previous in
+                var commit = PageCommit(changes, after: previous)
+                do {
+                    if !allowMassDelete { try commit.brake.admit(changes.removals, table: table, files: store.recordFiles) }
+                } catch {
+                    spares.keep(encoded.stagedFiles)
+                    throw error
+                }
+                commit.evicted = store.recordFiles.existingCount(table: table, ids: changes.evictions)
+                let outcome = try await store.applySynced(table: table, encoded: encoded, removals: changes.removals + changes.evictions,
+                                                          guard: .unchangedSinceSync)
+                commit.outcome = outcome
+                if let query = changes.query { try await store.saveQuery(query) }
+                progress?(.pulledPage(table: table, page: commit.page, records: commit.recordsSoFar, total: total))
+                return commit
+            },
+            unstage: { encoded in spares.keep(encoded.stagedFiles) })
     }
 
     /// How `options` page through a table on `client`'s server: as asked, or keyset paging when the server is a

@@ -55,11 +55,16 @@ struct Pusher {
         var isEmpty: Bool { done.isEmpty }
 
         /// Encodes the write-backs and writes them into spare files, ahead of the checkpoint. A failed write
-        /// fails the push as it would have failed the checkpoint.
+        /// fails the push as it would have failed the checkpoint; what was staged before it goes back.
         mutating func stageWriteBacks(in spares: SpareFiles) throws {
             for (table, records) in writeBacks {
                 var encoded = EncodedRecords(records)
-                try encoded.stage(in: spares)
+                do {
+                    try encoded.stage(in: spares)
+                } catch {
+                    returnStaged(to: spares)
+                    throw error
+                }
                 stagedWriteBacks[table] = encoded
             }
         }
@@ -117,7 +122,7 @@ struct Pusher {
         // Batched, the next batch is on the wire while the previous answer is reconciled, and a batch's checkpoint
         // is made while the next batch is prepared: three batches overlap.
         var inFlight: (operations: [OutgoingOperation], answer: Task<SenderAnswer, any Error>)?
-        var committing: Task<Void, any Error>?
+        var committing = CommitSequence<Void>()
         do {
             var start = 0
             while start < queue.count {
@@ -161,14 +166,14 @@ struct Pusher {
                 settled += last.operations.count
                 options.progress?(.pushed(settled: settled, total: queue.count))
             }
-            try await committing?.value
+            try await committing.finish()
         } catch {
             // A batch still in flight is abandoned: if the server applies it anyway, its operations are still in
             // the journal, and the next push's lost-acknowledgement rule counts them as applied.
             inFlight?.answer.cancel()
             // A checkpoint under way ends first (its failure may be the error at hand); what was reconciled since
             // is made durable after it.
-            try? await committing?.value
+            await committing.settle()
             try await checkpoint(&pending)
             // The push's own error is the one to report; a journal left unrewritten is rewritten on the next open.
             try? await store.saveJournal()
@@ -187,25 +192,22 @@ struct Pusher {
     /// next batch while this one's is made.
     private func finishBatch(_ batch: (operations: [OutgoingOperation], answer: Task<SenderAnswer, any Error>), route: Route,
                              report: inout PushReport, pending: inout Pending, acceptance: inout Acceptance,
-                             committing: inout Task<Void, any Error>?) async throws {
+                             committing: inout CommitSequence<Void>) async throws {
         try await exchange(batch.operations, answer: batch.answer, route: route, report: &report, pending: &pending, acceptance: &acceptance)
-        var reconciled = pending
+        let reconciled = pending
         pending = Pending()
-        let previous = committing
         let spares = store.spareFiles
-        committing = Task { [self] in
-            var failure: (any Error)?
-            do { try reconciled.stageWriteBacks(in: spares) } catch { failure = error }
-            // Ends after the previous checkpoint whatever happens, so that awaiting the last one awaits them all;
-            // the earlier batch's failure is the one to report.
-            do { try await previous?.value } catch { failure = error }
-            if let failure {
-                reconciled.returnStaged(to: spares)
-                throw failure
-            }
-            try await checkpoint(&reconciled)
-        }
-        try await previous?.value
+        _ = try await committing.append(
+            stage: {
+                var staged = reconciled
+                try staged.stageWriteBacks(in: spares)
+                return staged
+            },
+            commit: { [self] staged, _ in
+                var staged = staged
+                try await checkpoint(&staged)
+            },
+            unstage: { staged in staged.returnStaged(to: spares) })
     }
 
     /// Batches when the options allow it and the server offers the extension (one `GET /health` to learn it);

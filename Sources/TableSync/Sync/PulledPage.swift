@@ -1,0 +1,100 @@
+import SyncProtocol
+
+/// One pulled page, sorted by what the pull does with each record: kept for its pending local operation, removed
+/// (deleted on the server, or evicted: no longer matching the query), or written as the server has it.
+struct PageChanges: Sendable, Equatable {
+    /// Records to write, in page order.
+    var writes: [[String: JSONValue]] = []
+    /// Ids of records the server deleted.
+    var removals: [String] = []
+    /// Ids of records that no longer match the query (only when evicting).
+    var evictions: [String] = []
+    /// Records left alone because a local operation on them waits to be pushed.
+    var keptLocal = 0
+    /// Records the server sent that the store cannot hold.
+    var skipped: [SkippedServerRecord] = []
+    /// The page's number in its pull, counting from 1.
+    var page = 0
+    /// The query with the watermark past this page, saved once the page is in place; `nil` when nothing is saved.
+    var query: PullQuery?
+
+    /// Sorts `records` (each with a valid `id`): those in `pendingIDs` are kept, deleted ones removed, those that
+    /// do not match `evictFilter` (when given) evicted, the rest written.
+    init(_ records: [[String: JSONValue]], pendingIDs: Set<String>, evictFilter: FilterExpression?) {
+        for record in records {
+            let id = record[SystemProperty.id]!.stringValue!
+            if pendingIDs.contains(id) {
+                keptLocal += 1
+            } else if ServerRecord.isDeleted(record) {
+                removals.append(id)
+            } else if let evictFilter, !FilterEvaluator.matches(evictFilter, record: record) {
+                evictions.append(id)
+            } else {
+                writes.append(record)
+            }
+        }
+    }
+}
+
+/// How many records a pull removed so far, against how many the table held: it refuses to remove more than half.
+struct MassDeleteBrake: Sendable {
+    /// Counted when the first removal arrives: most pulls remove nothing and need no directory listing.
+    var localRecords: Int?
+    var removedSoFar = 0
+
+    /// Counts the files of `removals` that are present; throws ``MassDeleteRefused`` when, with those removed
+    /// before, they make more than half of the table's records (of a table of 10 or more).
+    mutating func admit(_ removals: [String], table: String, files: RecordFiles) throws {
+        guard !removals.isEmpty else { return }
+        let counted = try localRecords ?? files.count(table: table)
+        localRecords = counted
+        let present = files.existingCount(table: table, ids: removals)
+        if counted >= 10, (removedSoFar + present) * 2 > counted {
+            throw MassDeleteRefused(table: table, removing: removedSoFar + present, localRecords: counted)
+        }
+        removedSoFar += present
+    }
+}
+
+/// What committing one page did: the store's outcome and the page's own counts, with what the pull carries from
+/// page to page (the brake, the records so far).
+struct PageCommit: Sendable {
+    /// The page's number in its pull.
+    let page: Int
+    /// Records kept for their pending operation (sorted out before the write, or found edited by it).
+    var keptLocal: Int
+    var skipped: [SkippedServerRecord]
+    /// Evicted records whose file was there.
+    var evicted = 0
+    var outcome = SyncedRecordWriter.Outcome()
+    /// The brake after this page's removals.
+    var brake: MassDeleteBrake
+    /// Records of the pull before this page, in every count.
+    private let recordsBefore: Int
+
+    /// The commit of `changes`, after the pull's `previous` page (`nil` for its first).
+    init(_ changes: PageChanges, after previous: PageCommit?) {
+        page = changes.page
+        keptLocal = changes.keptLocal
+        skipped = changes.skipped
+        brake = previous?.brake ?? MassDeleteBrake()
+        recordsBefore = previous?.recordsSoFar ?? 0
+    }
+
+    /// Records of the pull up to and with this page: written, removed, unchanged, kept or skipped.
+    var recordsSoFar: Int {
+        recordsBefore + outcome.written + outcome.removed + outcome.unchanged + keptLocal + outcome.skipped.count + skipped.count
+    }
+}
+
+extension PullReport {
+    /// Adds one committed page's counts.
+    mutating func add(_ commit: PageCommit) {
+        evicted += commit.evicted
+        written += commit.outcome.written
+        removed += commit.outcome.removed
+        unchanged += commit.outcome.unchanged
+        keptLocal += commit.keptLocal + commit.outcome.skipped.count
+        skipped += commit.skipped
+    }
+}
