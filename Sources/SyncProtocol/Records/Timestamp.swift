@@ -110,14 +110,43 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
         let (days, dayTicks) = floorDivide(ticks, 86_400 * ticksPerSecond)
         let (year, month, day) = civilFromDays(days)
         let seconds = Int(dayTicks / ticksPerSecond)
-        let fraction = Int(dayTicks % ticksPerSecond)
-        func pad(_ value: Int, _ width: Int) -> String {
-            let digits = String(value)
-            return String(repeating: "0", count: max(0, width - digits.count)) + digits
+        // Seven fraction digits, trailing zeros dropped down to three.
+        var fraction = Int(dayTicks % ticksPerSecond)
+        var fractionDigits = 7
+        while fractionDigits > 3, fraction % 10 == 0 {
+            fraction /= 10
+            fractionDigits -= 1
         }
-        var fractionText = pad(fraction, 7)
-        while fractionText.count > 3, fractionText.hasSuffix("0") { fractionText.removeLast() }
-        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(seconds / 3600, 2)):\(pad(seconds / 60 % 60, 2)):\(pad(seconds % 60, 2)).\(fractionText)Z"
+        // Written byte by byte: the server formats two of these per record it sends.
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(32)
+        appendDigits(year, width: 4, to: &bytes)
+        bytes.append(UInt8(ascii: "-"))
+        appendDigits(month, width: 2, to: &bytes)
+        bytes.append(UInt8(ascii: "-"))
+        appendDigits(day, width: 2, to: &bytes)
+        bytes.append(UInt8(ascii: "T"))
+        appendDigits(seconds / 3600, width: 2, to: &bytes)
+        bytes.append(UInt8(ascii: ":"))
+        appendDigits(seconds / 60 % 60, width: 2, to: &bytes)
+        bytes.append(UInt8(ascii: ":"))
+        appendDigits(seconds % 60, width: 2, to: &bytes)
+        bytes.append(UInt8(ascii: "."))
+        appendDigits(fraction, width: fractionDigits, to: &bytes)
+        bytes.append(UInt8(ascii: "Z"))
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends the decimal digits of `value`, zero-padded to `width` (a negative value: `-` and its padded magnitude).
+    private static func appendDigits(_ value: Int, width: Int, to bytes: inout [UInt8]) {
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        let start = bytes.count
+        repeat {
+            bytes.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
+            magnitude /= 10
+        } while magnitude > 0 || bytes.count - start < width
+        bytes[start...].reverse()
     }
 
     static func floorDivide(_ value: Int64, _ divisor: Int64) -> (Int64, Int64) {

@@ -33,19 +33,25 @@ public struct StoredRecord: Sendable, Hashable {
         } else {
             members = properties
         }
-        members.merge(systemProperties) { _, system in system }
+        addSystemProperties(to: &members)
         return .object(members)
     }
 
     /// `id`, `createdAt`, `updatedAt`, `version` and `deleted` as the protocol sends them.
     public var systemProperties: [String: JSONValue] {
-        [
-            SystemProperty.id: .string(id),
-            SystemProperty.createdAt: .string(Timestamp(ticks: createdAt).text),
-            SystemProperty.updatedAt: .string(Timestamp(ticks: updatedAt).text),
-            SystemProperty.version: .string(version),
-            SystemProperty.deleted: .bool(deleted),
-        ]
+        var members: [String: JSONValue] = [:]
+        addSystemProperties(to: &members)
+        return members
+    }
+
+    /// Sets the system properties in `members`, over any of the same name.
+    private func addSystemProperties(to members: inout [String: JSONValue]) {
+        members.reserveCapacity(members.count + 5)
+        members[SystemProperty.id] = .string(id)
+        members[SystemProperty.createdAt] = .string(Timestamp(ticks: createdAt).text)
+        members[SystemProperty.updatedAt] = .string(Timestamp(ticks: updatedAt).text)
+        members[SystemProperty.version] = .string(version)
+        members[SystemProperty.deleted] = .bool(deleted)
     }
 }
 
@@ -53,14 +59,17 @@ public struct StoredRecord: Sendable, Hashable {
 public enum RecordVersion {
     /// Base64 of `updatedAt` as 8 big-endian bytes: opaque to clients, as the protocol asks.
     public static func make(updatedAt: Int64) -> String {
-        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
-        let bytes = (0..<8).map { UInt8(truncatingIfNeeded: UInt64(bitPattern: updatedAt) >> (56 - 8 * $0)) } + [0]
+        // The 8 bytes and a zero byte, as three 24-bit groups of four base64 digits each; the last digit is padding.
+        let value = UInt64(bitPattern: updatedAt)
+        let groups = [UInt32(value >> 40), UInt32(truncatingIfNeeded: value >> 16) & 0xFF_FFFF, UInt32(truncatingIfNeeded: value << 8) & 0xFF_FFFF]
         var output: [UInt8] = []
-        for chunk in stride(from: 0, to: 9, by: 3) {
-            let value = UInt32(bytes[chunk]) << 16 | UInt32(bytes[chunk + 1]) << 8 | UInt32(bytes[chunk + 2])
-            for shift in [18, 12, 6, 0] { output.append(alphabet[Int(value >> UInt32(shift) & 0x3F)]) }
+        output.reserveCapacity(12)
+        for group in groups {
+            for shift: UInt32 in [18, 12, 6, 0] { output.append(alphabet[Int(group >> shift & 0x3F)]) }
         }
         output[11] = UInt8(ascii: "=")
         return String(decoding: output, as: UTF8.self)
     }
+
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
 }
