@@ -58,14 +58,27 @@ import TestSupport
         #expect(kept.count == 3)
         for name in kept { #expect(try directory.read("spares/" + name).hasPrefix("small"), "the big spare is not kept") }
 
-        // The next run adopts them, and a spare removed by hand in between is skipped, not an error.
-        let next = SpareFiles(directory: spares.directory)
-        try next.adoptRetained()
-        try FileManager.default.removeItem(atPath: spares.directory + "/" + kept[0])
+        // A run that needs no spare leaves them alone, even beyond what it would keep: it never lists them.
+        try directory.write("spares/spare-extra", "small extra")
+        let idle = SpareFiles(directory: spares.directory, adoptingRetained: true, retainedCount: 3, retainedMaximumSize: 100)
+        await idle.finishRun()
+        #expect(try names(in: spares.directory) == (kept + ["spare-extra"]).sorted())
+        try FileManager.default.removeItem(atPath: spares.directory + "/spare-extra")
+
+        // The next run adopts them when it first needs one, and a spare removed by hand after that is skipped, not
+        // an error.
+        let next = SpareFiles(directory: spares.directory, adoptingRetained: true)
+        var first = DurableFileBatch()
+        first.write(Array("first again".utf8), to: directory.file("r5.json"))
+        try first.commit(temporaryDirectory: directory.file("tmp"), spares: next)
+        let untaken = try names(in: spares.directory).filter { try directory.read("spares/" + $0).hasPrefix("small") }
+        #expect(untaken.count == 2, "one of the three adopted spares was written over and swapped in")
+        try FileManager.default.removeItem(atPath: spares.directory + "/" + untaken[0])
         var again = DurableFileBatch()
         for number in 0..<3 { again.write(Array("again \(number)".utf8), to: directory.file("r\(number).json")) }
         try again.commit(temporaryDirectory: directory.file("tmp"), spares: next)
         for number in 0..<3 { #expect(try directory.read("r\(number).json") == "again \(number)") }
+        #expect(try directory.read("r5.json") == "first again")
         #expect(try names(in: spares.directory).count == 3, "two spares written over and one new file: three swapped out")
 
         try next.removeAll()

@@ -52,8 +52,7 @@ public actor SyncContext {
         let layout = try StoreLocator.locate(from: directory)
         let lock = mode == .readOnly ? nil : try StoreLock.acquire(layout: layout, purpose: purpose)
         if mode == .readWrite { try StoreRecovery.recover(layout: layout) }
-        let spareFiles = SpareFiles(directory: layout.sparesDirectory)
-        if mode == .readWrite { try spareFiles.adoptRetained() }
+        let spareFiles = SpareFiles(directory: layout.sparesDirectory, adoptingRetained: mode == .readWrite)
         self.spareFiles = spareFiles
         self.store = RecordStore(layout: layout, spares: spareFiles)
         self.recordFiles = RecordFiles(layout: layout)

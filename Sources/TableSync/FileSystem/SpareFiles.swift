@@ -17,7 +17,8 @@ import Darwin
 ///
 /// Spares outlive the run: when a push, pull or sync ends, up to ``retainedCount`` small ones stay on disk for
 /// the next run (a cron job's next sync then creates no file for its first write-backs either) and the rest are
-/// removed on a thread of their own. A spare is garbage at every moment — a crash can leave one half-written,
+/// removed on a thread of their own. The next run lists them only when it first needs a spare: a sync that finds
+/// nothing to write looks at none of them. A spare is garbage at every moment — a crash can leave one half-written,
 /// which is harmless — so nothing about them needs recovering. They do hold old record contents until written
 /// over; `purge` removes them all.
 ///
@@ -31,27 +32,50 @@ final class SpareFiles: Sendable {
     /// The most spares kept on disk between runs, and the largest of them (a bigger one is removed).
     let retainedCount: Int
     let retainedMaximumSize: Int64
-    private let spares = Mutex<[String]>([])
+    private let pool: Mutex<Pool>
     private let queue = DispatchQueue(label: "tablesync.spare-files")
     private let group = DispatchGroup()
 
     /// Every spare file starts with this.
     static let namePrefix = "spare-"
 
-    init(directory: String, limit: Int = 4096, retainedCount: Int = 1024, retainedMaximumSize: Int64 = 64 * 1024) {
+    /// The spares at hand, and whether those an earlier run kept are among them yet.
+    private struct Pool {
+        var paths: [String] = []
+        /// Whether the spares an earlier run left on disk have been listed into ``paths`` (or there are none to take).
+        var adopted: Bool
+        /// Whether a spare was taken or kept since the run began or was last trimmed.
+        var touched = false
+    }
+
+    /// With `adoptingRetained`, the spares an earlier run kept are taken over when first needed (beyond ``limit``,
+    /// they are removed): for the store's writer only, which holds the lock, so no other process uses them.
+    init(directory: String, adoptingRetained: Bool = false, limit: Int = 4096, retainedCount: Int = 1024,
+         retainedMaximumSize: Int64 = 64 * 1024) {
         self.directory = directory
         self.limit = limit
         self.retainedCount = retainedCount
         self.retainedMaximumSize = retainedMaximumSize
+        pool = Mutex(Pool(adopted: !adoptingRetained))
     }
 
-    /// Takes over the spares an earlier run kept (beyond ``limit``, they are removed). For the store's writer
-    /// only: it holds the lock, so no other process uses them.
-    func adoptRetained() throws {
-        let found = try FileSystem.listDirectory(directory)
-            .filter { $0.name.hasPrefix(Self.namePrefix) && $0.status.isRegularFile }
-            .map { directory + "/" + $0.name }
-        keep(found)
+    /// Lists the spares an earlier run kept into `pool`, once. A listing that fails adopts none: spares are only
+    /// a saving, and a store whose `.tablesync/` cannot be listed fails on its next real write anyway.
+    private func adoptIfNeeded(_ pool: inout Pool) {
+        guard !pool.adopted else { return }
+        pool.adopted = true
+        let found = (try? FileSystem.listDirectory(directory)) ?? []
+        pool.paths.insert(contentsOf: found.filter { $0.name.hasPrefix(Self.namePrefix) && $0.status.isRegularFile }
+            .map { directory + "/" + $0.name }, at: 0)
+        removeBeyondLimit(&pool)
+    }
+
+    /// Removes the oldest spares beyond ``limit`` (beside the run).
+    private func removeBeyondLimit(_ pool: inout Pool) {
+        guard pool.paths.count > limit else { return }
+        let excess = Array(pool.paths[..<(pool.paths.count - limit)])
+        pool.paths.removeFirst(excess.count)
+        remove(excess)
     }
 
     /// The path for a new file that becomes a spare once swapped out; `index` tells apart those of one batch.
@@ -61,7 +85,11 @@ final class SpareFiles: Sendable {
 
     /// A spare to write over, if there is one; it is the caller's until it gives it back with ``keep(_:)``.
     private func take() -> String? {
-        spares.withLock { $0.popLast() }
+        pool.withLock { pool in
+            adoptIfNeeded(&pool)
+            pool.touched = true
+            return pool.paths.popLast()
+        }
     }
 
     /// Takes a spare and writes `bytes` over it; `nil` when there is none left. It is the caller's until it gives
@@ -93,13 +121,12 @@ final class SpareFiles: Sendable {
 
     /// Keeps `paths` as spares; what goes beyond ``limit`` is removed beside the run.
     func keep(_ paths: [String]) {
-        let excess: [String] = spares.withLock { spares in
-            spares.append(contentsOf: paths)
-            guard spares.count > limit else { return [] }
-            defer { spares.removeFirst(spares.count - limit) }
-            return Array(spares[..<(spares.count - limit)])
+        guard !paths.isEmpty else { return }
+        pool.withLock { pool in
+            pool.touched = true
+            pool.paths.append(contentsOf: paths)
+            removeBeyondLimit(&pool)
         }
-        remove(excess)
     }
 
     /// Ends a run: keeps up to ``retainedCount`` spares no bigger than ``retainedMaximumSize`` for the next run,
@@ -119,18 +146,30 @@ final class SpareFiles: Sendable {
 
     /// Removes every spare, on disk too (a purge: no old record content may stay behind), and waits for it.
     func removeAll() throws {
-        spares.withLock { $0.removeAll() }
+        pool.withLock { pool in
+            pool.paths.removeAll()
+            pool.adopted = true
+            pool.touched = false
+        }
         group.wait()
         for (name, status) in try FileSystem.listDirectory(directory) where name.hasPrefix(Self.namePrefix) && status.isRegularFile {
             try FileSystem.removeFile(directory + "/" + name)
         }
     }
 
+    /// Keeps up to ``retainedCount`` small spares and removes the rest; nothing to do for a run that neither took
+    /// nor kept one since the last trim (what is on disk was trimmed before).
     private func trimToRetained() {
-        let candidates: [String] = spares.withLock { spares in
-            defer { spares.removeAll() }
-            return spares
+        let candidates: [String]? = pool.withLock { pool in
+            guard pool.touched else { return nil }
+            adoptIfNeeded(&pool)
+            defer {
+                pool.paths.removeAll()
+                pool.touched = false
+            }
+            return pool.paths
         }
+        guard let candidates else { return }
         var excess: [String] = []
         var retained: [String] = []
         for path in candidates.reversed() {
@@ -140,7 +179,7 @@ final class SpareFiles: Sendable {
                 excess.append(path)
             }
         }
-        spares.withLock { $0 = retained.reversed() }
+        pool.withLock { $0.paths = retained.reversed() }
         remove(excess)
     }
 
