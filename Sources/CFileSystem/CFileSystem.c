@@ -36,3 +36,12 @@ int tablesync_map_allocations_from(int bytes) {
     return 0;
 #endif
 }
+
+int tablesync_limit_heap_arenas(int count) {
+#ifdef __GLIBC__
+    return mallopt(M_ARENA_MAX, count);
+#else
+    (void)count;
+    return 0;
+#endif
+}

@@ -46,6 +46,7 @@ struct TableSyncCommand: AsyncParsableCommand {
     /// ``CommandOutput/exit(with:json:)`` with TableSync's exit code.
     static func main() async {
         ProcessMemory.returnLargeBuffersToTheSystem()
+        ProcessMemory.limitHeapArenasToCores()
         let arguments = Array(CommandLine.arguments.dropFirst())
         do {
             var command = try parseAsRoot(arguments)

@@ -23,4 +23,8 @@ int tablesync_renameat2(int fromDirectory, const char *from, int toDirectory, co
 /// later ones stay in the heap. Returns 1 on success, 0 where there is no such setting.
 int tablesync_map_allocations_from(int bytes);
 
+/// Caps the heap arenas glibc gives threads at `count` (`mallopt(M_ARENA_MAX)`; its default is 8 per core).
+/// Returns 1 on success, 0 where there is no such setting.
+int tablesync_limit_heap_arenas(int count);
+
 #endif

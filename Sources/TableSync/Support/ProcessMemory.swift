@@ -1,4 +1,5 @@
 import CFileSystem
+import Foundation
 
 /// The heap policy of a process that runs TableSync's commands.
 public enum ProcessMemory {
@@ -13,5 +14,15 @@ public enum ProcessMemory {
     /// setting.
     public static func returnLargeBuffersToTheSystem() {
         _ = tablesync_map_allocations_from(ownMappingThreshold)
+    }
+
+    /// Gives threads one heap arena per core (glibc's default is eight per core). A pull stages one page on one
+    /// thread while another commits the page before and a third decodes the next; with an arena for nearly every
+    /// thread, each arena kept its own high-water mark and the sum grew with the number of pages: a
+    /// 100,000-record pull peaked at 54–72 MB against 49–56 MB for 10,000 records, and at 48 MB against 47 MB
+    /// with one arena per core on this 2-core machine. Call once, before the work starts; does nothing where the
+    /// C library has no such setting.
+    public static func limitHeapArenasToCores() {
+        _ = tablesync_limit_heap_arenas(Int32(clamping: ProcessInfo.processInfo.activeProcessorCount))
     }
 }
