@@ -45,8 +45,7 @@ struct TableSyncCommand: AsyncParsableCommand {
     /// Parses and runs the command line; any error, in the arguments or in the run, is printed by
     /// ``CommandOutput/exit(with:json:)`` with TableSync's exit code.
     static func main() async {
-        ProcessMemory.returnLargeBuffersToTheSystem()
-        ProcessMemory.limitHeapArenasToCores()
+        ProcessMemory.applyCommandLinePolicy()
         let arguments = Array(CommandLine.arguments.dropFirst())
         do {
             var command = try parseAsRoot(arguments)

@@ -4,7 +4,7 @@ import SyncProtocol
 /// once staged, those bytes already written into spare files.
 ///
 /// This is the part of a synced write that needs neither the index nor the store: a push stages a batch's
-/// write-back, and a pull a page, (``stage(in:)``) while the previous one is committed, so that the commit only
+/// write-back and a pull stages a page (``stage(in:)``) while the previous one is committed, so that the commit only
 /// checks each file, makes the spares durable and puts them in place. A staged spare that ends up not used (the
 /// file was edited by hand, or already held these bytes) goes back to the spares.
 struct EncodedRecords: Sendable {

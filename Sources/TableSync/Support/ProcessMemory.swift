@@ -7,22 +7,20 @@ public enum ProcessMemory {
     /// big listing.
     static let ownMappingThreshold: Int32 = 1 << 20
 
-    /// Has every allocation of ``ownMappingThreshold`` or more served by its own mapping and given back to the
-    /// system when freed. Without it glibc raises its threshold after the first such buffer is freed, and the
-    /// big buffers that follow (a million-record pull's run merges) stay in the heap as it grows, so peak memory
-    /// rose with the store. Call once, before the work starts; does nothing where the C library has no such
-    /// setting.
-    public static func returnLargeBuffersToTheSystem() {
+    /// Sets the heap policy; call once, before the work starts. Does nothing where the C library has no such
+    /// settings.
+    ///
+    /// - Every allocation of ``ownMappingThreshold`` or more is served by its own mapping and given back to the
+    ///   system when freed. Without it glibc raises its threshold after the first such buffer is freed, and the
+    ///   big buffers that follow (a million-record pull's run merges) stay in the heap as it grows, so peak memory
+    ///   rose with the store.
+    /// - Threads share one heap arena per core (glibc's default is eight per core). A pull stages one page on one
+    ///   thread while another commits the page before and a third decodes the next; with an arena for nearly every
+    ///   thread, each kept its own high-water mark and the sum grew with the number of pages: a 100,000-record pull
+    ///   peaked at 54–72 MB against 49–56 MB for 10,000 records, and at 48 MB against 47 MB with one arena per core
+    ///   on a 2-core machine.
+    public static func applyCommandLinePolicy() {
         _ = tablesync_map_allocations_from(ownMappingThreshold)
-    }
-
-    /// Gives threads one heap arena per core (glibc's default is eight per core). A pull stages one page on one
-    /// thread while another commits the page before and a third decodes the next; with an arena for nearly every
-    /// thread, each arena kept its own high-water mark and the sum grew with the number of pages: a
-    /// 100,000-record pull peaked at 54–72 MB against 49–56 MB for 10,000 records, and at 48 MB against 47 MB
-    /// with one arena per core on this 2-core machine. Call once, before the work starts; does nothing where the
-    /// C library has no such setting.
-    public static func limitHeapArenasToCores() {
         _ = tablesync_limit_heap_arenas(Int32(clamping: ProcessInfo.processInfo.activeProcessorCount))
     }
 }

@@ -61,9 +61,11 @@ struct MassDeleteBrake: Sendable {
 struct PageCommit: Sendable {
     /// The page's number in its pull.
     let page: Int
-    /// Records kept for their pending operation (sorted out before the write, or found edited by it).
-    var keptLocal: Int
-    var skipped: [SkippedServerRecord]
+    /// Records sorted out for their pending operation (``PageChanges/keptLocal``); those the write found edited by
+    /// hand are in ``outcome``'s `skipped`.
+    let keptLocal: Int
+    /// Records the server sent that the store cannot hold.
+    let skipped: [SkippedServerRecord]
     /// Evicted records whose file was there.
     var evicted = 0
     var outcome = SyncedRecordWriter.Outcome()
