@@ -231,19 +231,22 @@ struct BenchmarkSuite {
     private mutating func measureStatus(store: String) throws {
         progress("P2: committing the store to git")
         let identity = ["-c", "user.name=bench", "-c", "user.email=bench@localhost", "-c", "commit.gpgsign=false"]
-        try self.git(["init", "-q"], in: store)
-        try self.git(["add", "-A"], in: store)
-        try self.git(identity + ["commit", "-q", "-m", "pulled"], in: store)
+        let git = GitRepository(directory: store)
+        try git.commitEverything(message: "pulled", identity: identity, scratch: work)
+        // The commit holds the whole store as `git add -A` would; this first status also takes the files' `stat`
+        // data into git's index.
+        let unchanged = try git.run(["status", "--porcelain"]).standardOutput
+        guard unchanged.isEmpty else { throw BenchError(what: "P2", detail: "git status after the commit: \(unchanged.prefix(500))") }
         _ = try editRecords(store: store, table: Self.mainTable, indexes: 0..<configuration.editedFiles) { record in
             record["title"] = .string((record["title"]?.stringValue ?? "") + " (edited)")
         }
-        // Warm: git refreshes its index once; both then read a warm page cache.
-        try self.git(["status", "--porcelain"], in: store)
+        // Warm: both read a warm page cache.
+        try git.run(["status", "--porcelain"])
         try tablesync(["-C", store, "status", "--json"])
         var gitTimes: [Double] = [], statusTimes: [Double] = []
         for run in 1...runs {
             progress("P2 run \(run)/\(runs)")
-            let gitStatus = try self.git(["status", "--porcelain"], in: store)
+            let gitStatus = try git.run(["status", "--porcelain"])
             let changed = gitStatus.standardOutput.split(separator: "\n").count
             guard changed == configuration.editedFiles else {
                 throw BenchError(what: "P2", detail: "git status lists \(changed) changes, expected \(configuration.editedFiles)")
@@ -256,7 +259,7 @@ struct BenchmarkSuite {
             }
             statusTimes.append(status.seconds)
         }
-        try self.git(["checkout", "-q", "--", "tables"], in: store)
+        try git.run(["checkout", "-q", "--", "tables"])
         let status = Sample(statusTimes), gitSample = Sample(gitTimes)
         results.rows.append(ResultRow(id: "P2", what: "tablesync status, \(configuration.editedFiles) files edited of \(records)", unit: "s",
                                       value: status, baselineName: "git status on the same tree, index warm",
@@ -531,13 +534,6 @@ struct BenchmarkSuite {
     @discardableResult
     func tablesync(_ arguments: [String]) throws -> ChildRun {
         try ChildProcess.run(configuration.binaries + "/tablesync", arguments)
-    }
-
-    @discardableResult
-    private func git(_ arguments: [String], in directory: String) throws -> ChildRun {
-        // No automatic `git gc`: after the commit of a large tree it repacks in the background for minutes, on the
-        // cores the later benchmarks are timed on.
-        try ChildProcess.run("/usr/bin/env", ["git", "-C", directory, "-c", "gc.auto=0", "-c", "maintenance.auto=false"] + arguments)
     }
 
     /// Moves `path` out of the way into the work directory's `discarded/`, removed with the work directory after

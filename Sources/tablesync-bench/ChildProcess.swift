@@ -27,17 +27,18 @@ struct BenchError: Error, CustomStringConvertible {
 /// not of the benchmark driver).
 enum ChildProcess {
     /// Runs `executable` with `arguments` to completion; throws when it exits non-zero and `allowFailure` is false.
-    /// `environment` is added to this process's own.
+    /// `environment` is added to this process's own; the child reads `standardInput` (a file's path).
     @discardableResult
     static func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:],
-                    allowFailure: Bool = false) throws -> ChildRun {
+                    standardInput: String = "/dev/null", allowFailure: Bool = false) throws -> ChildRun {
         let outputPath = temporaryPath("out"), errorPath = temporaryPath("err")
         defer {
             unlink(outputPath)
             unlink(errorPath)
         }
         let start = Clock.now()
-        let pid = try spawn(executable, arguments, standardOutput: outputPath, standardError: errorPath, environment: environment)
+        let pid = try spawn(executable, arguments, standardInput: standardInput, standardOutput: outputPath,
+                            standardError: errorPath, environment: environment)
         // Not `ru_maxrss` from `wait4`: Linux carries the high-water mark of the memory an `exec` replaces into it,
         // and `posix_spawn` execs from the parent's memory, so every child would report at least this process's
         // peak. `VmHWM` in /proc belongs to the child's own memory; it is read every few milliseconds until exit.
@@ -62,15 +63,15 @@ enum ChildProcess {
         return run
     }
 
-    /// Starts `executable` without waiting; its output goes to the given files (or `/dev/null`), and
-    /// `environment` is added to this process's own.
-    static func spawn(_ executable: String, _ arguments: [String],
+    /// Starts `executable` without waiting; it reads `standardInput` and writes to the given files (all
+    /// `/dev/null` unless given), and `environment` is added to this process's own.
+    static func spawn(_ executable: String, _ arguments: [String], standardInput: String = "/dev/null",
                       standardOutput: String = "/dev/null", standardError: String = "/dev/null",
                       environment: [String: String] = [:]) throws -> pid_t {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 0, standardInput, O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, standardOutput, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         posix_spawn_file_actions_addopen(&actions, 2, standardError, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
