@@ -2,6 +2,10 @@ import Dispatch
 import Foundation
 import Synchronization
 
+/// The cores this process may use, read once: Foundation reads two cgroup files each time it is asked, and a pull or
+/// push asks once per page or batch.
+let activeCores = ProcessInfo.processInfo.activeProcessorCount
+
 /// `elements.map(transform)`, run on as many threads as the machine has cores, in contiguous slices of at least
 /// `minimumSlice` elements (fewer elements run on the caller's thread alone). For blocking per-item work such as
 /// reading and parsing files. Results keep their order.
@@ -11,7 +15,7 @@ import Synchronization
 /// buffer, which is read only after `concurrentPerform` has returned (it returns when every iteration is done).
 func concurrentMap<Element: Sendable, Mapped: Sendable>(_ elements: [Element], minimumSlice: Int = 64,
                                                         _ transform: @Sendable (Element) -> Mapped) -> [Mapped] {
-    let slices = min(ProcessInfo.processInfo.activeProcessorCount, elements.count / max(1, minimumSlice))
+    let slices = min(activeCores, elements.count / max(1, minimumSlice))
     guard slices > 1 else { return elements.map(transform) }
     return [Mapped](unsafeUninitializedCapacity: elements.count) { buffer, initialized in
         let output = DisjointSlots(buffer)
@@ -52,7 +56,7 @@ func pipelinedMap<Mapped: Sendable>(count: Int, chunkSize: Int = 256, _ transfor
         }
         // The helpers run on Dispatch's threads and are waited for before `transform` and the buffer go away.
         let helpers = DispatchGroup()
-        for _ in 0..<min(ProcessInfo.processInfo.activeProcessorCount, chunks) - 1 {
+        for _ in 0..<min(activeCores, chunks) - 1 {
             DispatchQueue.global().async(group: helpers) {
                 while let chunk = board.takeNext() { map(chunk) }
             }

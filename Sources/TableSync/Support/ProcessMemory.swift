@@ -21,6 +21,6 @@ public enum ProcessMemory {
     ///   on a 2-core machine.
     public static func applyCommandLinePolicy() {
         _ = tablesync_map_allocations_from(ownMappingThreshold)
-        _ = tablesync_limit_heap_arenas(Int32(clamping: ProcessInfo.processInfo.activeProcessorCount))
+        _ = tablesync_limit_heap_arenas(Int32(clamping: activeCores))
     }
 }

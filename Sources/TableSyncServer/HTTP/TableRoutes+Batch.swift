@@ -39,7 +39,7 @@ extension TableRoutes {
         for ((index, plan), outcome) in zip(planned, outcomes) {
             do {
                 let answer = try plan.answer(try outcome.get())
-                if batch.minimalAnswers, let record = answer.record, Self.holdsExactly(batch.operations[index].item, record) {
+                if batch.minimalAnswers, let record = answer.record, Self.holdsExactly(plan.sent, record) {
                     results[index] = BatchResult(status: Int(answer.status.code), body: nil, systemProperties: record.systemProperties)
                 } else {
                     results[index] = BatchResult(status: Int(answer.status.code), body: answer.record?.json())
@@ -51,11 +51,11 @@ extension TableRoutes {
         return writer.json(BatchResponse(results: results.compactMap { $0 }).json, status: .ok, request: request)
     }
 
-    /// Whether `record`, as written, holds exactly the properties of `item` (a merge can keep others), so that a
+    /// Whether `record`, as written, holds exactly the properties `sent` (a merge can keep others), so that a
     /// minimal answer (its system properties) tells the client the whole record.
-    static func holdsExactly(_ item: JSONValue?, _ record: StoredRecord) -> Bool {
-        guard let item, !record.deleted, let incoming = try? IncomingRecord(item) else { return false }
-        return incoming.properties == record.properties
+    static func holdsExactly(_ sent: [String: JSONValue]?, _ record: StoredRecord) -> Bool {
+        guard let sent, !record.deleted else { return false }
+        return sent == record.properties
     }
 
     /// The plan of the single request that `operation` stands for.

@@ -109,6 +109,8 @@ struct TableRoutes: Sendable {
     /// A write ready for the repository, and how to answer once it is stored.
     struct PlannedWrite: Sendable {
         let write: RecordWriteRequest
+        /// The record's properties as the request sent them (system properties taken out); `nil` for a delete.
+        var sent: [String: JSONValue]?
         /// The answer for the stored row (what ``RecordRepository/write(_:)`` returned).
         let answer: @Sendable (StoredRecord?) throws(ProtocolError) -> WriteAnswer
     }
@@ -130,7 +132,7 @@ struct TableRoutes: Sendable {
             if let existing { throw ProtocolError.conflict("a record with id '\(id)' already exists", record: existing) }
             return .insert(properties)
         }
-        return PlannedWrite(write: write) { stored throws(ProtocolError) in
+        return PlannedWrite(write: write, sent: incoming.properties) { stored throws(ProtocolError) in
             guard let stored else { throw ProtocolError(status: .internalServerError, message: "the insert stored nothing") }
             return WriteAnswer(status: .created, record: stored, location: TablePath.record(table: table.name, id: id))
         }
@@ -154,7 +156,7 @@ struct TableRoutes: Sendable {
             guard merge else { return .update(properties) }
             return .update(current.properties.merging(properties) { _, new in new })
         }
-        return PlannedWrite(write: write) { stored throws(ProtocolError) in
+        return PlannedWrite(write: write, sent: incoming.properties) { stored throws(ProtocolError) in
             guard let stored else { throw ProtocolError(status: .internalServerError, message: "the update stored nothing") }
             return WriteAnswer(status: .ok, record: stored)
         }
@@ -167,7 +169,7 @@ struct TableRoutes: Sendable {
             _ = try Self.checkWritable(existing, id: id, version: version, ifMatch: ifMatch)
             return softDelete ? .softDelete : .hardDelete
         }
-        return PlannedWrite(write: write) { removed throws(ProtocolError) in
+        return PlannedWrite(write: write, sent: nil) { removed throws(ProtocolError) in
             switch version {
             case .v3:
                 return WriteAnswer(status: .noContent, record: nil)
