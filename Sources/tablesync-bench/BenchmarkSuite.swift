@@ -231,7 +231,7 @@ struct BenchmarkSuite {
     private mutating func measureStatus(store: String) throws {
         progress("P2: committing the store to git")
         let identity = ["-c", "user.name=bench", "-c", "user.email=bench@localhost", "-c", "commit.gpgsign=false"]
-        let git = GitRepository(directory: store)
+        let git = GitWorkTree(directory: store)
         try git.commitEverything(message: "pulled", identity: identity, scratch: work)
         // The commit holds the whole store as `git add -A` would; this first status also takes the files' `stat`
         // data into git's index.

@@ -9,7 +9,7 @@ import Foundation
 ///
 /// Every command runs without automatic `git gc` or maintenance: after the commit of a large tree they repack in the
 /// background for minutes, on the cores the later benchmarks are timed on.
-struct GitRepository {
+struct GitWorkTree {
     let directory: String
 
     /// Runs `git` in the work tree, reading `standardInput` (a file's path).
