@@ -32,6 +32,7 @@ struct GitWorkTree {
         try run(["init", "-q"])
         let listed = try run(["ls-files", "-z", "--others", "--exclude-standard"]).standardOutput
         let paths = listed.split(separator: "\0").map(String.init)
+        guard !paths.isEmpty else { throw BenchError(what: "git commit", detail: "\(directory) holds no file to commit") }
         let stream = scratch + "/git-blobs.fast-import", marks = scratch + "/git-blobs.marks", entries = scratch + "/git-index-info"
         defer { for path in [stream, marks, entries] { unlink(path) } }
 
