@@ -38,7 +38,7 @@ struct GitWorkTree {
 
         var modes: [String] = []
         modes.reserveCapacity(paths.count)
-        var blobs = try AppendingFile(creating: stream)
+        let blobs = try AppendingFile(creating: stream)
         for (number, path) in paths.enumerated() {
             var info = stat()
             guard lstat(directory + "/" + path, &info) == 0, info.st_mode & S_IFMT == S_IFREG,
@@ -63,7 +63,7 @@ struct GitWorkTree {
             }
             objectIDs[number - 1] = fields[1]
         }
-        var index = try AppendingFile(creating: entries)
+        let index = try AppendingFile(creating: entries)
         for (position, path) in paths.enumerated() {
             guard !objectIDs[position].isEmpty else { throw BenchError(what: "git fast-import", detail: "no object for \(path)") }
             try index.append("\(modes[position]) \(objectIDs[position])\t\(path)\0".utf8)
@@ -76,9 +76,9 @@ struct GitWorkTree {
     }
 }
 
-/// A file written front to back through a buffer of a few megabytes.
-private struct AppendingFile {
-    private let descriptor: Int32
+/// A file written front to back through a buffer of a few megabytes; closed when finished or dropped.
+private final class AppendingFile {
+    private var descriptor: Int32
     private let path: String
     private var buffer: [UInt8] = []
 
@@ -91,12 +91,12 @@ private struct AppendingFile {
 
     private static let bufferSize = 4 << 20
 
-    mutating func append<Bytes: Collection<UInt8>>(_ bytes: Bytes) throws {
+    func append<Bytes: Collection<UInt8>>(_ bytes: Bytes) throws {
         buffer += bytes
         if buffer.count >= Self.bufferSize { try flush() }
     }
 
-    private mutating func flush() throws {
+    private func flush() throws {
         var written = 0
         while written < buffer.count {
             let count = buffer.withUnsafeBytes { write(descriptor, $0.baseAddress! + written, $0.count - written) }
@@ -107,8 +107,14 @@ private struct AppendingFile {
     }
 
     /// Writes out what is buffered and closes the file.
-    mutating func finish() throws {
+    func finish() throws {
         try flush()
-        guard close(descriptor) == 0 else { throw BenchError(what: "close", detail: "\(path): errno \(errno)") }
+        let closed = close(descriptor)
+        descriptor = -1
+        guard closed == 0 else { throw BenchError(what: "close", detail: "\(path): errno \(errno)") }
+    }
+
+    deinit {
+        if descriptor >= 0 { close(descriptor) }
     }
 }

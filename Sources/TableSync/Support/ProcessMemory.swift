@@ -1,5 +1,4 @@
 import CFileSystem
-import Foundation
 
 /// The heap policy of a process that runs TableSync's commands.
 public enum ProcessMemory {

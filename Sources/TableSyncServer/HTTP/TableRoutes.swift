@@ -110,7 +110,7 @@ struct TableRoutes: Sendable {
     struct PlannedWrite: Sendable {
         let write: RecordWriteRequest
         /// The record's properties as the request sent them (system properties taken out); `nil` for a delete.
-        var sent: [String: JSONValue]?
+        let sent: [String: JSONValue]?
         /// The answer for the stored row (what ``RecordRepository/write(_:)`` returned).
         let answer: @Sendable (StoredRecord?) throws(ProtocolError) -> WriteAnswer
     }
