@@ -140,7 +140,37 @@ import TestSupport
         #expect(try FileSystem.readFile(layout.recordFile(table: "todo", id: "r2")) == encoded.files[2].bytes)
         #expect(String(decoding: try FileSystem.readFile(layout.recordFile(table: "todo", id: "r1")), as: UTF8.self).contains("mine"))
         // r1's staged spare went back to the spares: the next write goes over it.
-        #expect(try context.spareFiles.write(Array("next".utf8), batch: "test", index: 0) == staged[1])
+        #expect(try context.spareFiles.write(Array("next".utf8), batch: context.spareFiles.batch(named: "test"), index: 0) == staged[1])
+    }
+
+    @Test("staged batches make their new files in the two directories of spares in turn, and both are adopted and purged")
+    func stagedBatchesAlternateDirectories() async throws {
+        let directory = TemporaryDirectory()
+        let spares = SpareFiles(directory: directory.file("spares"))
+        var pages: [EncodedRecords] = []
+        for page in 0..<3 {
+            var encoded = EncodedRecords((0..<4).map { ["id": .string("p\(page)-r\($0)"), "version": "v1"] })
+            try encoded.stage(in: spares)
+            pages.append(encoded)
+        }
+        let parents = pages.map { Set($0.stagedFiles.map(FileSystem.parentDirectory(of:))) }
+        #expect(parents == [[spares.directory], [spares.alternateDirectory], [spares.directory]])
+        #expect(spares.directories(holding: pages[1].stagedFiles) == [spares.alternateDirectory])
+        #expect(spares.directories(holding: pages[0].stagedFiles + pages[1].stagedFiles) == [spares.directory, spares.alternateDirectory])
+        #expect(spares.directories(holding: []).isEmpty)
+
+        // Kept, they stay on disk in both directories; the next run adopts them from both before it makes a file.
+        for page in pages { spares.keep(page.stagedFiles) }
+        await spares.finishRun()
+        let next = SpareFiles(directory: spares.directory, adoptingRetained: true)
+        var taken: Set<String> = []
+        for index in 0..<12 { taken.insert(try next.write(Array("again \(index)".utf8), batch: next.batch(named: "next"), index: index)) }
+        #expect(taken == Set(pages.flatMap(\.stagedFiles)), "every spare of both directories written over, no new file")
+
+        next.keep(Array(taken))
+        try next.removeAll()
+        #expect(try names(in: spares.directory) == [SpareFiles.alternateDirectoryName])
+        #expect(try names(in: spares.alternateDirectory).isEmpty)
     }
 }
 #endif

@@ -68,7 +68,7 @@ struct DurableFileBatch {
                 if let staged = write.staged {
                     newFilePaths.append(staged)
                 } else if let spares {
-                    newFilePaths.append(try spares.write(write.bytes, batch: batch, index: index))
+                    newFilePaths.append(try spares.write(write.bytes, batch: spares.batch(named: batch), index: index))
                 } else {
                     let path = "\(temporaryDirectory)/\(TemporaryName.prefix)\(batch)-\(index)"
                     try FileSystem.writeNewFile(path, write.bytes)
@@ -108,16 +108,16 @@ struct DurableFileBatch {
         }
         for (index, path) in removals.enumerated() {
             if let spares {
-                let aside = spares.newSparePath(batch: batch + "-removed", index: index)
+                let aside = spares.newSparePath(batch: spares.batch(named: batch + "-removed"), index: index)
                 if try FileSystem.moveAside(path, to: aside) { swappedOut.append(aside) }
             } else {
                 try FileSystem.removeFile(path)
             }
             directories.insert(FileSystem.parentDirectory(of: path))
         }
-        // The swapped-out names live among the spares: that directory is synced too, so no later write over a
+        // The swapped-out names live among the spares: their directories are synced too, so no later write over a
         // spare can overtake the swap that made it one.
-        if !swappedOut.isEmpty { directories.insert(newFileDirectory) }
+        if let spares { directories.formUnion(spares.directories(holding: swappedOut)) }
         for directory in directories.sorted() { try FileSystem.sync(directory) }
         spares?.keep(swappedOut)
         return notPlaced

@@ -24,20 +24,42 @@ import Darwin
 ///
 /// Removing spares is not a fault point (``FaultPoint``): it runs beside the run's own calls, and its failure
 /// loses nothing.
+///
+/// Spares live in two directories, ``directory`` and ``alternateDirectory``: staged batches (``stagingBatch()``)
+/// create their new files in each in turn. Creating a file and renaming one out of a directory both take that
+/// directory's lock, so a pull that stages page N+1 while it renames page N's files out of the same directory makes
+/// the two take turns; in two directories they overlap (a pipelined write of 100,000 files here: 4.1–5.4 s in one
+/// directory, 3.3–4.3 s alternating between two).
 final class SpareFiles: Sendable {
-    /// Where spares live (`.tablesync/spares/`), on the store's file system so that they can be swapped in.
+    /// Where spares live (`.tablesync/spares/`), on the store's file system so that they can be swapped in; the
+    /// new files of a batch that is not staged go here.
     let directory: String
+    /// The second directory of spares (`.tablesync/spares/alternate/`), which every other staged batch creates its
+    /// new files in.
+    let alternateDirectory: String
     /// The most spares kept during a run; more are removed.
     let limit: Int
     /// The most spares kept on disk between runs, and the largest of them (a bigger one is removed).
     let retainedCount: Int
     let retainedMaximumSize: Int64
     private let pool: Mutex<Pool>
+    /// Staged batches so far: which directory the next one creates its files in.
+    private let stagedBatches = Atomic<Int>(0)
     private let queue = DispatchQueue(label: "tablesync.spare-files")
     private let group = DispatchGroup()
 
     /// Every spare file starts with this.
     static let namePrefix = "spare-"
+    /// The name of ``alternateDirectory`` inside ``directory``.
+    static let alternateDirectoryName = "alternate"
+
+    /// The files of one batch that need a new spare: their names and the directory they are made in.
+    struct Batch: Sendable {
+        /// A name part no other batch uses (``TemporaryName/unique()``).
+        let name: String
+        /// ``SpareFiles/directory`` or ``SpareFiles/alternateDirectory``.
+        let directory: String
+    }
 
     /// The spares at hand, and whether those an earlier run kept are among them yet.
     private struct Pool {
@@ -53,6 +75,7 @@ final class SpareFiles: Sendable {
     init(directory: String, adoptingRetained: Bool = false, limit: Int = 4096, retainedCount: Int = 1024,
          retainedMaximumSize: Int64 = 64 * 1024) {
         self.directory = directory
+        alternateDirectory = directory + "/" + Self.alternateDirectoryName
         self.limit = limit
         self.retainedCount = retainedCount
         self.retainedMaximumSize = retainedMaximumSize
@@ -64,10 +87,37 @@ final class SpareFiles: Sendable {
     private func adoptIfNeeded(_ pool: inout Pool) {
         guard !pool.adopted else { return }
         pool.adopted = true
-        let found = (try? FileSystem.listDirectory(directory)) ?? []
-        pool.paths.insert(contentsOf: found.filter { $0.name.hasPrefix(Self.namePrefix) && $0.status.isRegularFile }
-            .map { directory + "/" + $0.name }, at: 0)
+        let found = [directory, alternateDirectory].flatMap { spares in
+            ((try? FileSystem.listDirectory(spares)) ?? []).filter { $0.name.hasPrefix(Self.namePrefix) && $0.status.isRegularFile }
+                .map { spares + "/" + $0.name }
+        }
+        pool.paths.insert(contentsOf: found, at: 0)
         removeBeyondLimit(&pool)
+    }
+
+    /// A batch whose new files go into ``directory``: that of a ``DurableFileBatch`` whose writes were not staged.
+    func batch(named name: String) -> Batch {
+        Batch(name: name, directory: directory)
+    }
+
+    /// A batch of staged files: each such batch makes its new files in the other directory than the one before it
+    /// (see the type's documentation), created here if need be.
+    func stagingBatch() throws -> Batch {
+        let alternate = stagedBatches.add(1, ordering: .relaxed).oldValue % 2 == 1
+        let batch = Batch(name: TemporaryName.unique(), directory: alternate ? alternateDirectory : directory)
+        try FileSystem.createDirectory(batch.directory)
+        return batch
+    }
+
+    /// The directories of spares that `paths` (spares) lie in: those to sync once names were swapped into them.
+    func directories(holding paths: [String]) -> [String] {
+        let alternatePrefix = alternateDirectory + "/"
+        var inMain = false, inAlternate = false
+        for path in paths {
+            if path.utf8.starts(with: alternatePrefix.utf8) { inAlternate = true } else { inMain = true }
+            if inMain && inAlternate { break }
+        }
+        return (inMain ? [directory] : []) + (inAlternate ? [alternateDirectory] : [])
     }
 
     /// Removes the oldest spares beyond ``limit`` (beside the run).
@@ -79,8 +129,8 @@ final class SpareFiles: Sendable {
     }
 
     /// The path for a new file that becomes a spare once swapped out; `index` tells apart those of one batch.
-    func newSparePath(batch: String, index: Int) -> String {
-        "\(directory)/\(Self.namePrefix)\(batch)-\(index)"
+    func newSparePath(batch: Batch, index: Int) -> String {
+        "\(batch.directory)/\(Self.namePrefix)\(batch.name)-\(index)"
     }
 
     /// A spare to write over, if there is one; it is the caller's until it gives it back with ``keep(_:)``.
@@ -110,9 +160,9 @@ final class SpareFiles: Sendable {
         return nil
     }
 
-    /// A spare holding `bytes`: one written over, or a new file (named after `batch` and `index`) when none is
-    /// left. It is the caller's until it gives it back with ``keep(_:)``.
-    func write(_ bytes: [UInt8], batch: String, index: Int) throws -> String {
+    /// A spare holding `bytes`: one written over, or a new file (named after `batch` and `index`, in the batch's
+    /// directory) when none is left. It is the caller's until it gives it back with ``keep(_:)``.
+    func write(_ bytes: [UInt8], batch: Batch, index: Int) throws -> String {
         if let spare = try takeExisting(writing: bytes) { return spare }
         let path = newSparePath(batch: batch, index: index)
         try FileSystem.writeNewFile(path, bytes)
@@ -152,8 +202,10 @@ final class SpareFiles: Sendable {
             pool.touched = false
         }
         group.wait()
-        for (name, status) in try FileSystem.listDirectory(directory) where name.hasPrefix(Self.namePrefix) && status.isRegularFile {
-            try FileSystem.removeFile(directory + "/" + name)
+        for spares in [directory, alternateDirectory] {
+            for (name, status) in try FileSystem.listDirectory(spares) where name.hasPrefix(Self.namePrefix) && status.isRegularFile {
+                try FileSystem.removeFile(spares + "/" + name)
+            }
         }
     }
 

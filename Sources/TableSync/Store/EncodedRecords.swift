@@ -30,12 +30,12 @@ struct EncodedRecords: Sendable {
         stagedFiles.isEmpty ? nil : stagedFiles[index]
     }
 
-    /// Writes every record's bytes into a spare file, ahead of the commit that puts them in place. On failure the
+    /// Writes every record's bytes into a spare file, ahead of the commit that puts them in place (new files in the
+    /// other directory of spares than the batch staged before: ``SpareFiles/stagingBatch()``). On failure the
     /// spares written so far go back, and nothing is staged.
     mutating func stage(in spares: SpareFiles) throws {
         guard !files.isEmpty else { return }
-        try FileSystem.createDirectory(spares.directory)
-        let batch = TemporaryName.unique()
+        let batch = try spares.stagingBatch()
         var written: [String] = []
         written.reserveCapacity(files.count)
         do {
