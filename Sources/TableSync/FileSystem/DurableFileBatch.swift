@@ -63,12 +63,13 @@ struct DurableFileBatch {
         try FileSystem.createDirectory(newFileDirectory)
         var newFilePaths: [String] = []
         newFilePaths.reserveCapacity(writes.count)
+        let spareBatch = spares?.batch(named: batch)
         do {
             for (index, write) in writes.enumerated() {
                 if let staged = write.staged {
                     newFilePaths.append(staged)
-                } else if let spares {
-                    newFilePaths.append(try spares.write(write.bytes, batch: spares.batch(named: batch), index: index))
+                } else if let spares, let spareBatch {
+                    newFilePaths.append(try spares.write(write.bytes, batch: spareBatch, index: index))
                 } else {
                     let path = "\(temporaryDirectory)/\(TemporaryName.prefix)\(batch)-\(index)"
                     try FileSystem.writeNewFile(path, write.bytes)
@@ -106,9 +107,10 @@ struct DurableFileBatch {
             }
             directories.insert(FileSystem.parentDirectory(of: write.path))
         }
+        let removedBatch = spares?.batch(named: batch + "-removed")
         for (index, path) in removals.enumerated() {
-            if let spares {
-                let aside = spares.newSparePath(batch: spares.batch(named: batch + "-removed"), index: index)
+            if let spares, let removedBatch {
+                let aside = spares.newSparePath(batch: removedBatch, index: index)
                 if try FileSystem.moveAside(path, to: aside) { swappedOut.append(aside) }
             } else {
                 try FileSystem.removeFile(path)
