@@ -38,6 +38,7 @@ struct TableRoutes: Sendable {
         table.patch(":id") { request, context in try await update(request, context, merge: true) }
         table.put(":id") { request, context in try await update(request, context, merge: false) }
         table.delete(":id") { request, context in try await delete(request, context) }
+        table.post(":id") { request, context in try await undelete(request, context) }
         if let maxBatchOperations {
             router.group(RouterPath(TablePath.batch))
                 .add(middleware: ProtocolVersionMiddleware())
@@ -92,6 +93,11 @@ struct TableRoutes: Sendable {
     private func delete(_ request: Request, _ context: TableRequestContext) async throws -> Response {
         let plan = Self.planDelete(table: try context.servedTable(), id: try context.recordID(), ifMatch: try Self.ifMatch(request),
                                    version: try context.version())
+        return try await run(plan, request: request)
+    }
+
+    private func undelete(_ request: Request, _ context: TableRequestContext) async throws -> Response {
+        let plan = Self.planUndelete(table: try context.servedTable(), id: try context.recordID(), ifMatch: try Self.ifMatch(request))
         return try await run(plan, request: request)
     }
 
@@ -177,6 +183,25 @@ struct TableRoutes: Sendable {
                 guard let removed else { throw ProtocolError(status: .internalServerError, message: "the delete returned nothing") }
                 return WriteAnswer(status: .ok, record: removed)
             }
+        }
+    }
+
+    /// `POST /tables/{table}/{id}`: brings a soft-deleted record back, as azure-mobile-apps-node does, on the
+    /// version `ifMatch` names (the deleted record's); 200 with the record. A record that is not deleted is a 409
+    /// with its copy; one the table never kept deleted is not found.
+    static func planUndelete(table: TableOptions, id: String, ifMatch: IfMatch?) -> PlannedWrite {
+        let write = RecordWriteRequest(table: table.name, id: id) { existing in
+            guard let existing else { throw ProtocolError.notFound("there is no record '\(id)'") }
+            if let ifMatch, !ifMatch.matches(existing.version) {
+                throw ProtocolError.preconditionFailed(
+                    "the record '\(id)' has changed: If-Match does not match its version", record: existing)
+            }
+            guard existing.deleted else { throw ProtocolError.conflict("the record '\(id)' is not deleted", record: existing) }
+            return .undelete
+        }
+        return PlannedWrite(write: write, sent: nil) { stored throws(ProtocolError) in
+            guard let stored else { throw ProtocolError(status: .internalServerError, message: "the undelete stored nothing") }
+            return WriteAnswer(status: .ok, record: stored)
         }
     }
 

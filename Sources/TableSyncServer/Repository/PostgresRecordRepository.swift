@@ -215,6 +215,14 @@ public final class PostgresRecordRepository: RecordRepository {
             record.deleted = true
             record.updatedAt = stamp
             return record
+        case .undelete:
+            guard var record = existing else { return nil }
+            try await connection.query(
+                "UPDATE tablesync_records SET deleted = FALSE, updated_at = \(stamp) WHERE table_name = \(table) AND id = \(id)",
+                logger: logger)
+            record.deleted = false
+            record.updatedAt = stamp
+            return record
         case .hardDelete:
             guard var record = existing else { return nil }
             try await connection.query(

@@ -10,6 +10,8 @@ public enum RecordWrite: Sendable, Hashable {
     case update([String: JSONValue])
     /// Mark the existing record `deleted`.
     case softDelete
+    /// Clear the existing record's `deleted` mark, its properties as they were (a new version all the same).
+    case undelete
     /// Remove the existing record.
     case hardDelete
 }

@@ -152,6 +152,13 @@ public final class SQLiteRecordRepository: RecordRepository {
             try db.cachedStatement(sql: "UPDATE \(RecordColumns.recordsTable) SET \(RecordColumns.deleted) = 1, \(RecordColumns.updatedAt) = ? WHERE \(RecordColumns.tableName) = ? AND \(RecordColumns.id) = ?")
                 .execute(arguments: [stamp, table, id])
             return record
+        case .undelete:
+            guard var record = existing else { return nil }
+            record.deleted = false
+            record.updatedAt = stamp
+            try db.cachedStatement(sql: "UPDATE \(RecordColumns.recordsTable) SET \(RecordColumns.deleted) = 0, \(RecordColumns.updatedAt) = ? WHERE \(RecordColumns.tableName) = ? AND \(RecordColumns.id) = ?")
+                .execute(arguments: [stamp, table, id])
+            return record
         case .hardDelete:
             try db.cachedStatement(sql: "DELETE FROM \(RecordColumns.recordsTable) WHERE \(RecordColumns.tableName) = ? AND \(RecordColumns.id) = ?")
                 .execute(arguments: [table, id])
