@@ -36,7 +36,7 @@ struct TableSyncCommand: AsyncParsableCommand {
             InitCommand.self, StatusCommand.self, LogCommand.self, VerifyCommand.self,
             InsertCommand.self, UpdateCommand.self, DeleteCommand.self, QueryCommand.self,
             PushCommand.self, PullCommand.self, SyncCommand.self, PurgeCommand.self, ConflictsCommand.self, ResolveCommand.self,
-            GitSetupCommand.self, MergeFileCommand.self,
+            TakeOverCommand.self, GitSetupCommand.self, MergeFileCommand.self,
         ]
     )
 

@@ -6,106 +6,9 @@ import TestSupport
 /// Stores kept in git, with the real `git` and the real `tablesync` against a real server: clones, a lost cache,
 /// merges through the merge driver, a revert and a rebase of sync commits.
 @Suite(.serialized) struct GitStoreTests {
-    /// A directory of stores and git repositories, the server they sync with, and the environment both programs
-    /// run in (a git identity of its own, no system or user git config).
-    final class World: Sendable {
-        let directory = TemporaryDirectory()
-        let server: LiveServer
-        let environment: [String: String]
-
-        init() async throws {
-            server = try await LiveServer.start(.sqlite, tables: ["todo"])
-            var environment = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"]
-            environment["HOME"] = directory.path
-            environment["GIT_CONFIG_NOSYSTEM"] = "1"
-            for role in ["AUTHOR", "COMMITTER"] {
-                environment["GIT_\(role)_NAME"] = "TableSync test"
-                environment["GIT_\(role)_EMAIL"] = "test@tablesync.invalid"
-            }
-            self.environment = environment
-        }
-
-        func path(_ relative: String) -> String { directory.file(relative) }
-
-        /// Runs `tablesync -C <repository>/store arguments`.
-        @discardableResult
-        func tablesync(_ repository: String, _ arguments: String...) async throws -> (status: Int32, stdout: String, stderr: String) {
-            let run = try await runProgram(builtProduct("tablesync"), ["-C", path(repository) + "/store"] + arguments, environment: environment)
-            return (run.status, run.stdout, run.stderr)
-        }
-
-        /// `tablesync … --json`, parsed; records an issue when the exit status is not `status`.
-        func tablesyncJSON(_ repository: String, _ arguments: String..., status: Int32 = 0,
-                           sourceLocation: SourceLocation = #_sourceLocation) async throws -> JSONValue {
-            let run = try await runProgram(builtProduct("tablesync"), ["-C", path(repository) + "/store"] + arguments + ["--json"],
-                                           environment: environment)
-            #expect(run.status == status, "tablesync \(arguments): \(run.stdout) \(run.stderr)", sourceLocation: sourceLocation)
-            return try JSONParser.parse(Array(run.stdout.utf8))
-        }
-
-        /// Runs `git -C <directory> arguments`; records an issue when it fails, unless `mayFail`.
-        @discardableResult
-        func git(_ repository: String, _ arguments: String..., mayFail: Bool = false,
-                 sourceLocation: SourceLocation = #_sourceLocation) async throws -> (status: Int32, stdout: String) {
-            let run = try await runProgram("/usr/bin/env", ["git", "-C", path(repository)] + arguments, environment: environment)
-            if !mayFail { #expect(run.status == 0, "git \(arguments): \(run.stdout) \(run.stderr)", sourceLocation: sourceLocation) }
-            return (run.status, run.stdout)
-        }
-
-        /// A repository `name` with a store of `todo` holding records r1…r`count`, synced and committed.
-        func seededRepository(_ name: String, count: Int) async throws {
-            try FileManager.default.createDirectory(atPath: path(name), withIntermediateDirectories: true)
-            try await git(name, "init", "-q", "-b", "main")
-            #expect(try await tablesync(name, "init", "--remote", server.baseURL, "--table", "todo").status == 0)
-            for number in 1...count {
-                try write(name, "r\(number)", #"{"id": "r\#(number)", "text": "item \#(number)", "done": false}"#)
-            }
-            #expect(try await tablesync(name, "sync", "--commit").status == 0)
-        }
-
-        /// A store outside git that stands for other users of the server: it pulls the table, and its edits are
-        /// the server's changes.
-        func otherUser() async throws {
-            #expect(try await tablesync("other", "init", "--remote", server.baseURL, "--table", "todo").status == 0)
-            #expect(try await tablesync("other", "sync").status == 0)
-        }
-
-        func write(_ repository: String, _ id: String, _ json: String) throws {
-            try directory.write("\(repository)/store/tables/todo/\(id).json", json + "\n")
-        }
-
-        func record(_ repository: String, _ id: String) throws -> [String: JSONValue]? {
-            guard let bytes = FileManager.default.contents(atPath: path("\(repository)/store/tables/todo/\(id).json")) else { return nil }
-            return try JSONParser.parse(Array(bytes)).objectValue
-        }
-
-        /// Edits properties of record `id` in `repository` by hand.
-        func edit(_ repository: String, _ id: String, _ changes: [String: JSONValue]) throws {
-            var record = try #require(try self.record(repository, id))
-            for (name, value) in changes { record[name] = value }
-            try directory.write("\(repository)/store/tables/todo/\(id).json", CanonicalJSON.string(.object(record)))
-        }
-
-        /// Every record file of `repository`'s store, by id.
-        func records(_ repository: String) throws -> [String: [String: JSONValue]] {
-            let names = try FileManager.default.contentsOfDirectory(atPath: path("\(repository)/store/tables/todo"))
-            var records: [String: [String: JSONValue]] = [:]
-            for name in names where name.hasSuffix(".json") {
-                let id = String(name.dropLast(5))
-                records[id] = try record(repository, id)
-            }
-            return records
-        }
-
-        func stop() async {
-            await server.stop()
-            TestBackend.removeFiles(of: server.database)
-        }
-    }
-
-    @Test("a clone's first sync sends one update per file edited in the clone and nothing for the rest; the same after losing .tablesync/")
+    @Test("a clone's first sync sends one update per file edited in the clone, nothing for the rest, and no conflict where the server moved; a lost .tablesync/ sends nothing")
     func cloneAndLostCache() async throws {
-        let world = try await World()
+        let world = try await GitWorld()
         try await world.seededRepository("a", count: 8)
         try await world.git(".", "clone", "-q", "a", "b")
         try await world.otherUser()
@@ -122,22 +25,18 @@ import TestSupport
         try world.edit("b", "r7", ["done": true])
         let status = try await world.tablesyncJSON("b", "status")
         let kinds = status["handEdits"]?.arrayValue?.compactMap { $0["change"]?.stringValue } ?? []
-        #expect(kinds.count == 8 && kinds.allSatisfy { $0 == "uncompared" }, "not called created by hand: \(kinds)")
+        #expect(kinds == ["uncompared", "uncompared"], "the two edited files, not called created by hand: \(kinds)")
+        #expect(status["serverCopies"]?["todo"] == 6, "the six files stamped as the server's copies: \(status)")
         let versionsBefore = try world.records("other").mapValues { $0["version"] }
 
-        let sync = try await world.tablesyncJSON("b", "sync", status: 3)
+        let sync = try await world.tablesyncJSON("b", "sync")
         let push = try #require(sync["push"])
         #expect(push["applied"] == 2, "exactly the two edits are sent: \(push)")
         #expect(push["compared"]?["edited"] == 2)
-        #expect(push["compared"]?["unchanged"] == 3, "r1, r5, r8")
-        #expect(push["compared"]?["takenFromServer"] == 2, "r4 removed, r6 back to the server's copy")
-        #expect(push["compared"]?["conflicts"] == ["todo/r2"], "the server moved on and the file differs: a person decides")
-        #expect(push["waiting"] == ["todo/r2"])
-        #expect(try world.record("b", "r4") == nil)
-        let conflicts = try await world.tablesyncJSON("b", "conflicts", status: 3)
-        let conflict = conflicts["conflicts"]?.arrayValue?.first
-        #expect(conflict?["server"]?["text"] == "changed on the server", "both sides: \(conflicts)")
-        #expect(conflict?["local"]?["text"] == "item 2")
+        #expect(push["compared"]?["conflicts"] == [], "r2 moved on the server, but the clone's r2 is an untouched copy: no conflict")
+        #expect(push["waiting"] == [])
+        #expect(try world.record("b", "r4") == nil, "the pull removed what the server deleted")
+        #expect(try world.record("b", "r2")?["text"] == "changed on the server", "and brought r2 up to date")
 
         // The server got the two edits and nothing else.
         #expect(try await world.tablesync("other", "sync").status == 0)
@@ -145,26 +44,25 @@ import TestSupport
         #expect(versionsAfter.filter { versionsBefore[$0.key] != $0.value }.keys.sorted() == ["r3", "r7"])
         #expect(try world.record("other", "r3")?["text"] == "edited in the clone")
         #expect(try world.record("other", "r7")?["done"] == true)
-        #expect(try await world.tablesync("b", "resolve", "todo/r2", "--take-server").status == 0)
         #expect(try await world.tablesync("b", "sync").status == 0)
         #expect(try world.records("b") == world.records("other"), "the clone converged with the server")
 
-        // The first repository, synced, loses its cache: nothing is sent, every file is adopted.
+        // The first repository, synced, loses its cache: nothing is sent or compared, every file is indexed as it is.
         #expect(try await world.tablesync("a", "sync").status == 0)
         try FileManager.default.removeItem(atPath: world.path("a/store/.tablesync"))
         let adopted = try await world.tablesyncJSON("a", "sync")
         #expect(adopted["push"]?["applied"] == 0, "\(adopted)")
         #expect(adopted["push"]?["compared"]?["conflicts"] == [])
-        #expect(adopted["push"]?["compared"]?["unchanged"] == 7, "r1…r8 but r4")
+        #expect(adopted["push"]?["compared"]?["unchanged"] == 0, "stamped copies need no comparison")
         #expect(try world.records("a") == world.records("other"))
         let clean = try await world.tablesyncJSON("a", "status")
         #expect(clean["clean"] == true, "\(clean)")
         await world.stop()
     }
 
-    @Test("two clones that sync and commit merge without conflicts; the merged store verifies and converges; a revert too")
+    @Test("two clones that sync and commit merge without conflicts; the merged store verifies and converges; reverts of a sync and of an edit")
     func mergeRevertAndRebase() async throws {
-        let world = try await World()
+        let world = try await GitWorld()
         try await world.seededRepository("a", count: 6)
         try await world.git(".", "clone", "-q", "a", "b")
         #expect(try await world.tablesync("b", "git-setup").status == 0)
@@ -209,25 +107,37 @@ import TestSupport
         #expect(try await world.tablesync("b", "sync").status == 0)
         #expect(try world.records("b") == world.records("other"), "converged after the rebase")
 
-        // a reverts a sync commit that brought a server change: the old content is an edit, sent on the server's version.
+        // a reverts a sync commit that brought a server change: the old content is the server's older copy, not an
+        // edit; nothing is sent and the next pull brings the server's copy back.
         #expect(try await world.tablesync("a", "sync", "--commit").status == 0)
-        try world.edit("other", "r5", ["text": "a server change a will revert"])
+        try world.edit("other", "r5", ["text": "a server change a reverts"])
         #expect(try await world.tablesync("other", "sync").status == 0)
         #expect(try await world.tablesync("a", "sync", "--commit").status == 0)
         try await world.git("a", "revert", "--no-edit", "HEAD")
         #expect(try world.record("a", "r5")?["text"] == "item 5")
         #expect(try await world.tablesync("a", "verify").status == 0)
         let reverted = try await world.tablesyncJSON("a", "sync")
-        #expect(reverted["push"]?["compared"]?["edited"] == 1, "\(reverted)")
+        #expect(reverted["push"]?["applied"] == 0, "\(reverted)")
+        #expect(try world.record("a", "r5")?["text"] == "a server change a reverts", "brought up to date")
+
+        // a reverts a commit of its own hand edit after it was synced: the revert is an edit, sent on the server's version.
+        try world.edit("a", "r6", ["text": "a's hand edit"])
+        try await world.git("a", "commit", "-q", "-am", "a edits r6")
+        let edit = try await world.head("a")
+        #expect(try await world.tablesync("a", "sync", "--commit").status == 0)
+        try await world.git("a", "revert", "--no-edit", edit)
+        #expect(try world.record("a", "r6")?["text"] == "item 6")
+        let revertedEdit = try await world.tablesyncJSON("a", "sync")
+        #expect(revertedEdit["push"]?["applied"] == 1, "\(revertedEdit)")
         #expect(try await world.tablesync("other", "sync").status == 0)
-        #expect(try world.record("other", "r5")?["text"] == "item 5", "the revert reached the server")
-        #expect(try world.records("a") == world.records("other"), "converged after the revert")
+        #expect(try world.record("other", "r6")?["text"] == "item 6", "the revert reached the server")
+        #expect(try world.records("a") == world.records("other"), "converged after the reverts")
         await world.stop()
     }
 
     @Test("both sides editing one property by hand: git stops, and status shows both sides")
     func realConflictIsReported() async throws {
-        let world = try await World()
+        let world = try await GitWorld()
         try await world.seededRepository("a", count: 2)
         try await world.git(".", "clone", "-q", "a", "b")
         #expect(try await world.tablesync("b", "git-setup").status == 0)
@@ -248,7 +158,7 @@ import TestSupport
 
     @Test("sync --commit commits the store's own files only, and only after a sync that changed them")
     func commitAfterSync() async throws {
-        let world = try await World()
+        let world = try await GitWorld()
         try await world.seededRepository("a", count: 1)
         try world.directory.write("a/notes.txt", "not the store's\n")
         try await world.git("a", "add", "notes.txt")

@@ -18,7 +18,7 @@ import TestSupport
 
     // MARK: - Adoption
 
-    @Test("a file compared with the server: every case of the rule")
+    @Test("a file compared with the server: every case of the rule, for a stamped intact copy and for a changed file")
     func adoptionRule() {
         let v1 = Self.record("v1", at: 1, ["text": "a"])
         let v1Edited = Self.record("v1", at: 1, ["text": "mine"])
@@ -27,18 +27,38 @@ import TestSupport
         var deleted = Self.record("v3", at: 3, ["text": "a"])
         deleted["deleted"] = true
         typealias Rule = AdoptionRule
-        #expect(Rule.decide(local: v1, server: nil, syncedVersion: nil) == .created)
-        #expect(Rule.decide(local: v1, server: v1, syncedVersion: nil) == .unchanged)
-        #expect(Rule.decide(local: v1Edited, server: v1, syncedVersion: nil) == .edited(baseVersion: "v1"))
-        #expect(Rule.decide(local: v1, server: v2SameContent, syncedVersion: nil) == .takeServer)
-        #expect(Rule.decide(local: v1, server: v2, syncedVersion: nil) == .conflict, "an old copy or a hand edit: only a person can tell")
-        #expect(Rule.decide(local: v1, server: deleted, syncedVersion: nil) == .removeLocal)
-        #expect(Rule.decide(local: v1Edited, server: deleted, syncedVersion: nil) == .conflict)
-        // This store synced v2 and the server is still there: git brought v1 back (a revert), which is an edit on v2.
-        #expect(Rule.decide(local: v1, server: v2, syncedVersion: "v2") == .edited(baseVersion: "v2"))
-        #expect(Rule.decide(local: v1, server: v2SameContent, syncedVersion: "v2") == .takeServer)
-        // A merge brought the server's current copy: nothing to send.
-        #expect(Rule.decide(local: v2, server: v2, syncedVersion: "v1") == .unchanged)
+        // A file that is not vouched for by its mark (an earlier version's file, or one changed by hand).
+        #expect(Rule.decide(local: v1, intact: false, server: nil) == .created)
+        #expect(Rule.decide(local: v1, intact: false, server: v1) == .unchanged)
+        #expect(Rule.decide(local: v1Edited, intact: false, server: v1) == .edited(baseVersion: "v1"))
+        #expect(Rule.decide(local: v1, intact: false, server: v2SameContent) == .takeServer)
+        #expect(Rule.decide(local: v1, intact: false, server: v2) == .conflict, "an old copy or a hand edit: only a person can tell")
+        #expect(Rule.decide(local: v1, intact: false, server: deleted) == .removeLocal)
+        #expect(Rule.decide(local: v1Edited, intact: false, server: deleted) == .conflict)
+        // A stamped, intact copy is the server's at its version: never an edit, whatever the server has now.
+        #expect(Rule.decide(local: v1, intact: true, server: v2) == .takeServer, "an old copy (a checkout, a restore, a revert)")
+        #expect(Rule.decide(local: v1, intact: true, server: v1) == .unchanged)
+        #expect(Rule.decide(local: v2, intact: true, server: v2) == .unchanged, "a merge brought the server's current copy")
+        #expect(Rule.decide(local: v1, intact: true, server: deleted) == .removeLocal)
+        #expect(Rule.decide(local: v1, intact: true, server: nil) == .keepAsIs, "the server lost it: kept, not inserted")
+    }
+
+    @Test("a file a git command removed: a delete only after history the last sync led to, and only on the synced version")
+    func removalRule() {
+        let v1 = Self.record("v1", at: 1, ["text": "a"])
+        let v2 = Self.record("v2", at: 2, ["text": "b"])
+        var deleted = v2
+        deleted["deleted"] = true
+        typealias Rule = AdoptionRule
+        for position in [HeadPosition.atOrAfter, .unknown, .elsewhere, .behind] {
+            #expect(Rule.decideRemoval(server: nil, syncedVersion: "v1", position: position) == .forget)
+            #expect(Rule.decideRemoval(server: deleted, syncedVersion: "v1", position: position) == .forget, "deleted on the server too")
+        }
+        #expect(Rule.decideRemoval(server: v1, syncedVersion: "v1", position: .atOrAfter) == .delete(baseVersion: "v1"), "a merged delete, a git rm committed")
+        #expect(Rule.decideRemoval(server: v1, syncedVersion: "v1", position: .unknown) == .delete(baseVersion: "v1"))
+        #expect(Rule.decideRemoval(server: v2, syncedVersion: "v1", position: .atOrAfter) == .conflict, "changed on the server since")
+        #expect(Rule.decideRemoval(server: v1, syncedVersion: "v1", position: .elsewhere) == .restore, "a switch to a branch that lacks it")
+        #expect(Rule.decideRemoval(server: v2, syncedVersion: "v1", position: .behind) == .restore, "an older HEAD allowed on purpose")
     }
 
     // MARK: - Record files

@@ -389,7 +389,7 @@ import TestSupport
         #expect(await context.pendingOperations.map(\.id) == ["b"])
     }
 
-    @Test("a store that lost its cache compares its files with the server page by page: nothing sent for unchanged files",
+    @Test("a store of an earlier version that lost its cache compares its files with the server page by page: nothing sent for unchanged files",
           arguments: backends)
     func lostCacheComparedInPages(_ backend: TestBackend) async throws {
         let fixture = try await Fixture.make(backend)
@@ -404,6 +404,13 @@ import TestSupport
         await fixture.first.close()
         for paging in [PullPaging.keyset, .greaterOrEqualWithSkip] {
             try FileManager.default.removeItem(atPath: root + "/.tablesync")
+            // Files as an earlier version wrote them, without the synced mark: only the server can tell what they are.
+            for name in try FileManager.default.contentsOfDirectory(atPath: root + "/tables/\(table)") {
+                let file = root + "/tables/\(table)/" + name
+                let bytes = try #require(FileManager.default.contents(atPath: file))
+                let record = try #require(try JSONParser.parse(Array(bytes)).objectValue)
+                try Data(CanonicalJSON.encode(.object(record.filter { $0.key != "@synced" }))).write(to: URL(fileURLWithPath: file))
+            }
             let path = root + "/tables/\(table)/r1.json"
             let bytes = try #require(FileManager.default.contents(atPath: path))
             var record = try #require(try JSONParser.parse(Array(bytes)).objectValue)

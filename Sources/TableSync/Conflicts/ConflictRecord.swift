@@ -1,7 +1,8 @@
 import SyncProtocol
 
-/// An operation the server refused, kept under `conflicts/<Table>/<record file name>` until a person (or
-/// `tablesync resolve`) decides. The operation itself stays in the journal meanwhile and is not sent again.
+/// An operation the server refused, or one the store held back before sending because the server's copy or the
+/// record file says something else, kept under `conflicts/<Table>/<record file name>` until a person (or
+/// `tablesync resolve`) decides. The operation itself stays in the journal meanwhile and is not sent.
 ///
 /// ```json
 /// {
@@ -19,28 +20,35 @@ public struct ConflictRecord: Sendable, Equatable {
     public var local: [String: JSONValue]?
     /// The server's copy when it sent one (`nil` when the record is gone from the server).
     public var server: [String: JSONValue]?
-    /// The HTTP status of the refusal.
-    public var status: Int
+    /// The HTTP status of the refusal; `nil` when nothing was sent (the conflict was found by comparing the file
+    /// with the server's copy, or with a pending delete).
+    public var status: Int?
     /// Why, in words.
     public var reason: String
 
     /// The record's table and id.
     public var key: RecordKey { operation.key }
 
-    /// `true` for a refusal because the server's copy changed (409, 412, gone); `false` for other refusals.
-    public var isVersionConflict: Bool { [404, 409, 410, 412].contains(status) }
+    /// `true` for a refusal because the server's copy changed (409, 412, gone), or a conflict found before sending;
+    /// `false` for other refusals.
+    public var isVersionConflict: Bool { status.map { [404, 409, 410, 412].contains($0) } ?? true }
+
+    /// What happened, in a few words: `update refused (HTTP 412)`, or `update held back` for one never sent.
+    public var summary: String {
+        status.map { "\(operation.kind.rawValue) refused (HTTP \($0))" } ?? "\(operation.kind.rawValue) held back, not sent"
+    }
 
     var json: JSONValue {
         [
             "operation": operation.json,
             "local": local.map { .object($0) } ?? .null,
             "server": server.map { .object($0) } ?? .null,
-            "status": .integer(Int64(status)),
+            "status": status.map { .integer(Int64($0)) } ?? .null,
             "reason": .string(reason),
         ]
     }
 
-    init(operation: PendingOperation, local: [String: JSONValue]?, server: [String: JSONValue]?, status: Int, reason: String) {
+    init(operation: PendingOperation, local: [String: JSONValue]?, server: [String: JSONValue]?, status: Int?, reason: String) {
         self.operation = operation
         self.local = local
         self.server = server
@@ -49,8 +57,8 @@ public struct ConflictRecord: Sendable, Equatable {
     }
 
     init(json: JSONValue, file: String) throws {
-        guard let operationJSON = json["operation"], let status = json["status"]?.integerValue else {
-            throw StoreError.invalidSettings(file: file, field: "operation", reason: "a conflict file needs \"operation\" and \"status\"")
+        guard let operationJSON = json["operation"] else {
+            throw StoreError.invalidSettings(file: file, field: "operation", reason: "a conflict file needs \"operation\"")
         }
         do {
             operation = try PendingOperation(json: operationJSON)
@@ -59,7 +67,7 @@ public struct ConflictRecord: Sendable, Equatable {
         }
         local = json["local"]?.objectValue
         server = json["server"]?.objectValue
-        self.status = Int(status)
+        status = json["status"]?.integerValue.map { Int($0) }
         reason = json["reason"]?.stringValue ?? ""
     }
 }

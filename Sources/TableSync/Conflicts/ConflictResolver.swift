@@ -24,12 +24,35 @@ extension SyncContext {
         case .keepLocal:
             guard var operation = pending else { break }
             if conflict.isVersionConflict {
-                guard let serverCopy, let version = serverCopy[SystemProperty.version]?.stringValue else {
+                // What goes out is the conflict's local side: the file's content, or the delete when it has none.
+                let sendsContent = conflict.local != nil
+                if let serverCopy, let version = serverCopy[SystemProperty.version]?.stringValue {
+                    operation.kind = sendsContent ? .update : .delete
+                    operation.baseVersion = version
+                } else if sendsContent, conflict.server == nil || !(conflict.server.map(ServerRecord.isDeleted) ?? false) {
+                    // The server has no such record (removed for good, or never had it): the content goes in anew.
+                    operation.kind = .insert
+                    operation.baseVersion = nil
+                } else if sendsContent, let version = conflict.server?[SystemProperty.version]?.stringValue {
+                    // The server keeps the record as deleted: the push brings it back on that version, then updates it.
+                    operation.kind = .update
+                    operation.baseVersion = version
+                    operation.undelete = true
+                } else if sendsContent {
                     throw StoreError.operationRejected(table: key.table, id: key.id,
-                        reason: "the record was deleted on the server, so the local change has nothing to go on top of; take the server's side or discard the record instead")
+                        reason: "the server keeps the record as deleted without a version to bring it back on; take the server's side or discard the record")
+                } else {
+                    // Keeping a delete of a record the server deleted too: nothing is left to send.
+                    journal.remove(sequences: [operation.sequence])
+                    try saveJournal()
+                    break
                 }
-                if operation.kind == .insert { operation.kind = .update }
-                operation.baseVersion = version
+                if operation.kind != .delete { operation.item = nil }
+            }
+            // Whoever queued it, the decision was made here: this clone sends what it kept.
+            if operation.origin != journal.origin {
+                operation.origin = journal.origin
+                operation.operationID = journal.origin.map { _ in Journal.newOperationID() }
             }
             journal.replace(operation)
             try saveJournal()

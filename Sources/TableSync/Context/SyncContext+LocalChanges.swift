@@ -7,7 +7,7 @@ extension SyncContext {
     func insert(_ record: [String: JSONValue], table: String) throws -> [String: JSONValue] {
         try requireWritable()
         try requireTable(table)
-        var record = record
+        var record = SyncedMark.removed(from: record)
         for name in SystemProperty.serverManaged { record[name] = nil }
         let id: String
         switch record[SystemProperty.id] {
@@ -40,10 +40,10 @@ extension SyncContext {
         }
         if let problem = RecordID.problem(with: id) { throw StoreError.invalidRecordID(id, reason: problem) }
         guard let existing = try recordFiles.load(table: table, id: id) else { throw StoreError.recordNotFound(table: table, id: id) }
-        var updated = record
+        var updated = SyncedMark.removed(from: record)
         for name in SystemProperty.serverManaged { updated[name] = existing.record[name] }
         updated[SystemProperty.deleted] = nil
-        if RecordFile.encode(updated) == existing.bytes { return updated }
+        if updated == SyncedMark.removed(from: existing.record) { return updated }
         if case .reject(let reason) = OperationCollapse.outcome(pending: journal.pending(RecordKey(table: table, id: id))?.kind, new: .update) {
             throw StoreError.operationRejected(table: table, id: id, reason: reason)
         }
@@ -64,32 +64,56 @@ extension SyncContext {
         }
         let baseVersion = try store.syncedVersion(table: table, id: id) ?? existing.record[SystemProperty.version]?.stringValue
         try recordFiles.remove(table: table, id: id)
-        try journal.enqueue(.delete, table: table, id: id, baseVersion: baseVersion, item: .object(existing.record))
+        try journal.enqueue(.delete, table: table, id: id, baseVersion: baseVersion, item: .object(SyncedMark.removed(from: existing.record)))
         try saveJournal()
     }
 
     func read(id: String, table: String) throws -> [String: JSONValue]? {
         try requireTable(table)
         guard RecordID.isValid(id) else { return nil }
-        return try recordFiles.load(table: table, id: id)?.record
+        return try recordFiles.load(table: table, id: id).map { SyncedMark.removed(from: $0.record) }
     }
 
     /// Turns hand edits into journal operations (the first step of every push) and returns what was queued.
-    /// Files with problems are skipped and returned in ``LocalScan/problems``. Files not yet compared with the
-    /// server (``LocalChange/Kind/uncompared``) are returned, not queued: the push compares them first.
+    /// Files with problems are skipped and returned in ``LocalScan/problems``. Files that must be compared with the
+    /// server first (``LocalScan/uncompared``) and files in conflict with a pending delete are returned, not
+    /// queued: the push settles them. Stamped server copies the index did not know are indexed.
     @discardableResult
     public func recordHandEdits() throws -> LocalScan {
         try recordHandEdits(keepingReadsUpTo: 0).scan
     }
 
     /// ``recordHandEdits()``, also handing over (up to `limit`) the files of the edits as the scan read them, so
-    /// that the push that follows sends them without reading them again.
-    func recordHandEdits(keepingReadsUpTo limit: Int) throws -> (scan: LocalScan, reads: ReadRecordFiles) {
+    /// that the push that follows sends them without reading them again. Unless `allowingMassDelete`, deleting
+    /// more than half of a table's records because their files are gone is refused (``MassDeleteRefused``).
+    func recordHandEdits(keepingReadsUpTo limit: Int, allowingMassDelete: Bool = false) throws -> (scan: LocalScan, reads: ReadRecordFiles) {
         try requireWritable()
         var reads = ReadRecordFiles(limit: limit)
-        var scan = try LocalChangeScanner(layout: layout).scan(tables: settings.tables, journal: journal, keeping: &reads)
-        scan.problems += try queue(scan.changes.filter { $0.kind != .uncompared })
+        let git = try gitBaseline()
+        var scan = try LocalChangeScanner(layout: layout, git: git).scan(tables: settings.tables, journal: journal, keeping: &reads)
+        if !allowingMassDelete { try checkMassDelete(scan.changes) }
+        scan.problems += try queue(scan.changes.filter { [.created, .modified, .deleted].contains($0.kind) })
+        for (table, entries) in scan.serverCopies.sorted(by: { $0.key < $1.key }) {
+            try store.indexUnchanged(entries, table: table)
+        }
+        if !scan.reconciledTrees.isEmpty {
+            var state = GitState.load(layout: layout)
+            state.trees.merge(scan.reconciledTrees) { _, new in new }
+            try state.save(layout: layout)
+        }
         return (scan, reads)
+    }
+
+    /// Refuses deletes of more than half of a table's records (``MassDeleteBrake/refuses(removing:of:)``): an
+    /// `rm` of the wrong directory, or a checkout that removed files, is not sent.
+    private func checkMassDelete(_ changes: [LocalChange]) throws {
+        let deletes = Dictionary(grouping: changes.filter { $0.kind == .deleted || $0.kind == .missing }, by: \.table)
+        for (table, deleted) in deletes.sorted(by: { $0.key < $1.key }) {
+            let records = try recordFiles.count(table: table) + deleted.count
+            if MassDeleteBrake.refuses(removing: deleted.count, of: records) {
+                throw MassDeleteRefused(table: table, removing: deleted.count, localRecords: records, side: .push)
+            }
+        }
     }
 
     /// Queues `changes` as journal operations (created → insert, modified → update on its base version, deleted →
@@ -102,7 +126,7 @@ extension SyncContext {
             case .created: kind = .insert
             case .modified: kind = .update
             case .deleted: kind = .delete
-            case .uncompared: continue
+            case .uncompared, .serverCopy, .removedByGit, .missing, .deleteConflict: continue
             }
             // The content of a file deleted by hand is gone (git still has it); the delete needs only the id
             // and the version it was made on.

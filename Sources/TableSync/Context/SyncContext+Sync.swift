@@ -13,8 +13,9 @@ extension SyncContext {
 
     private func push(tables: Set<String>?, options: SyncOptions, connection: ServerConnection) async throws -> PushReport {
         try requireWritable()
+        try GitGuard.check(try gitBaseline(), allowingOlderHead: options.allowOlderHead)
         let pusher = Pusher(store: self, connection: connection, policy: options.conflictPolicy ?? settings.conflictPolicy, options: options)
-        return try await releasingSpareFiles { try await pusher.push(tables: tables) }
+        return try await recordingSyncedHead { try await releasingSpareFiles { try await pusher.push(tables: tables) } }
     }
 
     /// Pulls `table`: first pushes its pending operations, then fetches what changed. With `queryID` the pull is
@@ -23,8 +24,9 @@ extension SyncContext {
     @discardableResult
     public func pull(table: String, queryID: String? = nil, filter: String? = nil, options: SyncOptions = SyncOptions()) async throws -> PullReport {
         try requireWritable()
+        try GitGuard.check(try gitBaseline(), allowingOlderHead: options.allowOlderHead)
         let puller = Puller(store: self, connection: ServerConnection(settings: settings, layout: layout, options: options), options: options)
-        return try await releasingSpareFiles { try await puller.pull(table: table, queryID: queryID, filter: filter) }
+        return try await recordingSyncedHead { try await releasingSpareFiles { try await puller.pull(table: table, queryID: queryID, filter: filter) } }
     }
 
     /// Pushes, then pulls every query of `queries.json` in id order: the command for cron.
@@ -35,6 +37,6 @@ extension SyncContext {
         let report = try await push(tables: nil, options: options, connection: connection)
         let syncer = Syncer(store: self, connection: connection, options: options)
         let queries = try queries().sorted
-        return try await releasingSpareFiles { try await syncer.pullAll(queries, after: report) }
+        return try await recordingSyncedHead { try await releasingSpareFiles { try await syncer.pullAll(queries, after: report) } }
     }
 }

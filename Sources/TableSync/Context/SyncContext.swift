@@ -42,6 +42,12 @@ public actor SyncContext {
     /// is released.
     nonisolated let spareFiles: SpareFiles
     private var lock: StoreLock?
+    /// The store's git repository once looked up (``gitRepository()``): `.some(nil)` outside git.
+    var gitLookup: GitRepository??
+    /// Which clone of its git repository the store is, if it is in one: its operations are this context's to send.
+    nonisolated let clone: CloneIdentity.Lookup
+    /// The ids of the operations in the journal of `HEAD` when the push began (``Acknowledgements``).
+    var committedOperationIDs: Set<String> = []
 
     /// Opens the store at (or above) `directory`.
     /// - Parameters:
@@ -61,7 +67,10 @@ public actor SyncContext {
         self.mode = mode
         self.lock = lock
         self.settings = try StoreSettings.load(from: try Self.readSettingsFile(layout), file: StoreLayout.settingsFileName)
-        var journal = try Journal.load(layout: layout)
+        var journal = try Journal.load(layout: layout, acknowledged: Acknowledgements.load(layout: layout))
+        let clone = try CloneIdentity.of(storeRoot: layout.root, creating: mode == .readWrite)
+        journal.origin = clone.sender
+        self.clone = clone
         // A push killed before its journal was rewritten, or lines joined by a merge: make the file exact.
         if mode == .readWrite && journal.needsRewriteOnSave { try journal.save(layout: layout) }
         self.journal = journal

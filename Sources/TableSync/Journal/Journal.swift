@@ -1,3 +1,4 @@
+import Foundation
 import SyncProtocol
 
 /// The queue of pending operations (`journal.jsonl`), collapsed per record as ``OperationCollapse`` says.
@@ -29,6 +30,8 @@ struct Journal: Sendable {
     private var hasSettledLog = false
     private var needsRewrite = false
     private var nextSequence: Int64
+    /// The clone new operations come from (``PendingOperation/origin``); `nil` outside git.
+    var origin: String?
 
     /// An empty journal whose sequence numbers start after `lastSequence`.
     init(lastSequence: Int64 = 0) {
@@ -64,16 +67,24 @@ struct Journal: Sendable {
     var isEmpty: Bool { operations.isEmpty }
 
     /// Records a new local change, collapsing it with the pending operation on the same record. Returns the
-    /// operation now pending for the record (`nil` when the change cancelled a pending insert).
+    /// operation now pending for the record (`nil` when the change cancelled a pending insert). An operation added
+    /// comes from ``origin`` with an id of its own, unless it stands for `existing`, an operation read from a
+    /// journal git joined, whose origin and id it keeps.
     @discardableResult
     mutating func enqueue(_ kind: PendingOperation.Kind, table: String, id: String, baseVersion: String?,
-                                 item: JSONValue? = nil) throws -> PendingOperation? {
+                          item: JSONValue? = nil, existing identity: PendingOperation? = nil) throws -> PendingOperation? {
         let key = RecordKey(table: table, id: id)
         let existing = pending(key)
+        func made(baseVersion: String?) -> PendingOperation {
+            let origin = identity == nil ? self.origin : identity?.origin
+            return PendingOperation(sequence: takeSequence(), kind: kind, table: table, id: id,
+                                    baseVersion: kind == .insert ? nil : baseVersion, item: kind == .delete ? item : nil,
+                                    undelete: identity?.undelete ?? false, origin: origin,
+                                    operationID: identity == nil ? origin.map { _ in Self.newOperationID() } : identity?.operationID)
+        }
         switch OperationCollapse.outcome(pending: existing?.kind, new: kind) {
         case .add:
-            let operation = PendingOperation(sequence: takeSequence(), kind: kind, table: table, id: id,
-                                             baseVersion: kind == .insert ? nil : baseVersion, item: kind == .delete ? item : nil)
+            let operation = made(baseVersion: baseVersion)
             append(operation)
             return operation
         case .keepPending:
@@ -83,8 +94,7 @@ struct Journal: Sendable {
             return nil
         case .replacePending:
             remove(sequences: [existing!.sequence])
-            let operation = PendingOperation(sequence: takeSequence(), kind: kind, table: table, id: id,
-                                             baseVersion: existing?.baseVersion, item: kind == .delete ? item : nil)
+            let operation = made(baseVersion: existing?.baseVersion)
             append(operation)
             return operation
         case .reject(let reason):
@@ -92,17 +102,25 @@ struct Journal: Sendable {
         }
     }
 
+    /// A new operation id: 64 random bits in hex.
+    static func newOperationID() -> String {
+        String(UUID().uuidString.lowercased().filter { $0 != "-" }.prefix(16))
+    }
+
     /// Removes the operations with these sequence numbers (pushed, or settled by a person). A push removes a
     /// batch near the front after each batch, so the scan stops at the last one found and the rest of the
     /// journal moves down in one go (checking every operation each time made a long push quadratic).
-    mutating func remove(sequences: Set<Int64>) {
-        guard !sequences.isEmpty else { return }
+    @discardableResult
+    mutating func remove(sequences: Set<Int64>) -> [PendingOperation] {
+        guard !sequences.isEmpty else { return [] }
         var kept = 0, found = 0, index = 0, persistedRemoved = 0
+        var removed: [PendingOperation] = []
         while index < operations.count && found < sequences.count {
             let operation = operations[index]
             if sequences.contains(operation.sequence) {
                 sequenceByKey[operation.key] = nil
                 found += 1
+                removed.append(operation)
                 if index < persistedCount {
                     unsavedSettledLines.append(lines[index])
                     persistedRemoved += 1
@@ -114,11 +132,12 @@ struct Journal: Sendable {
             }
             index += 1
         }
-        guard found > 0 else { return }
+        guard found > 0 else { return [] }
         // Positions kept..<index hold the removed operations; everything after them stays in order.
         operations.removeSubrange(kept..<index)
         lines.removeSubrange(kept..<index)
         persistedCount -= persistedRemoved
+        return removed
     }
 
     /// Replaces the pending operation that has `operation`'s sequence number (a new base version after a
@@ -164,8 +183,9 @@ struct Journal: Sendable {
         needsRewrite = false
     }
 
-    /// Reads `journal.jsonl` (absent means empty).
-    static func load(layout: StoreLayout) throws -> Journal {
+    /// Reads `journal.jsonl` (absent means empty), leaving out operations whose id is `acknowledged`: sent already,
+    /// here or by another clone, and brought back by git.
+    static func load(layout: StoreLayout, acknowledged: Set<String> = []) throws -> Journal {
         // The settled log first: a reader racing a push that rewrites the journal and deletes the log then sees
         // the journal at that moment or later, never an old journal without the log that settled its lines.
         var settled = try SettledLines.load(layout: layout)
@@ -180,6 +200,7 @@ struct Journal: Sendable {
         var lines: [[UInt8]] = []
         var lineNumber = 0
         var highestSequence: Int64 = 0
+        var droppedAcknowledged = false
         for line in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
             lineNumber += 1
             if line.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\r") || $0 == UInt8(ascii: "\t") }) { continue }
@@ -189,6 +210,10 @@ struct Journal: Sendable {
                 let canonical = Self.line(operation)
                 highestSequence = max(highestSequence, operation.sequence)
                 if settled?.take(canonical) == true { continue }
+                if let operationID = operation.operationID, acknowledged.contains(operationID) {
+                    droppedAcknowledged = true
+                    continue
+                }
                 parsed.append(operation)
                 lines.append(canonical)
             } catch let error as JSONParseError {
@@ -202,6 +227,7 @@ struct Journal: Sendable {
         if Self.isCollapsed(parsed) {
             var journal = Journal(operations: parsed, lines: lines, lastSequence: lastSequence)
             journal.hasSettledLog = settled != nil
+            journal.needsRewrite = droppedAcknowledged
             return journal
         }
         // Lines joined by a merge: fold them in sequence order, then rewrite the file in collapsed form.
@@ -209,7 +235,7 @@ struct Journal: Sendable {
         for operation in parsed.sorted(by: { $0.sequence < $1.sequence }) {
             do {
                 try journal.enqueue(operation.kind, table: operation.table, id: operation.id,
-                                    baseVersion: operation.baseVersion, item: operation.item)
+                                    baseVersion: operation.baseVersion, item: operation.item, existing: operation)
             } catch let error as StoreError {
                 throw StoreError.invalidJournalLine(file: file, line: 0, reason: "\(error)")
             }

@@ -22,19 +22,40 @@ public struct PendingOperation: Sendable, Equatable {
     public var baseVersion: String?
     /// For a delete, the record as it was.
     public var item: JSONValue?
+    /// For an update of a record the server keeps as deleted (a conflict settled by keeping the local side):
+    /// the push brings the record back first (``TableClient/undelete(table:id:baseVersion:)``), on `baseVersion`,
+    /// the deleted record's version, then sends the update on the version that gives it.
+    public var undelete: Bool
+    /// The clone of a store kept in git that queued the operation (``CloneIdentity``): only that clone sends it,
+    /// another that got it through a merge leaves it to its origin. `nil` for an operation queued outside git (or
+    /// by an earlier version), which any clone holding it sends.
+    public var origin: String?
+    /// The operation's own id, unique across clones: once it is sent, its acknowledgement (``Acknowledgements``)
+    /// drops it from any journal that git brings it back into. `nil` with ``origin``.
+    public var operationID: String?
 
     /// An operation as the journal holds it.
-    public init(sequence: Int64, kind: Kind, table: String, id: String, baseVersion: String? = nil, item: JSONValue? = nil) {
+    public init(sequence: Int64, kind: Kind, table: String, id: String, baseVersion: String? = nil, item: JSONValue? = nil,
+                undelete: Bool = false, origin: String? = nil, operationID: String? = nil) {
         self.sequence = sequence
         self.kind = kind
         self.table = table
         self.id = id
         self.baseVersion = baseVersion
         self.item = item
+        self.undelete = undelete
+        self.origin = origin
+        self.operationID = operationID
     }
 
     /// The record this operation is about.
     public var key: RecordKey { RecordKey(table: table, id: id) }
+
+    /// Whether the clone `clone` sends the operation: it queued it, or nobody in git did. A clone outside git
+    /// (`clone` nil) sends every operation it holds.
+    public func isSent(by clone: String?) -> Bool {
+        origin == nil || clone == nil || origin == clone
+    }
 
     /// The journal line (compact canonical JSON, without the newline).
     public var json: JSONValue {
@@ -43,6 +64,9 @@ public struct PendingOperation: Sendable, Equatable {
         ]
         if let baseVersion { members["version"] = .string(baseVersion) }
         if let item { members["item"] = item }
+        if undelete { members["undelete"] = true }
+        if let origin { members["origin"] = .string(origin) }
+        if let operationID { members["opid"] = .string(operationID) }
         return .object(members)
     }
 
@@ -70,7 +94,8 @@ public struct PendingOperation: Sendable, Equatable {
             throw OperationFormatError("\"version\" must be a string")
         }
         self.init(sequence: sequence, kind: kind, table: table, id: id, baseVersion: baseVersion,
-                  item: members["item"].flatMap { $0.isNull ? nil : $0 })
+                  item: members["item"].flatMap { $0.isNull ? nil : $0 }, undelete: members["undelete"]?.boolValue == true,
+                  origin: members["origin"]?.stringValue, operationID: members["opid"]?.stringValue)
     }
 }
 

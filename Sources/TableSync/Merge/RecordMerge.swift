@@ -12,9 +12,10 @@ import SyncProtocol
 ///   it is either a change the server later undid or a hand edit made on top of the older copy, and only a person
 ///   can tell.
 ///
-/// The system properties (`createdAt`, `updatedAt`, `version`, `deleted`) come whole from the newer server
-/// copy: the side with the later `updatedAt` (then the greater `version`), so the merged file still names a
-/// version the server really had, and the next sync sends the merged content on top of it.
+/// The system properties (`createdAt`, `updatedAt`, `version`, `deleted`) and the ``SyncedMark`` come whole from
+/// the newer server copy: the side with the later `updatedAt` (then the greater `version`), so the merged file still
+/// names a version the server really had; when the merged content is that copy's, the mark still vouches for it,
+/// and otherwise the next sync sends the merged content on top of that version.
 enum RecordMerge {
     struct Result: Equatable {
         /// The merged record, conflicting properties taken from ours.
@@ -35,7 +36,7 @@ enum RecordMerge {
         var mergedTheirs: [String: JSONValue] = [:]
         var conflicts: [String] = []
         let names = Set(ours.keys).union(theirs.keys).union(base.map { Set($0.keys) } ?? [])
-        for name in names where !SystemProperty.serverManaged.contains(name) {
+        for name in names where !copyProperties.contains(name) {
             let (mine, other, original) = (ours[name], theirs[name], base?[name])
             let value: JSONValue?
             if mine == other {
@@ -62,12 +63,15 @@ enum RecordMerge {
             mergedOurs[name] = value
             mergedTheirs[name] = value
         }
-        for name in SystemProperty.serverManaged {
+        for name in copyProperties {
             mergedOurs[name] = newer[name]
             mergedTheirs[name] = newer[name]
         }
         return Result(ours: mergedOurs, theirs: mergedTheirs, conflicts: conflicts.sorted())
     }
+
+    /// The properties that belong to a server copy as a whole, never merged one by one.
+    static let copyProperties = SystemProperty.serverManaged.union([SyncedMark.property])
 
     /// Whether `record` is a later server copy than `other`: later `updatedAt`, then greater `version`.
     static func isNewer(_ record: [String: JSONValue], than other: [String: JSONValue]) -> Bool {

@@ -57,12 +57,13 @@ enum ServerRecord {
         record[SystemProperty.deleted]?.boolValue == true
     }
 
-    /// The record's properties without the server-managed ones: what a client sends, and what decides whether
-    /// two copies say the same thing.
+    /// The record's properties without the server-managed ones and the store's ``SyncedMark``: what a client
+    /// sends, and what decides whether two copies say the same thing.
     static func content(_ record: [String: JSONValue]) -> [String: JSONValue] {
         // Removing the few server-managed names copies the storage once; filtering would rehash every key.
         var content = record
         for name in SystemProperty.serverManaged { content.removeValue(forKey: name) }
+        content.removeValue(forKey: SyncedMark.property)
         return content
     }
 }

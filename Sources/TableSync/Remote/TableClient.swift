@@ -53,6 +53,14 @@ struct TableClient: Sendable {
                                                headers: headers, body: body))
     }
 
+    /// `POST /tables/{table}/{id}`: brings a soft-deleted record back, with `If-Match` on the deleted record's
+    /// `baseVersion` (azure-mobile-apps-node's undelete, which tablesync-server offers too).
+    func undelete(table: String, id: String, baseVersion: String?) async throws -> HTTPResponse {
+        var headers: [String: String] = [:]
+        if let baseVersion { headers["If-Match"] = "\"\(baseVersion)\"" }
+        return try await http.send(HTTPRequest(method: "POST", path: TablePath.record(table: table, id: id), headers: headers))
+    }
+
     func delete(table: String, id: String, baseVersion: String?) async throws -> HTTPResponse {
         var headers: [String: String] = [:]
         if let baseVersion { headers["If-Match"] = "\"\(baseVersion)\"" }

@@ -1,52 +1,13 @@
 import SyncProtocol
 
-/// A change a person made to a record file that the journal does not hold yet.
-public struct LocalChange: Sendable, Equatable {
-    /// What happened to the file.
-    public enum Kind: String, Sendable {
-        case created, modified, deleted
-        /// A file that carries the server's system properties (`version`, `updatedAt`) that this store never
-        /// synced at that version: a fresh clone, a restore or a lost `.tablesync/` (no record of the file), or a
-        /// git merge, checkout, rebase or revert (another server copy than the one synced). Not an edit until
-        /// compared with the server, which the next push does before it sends anything.
-        case uncompared
-    }
-
-    /// Whether the file was created, modified or deleted.
-    public var kind: Kind
-    /// The table of the record.
-    public var table: String
-    /// The record's id (from the file name).
-    public var id: String
-    /// The file name under `tables/<table>/`.
-    public var fileName: String
-    /// The server version the change was made on (from the index), for modified and deleted records; for an
-    /// uncompared one, the version this store last synced, if any.
-    public var baseVersion: String?
-
-    /// The record this change is about.
-    public var key: RecordKey { RecordKey(table: table, id: id) }
-}
-
-/// What a scan of the record files found.
-public struct LocalScan: Sendable, Equatable {
-    /// Changes made by hand that are not in the journal yet, by table and file name.
-    public var changes: [LocalChange] = []
-    /// Files that cannot be used, with the reason; they are skipped and nothing else is held back.
-    public var problems: [RecordFileProblem] = []
-    /// How many files were read and hashed because their `stat` changed (the rest cost one `stat` each).
-    public var filesHashed = 0
-    /// How many record files were looked at.
-    public var filesSeen = 0
-
-    /// The files not yet compared with the server (``LocalChange/Kind/uncompared``).
-    public var uncompared: [LocalChange] { changes.filter { $0.kind == .uncompared } }
-}
-
-/// Finds hand edits: compares each table directory with its ``StatIndex`` and the journal, reading only the
-/// files whose `stat` changed. Read-only; ``HandEditRecorder`` turns the result into journal operations.
+/// Finds hand edits: compares each table directory with its ``StatIndex``, the journal and, in git, `HEAD`
+/// (``GitBaseline``), reading only the files whose `stat` changed. Read-only; the push turns the result into journal
+/// operations. Each table is scanned in three steps: the join of the listing with the index, the classification
+/// of each file that changed (``FileChangeRule``), and the files that are missing.
 struct LocalChangeScanner {
     let layout: StoreLayout
+    /// `HEAD`'s view of the store, when it is in git.
+    var git: GitBaseline?
 
     func scan(tables: [String], journal: Journal) throws -> LocalScan {
         var reads = ReadRecordFiles(limit: 0)
@@ -57,54 +18,73 @@ struct LocalChangeScanner {
     /// found, as read.
     func scan(tables: [String], journal: Journal, keeping reads: inout ReadRecordFiles) throws -> LocalScan {
         var scan = LocalScan()
+        scan.headPosition = git?.position ?? .unknown
         for table in tables {
-            try scanTable(table, journal: journal, into: &scan, keeping: &reads)
+            let firstProblem = scan.problems.count
+            let joined = try join(table: table, problems: &scan.problems)
+            scan.filesSeen += joined.listed.count
+            scan.filesHashed += joined.changed.count
+            try classify(joined, table: table, journal: journal, into: &scan, keeping: &reads)
+            try findMissing(joined, table: table, journal: journal, into: &scan)
+            scan.problems[firstProblem...].sort { $0.path < $1.path }
         }
+        scan.changes.sort { ($0.table, $0.fileName) < ($1.table, $1.fileName) }
         return scan
     }
 
-    private func scanTable(_ table: String, journal: Journal, into scan: inout LocalScan, keeping reads: inout ReadRecordFiles) throws {
+    /// A table's listing walked beside its index: the files whose `stat` the index does not vouch for, and the
+    /// entries whose file is gone.
+    private struct Join {
+        let listing: DirectoryListing
+        let index: StatIndex
+        /// The file-timestamp clock before the listing's `stat`s (see ``SentFile``).
+        let clock: Int64
+        /// Files whose `stat` changed (or that have no entry), to read.
+        var changed: [ChangedFile] = []
+        /// Entries whose file is not listed.
+        var unlisted: [StatIndex.Entry] = []
+        /// The record files listed, as positions in the listing, in name order.
+        var listed: [Int] = []
+        /// Whether the index has no entry at all (a clone, a lost cache).
+        var indexIsEmpty = true
+    }
+
+    private func join(table: String, problems: inout [RecordFileProblem]) throws -> Join {
         let directory = layout.tableDirectory(table)
         // Before the listing's `stat`s: a file changed after them gets a later time (see ``SentFile``).
         let clock = FileSystem.timestampClockNanoseconds()
         // The listing is sorted and walked beside the index's lines in the same order, the index read from disk
         // as the walk goes, never held whole; the files' `stat`s are taken on the other cores as the walk goes.
         // Names stay bytes of the listing; a String is made only for a file that is reported or read.
-        let listing = try DirectoryListing(directory).sorted()
-        let index = try StatIndex.load(layout: layout, table: table)
-        let firstProblem = scan.problems.count
+        var joined = Join(listing: try DirectoryListing(directory).sorted(), index: try StatIndex.load(layout: layout, table: table),
+                          clock: clock)
+        let listing = joined.listing
         func relativePath(_ name: String) -> String { "tables/\(table)/\(name)" }
-        // Files whose `stat` changed, to read; checked on every core at once (reading, hashing and parsing
-        // 10,000 hand-edited files is most of a big push's scan).
-        var changed: [ChangedFile] = []
-        // Entries whose file is not listed: deleted by hand, unless the journal says otherwise.
-        var unlisted: [StatIndex.Entry] = []
-        // The record files listed, as positions in the listing, in name order.
-        var listed: [Int] = []
-        listed.reserveCapacity(listing.count)
-        var lines = try index.sortedLines()
+        joined.listed.reserveCapacity(listing.count)
+        var lines = try joined.index.sortedLines()
         var more = try lines.step()
+        if more { joined.indexIsEmpty = false }
         try listing.withNames { names in
             try listing.forEachStatus { position, status in
                 guard let status else { return }
                 let name = names[position]
                 guard RecordFileName.looksLikeRecordFile(name) else {
                     if !RecordFileName.isHidden(name) {
-                        scan.problems.append(RecordFileProblem(path: relativePath(listing.name(at: position)),
-                                                               reason: "not a record file (record files are named <id>.json); it is ignored"))
+                        problems.append(RecordFileProblem(path: relativePath(listing.name(at: position)),
+                                                          reason: "not a record file (record files are named <id>.json); it is ignored"))
                     }
                     return
                 }
                 guard status.isRegularFile else {
-                    scan.problems.append(RecordFileProblem(path: relativePath(listing.name(at: position)), reason: "not a regular file; it is ignored"))
+                    problems.append(RecordFileProblem(path: relativePath(listing.name(at: position)), reason: "not a regular file; it is ignored"))
                     return
                 }
-                listed.append(position)
+                joined.listed.append(position)
                 var order = 1
                 while more {
                     order = lines.compareName(to: name)
                     guard order < 0 else { break }
-                    if let entry = try lines.item().entry { unlisted.append(entry) }
+                    if let entry = try lines.item().entry { joined.unlisted.append(entry) }
                     more = try lines.step()
                 }
                 var indexed: StatIndex.Entry?
@@ -118,60 +98,101 @@ struct LocalChangeScanner {
                     more = try lines.step()
                 }
                 let fileName = listing.name(at: position)
-                changed.append(ChangedFile(name: fileName, relativePath: relativePath(fileName), status: status, entry: indexed))
+                joined.changed.append(ChangedFile(name: fileName, relativePath: relativePath(fileName), status: status, entry: indexed))
             }
         }
-        scan.filesSeen += listed.count
         while more {
-            if let entry = try lines.item().entry { unlisted.append(entry) }
+            if let entry = try lines.item().entry { joined.unlisted.append(entry) }
             more = try lines.step()
         }
-        scan.filesHashed += changed.count
-        let examined = concurrentMap(changed) { file in Result { try examine(file, in: directory) } }
-        for (file, result) in zip(changed, examined) {
+        return joined
+    }
+
+    /// Reads the changed files (on every core) and sorts each into a change, a problem, or nothing.
+    private func classify(_ joined: Join, table: String, journal: Journal, into scan: inout LocalScan,
+                          keeping reads: inout ReadRecordFiles) throws {
+        let directory = layout.tableDirectory(table)
+        let examined = concurrentMap(joined.changed) { file in Result { try examine(file, in: directory) } }
+        for (file, result) in zip(joined.changed, examined) {
             let loaded: RecordFile.Loaded
-            let hash: String?
+            let facts: FileChangeRule.File
+            let hash: String
             switch try result.get() {
             case .asIndexed: continue
             case .broken(let problem):
                 scan.problems.append(problem)
                 continue
-            case .edited(let value, let contentHash):
-                (loaded, hash) = (value, contentHash)
+            case .read(let value, let contentHash, let read):
+                (loaded, hash, facts) = (value, contentHash, read)
             }
             let key = RecordKey(table: table, id: loaded.id)
-            switch journal.pending(key)?.kind {
-            case .insert?, .update?:
+            let indexedVersion: String?? = file.entry.map { $0.version }
+            func change(_ kind: LocalChange.Kind, baseVersion: String? = file.entry?.version) -> LocalChange {
+                LocalChange(kind: kind, table: table, id: loaded.id, fileName: file.name, baseVersion: baseVersion)
+            }
+            switch FileChangeRule.decide(facts, indexedVersion: indexedVersion, editedWhileSent: file.entry?.isEditedWhileSent ?? false,
+                                         pending: journal.pending(key)?.kind) {
+            case .covered:
                 continue
-            case .delete?:
-                scan.problems.append(RecordFileProblem(path: file.relativePath,
-                    reason: "the record's delete is pending, so the file cannot be re-created yet; push first, or remove the file"))
-            case nil:
-                if Self.needsComparison(loaded.record, entry: file.entry) {
-                    scan.changes.append(LocalChange(kind: .uncompared, table: table, id: loaded.id, fileName: file.name,
-                                                    baseVersion: file.entry?.version))
-                    continue
-                }
-                scan.changes.append(LocalChange(kind: file.entry == nil ? .created : .modified, table: table, id: loaded.id,
-                                                fileName: file.name, baseVersion: file.entry?.version))
-                reads.keep(ReadRecordFile(loaded: loaded, hash: hash, status: file.status, clock: clock), for: key)
+            case .deleteConflict:
+                scan.changes.append(change(.deleteConflict, baseVersion: journal.pending(key)?.baseVersion))
+            case .serverCopy:
+                scan.changes.append(change(.serverCopy, baseVersion: facts.version))
+                scan.serverCopies[table, default: []].append(StatIndex.Entry(
+                    fileName: file.name, id: loaded.id, status: file.status, contentHash: hash, version: facts.version))
+            case .uncompared:
+                scan.changes.append(change(.uncompared))
+            case .created, .modified:
+                scan.changes.append(change(file.entry == nil ? .created : .modified))
+                reads.keep(ReadRecordFile(loaded: loaded, hash: hash, status: file.status, clock: joined.clock), for: key)
             }
         }
+    }
+
+    /// The files missing from the table: entries whose file is gone, pending inserts and updates whose file is
+    /// gone, and (in git) files `HEAD` has that neither the listing nor the index knows.
+    private func findMissing(_ joined: Join, table: String, journal: Journal, into scan: inout LocalScan) throws {
         // A file is named after its id (RecordFile.check), so a listed name stands for its record.
+        let unlisted = joined.unlisted.filter { journal.pending(RecordKey(table: table, id: $0.id))?.kind != .delete }
+        let inHead = try git.map { git in try git.committed(table: table, names: unlisted.filter {
+            journal.pending(RecordKey(table: table, id: $0.id)) == nil
+        }.map(\.fileName)) }
         for entry in unlisted {
-            let key = RecordKey(table: table, id: entry.id)
-            guard journal.pending(key)?.kind != .delete else { continue }
-            scan.changes.append(LocalChange(kind: .deleted, table: table, id: entry.id, fileName: entry.fileName,
-                                            baseVersion: entry.version))
+            let pending = journal.pending(RecordKey(table: table, id: entry.id))?.kind
+            let kind: LocalChange.Kind
+            switch FileChangeRule.decideMissing(pending: pending, inHead: inHead.map { $0.contains(entry.fileName) }) {
+            case .covered: continue
+            case .deleted: kind = .deleted
+            case .removedByGit: kind = .removedByGit
+            }
+            scan.changes.append(LocalChange(kind: kind, table: table, id: entry.id, fileName: entry.fileName, baseVersion: entry.version))
         }
+        var known = Set(joined.unlisted.map(\.fileName))
         for operation in journal.operations(inTable: table) where operation.kind != .delete {
             let fileName = RecordFileName.fileName(for: operation.id)
-            guard !Self.isListed(fileName, in: listed, of: listing), try index.entry(named: fileName) == nil else { continue }
+            guard !known.contains(fileName), !Self.isListed(fileName, in: joined.listed, of: joined.listing),
+                  try joined.index.entry(named: fileName) == nil else { continue }
+            known.insert(fileName)
             scan.changes.append(LocalChange(kind: .deleted, table: table, id: operation.id, fileName: fileName,
                                             baseVersion: operation.baseVersion))
         }
-        scan.problems[firstProblem...].sort { $0.path < $1.path }
-        scan.changes.sort { ($0.table, $0.fileName) < ($1.table, $1.fileName) }
+        guard let git, let committed = try git.filesBeyondIndex(table: table, indexIsEmpty: joined.indexIsEmpty) else { return }
+        // Files git has that are gone while the index never knew them: compared with the server, then deleted on the
+        // version `HEAD` holds unless the server deleted them too.
+        var missing: [(name: String, blob: String)] = []
+        for file in committed where RecordFileName.looksLikeRecordFile(file.name) && !known.contains(file.name) {
+            guard let id = RecordFileName.id(forFileName: file.name), journal.pending(RecordKey(table: table, id: id)) == nil,
+                  !Self.isListed(file.name, in: joined.listed, of: joined.listing), try joined.index.entry(named: file.name) == nil
+            else { continue }
+            missing.append(file)
+        }
+        let versions = try git.versions(ofBlobs: missing.map(\.blob))
+        for file in missing {
+            // A file without a version was never on the server: nothing to delete there.
+            guard let version = versions[file.blob], let id = RecordFileName.id(forFileName: file.name) else { continue }
+            scan.changes.append(LocalChange(kind: .missing, table: table, id: id, fileName: file.name, baseVersion: version))
+        }
+        if let tree = git.trees[table] { scan.reconciledTrees[table] = tree }
     }
 
     /// `true` when `name` is among the `listed` files (positions in `listing`, sorted by name).
@@ -183,16 +204,6 @@ struct LocalChangeScanner {
                 return found < listed.count && StatIndexLine.compare(names[listed[found]], name) == 0
             }
         }
-    }
-
-    /// Whether a changed file must be compared with the server before it counts as an edit: it carries the
-    /// server's system properties, and either this store never synced it (no index entry: a fresh clone, a
-    /// restore, a lost cache) or its `version` is not the one this store synced (git put another server copy
-    /// there: a merge, checkout, rebase or revert).
-    static func needsComparison(_ record: [String: JSONValue], entry: StatIndex.Entry?) -> Bool {
-        guard ServerRecord.isServerCopy(record) else { return false }
-        guard let entry else { return true }
-        return record[SystemProperty.version]?.stringValue != entry.version
     }
 
     /// A listed record file whose `stat` differs from its index entry (or that has none).
@@ -207,17 +218,21 @@ struct LocalChangeScanner {
         /// Its bytes are the indexed ones after all (touched, not edited).
         case asIndexed
         case broken(RecordFileProblem)
-        /// Read and valid; `hash` when it has an index entry to compare with.
-        case edited(RecordFile.Loaded, hash: String?)
+        /// Read and valid, with the SHA-256 of its bytes and what the rule needs of it.
+        case read(RecordFile.Loaded, hash: String, FileChangeRule.File)
     }
 
     /// Reads one changed file and decides what it is. Touches nothing shared, so files are examined in parallel.
     private func examine(_ file: ChangedFile, in directory: String) throws -> Examined {
         let bytes = try FileSystem.readFile(directory + "/" + file.name)
-        let hash = file.entry.map { _ in SHA256.hexDigest(of: bytes) }
+        let hash = SHA256.hexDigest(of: bytes)
         if let entry = file.entry, hash == entry.contentHash { return .asIndexed }
         switch RecordFile.check(bytes: bytes, fileName: file.name, relativePath: file.relativePath) {
-        case .success(let loaded): return .edited(loaded, hash: hash)
+        case .success(let loaded):
+            let facts = FileChangeRule.File(version: loaded.record[SystemProperty.version]?.stringValue,
+                                            carriesServerVersion: ServerRecord.isServerCopy(loaded.record),
+                                            markIntact: SyncedMark.isIntact(loaded.record, bytes: bytes))
+            return .read(loaded, hash: hash, facts)
         case .failure(let problem): return .broken(problem)
         }
     }

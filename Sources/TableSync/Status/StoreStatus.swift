@@ -4,10 +4,16 @@ import SyncProtocol
 public struct StoreStatus: Sendable, Equatable {
     /// The server the store syncs with.
     public var remote: String
-    /// Operations in the journal, in push order.
+    /// Operations in the journal that this store sends, in push order.
     public var pending: [PendingOperation]
-    /// Hand edits not in the journal yet (push records them first).
+    /// Operations another clone of the store queued (they came with a merge): that clone sends them.
+    public var queuedElsewhere: [PendingOperation]
+    /// Hand edits not in the journal yet (push records them first), files to compare with the server first, and
+    /// files in conflict with a pending delete.
     public var handEdits: [LocalChange]
+    /// Per table, how many files hold stamped copies of the server's records that the stat index does not know
+    /// yet (a clone, a lost cache): indexed by the next push, nothing sent.
+    public var serverCopies: [String: Int]
     /// Files that are skipped until someone fixes them.
     public var problems: [RecordFileProblem]
     /// Records whose operation the server refused, waiting for `tablesync resolve`.
@@ -20,17 +26,23 @@ public struct StoreStatus: Sendable, Equatable {
     public var filesHashed: Int
 
     /// `true` when there is nothing to push and nothing to look at.
-    public var isClean: Bool { pending.isEmpty && handEdits.isEmpty && problems.isEmpty && conflicts.isEmpty }
+    public var isClean: Bool {
+        pending.isEmpty && queuedElsewhere.isEmpty && handEdits.isEmpty && problems.isEmpty && conflicts.isEmpty
+    }
 }
 
 extension SyncContext {
     /// The store's status. Reads only: nothing in the store changes.
     public func status() throws -> StoreStatus {
-        let scan = try LocalChangeScanner(layout: layout).scan(tables: settings.tables, journal: journal)
+        let scan = try LocalChangeScanner(layout: layout, git: try gitBaseline()).scan(tables: settings.tables, journal: journal)
         let skipped = try queries().sorted.flatMap { query in
             query.skipped.keys.sorted().map { SkippedServerRecord(table: query.table, id: $0, reason: query.skipped[$0]!) }
         }
-        return StoreStatus(remote: settings.remote, pending: journal.operations, handEdits: scan.changes,
+        let serverCopies = Dictionary(grouping: scan.changes.filter { $0.kind == .serverCopy }, by: \.table).mapValues(\.count)
+        let sender = clone.sender
+        return StoreStatus(remote: settings.remote, pending: journal.operations.filter { $0.isSent(by: sender) },
+                           queuedElsewhere: journal.operations.filter { !$0.isSent(by: sender) }, handEdits: scan.changes.filter { $0.kind != .serverCopy },
+                           serverCopies: serverCopies,
                            problems: scan.problems, conflicts: try conflictFiles.keys(), skippedServerRecords: skipped,
                            filesSeen: scan.filesSeen, filesHashed: scan.filesHashed)
     }

@@ -10,7 +10,7 @@ import SyncProtocol
 struct EncodedRecords: Sendable {
     /// The records, as the server sent them.
     let records: [[String: JSONValue]]
-    /// Each record's canonical file bytes and their hash (hex), in `records` order.
+    /// Each record's canonical file bytes, stamped with its ``SyncedMark``, and their hash (hex), in `records` order.
     let files: [(bytes: [UInt8], hash: String)]
     /// Per record, in `records` order, the spare file that holds its bytes already; empty until staged (staging
     /// stages every record or none).
@@ -20,7 +20,7 @@ struct EncodedRecords: Sendable {
     init(_ records: [[String: JSONValue]]) {
         self.records = records
         files = concurrentMap(records) { record in
-            let bytes = RecordFile.encode(record)
+            let bytes = SyncedMark.stamped(record)
             return (bytes: bytes, hash: SHA256.hexDigest(of: bytes))
         }
     }

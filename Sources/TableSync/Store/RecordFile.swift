@@ -21,7 +21,8 @@ enum RecordFile {
                     lines.map { String($0.drop(while: { $0 == " " })) }.joined(separator: " ")
                 }
                 return .failure(RecordFileProblem(path: relativePath, line: conflict.line, column: 1,
-                    reason: "an unsettled git merge conflict: ours has \(side(conflict.ours)) and theirs has \(side(conflict.theirs)); keep one side, delete the markers, and git add the file"))
+                    reason: "an unsettled git merge conflict: ours has \(side(conflict.ours)) and theirs has \(side(conflict.theirs)); keep one side, delete the markers, and git add the file",
+                    holdsConflictMarkers: true))
             }
             return .failure(RecordFileProblem(path: relativePath, line: error.line, column: error.column, reason: error.reason))
         } catch {

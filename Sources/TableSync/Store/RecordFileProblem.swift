@@ -11,13 +11,16 @@ public struct RecordFileProblem: Error, Sendable, Equatable, CustomStringConvert
     public let column: Int?
     /// What is wrong, in words.
     public let reason: String
+    /// Whether the file holds git's conflict markers: a merge not settled yet, which a commit must not stage.
+    public let holdsConflictMarkers: Bool
 
     /// A problem with the file at `path` (relative to the store), at `line` and `column` when known.
-    public init(path: String, line: Int? = nil, column: Int? = nil, reason: String) {
+    public init(path: String, line: Int? = nil, column: Int? = nil, reason: String, holdsConflictMarkers: Bool = false) {
         self.path = path
         self.line = line
         self.column = column
         self.reason = reason
+        self.holdsConflictMarkers = holdsConflictMarkers
     }
 
     /// The problem as `path:line:column: reason`.

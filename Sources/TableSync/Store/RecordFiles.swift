@@ -33,14 +33,14 @@ struct RecordFiles: Sendable {
         return (loaded, ReadRecordFile(loaded: loaded, hash: nil, status: status, clock: clock).sentFile)
     }
 
-    /// Every valid record of `table` (broken files are skipped).
+    /// Every valid record of `table` (broken files are skipped), without the store's ``SyncedMark``.
     func all(table: String) throws -> [[String: JSONValue]] {
         let directory = layout.tableDirectory(table)
         var records: [[String: JSONValue]] = []
         for (name, status) in try FileSystem.listDirectory(directory) where status.isRegularFile && RecordFileName.looksLikeRecordFile(name) {
             let bytes = try FileSystem.readFile(directory + "/" + name)
             if case .success(let loaded) = RecordFile.check(bytes: bytes, fileName: name, relativePath: "tables/\(table)/\(name)") {
-                records.append(loaded.record)
+                records.append(SyncedMark.removed(from: loaded.record))
             }
         }
         return records

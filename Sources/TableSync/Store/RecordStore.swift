@@ -28,6 +28,15 @@ struct RecordStore: Sendable {
         try index(table).entry(named: RecordFileName.fileName(for: id))?.version
     }
 
+    /// Records `entries` in `table`'s index as synced: files found to hold the server's copies already (stamped and
+    /// intact, ``SyncedMark``), so nothing is written.
+    mutating func indexUnchanged(_ entries: [StatIndex.Entry], table: String) throws {
+        var index = try self.index(table)
+        indexes[table] = nil
+        try index.record(entries, removed: [], layout: files.layout, table: table)
+        indexes[table] = index
+    }
+
     /// Writes records as the server has them and marks them synced; removes the records in `removals`. Pull,
     /// push write-back, purge and conflict resolution go through here.
     mutating func applySynced(table: String, encoded: EncodedRecords, removals: [String] = [],

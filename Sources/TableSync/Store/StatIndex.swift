@@ -46,6 +46,14 @@ struct StatIndex: Sendable {
         /// The size of an entry whose `stat` is not known: it matches no file, so the file is hashed.
         static let unknownSize: Int64 = -1
 
+        /// The content hash of an entry whose file a person changed while the push that learned its version was
+        /// in flight: the server has the entry's version, which holds the content sent, and the file holds an edit
+        /// made on that content though it still names the version before. No file hashes to it.
+        static let editedWhileSent = "edited-while-sent"
+
+        /// Whether the file holds an edit made on the content of the entry's version (``editedWhileSent``).
+        var isEditedWhileSent: Bool { contentHash == Self.editedWhileSent }
+
         /// `true` when the file's `stat` fields are the entry's: the file is as indexed without being read.
         func matches(_ status: FileSystem.Status) -> Bool {
             Self.stat(status, matchesSize: size, modified: modifiedNanoseconds, changed: changedNanoseconds, inode: inode)

@@ -19,7 +19,7 @@ enum StoreInitializer {
         try FileSystem.createDirectory(layout.indexDirectory)
         for table in settings.tables { try FileSystem.createDirectory(layout.tableDirectory(table)) }
         var batch = DurableFileBatch()
-        batch.write(Array("*\n".utf8), to: layout.cacheDirectory + "/.gitignore")
+        batch.write(CacheDirectory.gitignore, to: layout.cacheDirectory + "/.gitignore")
         batch.write(Array(gitAttributes.utf8), to: layout.root + "/.gitattributes")
         var queries = QueryRegistry()
         if queryPerTable {

@@ -16,12 +16,16 @@ public struct StoreLayout: Sendable, Equatable {
     public var queriesFile: String { root + "/" + Self.queriesFileName }
     /// Pending operations: `journal.jsonl`.
     public var journalFile: String { root + "/" + Self.journalFileName }
+    /// Acknowledgements of operations sent that travelled through git: `sent.jsonl` (``Acknowledgements``).
+    public var acknowledgementsFile: String { root + "/" + Self.acknowledgementsFileName }
+    /// The ids of every operation this clone sent (``Acknowledgements``).
+    var localAcknowledgementsFile: String { cacheDirectory + "/sent" }
     /// `tables/`.
     public var tablesDirectory: String { root + "/tables" }
     /// `conflicts/`.
     public var conflictsDirectory: String { root + "/conflicts" }
     /// `.tablesync/`, the machine-local cache that git ignores.
-    public var cacheDirectory: String { root + "/.tablesync" }
+    public var cacheDirectory: String { root + "/" + Self.cacheDirectoryName }
     /// Where temporary files are written before they are renamed into place.
     public var temporaryDirectory: String { cacheDirectory + "/tmp" }
     /// Spare files that record writes write over instead of creating files (``SpareFiles``).
@@ -36,6 +40,8 @@ public struct StoreLayout: Sendable, Equatable {
     public var settledFile: String { cacheDirectory + "/settled.jsonl" }
     /// The protocol version learned from the server when `tablesync.json` pins none.
     public var learnedProtocolFile: String { cacheDirectory + "/protocol.json" }
+    /// What the store remembers of git between runs (``GitState``).
+    var gitStateFile: String { cacheDirectory + "/git.json" }
     /// What a synced write is about to record in the index; present only while it runs.
     public var intentFile: String { cacheDirectory + "/intent" }
 
@@ -61,7 +67,12 @@ public struct StoreLayout: Sendable, Equatable {
     public static let queriesFileName = "queries.json"
     /// The journal file's name.
     public static let journalFileName = "journal.jsonl"
+    /// The committed acknowledgements' file name.
+    public static let acknowledgementsFileName = "sent.jsonl"
+    /// The machine-local cache's directory name.
+    public static let cacheDirectoryName = ".tablesync"
 
     /// What of a store belongs in version control, relative to its root: everything but `.tablesync/`.
-    public static let versionedPaths = [settingsFileName, queriesFileName, journalFileName, "tables", "conflicts", ".gitattributes"]
+    public static let versionedPaths = [settingsFileName, queriesFileName, journalFileName, acknowledgementsFileName, "tables", "conflicts",
+                                        ".gitattributes"]
 }

@@ -27,7 +27,7 @@ final class StoreLock: Sendable {
 
     /// Takes the lock of the store at `layout`, or throws ``StoreLockError`` at once when another process holds it.
     static func acquire(layout: StoreLayout, purpose: String) throws -> StoreLock {
-        try FileSystem.createDirectory(layout.cacheDirectory)
+        try CacheDirectory.prepare(layout)
         let path = layout.lockFile
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw FileSystemError(operation: "open the lock file", path: path, code: errno) }

@@ -93,9 +93,10 @@ struct SyncedRecordWriter {
                 outcome.skipped.append(id)
                 continue
             case .recordVersionOnly:
-                // Size -1 never matches a file, so the next scan hashes it and finds the newer edit.
-                refreshed.append(StatIndex.Entry(fileName: fileName, id: id, size: -1, modifiedNanoseconds: 0, changedNanoseconds: 0,
-                                                 inode: 0, contentHash: hash, version: version))
+                // No file matches the entry, so the next scan reads the file and sends the newer edit on this version.
+                refreshed.append(StatIndex.Entry(fileName: fileName, id: id, size: StatIndex.Entry.unknownSize, modifiedNanoseconds: 0,
+                                                 changedNanoseconds: 0, inode: 0, contentHash: StatIndex.Entry.editedWhileSent,
+                                                 version: version))
                 outcome.skipped.append(id)
                 continue
             }

@@ -10,6 +10,8 @@ public enum FailureKind: Sendable, Equatable {
     case unreachable
     /// The server refused the credentials.
     case authentication
+    /// Where git left the store stops the run before anything is sent (``GitStateRefused``).
+    case gitState
     /// Anything else.
     case other
 }

@@ -1,7 +1,8 @@
 import SyncProtocol
 
-/// What a push did with files it had to compare with the server first (``LocalChange/Kind/uncompared``: a fresh
-/// clone, a restore, a lost `.tablesync/`, a git merge or revert).
+/// What a push did with files it had to compare with the server first (``LocalScan/uncompared``: a fresh clone,
+/// a restore, a lost `.tablesync/`, a git merge, checkout or revert) and with files in conflict with a pending
+/// delete.
 public struct AdoptionReport: Sendable, Equatable {
     /// Files that hold the server's copy as it is: indexed as synced, nothing sent.
     public var unchanged = 0
@@ -12,20 +13,31 @@ public struct AdoptionReport: Sendable, Equatable {
     public var edited = 0
     /// Files whose record the server does not have: queued as inserts.
     public var created = 0
-    /// Files that differ from a server copy that moved on, now under `conflicts/`.
+    /// Files a git command removed whose record the server still has as this store synced it, after a commit
+    /// that descends from the last sync (a merge of a delete, a `git rm` committed): queued as deletes.
+    public var deleted = 0
+    /// Files a git command removed whose record the server deleted too: nothing to send, the index forgets them.
+    public var alreadyDeleted = 0
+    /// Files a switch or checkout left behind (`HEAD` does not descend from the last sync) whose record the
+    /// server still has: brought back from the server rather than deleted there.
+    public var restored = 0
+    /// Files that differ from a server copy that moved on, or hold content while a delete is pending, now under
+    /// `conflicts/`.
     public var conflicts: [RecordKey] = []
     /// Files that differ from a server copy that moved on, settled by the `server-wins` or `client-wins` policy.
     public var settledByPolicy = 0
 
     /// Files compared with the server.
-    public var compared: Int { unchanged + takenFromServer + edited + created + conflicts.count + settledByPolicy }
+    public var compared: Int {
+        unchanged + takenFromServer + edited + created + deleted + alreadyDeleted + restored + conflicts.count + settledByPolicy
+    }
 
     /// An empty report.
     public init() {}
 }
 
-/// The rule for one file that carries the server's system properties at a version this store did not sync
-/// (``LocalChange/Kind/uncompared``), once the server's copy is known: a pure function, tested alone.
+/// The rule for one file that must be compared with the server before anything is sent, once the server's copy
+/// is known: a pure function, tested alone.
 enum AdoptionRule {
     enum Decision: Equatable {
         /// The file is the server's copy: index it as synced.
@@ -34,47 +46,68 @@ enum AdoptionRule {
         case takeServer
         /// The server deleted the record and the file says nothing else: remove the file.
         case removeLocal
-        /// An edit on `baseVersion`, the server's current version: the server still has the file's version and the
-        /// file says something else (a hand edit), or the server has not moved since this store synced and git
-        /// put other content here (a revert).
+        /// An edit on `baseVersion`, the version the file names, which the server still has.
         case edited(baseVersion: String)
-        /// The server has no such record: the file is an insert.
+        /// The server has no such record and the file is no copy of one: the file is an insert.
         case created
-        /// The server moved on and the file says something else: it may be a hand edit or an old copy, and only
-        /// a person (or the conflict policy) can tell.
+        /// The server has no such record and the file is an intact copy of one (the server lost it): keep the file
+        /// as it is, index it, send nothing.
+        case keepAsIs
+        /// The server moved on and the file says something else: a person (or the conflict policy) decides.
         case conflict
     }
 
-    /// Decides for the file holding `local` (which has a `version`), given the server's copy (`nil`: no such
-    /// record, deleted ones included) and the version this store last synced (`nil`: never). Content is
-    /// compared without the server-managed properties.
-    static func decide(local: [String: JSONValue], server: [String: JSONValue]?, syncedVersion: String?) -> Decision {
-        guard let server else { return .created }
-        let sameContent = ServerRecord.content(local) == ServerRecord.content(server)
-        if ServerRecord.isDeleted(server) { return sameContent ? .removeLocal : .conflict }
-        guard let serverVersion = server[SystemProperty.version]?.stringValue else { return sameContent ? .takeServer : .conflict }
+    /// Decides for the file holding `local` (which names a `version`), whose ``SyncedMark`` is `intact` or not,
+    /// given the server's copy (`nil`: no such record). An intact file is the server's copy of its version, so it is
+    /// never an edit, whatever version it names. Content is compared without the server-managed properties.
+    static func decide(local: [String: JSONValue], intact: Bool, server: [String: JSONValue]?) -> Decision {
+        guard let server else { return intact ? .keepAsIs : .created }
+        let saysNothingElse = intact || ServerRecord.content(local) == ServerRecord.content(server)
+        if ServerRecord.isDeleted(server) { return saysNothingElse ? .removeLocal : .conflict }
+        guard let serverVersion = server[SystemProperty.version]?.stringValue else { return saysNothingElse ? .takeServer : .conflict }
         if local[SystemProperty.version]?.stringValue == serverVersion {
-            return sameContent ? .unchanged : .edited(baseVersion: serverVersion)
+            return saysNothingElse ? .unchanged : .edited(baseVersion: serverVersion)
         }
-        // The server has not moved since this store synced, so git put an older or other copy here: a change made
-        // with git (a revert, a checkout of an old file), pushed like a hand edit.
-        if syncedVersion == serverVersion { return sameContent ? .takeServer : .edited(baseVersion: serverVersion) }
-        return sameContent ? .takeServer : .conflict
+        return saysNothingElse ? .takeServer : .conflict
+    }
+
+    /// What to do for a record file a git command removed, synced at `syncedVersion`.
+    enum Removal: Equatable {
+        /// The server deleted the record too (or never had it): forget it, send nothing.
+        case forget
+        /// A delete on `baseVersion`.
+        case delete(baseVersion: String?)
+        /// Bring the server's copy back into the work tree.
+        case restore
+        /// The server changed the record since: a delete held back for a person.
+        case conflict
+    }
+
+    /// Decides for a file git removed, given the server's copy and where `HEAD` stands against the last sync. A
+    /// removal that comes with history the last sync led to (a merge, a committed `git rm`) is a delete; one that
+    /// comes from elsewhere (a switch to a branch that lacks the record, a rebase) is not anybody's edit.
+    static func decideRemoval(server: [String: JSONValue]?, syncedVersion: String?, position: HeadPosition) -> Removal {
+        guard let server, !ServerRecord.isDeleted(server) else { return .forget }
+        guard position == .atOrAfter || position == .unknown else { return .restore }
+        return server[SystemProperty.version]?.stringValue == syncedVersion ? .delete(baseVersion: syncedVersion) : .conflict
     }
 }
 
-/// Compares files not yet compared with the server (``LocalChange/Kind/uncompared``) with the server's copies,
-/// before a push sends anything, and settles each by ``AdoptionRule``.
+/// Compares files with the server's copies before a push sends anything (``LocalScan/uncompared`` and files in
+/// conflict with a pending delete), and settles each by ``AdoptionRule``.
 ///
 /// The server's copies come from one read of the table (keyset or `ge` + `$skip` pages of up to 1,000, deleted
-/// records included, stopping once every file is matched), or, for a few files, one read per record. Each
-/// page's files are read, decided and written in one durable step; edits and inserts go to the journal and are
-/// pushed by the push that follows; conflicts go under `conflicts/` (or to the policy).
+/// records included, from the oldest `updatedAt` among the files and stopping once every file is matched), or,
+/// for a few files, one read per record. Each page's files are read, decided and written in one durable step;
+/// edits, inserts and deletes go to the journal and are pushed by the push that follows; conflicts go under
+/// `conflicts/` (or to the policy).
 struct Adopter {
     let store: any PushingStore
     let connection: ServerConnection
     let policy: StoreSettings.ConflictPolicy
     let options: SyncOptions
+    /// Where `HEAD` stood against the last sync when the files were found.
+    var position = HeadPosition.unknown
 
     /// Up to this many files of a table are read one request each; more, and the table is read page by page.
     static let singleReadLimit = 20
@@ -83,40 +116,50 @@ struct Adopter {
         var report = AdoptionReport()
         let byTable = Dictionary(grouping: files, by: \.table)
         for table in byTable.keys.sorted() {
-            let ids = Set(byTable[table]!.map(\.id))
-            let syncedVersions = Dictionary(byTable[table]!.map { ($0.id, $0.baseVersion) }, uniquingKeysWith: { first, _ in first })
+            let changes = Dictionary(byTable[table]!.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
             let client = try await connection.client(table: table)
-            var remaining = ids
-            if ids.count <= Self.singleReadLimit {
+            var remaining = Set(changes.keys)
+            if changes.count <= Self.singleReadLimit {
                 var copies: [[String: JSONValue]] = []
-                for id in ids.sorted() {
+                for id in changes.keys.sorted() {
                     if let copy = try await client.serverCopy(table: table, id: id) { copies.append(copy) }
                 }
-                try await settle(table: table, serverCopies: copies, syncedVersions: syncedVersions, remaining: &remaining, report: &report)
+                try await settle(table: table, serverCopies: copies, changes: changes, remaining: &remaining, report: &report)
             } else {
-                try await walk(table: table, client: client) { page in
-                    try await settle(table: table, serverCopies: page, syncedVersions: syncedVersions, remaining: &remaining, report: &report)
+                try await walk(table: table, client: client, from: oldestUpdatedAt(of: Array(changes.values))) { page in
+                    try await settle(table: table, serverCopies: page, changes: changes, remaining: &remaining, report: &report)
                     return !remaining.isEmpty
                 }
             }
-            // What the server never sent, it does not have: inserts.
-            if !remaining.isEmpty {
-                let inserts = byTable[table]!.filter { remaining.contains($0.id) }
-                    .map { LocalChange(kind: .created, table: table, id: $0.id, fileName: $0.fileName) }
-                _ = try await store.queue(inserts)
-                report.created += inserts.count
-            }
+            // What the server never sent, it does not have.
+            try await settleAbsent(table: table, changes: remaining.sorted().compactMap { changes[$0] }, report: &report)
         }
         return report
     }
 
-    /// Reads every record of `table`, deleted ones included, in pages, handing each page's records to `body`
-    /// until it returns `false` or the table ends.
-    private func walk(table: String, client: TableClient,
+    /// The oldest `updatedAt` of the files that are there, where the table's read can start: a record whose copy a
+    /// file holds has that `updatedAt` on the server, or a later one. `nil` (from the start) when a file is gone or
+    /// names none.
+    private func oldestUpdatedAt(of changes: [LocalChange]) -> String? {
+        var oldest: (text: String, instant: Timestamp)?
+        for change in changes {
+            guard change.kind != .removedByGit, change.kind != .missing,
+                  let file = try? store.recordFiles.load(table: change.table, id: change.id),
+                  let text = file.record[SystemProperty.updatedAt]?.stringValue, let instant = Timestamp(parsing: text)
+            else { return nil }
+            if oldest == nil || instant < oldest!.instant { oldest = (text, instant) }
+        }
+        return oldest?.text
+    }
+
+    /// Reads every record of `table` changed at or after `start` (all, without it), deleted ones included, in
+    /// pages, handing each page's records to `body` until it returns `false` or the table ends.
+    private func walk(table: String, client: TableClient, from start: String?,
                       _ body: ([[String: JSONValue]]) async throws -> Bool) async throws {
         let mode = try await Puller.pagingMode(options: options, connection: connection, client: client)
         let tableURL = client.http.baseURL + TablePath.table(table)
-        var watermark: PullWatermark?
+        // An empty last id keeps the records stamped at `start` itself in a keyset read (ids are never empty).
+        var watermark = start.map { PullWatermark(updatedAt: $0, lastID: "") }
         var skip = 0
         var pageSize = options.pageSize ?? Puller.defaultPageSize
         var repeatCheck = PullPlan.RepeatedPageCheck()
@@ -142,79 +185,157 @@ struct Adopter {
         }
     }
 
-    /// Settles the files of `table` whose ids are in `remaining` and that `serverCopies` has copies of.
-    private func settle(table: String, serverCopies: [[String: JSONValue]], syncedVersions: [String: String?],
-                        remaining: inout Set<String>, report: inout AdoptionReport) async throws {
-        let matched = serverCopies.filter { remaining.contains($0[SystemProperty.id]?.stringValue ?? "") }
-        guard !matched.isEmpty else { return }
-        // The server has these records: none of them may end up queued as an insert, read or not.
-        for server in matched { remaining.remove(server[SystemProperty.id]!.stringValue!) }
-        let files = store.recordFiles
-        // Each file is read once, in parallel; a file gone or broken since the scan is left to the next scan.
-        let read = concurrentMap(matched) { server -> (server: [String: JSONValue], local: RecordFile.Loaded, sent: SentFile)? in
-            let id = server[SystemProperty.id]!.stringValue!
-            guard let file = try? files.toSend(table: table, id: id, scanned: nil) else { return nil }
-            return (server, file.loaded, file.sent)
-        }
+    /// What one comparison settles: files to write or remove as the server has them, index entries to forget,
+    /// operations to queue, and conflicts to file once those are queued.
+    private struct Settlement {
         var writes: [[String: JSONValue]] = []
         var removals: [String] = []
         var sent: [String: SentFile] = [:]
         var changes: [LocalChange] = []
-        var conflicts: [(local: [String: JSONValue], server: [String: JSONValue])] = []
-        for case let (server, local, sentFile)? in read {
-            let id = local.id
-            sent[id] = sentFile
-            switch AdoptionRule.decide(local: local.record, server: server, syncedVersion: syncedVersions[id] ?? nil) {
-            case .unchanged:
-                writes.append(server)
-                report.unchanged += 1
-            case .takeServer:
-                writes.append(server)
-                report.takenFromServer += 1
-            case .removeLocal:
-                removals.append(id)
-                report.takenFromServer += 1
-            case .edited(let baseVersion):
-                changes.append(LocalChange(kind: .modified, table: table, id: id, fileName: RecordFileName.fileName(for: id),
-                                           baseVersion: baseVersion))
-                report.edited += 1
-            case .created:
-                break
-            case .conflict:
-                switch (policy, ServerRecord.isDeleted(server)) {
-                case (.serverWins, true):
-                    removals.append(id)
-                    report.settledByPolicy += 1
-                case (.serverWins, false):
-                    writes.append(server)
-                    report.settledByPolicy += 1
-                case (.clientWins, false):
-                    changes.append(LocalChange(kind: .modified, table: table, id: id, fileName: RecordFileName.fileName(for: id),
-                                               baseVersion: server[SystemProperty.version]?.stringValue))
-                    report.settledByPolicy += 1
-                case (.manual, _), (.clientWins, true):
-                    conflicts.append((local.record, server))
-                }
+        var conflicts: [(id: String, local: [String: JSONValue]?, server: [String: JSONValue]?, reason: String)] = []
+    }
+
+    /// Settles the files of `table` whose ids are in `remaining` and that `serverCopies` has copies of.
+    private func settle(table: String, serverCopies: [[String: JSONValue]], changes: [String: LocalChange],
+                        remaining: inout Set<String>, report: inout AdoptionReport) async throws {
+        let matched = serverCopies.compactMap { copy -> (id: String, server: [String: JSONValue])? in
+            guard let id = copy[SystemProperty.id]?.stringValue, remaining.contains(id) else { return nil }
+            return (id, copy)
+        }
+        guard !matched.isEmpty else { return }
+        // The server has these records: none of them may end up queued as an insert, read or not.
+        for (id, _) in matched { remaining.remove(id) }
+        var settlement = Settlement()
+        let files = store.recordFiles
+        // Each file that is there is read once, in parallel; one gone or broken since the scan is left to the next scan.
+        let read = concurrentMap(matched) { match -> (loaded: RecordFile.Loaded, sent: SentFile)? in
+            guard let kind = changes[match.id]?.kind, kind != .removedByGit, kind != .missing else { return nil }
+            return try? files.toSend(table: table, id: match.id, scanned: nil)
+        }
+        for ((id, server), file) in zip(matched, read) {
+            guard let change = changes[id] else { continue }
+            switch change.kind {
+            case .removedByGit, .missing:
+                settleRemoval(change, server: server, into: &settlement, report: &report)
+            case .deleteConflict:
+                guard let file else { continue }
+                settlement.conflicts.append((id, ServerRecord.content(file.loaded.record), server,
+                    "a delete of this record is pending (queued here earlier, or merged from another clone), but its file holds content; keep the file's content, take the server's copy, or discard the record"))
+            default:
+                guard let file else { continue }
+                settlement.sent[id] = file.sent
+                settleFile(change, local: file.loaded, server: server, into: &settlement, report: &report)
             }
         }
-        // Files that changed since they were read keep their bytes; only the index learns the server's version.
-        _ = try await store.applySynced(table: table, records: writes, removals: removals, guard: .sentContent(sent))
-        for conflict in conflicts {
-            let id = conflict.local[SystemProperty.id]!.stringValue!
-            changes.append(LocalChange(kind: .modified, table: table, id: id, fileName: RecordFileName.fileName(for: id),
-                                       baseVersion: conflict.local[SystemProperty.version]?.stringValue))
+        try await apply(settlement, table: table, report: &report)
+    }
+
+    /// Settles files whose record the server does not have (deleted ones included in its reads, so: never had, or
+    /// removed for good).
+    private func settleAbsent(table: String, changes: [LocalChange], report: inout AdoptionReport) async throws {
+        guard !changes.isEmpty else { return }
+        var settlement = Settlement()
+        for change in changes {
+            switch change.kind {
+            case .removedByGit, .missing:
+                settleRemoval(change, server: nil, into: &settlement, report: &report)
+            case .deleteConflict:
+                guard let file = try? store.recordFiles.load(table: table, id: change.id) else { continue }
+                settlement.conflicts.append((change.id, ServerRecord.content(file.record), nil,
+                    "a delete of this record is pending (queued here earlier, or merged from another clone), but its file holds content; the server no longer has the record"))
+            default:
+                guard let file = try? store.recordFiles.toSend(table: table, id: change.id, scanned: nil) else { continue }
+                settlement.sent[change.id] = file.sent
+                settleFile(change, local: file.loaded, server: nil, into: &settlement, report: &report)
+            }
         }
-        if !changes.isEmpty { _ = try await store.queue(changes) }
-        for conflict in conflicts {
-            let key = RecordKey(table: table, id: conflict.local[SystemProperty.id]!.stringValue!)
+        try await apply(settlement, table: table, report: &report)
+    }
+
+    private func settleFile(_ change: LocalChange, local: RecordFile.Loaded, server: [String: JSONValue]?,
+                            into settlement: inout Settlement, report: inout AdoptionReport) {
+        let id = change.id
+        let intact = SyncedMark.isIntact(local.record, bytes: local.bytes)
+        switch AdoptionRule.decide(local: local.record, intact: intact, server: server) {
+        case .unchanged:
+            settlement.writes.append(server!)
+            report.unchanged += 1
+        case .keepAsIs:
+            settlement.writes.append(SyncedMark.removed(from: local.record))
+            report.unchanged += 1
+        case .takeServer:
+            settlement.writes.append(server!)
+            report.takenFromServer += 1
+        case .removeLocal:
+            settlement.removals.append(id)
+            report.takenFromServer += 1
+        case .edited(let baseVersion):
+            settlement.changes.append(LocalChange(kind: .modified, table: change.table, id: id, fileName: change.fileName, baseVersion: baseVersion))
+            report.edited += 1
+        case .created:
+            settlement.changes.append(LocalChange(kind: .created, table: change.table, id: id, fileName: change.fileName))
+            report.created += 1
+        case .conflict:
+            let server = server!
+            switch (policy, ServerRecord.isDeleted(server)) {
+            case (.serverWins, true):
+                settlement.removals.append(id)
+                report.settledByPolicy += 1
+            case (.serverWins, false):
+                settlement.writes.append(server)
+                report.settledByPolicy += 1
+            case (.clientWins, false):
+                settlement.changes.append(LocalChange(kind: .modified, table: change.table, id: id, fileName: change.fileName,
+                                                      baseVersion: server[SystemProperty.version]?.stringValue))
+                report.settledByPolicy += 1
+            case (.manual, _), (.clientWins, true):
+                let versions = "version \(local.record[SystemProperty.version]?.stringValue ?? "?") → \(server[SystemProperty.version]?.stringValue ?? "?")"
+                settlement.changes.append(LocalChange(kind: .modified, table: change.table, id: id, fileName: change.fileName,
+                                                      baseVersion: local.record[SystemProperty.version]?.stringValue))
+                settlement.conflicts.append((id, ServerRecord.content(local.record), server, ServerRecord.isDeleted(server)
+                    ? "compared with the server before sending: the server deleted the record (\(versions)) and the file differs from its last copy"
+                    : "compared with the server before sending: the server's copy moved on (\(versions)) and the file was changed on the older version"))
+            }
+        }
+    }
+
+    private func settleRemoval(_ change: LocalChange, server: [String: JSONValue]?, into settlement: inout Settlement,
+                               report: inout AdoptionReport) {
+        // A file only `HEAD` knew is deleted like one removed after the last sync: whoever removed it, this clone did.
+        let position = change.kind == .missing ? HeadPosition.atOrAfter : self.position
+        switch AdoptionRule.decideRemoval(server: server, syncedVersion: change.baseVersion, position: position) {
+        case .forget:
+            settlement.removals.append(change.id)
+            report.alreadyDeleted += 1
+        case .delete(let baseVersion):
+            settlement.changes.append(LocalChange(kind: .deleted, table: change.table, id: change.id, fileName: change.fileName,
+                                                  baseVersion: baseVersion))
+            report.deleted += 1
+        case .restore:
+            settlement.writes.append(server!)
+            report.restored += 1
+        case .conflict:
+            settlement.changes.append(LocalChange(kind: .deleted, table: change.table, id: change.id, fileName: change.fileName,
+                                                  baseVersion: change.baseVersion))
+            settlement.conflicts.append((change.id, nil, server,
+                "a git command removed the file, but the server changed the record since this store synced it (version \(change.baseVersion ?? "?") → \(server?[SystemProperty.version]?.stringValue ?? "?"))"))
+        }
+    }
+
+    /// Writes, removes and queues what `settlement` says, then files its conflicts against their queued operations.
+    private func apply(_ settlement: Settlement, table: String, report: inout AdoptionReport) async throws {
+        // Files that changed since they were read keep their bytes; only the index learns the server's version.
+        if !settlement.writes.isEmpty || !settlement.removals.isEmpty {
+            _ = try await store.applySynced(table: table, records: settlement.writes, removals: settlement.removals,
+                                            guard: .sentContent(settlement.sent))
+        }
+        if !settlement.changes.isEmpty { _ = try await store.queue(settlement.changes) }
+        for conflict in settlement.conflicts {
+            let key = RecordKey(table: table, id: conflict.id)
             guard let operation = await store.pendingOperation(key) else { continue }
             report.conflicts.append(key)
-            let versions = "version \(conflict.local[SystemProperty.version]?.stringValue ?? "?") → \(conflict.server[SystemProperty.version]?.stringValue ?? "?")"
-            try await store.writeConflict(ConflictRecord(
-                operation: operation, local: ServerRecord.content(conflict.local), server: conflict.server, status: 412,
-                reason: ServerRecord.isDeleted(conflict.server)
-                    ? "compared with the server after a clone or a lost cache: the server deleted the record (\(versions)) and the file differs from its last copy"
-                    : "compared with the server after a clone or a lost cache: the server's copy moved on (\(versions)) and the file differs from it; the file may be a hand edit or an older copy"))
+            try await store.writeConflict(ConflictRecord(operation: operation, local: conflict.local, server: conflict.server,
+                                                         status: nil, reason: conflict.reason))
         }
     }
 }

@@ -36,7 +36,8 @@ struct PageChanges: Sendable, Equatable {
     }
 }
 
-/// How many records a pull removed so far, against how many the table held: it refuses to remove more than half.
+/// How many records a pull removed so far, against how many the table held: it refuses to remove more than half
+/// (``refuses(removing:of:)``, which the push's deletes of missing files obey too).
 struct MassDeleteBrake: Sendable {
     /// Counted when the first removal arrives: most pulls remove nothing and need no directory listing.
     var localRecords: Int?
@@ -49,10 +50,15 @@ struct MassDeleteBrake: Sendable {
         let counted = try localRecords ?? files.count(table: table)
         localRecords = counted
         let present = files.existingCount(table: table, ids: removals)
-        if counted >= 10, (removedSoFar + present) * 2 > counted {
+        if Self.refuses(removing: removedSoFar + present, of: counted) {
             throw MassDeleteRefused(table: table, removing: removedSoFar + present, localRecords: counted)
         }
         removedSoFar += present
+    }
+
+    /// The rule: removing more than half of a table of 10 records or more is refused unless allowed.
+    static func refuses(removing: Int, of records: Int) -> Bool {
+        records >= 10 && removing * 2 > records
     }
 }
 

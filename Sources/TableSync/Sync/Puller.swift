@@ -29,19 +29,35 @@ public struct PullReport: Sendable, Equatable {
     public init() {}
 }
 
-/// A pull refused to remove more than half of a table's records.
+/// A pull refused to remove more than half of a table's local records, or a push to delete more than half of
+/// them on the server.
 public struct MassDeleteRefused: CategorizedError, Equatable {
-    /// The table pulled.
+    /// Which way the records would have gone.
+    public enum Side: Sendable, Equatable {
+        /// A pull removing local records the server deleted.
+        case pull
+        /// A push sending deletes for record files that are gone.
+        case push
+    }
+
+    /// The table pulled or pushed.
     public let table: String
-    /// How many records the pull would have removed.
+    /// How many records the run would have removed.
     public let removing: Int
     /// How many records the table holds locally.
     public let localRecords: Int
+    /// The pull or the push.
+    public var side: Side = .pull
     /// Always ``FailureKind/other``.
     public var kind: FailureKind { .other }
     /// The refusal, with the counts and how to allow it.
     public var description: String {
-        "the pull would remove \(removing) of the \(localRecords) local records of \(table); nothing more was removed. Pull again allowing mass deletes if the server really deleted them."
+        switch side {
+        case .pull:
+            "the pull would remove \(removing) of the \(localRecords) local records of \(table); nothing more was removed. Pull again allowing mass deletes if the server really deleted them."
+        case .push:
+            "the push would delete \(removing) of the \(localRecords) records of \(table) on the server, because their files are gone; nothing was sent. Restore the files (git checkout -- tables/\(table)), or push again allowing mass deletes if they are really to be deleted."
+        }
     }
 }
 

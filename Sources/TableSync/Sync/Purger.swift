@@ -24,10 +24,12 @@ extension SyncContext {
         try requireWritable()
         try requireTable(table)
         let query = try LocalQuery(filter: filter, orderBy: nil)
-        let scan = try LocalChangeScanner(layout: layout).scan(tables: [table], journal: journal)
+        let scan = try LocalChangeScanner(layout: layout, git: try gitBaseline()).scan(tables: [table], journal: journal)
         let pending = journal.operations(inTable: table)
-        if !force && !(pending.isEmpty && scan.changes.isEmpty) {
-            throw PurgeRefused(table: table, pendingChanges: pending.count + scan.changes.count)
+        // A stamped server copy the index did not know yet is no local change.
+        let changes = scan.changes.filter { $0.kind != .serverCopy }
+        if !force && !(pending.isEmpty && changes.isEmpty) {
+            throw PurgeRefused(table: table, pendingChanges: pending.count + changes.count)
         }
         if force {
             journal.remove(sequences: Set(pending.map(\.sequence)))

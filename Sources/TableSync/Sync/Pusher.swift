@@ -12,6 +12,9 @@ public struct PushReport: Sendable, Equatable {
     public var settledByPolicy = 0
     /// Operations not sent because a conflict on their record waits for a decision.
     public var waiting: [RecordKey] = []
+    /// Operations another clone of the store queued, which came with a merge: left for that clone to send
+    /// (``PendingOperation/origin``).
+    public var queuedElsewhere: [RecordKey] = []
     /// Files skipped because they are broken.
     public var problems: [RecordFileProblem] = []
     /// Requests made for operations, and the body bytes they moved (compressed sizes where compressed).
@@ -96,21 +99,33 @@ struct Pusher {
 
     func push(tables: Set<String>?) async throws -> PushReport {
         var report = PushReport()
-        let recorded = try await store.recordHandEdits(keepingReadsUpTo: Self.readsKept)
+        let recorded = try await store.recordHandEdits(keepingReadsUpTo: Self.readsKept, allowingMassDelete: options.allowMassDelete)
         var reads = recorded.reads
         report.problems = recorded.scan.problems
-        let uncompared = recorded.scan.uncompared.filter { tables?.contains($0.table) ?? true }
-        if !uncompared.isEmpty {
-            report.adoption = try await Adopter(store: store, connection: connection, policy: policy, options: options).adopt(uncompared)
+        // Files to compare with the server first, and files that hold content while a delete is pending.
+        let toCompare = recorded.scan.changes.filter { change in
+            (tables?.contains(change.table) ?? true) && [.uncompared, .removedByGit, .missing, .deleteConflict].contains(change.kind)
+        }
+        if !toCompare.isEmpty {
+            report.adoption = try await Adopter(store: store, connection: connection, policy: policy, options: options,
+                                                position: recorded.scan.headPosition).adopt(toCompare)
         }
         let waiting = Set(try await store.conflictKeys())
+        let sender = store.clone.sender
         var queue: [PendingOperation] = []
         for operation in await store.pendingOperations where tables?.contains(operation.table) ?? true {
             if waiting.contains(operation.key) {
                 report.waiting.append(operation.key)
+            } else if !operation.isSent(by: sender) {
+                report.queuedElsewhere.append(operation.key)
             } else {
                 queue.append(operation)
             }
+        }
+        if queue.contains(where: { $0.operationID != nil }) { try await store.noteCommittedOperations() }
+        if queue.contains(where: \.undelete) {
+            let revived = try await Undeleter(store: store, connection: connection).undelete(queue, report: &report)
+            queue = queue.compactMap { operation in revived[operation.sequence] ?? operation }
         }
         guard !queue.isEmpty else { return report }
         let route = try await chooseRoute(client: try await connection.client(table: queue[0].table))
@@ -273,15 +288,26 @@ struct Pusher {
     }
 
     /// `outcomes` with each ``PushOutcome/serverCopyNeeded(status:)`` decided on the record as the server has it
-    /// (one `GET` each; only servers whose refusals do not carry their copy need them).
+    /// (one `GET` each; only servers whose refusals do not carry their copy need them), and each refusal of an
+    /// insert or update because the record is gone given the deleted record's copy, when the server keeps one, so
+    /// that keeping the local side can bring it back.
     private func readingServerCopies(_ operations: [OutgoingOperation], _ outcomes: [PushOutcome],
                                      client: TableClient) async throws -> [PushOutcome] {
         var decided = outcomes
         for (index, outcome) in outcomes.enumerated() {
-            guard case .serverCopyNeeded(let status) = outcome else { continue }
             let operation = operations[index].operation
-            let copy = try await client.serverCopy(table: operation.table, id: operation.id)
-            decided[index] = PushOutcome.classify(kind: operation.kind, sent: operations[index].sent, refusedWith: status, serverCopy: copy)
+            switch outcome {
+            case .serverCopyNeeded(let status):
+                let copy = try await client.serverCopy(table: operation.table, id: operation.id)
+                decided[index] = PushOutcome.classify(kind: operation.kind, sent: operations[index].sent, refusedWith: status, serverCopy: copy)
+            case .conflict(let status, server: nil) where operation.kind != .delete:
+                // Gone: the deleted record's copy, when the server keeps one, is what a person can bring back.
+                if let tombstone = try await client.serverCopy(table: operation.table, id: operation.id) {
+                    decided[index] = .conflict(status: status, server: tombstone)
+                }
+            default:
+                continue
+            }
         }
         return decided
     }

@@ -29,8 +29,11 @@ public struct SyncOptions: Sendable {
     public var retryPolicy: RetryPolicy
     /// Records per pull request (`nil`: as many as the server allows, up to 1,000).
     public var pageSize: Int?
-    /// Let a pull remove more than half of a table's local records.
+    /// Let a pull remove, or a push delete on the server, more than half of a table's records.
     public var allowMassDelete: Bool
+    /// Push from a git `HEAD` that is behind the commit of the store's last sync (a checkout of history, a reset),
+    /// which is otherwise refused (``GitStateRefused``).
+    public var allowOlderHead: Bool
     /// Where `TABLESYNC_TOKEN` is looked up.
     public var environment: [String: String]
     /// How pulls page.
@@ -64,7 +67,7 @@ public struct SyncOptions: Sendable {
 
     /// Options for a push, pull or sync; every argument has the default that suits cron.
     public init(conflictPolicy: StoreSettings.ConflictPolicy? = nil, timeout: Double = 30, retryPolicy: RetryPolicy = RetryPolicy(),
-                pageSize: Int? = nil, allowMassDelete: Bool = false,
+                pageSize: Int? = nil, allowMassDelete: Bool = false, allowOlderHead: Bool = false,
                 environment: [String: String] = ProcessInfo.processInfo.environment, paging: PullPaging = .automatic,
                 evict: Bool = false, progress: (@Sendable (SyncProgress) -> Void)? = nil,
                 batch: Bool = true, batchMaxOperations: Int = defaultBatchMaxOperations, batchMaxBytes: Int = defaultBatchMaxBytes,
@@ -74,6 +77,7 @@ public struct SyncOptions: Sendable {
         self.retryPolicy = retryPolicy
         self.pageSize = pageSize
         self.allowMassDelete = allowMassDelete
+        self.allowOlderHead = allowOlderHead
         self.environment = environment
         self.paging = paging
         self.evict = evict

@@ -10,10 +10,16 @@ protocol PushingStore: Actor {
     nonisolated var recordFiles: RecordFiles { get }
     /// Spare files, for staging write-backs ahead of their commit (``EncodedRecords/stage(in:)``).
     nonisolated var spareFiles: SpareFiles { get }
+    /// Which clone of its git repository the store is: it sends only the operations it queued.
+    nonisolated var clone: CloneIdentity.Lookup { get }
+    /// Notes which pending operations the journal of `HEAD` holds: their acknowledgements are committed
+    /// (``Acknowledgements``) when the push settles them.
+    func noteCommittedOperations() throws
     /// The pending operations, in push order.
     var pendingOperations: [PendingOperation] { get }
-    /// Turns hand edits into operations, handing over up to `limit` of the files as read.
-    func recordHandEdits(keepingReadsUpTo limit: Int) throws -> (scan: LocalScan, reads: ReadRecordFiles)
+    /// Turns hand edits into operations, handing over up to `limit` of the files as read; deletes of more than half
+    /// of a table are refused unless `allowingMassDelete`.
+    func recordHandEdits(keepingReadsUpTo limit: Int, allowingMassDelete: Bool) throws -> (scan: LocalScan, reads: ReadRecordFiles)
     /// The operation pending on `key`, if any.
     func pendingOperation(_ key: RecordKey) -> PendingOperation?
     /// Queues local changes as journal operations; returns the files whose change the journal refused.
@@ -28,7 +34,10 @@ protocol PushingStore: Actor {
     /// ``applySynced(table:records:removals:guard:)`` with the records encoded, and perhaps staged, already.
     func applySynced(table: String, encoded: EncodedRecords, removals: [String],
                      guard localGuard: SyncedRecordWriter.LocalGuard) throws -> SyncedRecordWriter.Outcome
-    /// Removes settled operations from the journal (its file is rewritten once, by ``saveJournal()``).
+    /// Replaces the pending operation with `operation`'s sequence number, and saves the journal.
+    func replaceOperation(_ operation: PendingOperation) throws
+    /// Removes operations the server settled from the journal (its file is rewritten once, by ``saveJournal()``) and
+    /// acknowledges them (``Acknowledgements``).
     func finishOperations(_ sequences: Set<Int64>) throws
     /// Writes `journal.jsonl` as the journal now is.
     func saveJournal() throws

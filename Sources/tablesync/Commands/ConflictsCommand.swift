@@ -6,7 +6,7 @@ import TableSync
 struct ConflictsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "conflicts",
-        abstract: "List the operations the server refused, with both sides.",
+        abstract: "List the operations the server refused or the store held back, with both sides.",
         discussion: "Settle each with `tablesync resolve TABLE/ID --keep-local|--take-server|--discard`. Exits 3 when any wait."
     )
 
@@ -19,7 +19,7 @@ struct ConflictsCommand: AsyncParsableCommand {
             CommandOutput.printJSON(["conflicts": .array(conflicts.map { conflict in
                 [
                     "record": .string(conflict.key.description), "operation": .string(conflict.operation.kind.rawValue),
-                    "status": .integer(Int64(conflict.status)), "reason": .string(conflict.reason),
+                    "status": conflict.status.map { .integer(Int64($0)) } ?? .null, "reason": .string(conflict.reason),
                     "local": conflict.local.map { .object($0) } ?? .null, "server": conflict.server.map { .object($0) } ?? .null,
                 ]
             })])
@@ -27,7 +27,7 @@ struct ConflictsCommand: AsyncParsableCommand {
             print("No conflicts.")
         } else {
             for conflict in conflicts {
-                print("\(conflict.key)\t\(conflict.operation.kind.rawValue) refused (HTTP \(conflict.status)): \(conflict.reason)")
+                print("\(conflict.key)\t\(conflict.summary): \(conflict.reason)")
             }
         }
         if !conflicts.isEmpty { throw ExitCode(.conflictsWaiting) }

@@ -6,7 +6,8 @@ import TableSync
 struct LogCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "log",
-        abstract: "List the pending operations in the order push sends them."
+        abstract: "List the pending operations in the order push sends them.",
+        discussion: "In a store kept in git, an operation another clone queued (it came with a merge) is marked: that clone sends it, this one does not (`tablesync take-over` makes it this clone's)."
     )
 
     @OptionGroup var global: GlobalOptions
@@ -14,6 +15,7 @@ struct LogCommand: AsyncParsableCommand {
     func run() async throws {
         let context = try SyncContext(directory: global.store, mode: .readOnly)
         let operations = await context.pendingOperations
+        let sender = context.cloneSender
         if global.json {
             CommandOutput.printJSON(["pending": .array(operations.map(\.json))])
         } else if operations.isEmpty {
@@ -21,7 +23,8 @@ struct LogCommand: AsyncParsableCommand {
         } else {
             for operation in operations {
                 let base = operation.baseVersion.map { " (on version \($0))" } ?? ""
-                print("\(String(operation.sequence).padding(6))\(operation.kind.rawValue.padding(7))\(operation.table)/\(operation.id)\(base)")
+                let elsewhere = operation.isSent(by: sender) ? "" : " (queued in another clone, sent from there)"
+                print("\(String(operation.sequence).padding(6))\(operation.kind.rawValue.padding(7))\(operation.table)/\(operation.id)\(base)\(elsewhere)")
             }
         }
     }

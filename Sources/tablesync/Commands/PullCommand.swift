@@ -16,7 +16,6 @@ struct PullCommand: AsyncParsableCommand {
     @Option(help: "The query id whose watermark makes the pull incremental.") var queryID: String?
     @Option(help: "An OData $filter limiting what is pulled.") var filter: String?
     @Option(help: "Records asked per request (default 1000). A server that refuses the size is asked again with the largest it names, or with 500, 250, 100, 50, 25, 10 in turn; shorter pages than asked are followed to the end.") var pageSize: Int?
-    @Flag(help: "Allow a pull to remove more than half of the table's local records.") var allowMassDelete = false
     @Flag(help: "Also remove local records that no longer match the query's filter (unless they have local changes).") var evict = false
 
     func validate() throws {
@@ -24,7 +23,7 @@ struct PullCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let options = server.syncOptions(pageSize: pageSize, allowMassDelete: allowMassDelete, evict: evict)
+        let options = server.syncOptions(pageSize: pageSize, evict: evict)
         let context = try SyncContext(directory: global.store, purpose: "tablesync pull")
         let report = try await context.pull(table: table, queryID: queryID, filter: filter, options: options)
         ProgressDisplay.standardError.clearLine()

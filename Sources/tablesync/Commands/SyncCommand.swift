@@ -20,7 +20,6 @@ struct SyncCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @OptionGroup var server: ServerOptions
     @Option(help: "Records asked per pull request (default 1000); stepped down when the server refuses the size, as for pull.") var pageSize: Int?
-    @Flag(help: "Allow a pull to remove more than half of a table's local records.") var allowMassDelete = false
     @Flag(inversion: .prefixedNo, help: ArgumentHelp(
         "Commit the store's own files to git after a sync that changed them (default: commitAfterSync in tablesync.json).",
         discussion: "Only the store's paths are committed; anything else staged stays staged. Outside a git work tree nothing is committed."))
@@ -31,46 +30,63 @@ struct SyncCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let options = server.syncOptions(pageSize: pageSize, allowMassDelete: allowMassDelete)
+        let options = server.syncOptions(pageSize: pageSize)
         let context = try SyncContext(directory: global.store, purpose: "tablesync sync")
+        let committing = commit ?? context.settings.commitAfterSync
+        let repository = committing ? await context.gitRepository() : nil
+        // During a merge the sync itself is refused (``GitStateRefused``), before anything is sent or staged.
         let report = try await context.sync(options: options)
         if report.pulls.isEmpty && !global.json {
             FileHandle.standardError.write(Data("tablesync: nothing to pull: queries.json has no query (add one: tablesync query add TABLE QUERY_ID)\n".utf8))
         }
         ProgressDisplay.standardError.clearLine()
+        var commitFailure: String?
+        var committed: String?
+        if committing {
+            do {
+                committed = try await commitStore(context: context, repository: repository, report: report)
+            } catch {
+                commitFailure = "\(error)"
+            }
+        }
         if global.json {
-            CommandOutput.printJSON([
+            var members: [String: JSONValue] = [
                 "push": SyncReportText.pushJSON(report.push),
                 "pulls": .object(report.pulls.mapValues(SyncReportText.pullJSON)),
-            ])
+            ]
+            if committing { members["commit"] = commitFailure.map { ["error": .string($0)] } ?? committed.map { ["subject": .string($0)] } ?? .null }
+            CommandOutput.printJSON(.object(members))
         } else {
             print(SyncReportText.sync(report))
+            if let committed { print("Committed: \(committed)") }
         }
-        if commit ?? context.settings.commitAfterSync { try commitStore(root: context.layout.root, report: report) }
+        if let commitFailure {
+            FileHandle.standardError.write(Data("tablesync: the sync is done, but its commit could not be made: \(commitFailure)\n".utf8))
+            throw ExitCode(.commitFailed)
+        }
         let status = SyncReportText.status(report.push, pulls: Array(report.pulls.values))
         if status != .done { throw ExitCode(status) }
     }
 
-    /// Commits the store's files after the sync, when it changed them (``GitRepository/commit(paths:message:)``).
-    private func commitStore(root: String, report: SyncReport) throws {
-        guard let repository = GitRepository.containing(store: root) else {
-            FileHandle.standardError.write(Data("tablesync: \(root) is not in a git work tree; nothing committed\n".utf8))
-            return
+    /// Commits the store's files after the sync, when it changed them, leaving out files that hold conflict markers
+    /// (``GitRepository/commitStore(paths:excluding:message:)``); returns the commit's subject, or `nil` when
+    /// nothing changed. The commit then counts as the store's last sync.
+    private func commitStore(context: SyncContext, repository: GitRepository?, report: SyncReport) async throws -> String? {
+        guard let repository else {
+            FileHandle.standardError.write(Data("tablesync: \(context.layout.root) is not in a git work tree; nothing committed\n".utf8))
+            return nil
         }
+        if let problem = repository.commitIdentityProblem() { throw CommitFailed(reason: problem) }
         let message = SyncReportText.commitMessage(report)
-        do {
-            if try repository.commit(paths: StoreLayout.versionedPaths, message: message), !global.json {
-                print("Committed: \(message.prefix { $0 != "\n" })")
-            }
-        } catch {
-            throw CommitFailed(reason: "\(error)")
-        }
+        let markers = report.push.problems.filter(\.holdsConflictMarkers).map(\.path)
+        guard try repository.commitStore(paths: StoreLayout.versionedPaths, excluding: markers, message: message) else { return nil }
+        try await context.recordSyncedHead()
+        return String(message.prefix { $0 != "\n" })
     }
 }
 
-/// The sync was done but its commit failed.
-struct CommitFailed: CategorizedError {
+/// The sync was done but its commit could not be made.
+struct CommitFailed: Error, CustomStringConvertible {
     var reason: String
-    var kind: FailureKind { .other }
-    var description: String { "the sync is done, but committing the store to git failed: \(reason)" }
+    var description: String { reason }
 }

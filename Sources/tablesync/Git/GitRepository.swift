@@ -1,73 +1,64 @@
 import Foundation
 import TableSync
 
-/// The git work tree a store lives in, driven through the `git` program: what `git-setup` and `sync --commit`
-/// need, and nothing else.
-struct GitRepository {
-    /// The store's directory; every command runs there (`git -C`), so paths are the store's own.
-    let storeRoot: String
-
-    /// A failed `git` command, with what git said.
-    struct Failure: Error, CustomStringConvertible {
-        var arguments: [String]
-        var status: Int32
-        var message: String
-        var description: String {
-            "git \(arguments.joined(separator: " ")) failed (exit \(status))\(message.isEmpty ? "" : ": \(message)")"
-        }
-    }
-
-    /// The repository of the store, or `nil` when the store is not in a git work tree (or git is not installed).
-    static func containing(store root: String) -> GitRepository? {
-        let repository = GitRepository(storeRoot: root)
-        guard let answer = try? repository.run(["rev-parse", "--is-inside-work-tree"]), answer.output == "true" else { return nil }
-        return repository
-    }
-
-    /// Names the merge driver in this repository's config (`merge.tablesync.driver`), running this executable.
+/// What the command line does with the store's git repository: set up the merge driver (`init`, `git-setup`),
+/// check that a commit can be made, and commit the store after a sync (`sync --commit`).
+extension GitRepository {
+    /// Names the merge driver in this repository's config (`merge.tablesync.driver`).
+    ///
+    /// The driver runs this executable by the path it has now; where that is gone (the binary moved, an upgrade
+    /// installed it elsewhere), the `tablesync` on the `PATH`; where there is none, git's own text merge, which
+    /// leaves conflict markers instead of a silent "ours".
     func configureMergeDriver() throws {
         let name = StoreFileMerge.driverName
-        _ = try run(["config", "merge.\(name).name", "TableSync: record files and queries.json, property by property"])
-        _ = try run(["config", "merge.\(name).driver", "\(Self.shellQuoted(Self.executablePath)) merge-file %O %A %B %P"])
+        try run(["config", "merge.\(name).name", "TableSync: record files and queries.json, property by property"])
+        try run(["config", "merge.\(name).driver", Self.driverCommand(executable: Self.executablePath)])
+    }
+
+    /// The driver's shell command for git (`%O %A %B %P` are git's placeholders).
+    static func driverCommand(executable: String) -> String {
+        "t=\(shellQuoted(executable)); [ -x \"$t\" ] || t=$(command -v tablesync) || "
+            + "{ git merge-file -L ours -L base -L theirs %A %O %B; exit 1; }; exec \"$t\" merge-file %O %A %B %P"
     }
 
     /// Whether this repository's config names the merge driver.
     var hasMergeDriver: Bool {
-        (try? run(["config", "--get", "merge.\(StoreFileMerge.driverName).driver"]))?.output.isEmpty == false
+        (try? run(["config", "--get", "merge.\(StoreFileMerge.driverName).driver"]))?.text.isEmpty == false
     }
 
-    /// Commits the store's own `paths` (relative to the store, those that exist) as they are in the work tree,
-    /// with `message`, leaving anything else staged as it was. Returns `false` when they have nothing to commit.
-    func commit(paths: [String], message: String) throws -> Bool {
+    /// Why a commit cannot be made here (`git var GIT_COMMITTER_IDENT` fails without an identity), or `nil`.
+    func commitIdentityProblem() -> String? {
+        guard let answer = try? run(["var", "GIT_COMMITTER_IDENT"], allowing: [128]), answer.status != 0 else { return nil }
+        return "git has no identity to commit with (\(answer.errors.split(separator: "\n").last ?? "")); set one for this repository: git config user.name …; git config user.email … (under cron, HOME may not be the one with your ~/.gitconfig)"
+    }
+
+    /// Commits the store's own `paths` (relative to the store) as they are in the work tree, without the files in
+    /// `excluding` (those holding conflict markers), with `message`; takes the machine-local cache out of git if
+    /// it was ever committed. Anything else staged stays staged and uncommitted. Returns `false` when there was
+    /// nothing to commit.
+    ///
+    /// The commit is built in an index of its own (`read-tree HEAD`, `add`, `write-tree`, `commit-tree`,
+    /// `update-ref`), then the real index takes the committed paths from it: a `git commit` of paths would put a
+    /// cache that git tracks back, and stage whatever else is staged in the store.
+    func commitStore(paths: [String], excluding: [String], message: String) throws -> Bool {
+        let head = try run(["rev-parse", "-q", "--verify", "HEAD"], allowing: [1]).text
+        let parent = head.isEmpty ? nil : head
+        let index = FileManager.default.temporaryDirectory.path + "/tablesync-index-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: index) }
+        let own = ["GIT_INDEX_FILE": index]
+        try run(parent.map { ["read-tree", $0] } ?? ["read-tree", "--empty"], environment: own)
         let existing = paths.filter { FileManager.default.fileExists(atPath: storeRoot + "/" + $0) }
-        guard !existing.isEmpty else { return false }
-        _ = try run(["add", "--all", "--"] + existing)
-        let changed = try run(["diff", "--cached", "--quiet", "--"] + existing, allowing: [1])
-        guard changed.status == 1 else { return false }
-        _ = try run(["commit", "--quiet", "--no-verify", "-m", message, "--only", "--"] + existing)
-        return true
-    }
-
-    /// Runs `git -C <store> arguments`; a status other than 0 (or one of `allowing`) throws with git's message.
-    @discardableResult
-    private func run(_ arguments: [String], allowing: Set<Int32> = []) throws -> (output: String, status: Int32) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["git", "-C", storeRoot] + arguments
-        let output = Pipe(), errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let outputBytes = output.fileHandleForReading.readDataToEndOfFile()
-        let errorBytes = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let text = String(decoding: outputBytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        guard process.terminationStatus == 0 || allowing.contains(process.terminationStatus) else {
-            throw Failure(arguments: arguments, status: process.terminationStatus,
-                          message: String(decoding: errorBytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+        if !existing.isEmpty {
+            try run(["add", "--all", "--"] + existing + excluding.map { ":!" + $0 }, environment: own)
         }
-        return (text, process.terminationStatus)
+        try run(["rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", StoreLayout.cacheDirectoryName], environment: own)
+        let tree = try run(["write-tree"], environment: own).text
+        if let parent, try run(["rev-parse", parent + "^{tree}"]).text == tree { return false }
+        let commit = try run(["commit-tree", tree] + (parent.map { ["-p", $0] } ?? []) + ["-m", message]).text
+        try run(["update-ref", "-m", "tablesync: " + (message.split(separator: "\n").first.map(String.init) ?? ""), "HEAD", commit]
+                + (parent.map { [$0] } ?? []))
+        try run(["reset", "-q", "--"] + existing + [StoreLayout.cacheDirectoryName])
+        return true
     }
 
     /// This program's own path, for git to run as the merge driver.

@@ -18,14 +18,22 @@ struct ServerOptions: ParsableArguments {
     @Flag(name: .customLong("no-batch"), help: "Push one request per operation even when the server offers batches.")
     var noBatch = false
 
+    @Flag(help: "Allow a pull to remove, or a push to delete on the server, more than half of a table's records.")
+    var allowMassDelete = false
+
+    @Flag(help: ArgumentHelp(
+        "Push from a git HEAD behind the commit of the store's last sync (a checkout of history, a reset), refused otherwise (exit 9).",
+        discussion: "Old server copies are then brought up to date from the server and only real edits go out."))
+    var allowOlderHead = false
+
     func validate() throws {
         guard attempts >= 1 else { throw ValidationError("--attempts must be at least 1") }
     }
 
     /// The library's options for this run.
-    func syncOptions(pageSize: Int? = nil, allowMassDelete: Bool = false, evict: Bool = false) -> SyncOptions {
+    func syncOptions(pageSize: Int? = nil, evict: Bool = false) -> SyncOptions {
         SyncOptions(conflictPolicy: conflictPolicy, timeout: timeout, retryPolicy: RetryPolicy(maximumAttempts: attempts),
-                    pageSize: pageSize, allowMassDelete: allowMassDelete, evict: evict,
+                    pageSize: pageSize, allowMassDelete: allowMassDelete, allowOlderHead: allowOlderHead, evict: evict,
                     progress: ProgressDisplay.standardError.reporter(quiet: quiet), batch: !noBatch)
     }
 }

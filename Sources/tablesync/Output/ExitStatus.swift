@@ -12,6 +12,8 @@ enum ExitStatus: Int32 {
     case locked = 6
     case invalidStore = 7
     case recordsSkipped = 8
+    case gitState = 9
+    case commitFailed = 10
 
     /// The exit status of a run that failed with an error of `kind`.
     init(_ kind: FailureKind) {
@@ -21,6 +23,7 @@ enum ExitStatus: Int32 {
         case .locked: self = .locked
         case .unreachable: self = .unreachable
         case .authentication: self = .authentication
+        case .gitState: self = .gitState
         case .other: self = .failure
         }
     }

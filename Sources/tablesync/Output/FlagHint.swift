@@ -10,6 +10,8 @@ enum FlagHint {
             return "--allow-mass-delete"
         case is PurgeRefused:
             return "--force"
+        case let refused as GitStateRefused where refused.cause == .headBehindLastSync:
+            return "--allow-older-head"
         case SyncError.protocolVersionRefused(_, _, let accepted, learnedForNextRun: false):
             return "for a new store: tablesync init --api-version \(accepted)"
         default:

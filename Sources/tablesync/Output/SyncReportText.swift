@@ -12,6 +12,7 @@ enum SyncReportText {
         if !report.rejected.isEmpty { parts.append("\(report.rejected.count) refused") }
         if report.settledByPolicy > 0 { parts.append("\(report.settledByPolicy) settled by policy") }
         if !report.waiting.isEmpty { parts.append("\(report.waiting.count) waiting on conflicts") }
+        if !report.queuedElsewhere.isEmpty { parts.append("\(report.queuedElsewhere.count) left to the clone that queued them") }
         if !report.problems.isEmpty {
             parts.append("\(report.problems.count) broken file(s) skipped (\(report.problems.map(\.description).joined(separator: "; ")))")
         }
@@ -44,6 +45,9 @@ enum SyncReportText {
         if report.takenFromServer > 0 { parts.append("\(report.takenFromServer) taken from the server") }
         if report.edited > 0 { parts.append("\(report.edited) edited") }
         if report.created > 0 { parts.append("\(report.created) new") }
+        if report.deleted > 0 { parts.append("\(report.deleted) deleted") }
+        if report.alreadyDeleted > 0 { parts.append("\(report.alreadyDeleted) deleted on the server already") }
+        if report.restored > 0 { parts.append("\(report.restored) brought back") }
         if !report.conflicts.isEmpty { parts.append("\(report.conflicts.count) in conflict") }
         if report.settledByPolicy > 0 { parts.append("\(report.settledByPolicy) settled by policy") }
         return "compared \(report.compared) file(s) with the server (\(parts.joined(separator: ", ")))"
@@ -76,6 +80,7 @@ enum SyncReportText {
             "rejected": .array(report.rejected.map { .string($0.description) }),
             "settledByPolicy": .integer(Int64(report.settledByPolicy)),
             "waiting": .array(report.waiting.map { .string($0.description) }),
+            "queuedElsewhere": .array(report.queuedElsewhere.map { .string($0.description) }),
             "problems": .array(report.problems.map { .string($0.description) }),
             "requests": .integer(Int64(report.requests)),
             "batched": .bool(report.batched),
@@ -86,6 +91,9 @@ enum SyncReportText {
                 "takenFromServer": .integer(Int64(report.adoption.takenFromServer)),
                 "edited": .integer(Int64(report.adoption.edited)),
                 "created": .integer(Int64(report.adoption.created)),
+                "deleted": .integer(Int64(report.adoption.deleted)),
+                "alreadyDeleted": .integer(Int64(report.adoption.alreadyDeleted)),
+                "restored": .integer(Int64(report.adoption.restored)),
                 "conflicts": .array(report.adoption.conflicts.map { .string($0.description) }),
                 "settledByPolicy": .integer(Int64(report.adoption.settledByPolicy)),
             ],

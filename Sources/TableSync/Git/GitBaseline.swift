@@ -1,0 +1,140 @@
+import SyncProtocol
+
+/// Where `HEAD` stands against the commit of the store's last sync (``GitState/syncedHead``).
+enum HeadPosition: Equatable, Sendable {
+    /// At that commit or after it: new commits, a merge, a fast-forward, a revert.
+    case atOrAfter
+    /// Strictly behind it: a checkout of history, a reset to an older commit. Its files and journal are older
+    /// than what the store has sent.
+    case behind
+    /// Neither: another branch, or history rewritten by a rebase or an amend.
+    case elsewhere
+    /// No sync recorded (a fresh clone, a lost cache), no commit yet, or git does not know the commit any more.
+    case unknown
+}
+
+/// What a scan of a store in git learns from `HEAD`, beside the stat index: which missing record files git still
+/// has (a file deleted in the work tree) and which it removed itself (a merge, checkout or reset took them away),
+/// and the files `HEAD` has that the index never knew (a clone, a lost cache, a merge that brought records) whose
+/// deletion the index cannot see.
+///
+/// Reading it costs two `git` commands per scan; a table's tree is listed only when it changed since the last
+/// push reconciled it (``GitState/trees``).
+struct GitBaseline: Sendable {
+    let repository: GitRepository
+    /// The commit `HEAD` names; `nil` before the first commit.
+    let head: String?
+    /// Per table, the tree of `tables/<table>/` in `HEAD` (absent when `HEAD` has no such directory).
+    let trees: [String: String]
+    /// What the last run remembered.
+    let state: GitState
+    /// Where `HEAD` stands against the last sync's commit.
+    let position: HeadPosition
+
+    /// The baseline of the store at `layout` in `repository`, for `tables`.
+    static func read(repository: GitRepository, layout: StoreLayout, tables: [String]) throws -> GitBaseline {
+        let state = GitState.load(layout: layout)
+        // One command for HEAD and every table's tree; an object git does not have is echoed back as asked.
+        let asked = ["HEAD"] + tables.map { "HEAD:./tables/\($0)" }
+        let answers = try repository.run(["rev-parse"] + asked, allowing: [128]).text.split(separator: "\n").map(String.init)
+        func objectName(_ index: Int) -> String? {
+            guard index < answers.count, answers[index] != asked[index], GitObjectName.isValid(answers[index]) else { return nil }
+            return answers[index]
+        }
+        let head = objectName(0)
+        var trees: [String: String] = [:]
+        for (offset, table) in tables.enumerated() { trees[table] = objectName(offset + 1) }
+        var position = HeadPosition.unknown
+        if let head, let synced = state.syncedHead, GitObjectName.isValid(synced) {
+            position = head == synced ? .atOrAfter : try Self.position(of: head, against: synced, in: repository)
+        }
+        return GitBaseline(repository: repository, head: head, trees: trees, state: state, position: position)
+    }
+
+    /// Counts the commits each side has that the other has not (`git rev-list --left-right --count`).
+    private static func position(of head: String, against synced: String, in repository: GitRepository) throws -> HeadPosition {
+        let answer = try repository.run(["rev-list", "--left-right", "--count", "\(head)...\(synced)"], allowing: [128])
+        let counts = answer.text.split(whereSeparator: { $0 == "\t" || $0 == " " }).compactMap { Int($0) }
+        guard answer.status == 0, counts.count == 2 else { return .unknown }
+        switch (counts[0], counts[1]) {
+        case (_, 0): return .atOrAfter
+        case (0, _): return .behind
+        default: return .elsewhere
+        }
+    }
+
+    /// Of the record files `names` of `table`, those `HEAD` has.
+    func committed(table: String, names: [String]) throws -> Set<String> {
+        guard let tree = trees[table], !names.isEmpty else { return [] }
+        var found = Set<String>()
+        // `ls-tree` of the table's tree with the names as paths; in steps, to keep each command line short.
+        let step = 1_000
+        for start in stride(from: 0, to: names.count, by: step) {
+            let chunk = Array(names[start..<min(start + step, names.count)])
+            let answer = try repository.run(["ls-tree", "--full-tree", "-z", "--name-only", tree, "--"] + chunk)
+            for name in answer.bytes.split(separator: 0) { found.insert(String(decoding: name, as: UTF8.self)) }
+        }
+        return found
+    }
+
+    /// The record files of `table` in `HEAD` that the scan must look for beyond the stat index: every file of the
+    /// table's tree when `indexIsEmpty` or no tree was reconciled, the files added since the reconciled tree
+    /// otherwise; `nil` when the tree did not change since the last push reconciled it. Each with its blob.
+    func filesBeyondIndex(table: String, indexIsEmpty: Bool) throws -> [(name: String, blob: String)]? {
+        guard let tree = trees[table] else { return nil }
+        let reconciled = state.trees[table]
+        if reconciled == tree && !indexIsEmpty { return nil }
+        let answer: GitRepository.Output
+        if let reconciled, !indexIsEmpty {
+            // Lines `:<mode> <mode> <old> <new> A` then the path, NUL-separated.
+            answer = try repository.run(["diff-tree", "-z", "-r", "--no-renames", "--diff-filter=A", reconciled, tree], allowing: [128])
+            guard answer.status == 0 else { return try filesBeyondIndex(table: table, indexIsEmpty: true) }
+            var files: [(name: String, blob: String)] = []
+            let fields = answer.bytes.split(separator: 0, omittingEmptySubsequences: false)
+            var index = 0
+            while index + 1 < fields.count {
+                let meta = String(decoding: fields[index], as: UTF8.self).split(separator: " ")
+                if meta.count >= 4 { files.append((String(decoding: fields[index + 1], as: UTF8.self), String(meta[3]))) }
+                index += 2
+            }
+            return files
+        }
+        // Lines `<mode> blob <object>\t<name>`, NUL-separated.
+        answer = try repository.run(["ls-tree", "--full-tree", "-z", tree])
+        return answer.bytes.split(separator: 0).compactMap { line in
+            guard let tab = line.firstIndex(of: UInt8(ascii: "\t")) else { return nil }
+            let meta = String(decoding: line[line.startIndex..<tab], as: UTF8.self).split(separator: " ")
+            guard meta.count == 3, meta[1] == "blob" else { return nil }
+            return (String(decoding: line[(tab + 1)...], as: UTF8.self), String(meta[2]))
+        }
+    }
+
+    /// The `version` each blob's record names, by blob; a blob that is no record with a version is left out.
+    func versions(ofBlobs blobs: [String]) throws -> [String: String] {
+        guard !blobs.isEmpty else { return [:] }
+        let answer = try repository.run(["cat-file", "--batch"], input: Array((blobs.joined(separator: "\n") + "\n").utf8))
+        var versions: [String: String] = [:]
+        var position = answer.bytes.startIndex
+        let bytes = answer.bytes
+        // Each object: `<name> blob <size>\n<content>\n`.
+        while let lineEnd = bytes[position...].firstIndex(of: UInt8(ascii: "\n")) {
+            let header = String(decoding: bytes[position..<lineEnd], as: UTF8.self).split(separator: " ")
+            position = lineEnd + 1
+            guard header.count == 3, let size = Int(header[2]) else { continue }
+            let content = Array(bytes[position..<min(position + size, bytes.count)])
+            position = min(position + size + 1, bytes.count)
+            if let version = (try? JSONParser.parse(content))?[SystemProperty.version]?.stringValue {
+                versions[String(header[0])] = version
+            }
+        }
+        return versions
+    }
+}
+
+/// Git's object names as this version of git writes them: 40 (SHA-1) or 64 (SHA-256) lowercase hex digits.
+enum GitObjectName {
+    static func isValid(_ text: String) -> Bool {
+        (text.utf8.count == 40 || text.utf8.count == 64)
+            && text.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0) }
+    }
+}

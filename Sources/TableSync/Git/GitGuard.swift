@@ -1,0 +1,58 @@
+import SyncProtocol
+
+/// A run refused because of where git left the store: `HEAD` behind the commit of the store's last sync, or (for a
+/// run that commits) a merge, rebase, cherry-pick or revert in progress. Nothing was sent or written.
+public struct GitStateRefused: CategorizedError, Equatable {
+    /// What git left the store in.
+    public enum Cause: Sendable, Equatable {
+        /// `HEAD` is behind the commit of the store's last sync.
+        case headBehindLastSync
+        /// A merge, rebase, cherry-pick or revert is under way, or store files are unmerged.
+        case operationInProgress
+    }
+
+    /// What git left the store in.
+    public let cause: Cause
+    /// Why, with what to do.
+    public let reason: String
+    /// Always ``FailureKind/gitState``.
+    public var kind: FailureKind { .gitState }
+    /// The refusal.
+    public var description: String { reason }
+
+    /// A refusal for `cause`, explained by `reason`.
+    package init(cause: Cause, reason: String) {
+        self.cause = cause
+        self.reason = reason
+    }
+}
+
+/// Refuses to push or pull while git is in the middle of something, or from a `HEAD` behind the store's last sync.
+///
+/// - A merge, rebase, cherry-pick or revert under way (or store files unmerged): the work tree is half one commit,
+///   half another; files git took away for the operation would read as deleted by hand, files it is merging as
+///   edits, and a pull would write over files being merged.
+/// - `HEAD` behind the commit of the store's last sync (``HeadPosition/behind``): a checkout of history or a reset
+///   to an older commit. Its record files may hold hand edits that were sent long ago and its journal operations
+///   that were sent since; sent again, they would undo newer changes. Allowed on purpose, such a store still sends
+///   only real edits (old server copies are brought up to date, files the older commit lacks are brought back), but
+///   it is a decision for a person, not for cron.
+enum GitGuard {
+    /// Throws ``GitStateRefused`` when an operation is under way, or when `baseline`'s `HEAD` is behind the last
+    /// sync, unless `allowingOlderHead`.
+    static func check(_ baseline: GitBaseline?, allowingOlderHead: Bool) throws {
+        guard let baseline else { return }
+        if let operation = try baseline.repository.operationInProgress() {
+            throw GitStateRefused(cause: .operationInProgress, reason: "\(operation); nothing was sent or written.")
+        }
+        guard baseline.position == .behind, !allowingOlderHead else { return }
+        let head = baseline.head.map { String($0.prefix(12)) } ?? "?"
+        let synced = baseline.state.syncedHead.map { String($0.prefix(12)) } ?? "?"
+        throw GitStateRefused(cause: .headBehindLastSync, reason: """
+            HEAD (\(head)) is behind the commit of this store's last sync (\(synced)): a checkout of an older commit \
+            or a reset. Its files and journal are older than what was sent already; nothing was sent. Go back to the \
+            branch (git switch -, or git checkout \(synced)), or sync this commit anyway allowing an older HEAD: old \
+            server copies are then brought up to date, and only real edits go out.
+            """)
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+
+/// The git work tree a store lives in, driven through the `git` program: what the store needs to know of its
+/// history (``GitBaseline``), to stay safe under git commands (``GitGuard``), to merge (`git-setup`) and to commit
+/// (`sync --commit`).
+///
+/// Every command runs in the store's directory (`git -C <store>`), so paths are the store's own
+/// (`tables/todo/a1.json`, `HEAD:./tables/todo`), wherever the store sits in the repository.
+package struct GitRepository: Sendable {
+    /// The store's directory.
+    package let storeRoot: String
+    /// The repository's git directory, absolute (per work tree: a linked work tree has its own).
+    package let gitDirectory: String
+
+    /// A `git` command that failed, with what git said.
+    package struct Failure: Error, CustomStringConvertible {
+        package var arguments: [String]
+        package var status: Int32
+        package var message: String
+        package var description: String {
+            "git \(arguments.joined(separator: " ")) failed (exit \(status))\(message.isEmpty ? "" : ": \(message)")"
+        }
+    }
+
+    /// What one `git` command printed, and how it exited.
+    package struct Output: Sendable {
+        package var bytes: [UInt8]
+        package var status: Int32
+        package var errors: String
+        /// Standard output as text, without the final line end.
+        package var text: String { String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) }
+    }
+
+    /// The repository whose work tree holds the store at `root`, or `nil` when there is none (or git is not installed).
+    package static func containing(store root: String) -> GitRepository? {
+        let probe = GitRepository(storeRoot: root, gitDirectory: "")
+        guard let answer = try? probe.run(["rev-parse", "--is-inside-work-tree", "--absolute-git-dir"], allowing: [128]),
+              answer.status == 0 else { return nil }
+        let lines = answer.text.split(separator: "\n").map(String.init)
+        guard lines.count == 2, lines[0] == "true" else { return nil }
+        return GitRepository(storeRoot: root, gitDirectory: lines[1])
+    }
+
+    /// Runs `git -C <store> arguments`, with `input` on its standard input and `environment` added to this
+    /// process's own; a status other than 0 (or one of `allowing`) throws ``Failure`` with git's message. Automatic `gc` and maintenance stay off: a store's
+    /// commands must not start minutes of repacking behind a cron job.
+    @discardableResult
+    package func run(_ arguments: [String], input: [UInt8]? = nil, environment: [String: String] = [:],
+                     allowing: Set<Int32> = []) throws -> Output {
+        // The input and the error output go through files, so that a large answer never waits for a reader that
+        // waits for it; only the answer itself comes through a pipe.
+        let scratch = FileManager.default.temporaryDirectory.path + "/tablesync-git-" + UUID().uuidString
+        let inputPath = scratch + ".in", errorPath = scratch + ".err"
+        defer {
+            try? FileManager.default.removeItem(atPath: inputPath)
+            try? FileManager.default.removeItem(atPath: errorPath)
+        }
+        guard FileManager.default.createFile(atPath: inputPath, contents: Data(input ?? [])),
+              FileManager.default.createFile(atPath: errorPath, contents: nil),
+              let standardInput = FileHandle(forReadingAtPath: inputPath),
+              let standardError = FileHandle(forWritingAtPath: errorPath) else {
+            throw Failure(arguments: arguments, status: -1, message: "cannot create temporary files in \(scratch)")
+        }
+        defer {
+            try? standardInput.close()
+            try? standardError.close()
+        }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["git", "-C", storeRoot, "-c", "gc.auto=0", "-c", "maintenance.auto=false"] + arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = standardError
+        process.standardInput = standardInput
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, added in added }
+        }
+        try process.run()
+        let outputBytes = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let errors = (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
+        let result = Output(bytes: Array(outputBytes), status: process.terminationStatus,
+                            errors: errors.trimmingCharacters(in: .whitespacesAndNewlines))
+        guard result.status == 0 || allowing.contains(result.status) else {
+            throw Failure(arguments: arguments, status: result.status, message: result.errors)
+        }
+        return result
+    }
+
+    /// The git operation under way in this work tree (a merge, rebase, cherry-pick or revert), or unmerged store
+    /// files, in words; `nil` when there is none.
+    package func operationInProgress() throws -> String? {
+        let markers = [
+            ("MERGE_HEAD", "a git merge"), ("CHERRY_PICK_HEAD", "a git cherry-pick"), ("REVERT_HEAD", "a git revert"),
+            ("rebase-merge", "a git rebase"), ("rebase-apply", "a git rebase or am"),
+        ]
+        for (file, operation) in markers where FileManager.default.fileExists(atPath: gitFile(file)) {
+            return "\(operation) is under way in the store's work tree: finish it (or abort it) first"
+        }
+        let unmerged = try run(["ls-files", "-u", "-z", "--", "."]).bytes.split(separator: 0)
+            .compactMap { line in line.firstIndex(of: UInt8(ascii: "\t")).map { String(decoding: line[($0 + 1)...], as: UTF8.self) } }
+        guard let first = unmerged.first else { return nil }
+        return "\(Set(unmerged).count) file(s) of the store are unmerged, \(first) first: settle them and git add them first"
+    }
+
+    /// The file `name` in the git directory (`MERGE_HEAD`, `rebase-merge`, …).
+    package func gitFile(_ name: String) -> String { gitDirectory + "/" + name }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import SyncProtocol
+
+/// The ids of operations the server has applied (``PendingOperation/operationID``), so that an operation git brings
+/// back into a journal (a merge or cherry-pick of an older commit, a restore, a reset) is dropped instead of sent
+/// again.
+///
+/// Two records are kept:
+/// - `sent.jsonl` in the store, committed and joined by git's union merge: one line per operation that was in the
+///   journal of `HEAD` when it was sent (only those can come back through git into another clone). Lines older
+///   than ``retention`` are dropped when the file is next written.
+/// - `.tablesync/sent` in the machine-local cache: the id of every operation this clone sent, for a restore or reset
+///   of this clone's own files (which takes `sent.jsonl` back too). It keeps the last ``localLimit`` ids.
+enum Acknowledgements {
+    /// How long a committed acknowledgement is kept: a branch older than this that still holds operations sent
+    /// since would have them sent again (and the lost-acknowledgement rule or a conflict catches them).
+    static let retention: TimeInterval = 90 * 24 * 3600
+    /// How many ids the machine-local log keeps.
+    static let localLimit = 100_000
+
+    /// Every acknowledged id, from both records. Lines that do not parse (git's conflict markers, if the union
+    /// merge was not set up) are skipped: an acknowledgement only ever drops an operation.
+    static func load(layout: StoreLayout) -> Set<String> {
+        var ids = Set<String>()
+        if let bytes = try? FileSystem.readFile(layout.localAcknowledgementsFile) {
+            for line in bytes.split(separator: UInt8(ascii: "\n")) where !line.isEmpty {
+                ids.insert(String(decoding: line, as: UTF8.self))
+            }
+        }
+        for entry in committedLines(layout: layout) {
+            if let id = entry.value["opid"]?.stringValue { ids.insert(id) }
+        }
+        return ids
+    }
+
+    /// Records that the server applied `operations`; those whose id is in `committed` (the operations of the
+    /// journal in `HEAD`) also go into `sent.jsonl`.
+    static func record(_ operations: [PendingOperation], committed: Set<String>, layout: StoreLayout, now: Date = Date()) throws {
+        let identified = operations.filter { $0.operationID != nil }
+        guard !identified.isEmpty else { return }
+        try FileSystem.appendAndSync(layout.localAcknowledgementsFile,
+                                     Array(identified.map { $0.operationID! + "\n" }.joined().utf8))
+        trimLocalLog(layout: layout)
+        let travelled = identified.filter { committed.contains($0.operationID!) }
+        guard !travelled.isEmpty else { return }
+        let nowTicks = Int64(now.timeIntervalSince1970 * Double(Timestamp.ticksPerSecond))
+        let stamp = Timestamp(ticks: nowTicks).description
+        var added: [UInt8] = []
+        for operation in travelled {
+            let line: JSONValue = [
+                "opid": .string(operation.operationID!), "op": .string(operation.kind.rawValue), "table": .string(operation.table),
+                "id": .string(operation.id), "sent": .string(stamp),
+            ]
+            CanonicalJSON.append(line, style: .compact, to: &added)
+            added.append(UInt8(ascii: "\n"))
+        }
+        let cutoff = nowTicks - Int64(retention) * Timestamp.ticksPerSecond
+        let existing = committedLines(layout: layout)
+        if existing.contains(where: { $0.sent.map { $0 < cutoff } ?? false }) {
+            var kept: [UInt8] = []
+            for entry in existing where !(entry.sent.map { $0 < cutoff } ?? false) { kept += entry.bytes + [UInt8(ascii: "\n")] }
+            var batch = DurableFileBatch()
+            batch.write(kept + added, to: layout.acknowledgementsFile)
+            try batch.commit(temporaryDirectory: layout.temporaryDirectory)
+        } else {
+            try FileSystem.appendAndSync(layout.acknowledgementsFile, added)
+        }
+    }
+
+    /// The lines of `sent.jsonl` that parse, with their bytes and time.
+    private static func committedLines(layout: StoreLayout) -> [(bytes: [UInt8], value: JSONValue, sent: Int64?)] {
+        guard let bytes = try? FileSystem.readFile(layout.acknowledgementsFile) else { return [] }
+        return bytes.split(separator: UInt8(ascii: "\n")).compactMap { line in
+            guard let value = try? JSONParser.parse(Array(line)), value["opid"]?.stringValue != nil else { return nil }
+            return (Array(line), value, value["sent"]?.stringValue.flatMap(Timestamp.init(parsing:))?.ticks)
+        }
+    }
+
+    /// Keeps the last half of the limit once the machine-local log holds more than the limit.
+    private static func trimLocalLog(layout: StoreLayout) {
+        // An id and its line end are 17 bytes: the log is read only once it may hold more than the limit.
+        guard let size = (try? FileSystem.status(layout.localAcknowledgementsFile))??.size, size > Int64(localLimit * 17),
+              let bytes = try? FileSystem.readFile(layout.localAcknowledgementsFile) else { return }
+        let lines = bytes.split(separator: UInt8(ascii: "\n"))
+        guard lines.count > localLimit else { return }
+        var kept: [UInt8] = []
+        for line in lines.suffix(localLimit / 2) { kept += line + [UInt8(ascii: "\n")] }
+        var batch = DurableFileBatch()
+        batch.write(kept, to: layout.localAcknowledgementsFile)
+        try? batch.commit(temporaryDirectory: layout.temporaryDirectory)
+    }
+}

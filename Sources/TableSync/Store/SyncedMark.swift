@@ -1,0 +1,99 @@
+import Crypto
+import SyncProtocol
+
+/// The mark a record file carries while it holds exactly the server's copy of the version it names:
+/// `"@synced": "<22 characters>"`, the first 16 bytes of the SHA-256 of the file's canonical bytes (with the mark's
+/// own value blanked), in base64url.
+///
+/// Every record file written from the server is stamped; a local change (a hand edit, `update`, a merge that
+/// changed a property) leaves the mark stale or drops it. So any clone of a store can tell, offline and without the
+/// machine-local index, a server copy at whatever version it carries (never an edit: it is brought up to date from
+/// the server) from a change made on top of it (sent as an edit on its `version`). docs/store.md says why the mark
+/// lives in each file rather than in a committed manifest.
+///
+/// The name is not a plain property name (``PropertyName/isPlain(_:)``), so no query can name it and no record
+/// of a table is expected to use it; the mark is never sent (``ServerRecord/content(_:)``) and a record read
+/// through the library comes without it.
+enum SyncedMark {
+    /// The mark's property name.
+    static let property = "@synced"
+    /// Characters in a mark.
+    static let length = 22
+    /// The value in the mark's place while its digest is computed. Its last character cannot end a real mark
+    /// (22 base64url characters of 16 bytes end in one of `A`, `Q`, `g`, `w`), so no file is stamped with it.
+    private static let blank = [UInt8](repeating: UInt8(ascii: "-"), count: length)
+
+    /// The canonical file bytes of `record`, a copy as the server has it, stamped with its mark.
+    static func stamped(_ record: [String: JSONValue]) -> [UInt8] {
+        var record = record
+        record[property] = .string(String(decoding: blank, as: UTF8.self))
+        var bytes = RecordFile.encode(record)
+        // The blank is found where the canonical form puts a top-level key: a deeper one is indented further,
+        // and no string holds a raw line end.
+        guard let range = valueRange(in: bytes, value: blank) else {
+            preconditionFailure("a canonical record has its top-level \(property) property")
+        }
+        bytes.replaceSubrange(range, with: digest(bytes))
+        return bytes
+    }
+
+    /// Whether `record`, read from the file `bytes`, carries a mark that its content still matches: the file is
+    /// the server's copy of the version it names. A file stamped and not changed since is recognised from its
+    /// bytes alone; one rewritten in another layout (re-indented by an editor, say) by its canonical form.
+    static func isIntact(_ record: [String: JSONValue], bytes: [UInt8]) -> Bool {
+        guard case .string(let text)? = record[property], text.utf8.count == length else { return false }
+        let mark = Array(text.utf8)
+        if let range = valueRange(in: bytes, value: mark) {
+            var asStamped = bytes
+            asStamped.replaceSubrange(range, with: blank)
+            if digest(asStamped) == mark { return true }
+        }
+        var blanked = record
+        blanked[property] = .string(String(decoding: blank, as: UTF8.self))
+        return digest(RecordFile.encode(blanked)) == mark
+    }
+
+    /// `record` without its mark: what the library hands out and what local changes start from.
+    static func removed(from record: [String: JSONValue]) -> [String: JSONValue] {
+        guard record[property] != nil else { return record }
+        var record = record
+        record.removeValue(forKey: property)
+        return record
+    }
+
+    /// Where the mark's value `value` is in canonical file bytes: after the line's indent, name and `": "`.
+    private static func valueRange(in bytes: [UInt8], value: [UInt8]) -> Range<Int>? {
+        let prefix = Array("\n  \"\(property)\": \"".utf8)
+        let needle = prefix + value + [UInt8(ascii: "\"")]
+        guard bytes.count >= needle.count else { return nil }
+        var start = 0
+        while start + needle.count <= bytes.count {
+            guard let found = bytes[start...].firstIndex(of: needle[0]) else { return nil }
+            if found + needle.count <= bytes.count, bytes[found..<found + needle.count].elementsEqual(needle) {
+                return found + prefix.count..<found + prefix.count + value.count
+            }
+            start = found + 1
+        }
+        return nil
+    }
+
+    /// The mark of `bytes`: the first 16 bytes of their SHA-256 in base64url, without padding.
+    private static func digest(_ bytes: [UInt8]) -> [UInt8] {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+        let hash = Array(Crypto.SHA256.hash(data: bytes).prefix(16))
+        var mark: [UInt8] = []
+        mark.reserveCapacity(length)
+        var bits = 0, count = 0
+        for byte in hash {
+            bits = bits << 8 | Int(byte)
+            count += 8
+            while count >= 6 {
+                count -= 6
+                mark.append(alphabet[(bits >> count) & 63])
+            }
+            bits &= (1 << count) - 1
+        }
+        mark.append(alphabet[(bits << (6 - count)) & 63])
+        return mark
+    }
+}
