@@ -74,6 +74,118 @@ import TestSupport
         await world.stop()
     }
 
+    @Test("git stash of a hand edit, a checkout of another branch and back, git stash pop: the edit is sent once, nothing else")
+    func stashCheckoutAndPop() async throws {
+        let world = try await GitWorld()
+        try await world.seededRepository("a", count: 3)
+        let server = try await world.serverRows()
+        try world.edit("a", "r1", ["text": "edited, then stashed"])
+        try await world.git("a", "stash", "-q")
+        #expect(try await world.tablesyncJSON("a", "sync")["push"]?["applied"] == 0, "the stashed edit is not in the work tree")
+        #expect(try await world.serverRows() == server)
+        try await world.git("a", "checkout", "-q", "-b", "elsewhere")
+        try await world.git("a", "checkout", "-q", "main")
+        try await world.git("a", "stash", "pop", "-q")
+        let sync = try await world.tablesyncJSON("a", "sync")
+        #expect(sync["push"]?["applied"] == 1, "\(sync)")
+        let after = try await world.serverRows()
+        #expect(after["r1"]?["text"] == "edited, then stashed")
+        #expect(after.filter { $0.key != "r1" } == server.filter { $0.key != "r1" }, "nothing else changed")
+        await world.stop()
+    }
+
+    @Test("git switch between two branches that synced at different times: old copies come up to date, records one branch lacks are brought back, nothing is sent")
+    func switchBetweenBranches() async throws {
+        let world = try await GitWorld()
+        try await world.seededRepository("a", count: 4)
+        try await world.otherUser()
+        try await world.git("a", "switch", "-q", "-c", "feature")
+        try world.edit("other", "r1", ["text": "changed while on feature"])
+        #expect(try await world.tablesync("other", "sync").status == 0)
+        #expect(try await world.tablesync("a", "sync", "--commit").status == 0)
+
+        // main is behind feature's sync commit: a checkout of older history, refused until allowed.
+        try await world.git("a", "switch", "-q", "main")
+        #expect(try await world.tablesync("a", "sync").status == 9)
+        let allowed = try await world.tablesyncJSON("a", "sync", "--allow-older-head", "--commit")
+        #expect(allowed["push"]?["applied"] == 0, "\(allowed)")
+        #expect(try world.record("a", "r1")?["text"] == "changed while on feature")
+
+        // On main the server moves on: a new record, a change; then back to feature, which has neither.
+        try world.write("other", "r9", #"{"id": "r9", "text": "created while on main"}"#)
+        try world.edit("other", "r2", ["text": "changed while on main"])
+        #expect(try await world.tablesync("other", "sync").status == 0)
+        #expect(try await world.tablesync("a", "sync", "--commit").status == 0)
+        let server = try await world.serverRows()
+        try await world.git("a", "switch", "-q", "feature")
+        #expect(try world.record("a", "r9") == nil && world.record("a", "r2")?["text"] == "item 2")
+        let switched = try await world.tablesyncJSON("a", "sync", "--commit")
+        #expect(switched["push"]?["applied"] == 0, "\(switched)")
+        #expect(switched["push"]?["compared"]?["restored"] == 1, "r9 is brought back, not deleted on the server: \(switched)")
+        #expect(try await world.serverRows() == server, "the server did not change")
+        #expect(try world.record("a", "r9")?["text"] == "created while on main")
+        #expect(try world.record("a", "r2")?["text"] == "changed while on main")
+        try await world.git("a", "switch", "-q", "main")
+        #expect(try await world.tablesyncJSON("a", "sync")["push"]?["applied"] == 0)
+        #expect(try await world.serverRows() == server)
+        #expect(try world.records("a") == world.records("other"))
+        await world.stop()
+    }
+
+    @Test("cherry-pick of an old sync commit onto a branch: the older server copies it brings are not edits")
+    func cherryPickOfAnOldSyncCommit() async throws {
+        let world = try await GitWorld()
+        try await world.seededRepository("a", count: 3)
+        let start = try await world.head("a")
+        try await world.otherUser()
+        try world.edit("other", "r1", ["text": "second"])
+        #expect(try await world.tablesync("other", "sync").status == 0)
+        #expect(try await world.tablesync("a", "sync", "--commit").status == 0)
+        let oldSync = try await world.head("a")
+        try world.edit("other", "r1", ["text": "third"])
+        #expect(try await world.tablesync("other", "sync").status == 0)
+        #expect(try await world.tablesync("a", "sync", "--commit").status == 0)
+        let server = try await world.serverRows()
+
+        try await world.git("a", "switch", "-q", "-c", "side", start)
+        try world.directory.write("a/notes.txt", "a branch of its own\n")
+        try await world.git("a", "add", "notes.txt")
+        try await world.git("a", "commit", "-q", "-m", "notes")
+        try await world.git("a", "cherry-pick", oldSync)
+        #expect(try world.record("a", "r1")?["text"] == "second", "the old copy")
+        let sync = try await world.tablesyncJSON("a", "sync")
+        #expect(sync["push"]?["applied"] == 0, "\(sync)")
+        #expect(try await world.serverRows() == server)
+        #expect(try world.record("a", "r1")?["text"] == "third", "brought up to date")
+        await world.stop()
+    }
+
+    @Test("a rebase that reorders a sync commit and an edit commit: the edit is sent once, the sync's copies are not")
+    func reorderingRebase() async throws {
+        let world = try await GitWorld()
+        try await world.seededRepository("a", count: 3)
+        try await world.otherUser()
+        try world.edit("other", "r2", ["text": "from the server"])
+        #expect(try await world.tablesync("other", "sync").status == 0)
+        #expect(try await world.tablesync("a", "sync", "--commit").status == 0)
+        try world.edit("a", "r3", ["text": "a's edit"])
+        try await world.git("a", "commit", "-q", "-am", "a edits r3")
+        let server = try await world.serverRows()
+        // The sequence editor swaps the two picks: the edit first, then the sync commit.
+        var environment = world.environment
+        environment["GIT_SEQUENCE_EDITOR"] = #"sh -c 'sed -n "1p" "$1" > "$1.first"; sed -n "2p" "$1" > "$1.second"; cat "$1.second" "$1.first" > "$1"' --"#
+        let rebase = try await runProgram("/usr/bin/env", ["git", "-C", world.path("a"), "rebase", "-q", "-i", "HEAD~2"], environment: environment)
+        #expect(rebase.status == 0, "\(rebase.stdout) \(rebase.stderr)")
+        let subjects = try await world.git("a", "log", "-2", "--format=%s").stdout
+        #expect(subjects.hasPrefix("tablesync sync"), "reordered: \(subjects)")
+        let sync = try await world.tablesyncJSON("a", "sync")
+        #expect(sync["push"]?["applied"] == 1, "only the edit: \(sync)")
+        let after = try await world.serverRows()
+        #expect(after["r3"]?["text"] == "a's edit")
+        #expect(after.filter { $0.key != "r3" } == server.filter { $0.key != "r3" })
+        await world.stop()
+    }
+
     // MARK: - Deletes are as safe as edits
 
     @Test("a record file deleted in a fresh clone, or after rm -rf .tablesync or git clean -fdx, is sent as a delete")
@@ -326,6 +438,31 @@ import TestSupport
         #expect(try await world.tablesyncJSON("b", "log")["pending"] == [])
         #expect(try await world.serverRows() == server)
         #expect(try world.records("b") == world.records("other"), "converged")
+        await world.stop()
+    }
+
+    @Test("an operation sent by its clone and brought back by a cherry-pick of the commit that held it is dropped by its acknowledgement")
+    func cherryPickedOperationIsAcknowledged() async throws {
+        let world = try await GitWorld()
+        try await world.seededRepository("a", count: 3)
+        let start = try await world.head("a")
+        try await world.syncedClone("a", "b")
+        #expect(try await world.tablesync("a", "update", "todo", #"{"id": "r2", "text": "a's update", "done": false}"#).status == 0)
+        try await world.git("a", "add", "-A")
+        try await world.git("a", "commit", "-q", "-m", "a's pending update")
+        let pending = try await world.head("a")
+        #expect(try await world.tablesyncJSON("a", "sync", "--commit")["push"]?["applied"] == 1)
+        #expect(try world.directory.read("a/store/sent.jsonl").contains("\"id\":\"r2\""), "acknowledged in the committed file")
+        let server = try await world.serverRows()
+
+        try await world.git("b", "fetch", "-q", world.path("a"), "main:theirs")
+        try await world.git("b", "switch", "-q", "-c", "side", start)
+        try await world.git("b", "merge", "-q", "--no-edit", "theirs")
+        try await world.git("b", "cherry-pick", "--keep-redundant-commits", pending)
+        #expect(try world.directory.read("b/store/journal.jsonl").contains("\"r2\""), "the cherry-pick brought the line back")
+        #expect(try await world.tablesyncJSON("b", "log")["pending"] == [], "and its acknowledgement drops it")
+        #expect(try await world.tablesyncJSON("b", "sync")["push"]?["applied"] == 0)
+        #expect(try await world.serverRows() == server)
         await world.stop()
     }
 
