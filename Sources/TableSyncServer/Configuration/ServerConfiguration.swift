@@ -28,6 +28,10 @@ public struct ServerConfiguration: Sendable {
 
     /// The default of ``maxBodySize``: 16 MiB.
     public static let defaultMaxBodySize = 16 * 1024 * 1024
+    /// The largest ``maxBodySize`` accepted: 32 MiB. PostgreSQL's `jsonb` holds at most 256 MiB, and its binary form
+    /// can take several times the bytes of the JSON text (an array of small numbers about six), so a larger body
+    /// could be stored by SQLite and refused by PostgreSQL.
+    public static let largestMaxBodySize = 32 * 1024 * 1024
     /// The default of ``gzipMinimumSize``: 1 KiB.
     public static let defaultGzipMinimumSize = 1024
     /// The default of ``maxBatchOperations``: 1,000.
@@ -63,7 +67,9 @@ public struct ServerConfiguration: Sendable {
             throw ConfigurationError("the table '\(table.name)' is given twice (table names ignore case)")
         }
         guard (0...65535).contains(port) else { throw ConfigurationError("--port must be from 0 to 65535, not \(port)") }
-        guard maxBodySize >= 1024 else { throw ConfigurationError("the body size limit must be at least 1024 bytes") }
+        guard (1024...Self.largestMaxBodySize).contains(maxBodySize) else {
+            throw ConfigurationError("the body size limit must be from 1024 to \(Self.largestMaxBodySize) bytes (32 MiB: what both databases can store), not \(maxBodySize)")
+        }
         guard maxBatchOperations >= 1 else { throw ConfigurationError("the batch operation limit must be at least 1") }
         guard (1...10_000).contains(postgresPoolSize) else {
             throw ConfigurationError("--postgres-pool-size must be from 1 to 10000 connections, not \(postgresPoolSize)")

@@ -25,7 +25,7 @@ struct TableMiddleware: RouterMiddleware {
         do {
             response = try await next(request, context)
         } catch {
-            guard let refusal = ProtocolError.refusal(for: error) else { throw error }
+            guard let refusal = ProtocolError.refusal(for: error, during: .query) else { throw error }
             response = writer.error(refusal, request: request)
         }
         response.headers[HTTPField.Name(ProtocolHeader.maxTop)!] = String(table.maxTop)

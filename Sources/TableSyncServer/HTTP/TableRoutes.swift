@@ -97,7 +97,13 @@ struct TableRoutes: Sendable {
 
     /// Runs one planned write and answers it: the single-request routes' last step.
     private func run(_ plan: PlannedWrite, request: Request) async throws -> Response {
-        let answer = try plan.answer(try await repository.write(table: plan.write.table, id: plan.write.id, decide: plan.write.decide))
+        let stored: StoredRecord?
+        do {
+            stored = try await repository.write(table: plan.write.table, id: plan.write.id, decide: plan.write.decide)
+        } catch {
+            throw ProtocolError.refusal(for: error, during: .write(table: plan.write.table, id: plan.write.id)) ?? error
+        }
+        let answer = try plan.answer(stored)
         guard let record = answer.record else { return Response(status: answer.status) }
         var headers: HTTPFields = [.eTag: ResponseWriter.eTag(record.version)]
         if let location = answer.location { headers[.location] = location }
@@ -127,6 +133,7 @@ struct TableRoutes: Sendable {
     static func planInsert(table: TableOptions, body: JSONValue) throws(ProtocolError) -> PlannedWrite {
         let incoming = try IncomingRecord(body)
         let id = incoming.id ?? UUID().uuidString.lowercased()
+        try StorableProperties.check(incoming.properties, table: table.name, id: id)
         let properties = try conforming(incoming.properties, to: table)
         let write = RecordWriteRequest(table: table.name, id: id) { existing in
             if let existing { throw ProtocolError.conflict("a record with id '\(id)' already exists", record: existing) }
@@ -147,6 +154,7 @@ struct TableRoutes: Sendable {
             throw ProtocolError.badRequest("the body's id '\(bodyID)' differs from the id '\(id)' in the URL")
         }
         let bodyVersion = version == .v2 ? incoming.version : nil
+        try StorableProperties.check(incoming.properties, table: table.name, id: id)
         let properties = try conforming(incoming.properties, to: table)
         let write = RecordWriteRequest(table: table.name, id: id) { existing in
             let current = try Self.checkWritable(existing, id: id, version: version, ifMatch: ifMatch)

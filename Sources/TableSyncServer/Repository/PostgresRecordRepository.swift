@@ -144,8 +144,22 @@ public final class PostgresRecordRepository: RecordRepository {
         return RecordPage(records: records, hasMore: hasMore, totalCount: count)
     }
 
+    /// A statement PostgreSQL refuses aborts its whole transaction, so a write whose values the database refuses
+    /// would take the other writes of its batch with it. The first attempt runs every write plainly; if one is
+    /// refused, the batch runs again with each write in a savepoint of its own, which answers that write alone.
+    /// Two attempts at most, and savepoints only for a batch that needs them.
     public func write(_ writes: [RecordWriteRequest]) async throws -> [Result<StoredRecord?, any Error>] {
         let now = UpdatedAtClock.nowTicks()
+        do {
+            return try await write(writes, now: now, isolatingEach: false)
+        } catch let error where DatabaseFailure(error)?.isCausedByRequest == true {
+            return try await write(writes, now: now, isolatingEach: true)
+        }
+    }
+
+    private func write(
+        _ writes: [RecordWriteRequest], now: Int64, isolatingEach: Bool
+    ) async throws -> [Result<StoredRecord?, any Error>] {
         let logger = self.logger
         return try await client.withTransaction(logger: logger) { connection -> [Result<StoredRecord?, any Error>] in
             // The write locks of every table touched, taken in name order so that two batches never deadlock,
@@ -175,9 +189,23 @@ public final class PostgresRecordRepository: RecordRepository {
                     continue
                 }
                 let stamp = UpdatedAtClock.next(nowTicks: now, last: last)
-                clocks[table] = (stamp, true)
-                results.append(.success(try await Self.apply(decision, connection, table: table, id: id, existing: existing,
-                                                             stamp: stamp, logger: logger)))
+                guard isolatingEach else {
+                    results.append(.success(try await Self.apply(decision, connection, table: table, id: id, existing: existing,
+                                                                 stamp: stamp, logger: logger)))
+                    clocks[table] = (stamp, true)
+                    continue
+                }
+                try await connection.query("SAVEPOINT tablesync_write", logger: logger)
+                do {
+                    results.append(.success(try await Self.apply(decision, connection, table: table, id: id, existing: existing,
+                                                                 stamp: stamp, logger: logger)))
+                    clocks[table] = (stamp, true)
+                    try await connection.query("RELEASE SAVEPOINT tablesync_write", logger: logger)
+                } catch let error where DatabaseFailure(error)?.isCausedByRequest == true {
+                    try await connection.query("ROLLBACK TO SAVEPOINT tablesync_write", logger: logger)
+                    try await connection.query("RELEASE SAVEPOINT tablesync_write", logger: logger)
+                    results.append(.failure(error))
+                }
             }
             for (table, clock) in clocks where clock.changed {
                 try await connection.query(

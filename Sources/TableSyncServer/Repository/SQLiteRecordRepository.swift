@@ -117,8 +117,14 @@ public final class SQLiteRecordRepository: RecordRepository {
                         continue
                     }
                     let stamp = UpdatedAtClock.next(nowTicks: now, last: last)
-                    clocks[write.table] = (stamp, true)
-                    results.append(.success(try Self.apply(decision, db, table: write.table, id: write.id, existing: existing, stamp: stamp)))
+                    do {
+                        // One statement per write: a refused one is undone alone and the transaction goes on.
+                        results.append(.success(try Self.apply(decision, db, table: write.table, id: write.id, existing: existing, stamp: stamp)))
+                        clocks[write.table] = (stamp, true)
+                    } catch let error where DatabaseFailure(error)?.isCausedByRequest == true {
+                        clocks[write.table] = (last, clocks[write.table]?.changed ?? false)
+                        results.append(.failure(error))
+                    }
                 }
                 for (table, clock) in clocks where clock.changed {
                     try db.cachedStatement(sql: "UPDATE \(RecordColumns.clockTable) SET last_updated_at = ? WHERE \(RecordColumns.tableName) = ?")
