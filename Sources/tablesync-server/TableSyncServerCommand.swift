@@ -50,6 +50,18 @@ struct TableSyncServerCommand: AsyncParsableCommand {
     @Option(name: .customLong("postgres-pool-size"), help: "The most connections to PostgreSQL this process opens at once (default 20); several instances on one database need their sum under its max_connections.")
     var postgresPoolSize: Int?
 
+    @Option(name: .customLong("header-timeout"), help: "Seconds a client may take to send a request's line and headers, from their first byte; then 408 and the connection is closed (default 10).")
+    var headerTimeout: Double?
+
+    @Option(name: .customLong("body-timeout"), help: "Seconds a client may take to send a request's body after its headers; then 408 and the connection is closed (default 60).")
+    var bodyTimeout: Double?
+
+    @Option(name: .customLong("idle-timeout"), help: "Seconds a kept-alive connection may wait for its next request before it is closed (default 60).")
+    var idleTimeout: Double?
+
+    @Option(name: .customLong("max-connections"), help: "The most client connections open at once; more wait until one closes (default 1000).")
+    var maxConnections: Int?
+
     @Option(help: "A JSON configuration file; flags win over it.")
     var config: String?
 
@@ -109,12 +121,23 @@ struct TableSyncServerCommand: AsyncParsableCommand {
         } else if let value = environment[TokenList.environmentVariable] {
             tokens = TokenList.parse(environmentValue: value)
         }
-        return ServerConfiguration(
+        var configuration = ServerConfiguration(
             host: host ?? file.host ?? "127.0.0.1", port: port ?? file.port ?? 8080, database: location,
             tables: tableOptions, tokens: tokens,
             maxBodySize: maxBodySize ?? file.maxBodySize ?? ServerConfiguration.defaultMaxBodySize,
             batch: noBatch ? false : file.batch ?? true,
             maxBatchOperations: maxBatchOperations ?? file.maxBatchOperations ?? ServerConfiguration.defaultMaxBatchOperations,
             postgresPoolSize: postgresPoolSize ?? file.postgresPoolSize ?? ServerConfiguration.defaultPostgresPoolSize)
+        if let seconds = headerTimeout ?? file.headerTimeout {
+            configuration.headerTimeout = try ServerConfiguration.timeLimit(seconds: seconds, setting: "--header-timeout")
+        }
+        if let seconds = bodyTimeout ?? file.bodyTimeout {
+            configuration.bodyTimeout = try ServerConfiguration.timeLimit(seconds: seconds, setting: "--body-timeout")
+        }
+        if let seconds = idleTimeout ?? file.idleTimeout {
+            configuration.idleTimeout = try ServerConfiguration.timeLimit(seconds: seconds, setting: "--idle-timeout")
+        }
+        if let count = maxConnections ?? file.maxConnections { configuration.maxConnections = count }
+        return configuration
     }
 }

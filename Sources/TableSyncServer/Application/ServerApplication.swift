@@ -1,6 +1,7 @@
 import Hummingbird
 import HummingbirdCore
 import Logging
+import NIOCore
 import PostgresNIO
 import SyncProtocol
 
@@ -15,12 +16,13 @@ import SyncProtocol
 /// try await makeServerApplication(configuration: configuration, logger: Logger(label: "tablesync-server")).runService()
 /// ```
 /// `onServerRunning` learns the listening channel (its local address tells the port when `port` is 0). `server`
-/// says how connections are served: plain HTTP/1.1 as `tablesync-server` does (TLS belongs to a reverse proxy in
-/// front, docs/deploy.md), or e.g. `.tls(tlsConfiguration:)` of HummingbirdTLS for a program that embeds the server.
+/// says how connections are served: `nil` for plain HTTP/1.1 with the configuration's deadlines and limits, as
+/// `tablesync-server` serves (TLS belongs to a reverse proxy in front, docs/deploy.md), or e.g.
+/// `.tls(tlsConfiguration:)` of HummingbirdTLS for a program that embeds the server and brings its own.
 public func makeServerApplication(
     configuration: ServerConfiguration, logger: Logger,
     onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in },
-    server: HTTPServerBuilder = .http1()
+    server: HTTPServerBuilder? = nil
 ) throws -> Application<RouterResponder<TableRequestContext>> {
     try configuration.validate()
     let repository: any RecordRepository
@@ -53,10 +55,15 @@ public func makeServerApplication(
     router.add(middleware: TokenAuthMiddleware(tokens: configuration.tokens))
     TableRoutes(configuration: configuration, repository: repository).register(on: router)
 
+    let guarded = HTTPServerBuilder.guardedHTTP1(ConnectionGuardHandler.Settings(
+        headerTimeout: TimeAmount(configuration.headerTimeout), bodyTimeout: TimeAmount(configuration.bodyTimeout),
+        idleTimeout: TimeAmount(configuration.idleTimeout), maxBodySize: configuration.maxBodySize,
+        extensionsHeader: ProtocolExtension.headerValue(extensions)))
     var app = Application(
         router: router,
-        server: server,
-        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "tablesync-server"),
+        server: server ?? guarded,
+        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "tablesync-server",
+                             availableConnectionsDelegate: .maximum(configuration.maxConnections, logger: logger)),
         onServerRunning: onServerRunning,
         logger: logger)
     if let postgresClient { app.addServices(postgresClient) }

@@ -25,6 +25,16 @@ public struct ServerConfiguration: Sendable {
     public var maxBatchOperations: Int
     /// The most connections the server opens to PostgreSQL at once (unused on SQLite).
     public var postgresPoolSize: Int
+    /// The longest a client may take to send a request's line and headers, from their first byte; then 408 and
+    /// the connection is closed.
+    public var headerTimeout: Duration = defaultHeaderTimeout
+    /// The longest a client may take to send a request's body, from the end of its headers; then 408 and the
+    /// connection is closed.
+    public var bodyTimeout: Duration = defaultBodyTimeout
+    /// How long a kept-alive connection may wait for its next request before the server closes it.
+    public var idleTimeout: Duration = defaultIdleTimeout
+    /// The most client connections open at once; more wait in the listen backlog until one closes.
+    public var maxConnections: Int = defaultMaxConnections
 
     /// The default of ``maxBodySize``: 16 MiB.
     public static let defaultMaxBodySize = 16 * 1024 * 1024
@@ -36,6 +46,16 @@ public struct ServerConfiguration: Sendable {
     public static let defaultGzipMinimumSize = 1024
     /// The default of ``maxBatchOperations``: 1,000.
     public static let defaultMaxBatchOperations = 1000
+    /// The default of ``headerTimeout``: 10 s.
+    public static let defaultHeaderTimeout = Duration.seconds(10)
+    /// The default of ``bodyTimeout``: 60 s, 16 MiB at about 280 KB/s.
+    public static let defaultBodyTimeout = Duration.seconds(60)
+    /// The default of ``idleTimeout``: 60 s.
+    public static let defaultIdleTimeout = Duration.seconds(60)
+    /// The default of ``maxConnections``: 1,000.
+    public static let defaultMaxConnections = 1000
+    /// The longest time limit a setting takes: a day.
+    public static let longestTimeout = Duration.seconds(86_400)
     /// The default of ``postgresPoolSize``: 20, PostgresNIO's own default, well under PostgreSQL's usual
     /// `max_connections` of 100.
     public static let defaultPostgresPoolSize = 20
@@ -74,10 +94,29 @@ public struct ServerConfiguration: Sendable {
         guard (1...10_000).contains(postgresPoolSize) else {
             throw ConfigurationError("--postgres-pool-size must be from 1 to 10000 connections, not \(postgresPoolSize)")
         }
+        for (name, timeout) in [("--header-timeout", headerTimeout), ("--body-timeout", bodyTimeout), ("--idle-timeout", idleTimeout)]
+        where timeout <= .zero || timeout > Self.longestTimeout {
+            throw Self.timeLimitError(setting: name, value: "\(timeout)")
+        }
+        guard (1...1_000_000).contains(maxConnections) else {
+            throw ConfigurationError("--max-connections must be from 1 to 1000000, not \(maxConnections)")
+        }
         if tokens.isEmpty && !Self.isLoopback(host) {
             throw ConfigurationError(
                 "refusing to listen on \(host) without authentication: give tokens with --tokens-file FILE or TABLESYNC_SERVER_TOKENS, or listen on 127.0.0.1")
         }
+    }
+
+    /// `seconds` as a time limit for `setting` (a flag's name, in messages): more than 0, at most ``longestTimeout``.
+    public static func timeLimit(seconds: Double, setting: String) throws(ConfigurationError) -> Duration {
+        guard seconds.isFinite, seconds > 0, seconds <= Double(longestTimeout.components.seconds) else {
+            throw timeLimitError(setting: setting, value: "\(seconds)")
+        }
+        return .milliseconds(Int64((seconds * 1000).rounded()))
+    }
+
+    private static func timeLimitError(setting: String, value: String) -> ConfigurationError {
+        ConfigurationError("\(setting) must be more than 0 and at most \(longestTimeout.components.seconds) seconds, not \(value)")
     }
 
     /// The extensions this server offers, advertised on every response and in `/health`.

@@ -15,12 +15,16 @@ public struct ProtocolError: HTTPResponseError, Sendable, CustomStringConvertibl
     public var record: StoredRecord?
     /// Seconds the client should wait before it tries again (`Retry-After`), for a refusal that passes by itself.
     public var retryAfterSeconds: Int?
+    /// The methods the path is served with (`Allow`), for a 405.
+    public var allowedMethods: [HTTPRequest.Method]?
 
-    public init(status: HTTPResponse.Status, message: String, record: StoredRecord? = nil, retryAfterSeconds: Int? = nil) {
+    public init(status: HTTPResponse.Status, message: String, record: StoredRecord? = nil, retryAfterSeconds: Int? = nil,
+                allowedMethods: [HTTPRequest.Method]? = nil) {
         self.status = status
         self.message = message
         self.record = record
         self.retryAfterSeconds = retryAfterSeconds
+        self.allowedMethods = allowedMethods
     }
 
     public var description: String { "\(status.code) \(message)" }

@@ -16,7 +16,7 @@ struct TableMiddleware: RouterMiddleware {
     func handle(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
-        let name = (try? QueryString.decode(Substring(context.parameters.get("table") ?? ""), plusIsSpace: false)) ?? ""
+        let name = try QueryString.decodePathSegment(Substring(context.parameters.get("table") ?? ""))
         guard let table = tables[name.lowercased()] else { throw ProtocolError.notFound("there is no table '\(name)' on this server") }
         var context = context
         context.table = table

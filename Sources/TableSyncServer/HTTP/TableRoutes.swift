@@ -59,7 +59,8 @@ struct TableRoutes: Sendable {
             return writer.json(["results": items, "count": .integer(Int64(page.totalCount ?? 0))], status: .ok, request: request)
         case .v3:
             var nextLink = JSONValue.null
-            if page.hasMore {
+            // An empty page ($top=0) has no next page: a link to the same $skip would lead a client round in a circle.
+            if page.hasMore, !page.records.isEmpty {
                 nextLink = .string(Self.nextLink(table: table, query: context.query, skip: query.skip + page.records.count))
             }
             let count = page.totalCount.map { JSONValue.integer(Int64($0)) } ?? .null
