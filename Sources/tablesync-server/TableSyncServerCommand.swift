@@ -62,6 +62,21 @@ struct TableSyncServerCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-connections"), help: "The most client connections open at once; more wait until one closes (default 1000).")
     var maxConnections: Int?
 
+    @Option(name: .customLong("statement-timeout"), help: "Seconds one database statement may run; then it is cancelled and the request answered 503 (default 30).")
+    var statementTimeout: Double?
+
+    @Option(name: .customLong("shutdown-timeout"), help: "Seconds a stopping server waits for the requests in flight before it cancels them (default 5).")
+    var shutdownTimeout: Double?
+
+    @Option(name: .customLong("max-filter-depth"), help: "The deepest nesting of a $filter's expression (default 32).")
+    var maxFilterDepth: Int?
+
+    @Option(name: .customLong("max-filter-terms"), help: "The most terms in a $filter: properties, literals, operators, functions, in-list items (default 500).")
+    var maxFilterTerms: Int?
+
+    @Option(name: .customLong("max-filter-growth"), help: "The most times longer than what it reads a $filter's string functions may make a string (nested replace() calls multiply; default 16).")
+    var maxFilterGrowth: Int?
+
     @Option(help: "A JSON configuration file; flags win over it.")
     var config: String?
 
@@ -74,7 +89,7 @@ struct TableSyncServerCommand: AsyncParsableCommand {
         do {
             let configuration = try makeConfiguration(logger: logger)
             let app = try makeServerApplication(configuration: configuration, logger: logger)
-            try await app.runService()
+            try await runServer(app, configuration: configuration, logger: logger)
         } catch let error as ConfigurationError {
             FileHandle.standardError.write(Data("tablesync-server: \(error.message)\n".utf8))
             throw ExitCode(2)
@@ -138,6 +153,15 @@ struct TableSyncServerCommand: AsyncParsableCommand {
             configuration.idleTimeout = try ServerConfiguration.timeLimit(seconds: seconds, setting: "--idle-timeout")
         }
         if let count = maxConnections ?? file.maxConnections { configuration.maxConnections = count }
+        if let seconds = statementTimeout ?? file.statementTimeout {
+            configuration.statementTimeout = try ServerConfiguration.timeLimit(seconds: seconds, setting: "--statement-timeout")
+        }
+        if let seconds = shutdownTimeout ?? file.shutdownTimeout {
+            configuration.shutdownTimeout = try ServerConfiguration.timeLimit(seconds: seconds, setting: "--shutdown-timeout")
+        }
+        if let depth = maxFilterDepth ?? file.maxFilterDepth { configuration.filterLimits.maxDepth = depth }
+        if let terms = maxFilterTerms ?? file.maxFilterTerms { configuration.filterLimits.maxTerms = terms }
+        if let growth = maxFilterGrowth ?? file.maxFilterGrowth { configuration.filterLimits.maxGrowth = growth }
         return configuration
     }
 }

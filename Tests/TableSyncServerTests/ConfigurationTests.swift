@@ -84,6 +84,10 @@ struct ConfigurationTests {
             #"{"headerTimeout": 2.5, "bodyTimeout": 30, "idleTimeout": 120, "maxConnections": 50}"#, path: "s.json")
         #expect(file.headerTimeout == 2.5 && file.bodyTimeout == 30 && file.idleTimeout == 120 && file.maxConnections == 50)
         #expect(throws: ConfigurationError.self) { try ServerConfigurationFile.parse(#"{"idleTimeout": "long"}"#, path: "s.json") }
+        let costs = try ServerConfigurationFile.parse(
+            #"{"statementTimeout": 0.5, "shutdownTimeout": 3, "maxFilterDepth": 10, "maxFilterTerms": 99, "maxFilterGrowth": 4}"#, path: "s.json")
+        #expect(costs.statementTimeout == 0.5 && costs.shutdownTimeout == 3)
+        #expect(costs.maxFilterDepth == 10 && costs.maxFilterTerms == 99 && costs.maxFilterGrowth == 4)
         #expect(try ServerConfiguration.timeLimit(seconds: 2.5, setting: "--header-timeout") == .milliseconds(2500))
         for seconds in [0, -1, 86_401, Double.infinity, Double.nan] {
             #expect(throws: ConfigurationError.self) { try ServerConfiguration.timeLimit(seconds: seconds, setting: "--idle-timeout") }
@@ -94,6 +98,12 @@ struct ConfigurationTests {
         configuration.maxConnections = 0
         #expect(throws: ConfigurationError.self) { try configuration.validate() }
         configuration.maxConnections = 10
+        configuration.filterLimits.maxGrowth = 0
+        #expect(throws: ConfigurationError.self) { try configuration.validate() }
+        configuration.filterLimits.maxGrowth = 16
+        configuration.statementTimeout = .zero
+        #expect(throws: ConfigurationError.self) { try configuration.validate() }
+        configuration.statementTimeout = .seconds(30)
         configuration.maxBodySize = ServerConfiguration.largestMaxBodySize + 1
         #expect(throws: ConfigurationError.self) { try configuration.validate() }
     }

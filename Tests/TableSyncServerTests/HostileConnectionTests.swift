@@ -82,7 +82,6 @@ struct HostileConnectionTests {
         let table = uniqueTableName()
         try await Self.withLiveServer(backend, table: table, configure: { $0.headerTimeout = Self.headerTimeout }) { server in
             let connection = try Self.connect(server)
-            let started = ContinuousClock.now
             await connection.send("GET /tables/\(table) HTTP/1.1\r\nHost: 127.0.0.1\r\n")
             for _ in 0..<3 {
                 try await Task.sleep(for: .milliseconds(250))
@@ -93,7 +92,6 @@ struct HostileConnectionTests {
             #expect(Self.errorMessage(answer)?.contains("headers") == true, "\(answer?.text ?? "no answer")")
             #expect(answer?.header("connection") == "close")
             #expect(await connection.waitForClose(within: Self.grace))
-            #expect(ContinuousClock.now - started < Self.headerTimeout + .seconds(Self.grace))
         }
     }
 

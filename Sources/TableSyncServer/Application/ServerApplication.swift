@@ -3,6 +3,7 @@ import HummingbirdCore
 import Logging
 import NIOCore
 import PostgresNIO
+import ServiceLifecycle
 import SyncProtocol
 
 /// Builds the server from `configuration`: the one way the executable, the tests and `make demo` make it.
@@ -30,9 +31,10 @@ public func makeServerApplication(
     var postgresLocation: PostgresLocation?
     switch configuration.database {
     case .sqlite(let path):
-        repository = try SQLiteRecordRepository(path: path)
+        repository = try SQLiteRecordRepository(path: path, statementTimeout: configuration.statementTimeout)
     case .postgres(let location):
-        let client = PostgresClient(configuration: try location.clientConfiguration(poolSize: configuration.postgresPoolSize),
+        let client = PostgresClient(configuration: try location.clientConfiguration(poolSize: configuration.postgresPoolSize,
+                                                                                          statementTimeout: configuration.statementTimeout),
                                     backgroundLogger: logger)
         postgresClient = client
         postgresLocation = location
@@ -81,4 +83,15 @@ public func makeServerApplication(
         ])
     }
     return app
+}
+
+/// Runs `app` (made by ``makeServerApplication(configuration:logger:onServerRunning:server:)``) until SIGTERM or
+/// SIGINT, then stops it in bounded time under any load: it stops accepting connections, gives the requests in
+/// flight ``ServerConfiguration/shutdownTimeout`` to finish, then cancels them (and their database statements), and
+/// returns at most ``ServerConfiguration/cancellationTimeout`` later.
+public func runServer(_ app: some ApplicationProtocol, configuration: ServerConfiguration, logger: Logger) async throws {
+    var group = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+    group.maximumGracefulShutdownDuration = configuration.shutdownTimeout
+    group.maximumCancellationDuration = ServerConfiguration.cancellationTimeout
+    try await ServiceGroup(configuration: group).run()
 }

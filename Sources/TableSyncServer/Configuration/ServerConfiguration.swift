@@ -35,6 +35,12 @@ public struct ServerConfiguration: Sendable {
     public var idleTimeout: Duration = defaultIdleTimeout
     /// The most client connections open at once; more wait in the listen backlog until one closes.
     public var maxConnections: Int = defaultMaxConnections
+    /// The most a `$filter` may ask of the database; more is a 400 before it runs.
+    public var filterLimits = FilterLimits()
+    /// The longest one database statement may run; then it is cancelled and the request answered 503.
+    public var statementTimeout: Duration = defaultStatementTimeout
+    /// How long a stopping server (SIGTERM, SIGINT) waits for the requests in flight before it cancels them.
+    public var shutdownTimeout: Duration = defaultShutdownTimeout
 
     /// The default of ``maxBodySize``: 16 MiB.
     public static let defaultMaxBodySize = 16 * 1024 * 1024
@@ -54,6 +60,12 @@ public struct ServerConfiguration: Sendable {
     public static let defaultIdleTimeout = Duration.seconds(60)
     /// The default of ``maxConnections``: 1,000.
     public static let defaultMaxConnections = 1000
+    /// The default of ``statementTimeout``: 30 s.
+    public static let defaultStatementTimeout = Duration.seconds(30)
+    /// The default of ``shutdownTimeout``: 5 s; cancelling what is left then takes at most ``cancellationTimeout``.
+    public static let defaultShutdownTimeout = Duration.seconds(5)
+    /// How long a stopping server gives cancelled requests to end before it exits regardless.
+    public static let cancellationTimeout = Duration.seconds(2)
     /// The longest time limit a setting takes: a day.
     public static let longestTimeout = Duration.seconds(86_400)
     /// The default of ``postgresPoolSize``: 20, PostgresNIO's own default, well under PostgreSQL's usual
@@ -94,9 +106,14 @@ public struct ServerConfiguration: Sendable {
         guard (1...10_000).contains(postgresPoolSize) else {
             throw ConfigurationError("--postgres-pool-size must be from 1 to 10000 connections, not \(postgresPoolSize)")
         }
-        for (name, timeout) in [("--header-timeout", headerTimeout), ("--body-timeout", bodyTimeout), ("--idle-timeout", idleTimeout)]
+        for (name, timeout) in [("--header-timeout", headerTimeout), ("--body-timeout", bodyTimeout), ("--idle-timeout", idleTimeout),
+                                ("--statement-timeout", statementTimeout), ("--shutdown-timeout", shutdownTimeout)]
         where timeout <= .zero || timeout > Self.longestTimeout {
             throw Self.timeLimitError(setting: name, value: "\(timeout)")
+        }
+        for (name, value) in [("--max-filter-depth", filterLimits.maxDepth), ("--max-filter-terms", filterLimits.maxTerms),
+                              ("--max-filter-growth", filterLimits.maxGrowth)] where !(1...100_000).contains(value) {
+            throw ConfigurationError("\(name) must be from 1 to 100000, not \(value)")
         }
         guard (1...1_000_000).contains(maxConnections) else {
             throw ConfigurationError("--max-connections must be from 1 to 1000000, not \(maxConnections)")

@@ -14,6 +14,7 @@ struct TableRoutes: Sendable {
     let maxBodySize: Int
     /// The most operations one batch may carry; `nil` when the batch extension is switched off.
     let maxBatchOperations: Int?
+    let filterLimits: FilterLimits
 
     init(configuration: ServerConfiguration, repository: any RecordRepository) {
         var tables: [String: TableOptions] = [:]
@@ -23,6 +24,7 @@ struct TableRoutes: Sendable {
         self.writer = ResponseWriter(gzipMinimumSize: configuration.gzipMinimumSize)
         self.maxBodySize = configuration.maxBodySize
         self.maxBatchOperations = configuration.batch ? configuration.maxBatchOperations : nil
+        self.filterLimits = configuration.filterLimits
     }
 
     /// Adds the routes to `router`: `/tables/{table}[/{id}]` behind ``ProtocolVersionMiddleware`` and
@@ -50,7 +52,7 @@ struct TableRoutes: Sendable {
     private func list(_ request: Request, _ context: TableRequestContext) async throws -> Response {
         let table = try context.servedTable()
         let version = try context.version()
-        let query = try ListQuery.parse(context.query, version: version, table: table)
+        let query = try ListQuery.parse(context.query, version: version, table: table, filterLimits: filterLimits)
         let page = try await repository.list(table: table.name, query: query)
         let items = JSONValue.array(page.records.map { $0.json(select: query.select) })
         switch version {

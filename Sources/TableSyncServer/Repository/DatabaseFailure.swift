@@ -44,6 +44,8 @@ enum DatabaseFailure: Sendable, Equatable {
         case let error as DatabaseError:
             let message = error.message ?? "\(error.resultCode)"
             return (sqlite(primaryCode: error.resultCode.primaryResultCode.rawValue, message: message), message)
+        case let error as StatementTimeout:
+            return (.timedOut, error.description)
         case is CancellationError:
             return (.timedOut, "cancelled")
         default:

@@ -26,11 +26,14 @@ public final class PostgresRecordRepository: RecordRepository {
     public func prepare(tables: [TableOptions]) async throws {
         let logger = self.logger
         try await client.withConnection { connection in
+            // Index builds may take longer than a request's statement limit; RESET restores the connection's own.
+            try await connection.query("SET statement_timeout = 0", logger: logger)
             try await Self.takeStartLock(on: connection, logger: logger)
             do {
                 let transitions = try await Self.prepareInTransaction(tables: tables, on: connection, logger: logger)
                 try await Self.moveIndexes(transitions, on: connection, logger: logger)
             } catch {
+                _ = try? await connection.query("RESET statement_timeout", logger: logger)
                 _ = try? await connection.query("SELECT pg_advisory_unlock(\(Self.startLock))", logger: logger)
                 // A refusal to start (rows that do not fit a declaration) is said as itself; the transaction rolled back.
                 if let error = error as? PostgresTransactionError, let refusal = error.closureError as? ConfigurationError,
@@ -39,6 +42,7 @@ public final class PostgresRecordRepository: RecordRepository {
                 }
                 throw error
             }
+            try await connection.query("RESET statement_timeout", logger: logger)
             try await connection.query("SELECT pg_advisory_unlock(\(Self.startLock))", logger: logger)
         }
     }
@@ -130,18 +134,32 @@ public final class PostgresRecordRepository: RecordRepository {
         }
     }
 
+    /// A page's statements run on one connection, which is closed if the request is cancelled (its client went
+    /// away, or the server is stopping): PostgresNIO cannot cancel a statement, and PostgreSQL ends one whose
+    /// connection closed (``PostgresLocation/limitParameters(statementTimeout:)``).
     public func list(table: String, query: ListQuery) async throws -> RecordPage {
         let statements = try RecordQuerySQL.list(table: table, query: query, dialect: .postgres)
-        var records = try await Self.fetchRecords(client, statements.page, logger: logger)
-        let hasMore = records.count > query.top
-        if hasMore { records.removeLast() }
-        var count: Int?
-        if let countStatement = statements.count {
-            for try await value in try await client.query(Self.query(countStatement), logger: logger).decode(Int64.self) {
-                count = Int(value)
+        let logger = self.logger
+        return try await client.withConnection { connection in
+            try await withTaskCancellationHandler {
+                var records: [StoredRecord] = []
+                for try await row in try await connection.query(Self.query(statements.page), logger: logger) {
+                    records.append(try Self.decode(row))
+                }
+                let hasMore = records.count > query.top
+                if hasMore { records.removeLast() }
+                var count: Int?
+                if let countStatement = statements.count {
+                    for try await value in try await connection.query(Self.query(countStatement), logger: logger).decode(Int64.self) {
+                        count = Int(value)
+                    }
+                }
+                return RecordPage(records: records, hasMore: hasMore, totalCount: count)
+            } onCancel: {
+                let closing: EventLoopFuture<Void> = connection.close()
+                _ = closing
             }
         }
-        return RecordPage(records: records, hasMore: hasMore, totalCount: count)
     }
 
     /// A statement PostgreSQL refuses aborts its whole transaction, so a write whose values the database refuses
@@ -264,16 +282,6 @@ public final class PostgresRecordRepository: RecordRepository {
             found = try decode(row)
         }
         return found
-    }
-
-    private static func fetchRecords(
-        _ client: PostgresClient, _ statement: SQLStatement, logger: Logger
-    ) async throws -> [StoredRecord] {
-        var records: [StoredRecord] = []
-        for try await row in try await client.query(query(statement), logger: logger) {
-            records.append(try decode(row))
-        }
-        return records
     }
 
     private static func decode(_ row: PostgresRow) throws -> StoredRecord {
