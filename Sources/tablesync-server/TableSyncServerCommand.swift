@@ -62,7 +62,7 @@ struct TableSyncServerCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-connections"), help: "The most client connections open at once; more wait until one closes (default 1000).")
     var maxConnections: Int?
 
-    @Option(name: .customLong("statement-timeout"), help: "Seconds one database statement may run; then it is cancelled and the request answered 503 (default 30).")
+    @Option(name: .customLong("statement-timeout"), help: "Seconds a page read may run; then it is cancelled and the request answered 503 (default 30). Writes wait for their tables' locks unlimited.")
     var statementTimeout: Double?
 
     @Option(name: .customLong("shutdown-timeout"), help: "Seconds a stopping server waits for the requests in flight before it cancels them (default 5).")
@@ -143,22 +143,19 @@ struct TableSyncServerCommand: AsyncParsableCommand {
             batch: noBatch ? false : file.batch ?? true,
             maxBatchOperations: maxBatchOperations ?? file.maxBatchOperations ?? ServerConfiguration.defaultMaxBatchOperations,
             postgresPoolSize: postgresPoolSize ?? file.postgresPoolSize ?? ServerConfiguration.defaultPostgresPoolSize)
-        if let seconds = headerTimeout ?? file.headerTimeout {
-            configuration.headerTimeout = try ServerConfiguration.timeLimit(seconds: seconds, setting: "--header-timeout")
-        }
-        if let seconds = bodyTimeout ?? file.bodyTimeout {
-            configuration.bodyTimeout = try ServerConfiguration.timeLimit(seconds: seconds, setting: "--body-timeout")
-        }
-        if let seconds = idleTimeout ?? file.idleTimeout {
-            configuration.idleTimeout = try ServerConfiguration.timeLimit(seconds: seconds, setting: "--idle-timeout")
+        let timeLimits: [(flag: String, seconds: Double?, setting: WritableKeyPath<ServerConfiguration, Duration>)] = [
+            ("--header-timeout", headerTimeout ?? file.headerTimeout, \.headerTimeout),
+            ("--body-timeout", bodyTimeout ?? file.bodyTimeout, \.bodyTimeout),
+            ("--idle-timeout", idleTimeout ?? file.idleTimeout, \.idleTimeout),
+            ("--statement-timeout", statementTimeout ?? file.statementTimeout, \.statementTimeout),
+            ("--shutdown-timeout", shutdownTimeout ?? file.shutdownTimeout, \.shutdownTimeout),
+        ]
+        for limit in timeLimits {
+            if let seconds = limit.seconds {
+                configuration[keyPath: limit.setting] = try ServerConfiguration.timeLimit(seconds: seconds, setting: limit.flag)
+            }
         }
         if let count = maxConnections ?? file.maxConnections { configuration.maxConnections = count }
-        if let seconds = statementTimeout ?? file.statementTimeout {
-            configuration.statementTimeout = try ServerConfiguration.timeLimit(seconds: seconds, setting: "--statement-timeout")
-        }
-        if let seconds = shutdownTimeout ?? file.shutdownTimeout {
-            configuration.shutdownTimeout = try ServerConfiguration.timeLimit(seconds: seconds, setting: "--shutdown-timeout")
-        }
         if let depth = maxFilterDepth ?? file.maxFilterDepth { configuration.filterLimits.maxDepth = depth }
         if let terms = maxFilterTerms ?? file.maxFilterTerms { configuration.filterLimits.maxTerms = terms }
         if let growth = maxFilterGrowth ?? file.maxFilterGrowth { configuration.filterLimits.maxGrowth = growth }

@@ -44,8 +44,7 @@ struct ExpensiveQueryTests {
     @Test("nested replace() is refused at once with a 400 that says what to simplify", arguments: Backend.available)
     func pathologicalFilterRefused(backend: Backend) async throws {
         let table = uniqueTableName()
-        let server = try await LiveServer.start(backend, tables: [table])
-        do {
+        try await withLiveServer(backend, tables: [table]) { server in
             try await Self.seed(server, table: table, records: 50, textLength: 4000)
             var nested = "text"
             for _ in 0..<8 { nested = "replace(\(nested),'a','aaaa')" }
@@ -53,11 +52,7 @@ struct ExpensiveQueryTests {
                                              within: Self.seconds(Self.grace))
             #expect(refused.status == 400)
             #expect(Self.message(refused).contains("nest fewer replace() calls"), "\(Self.message(refused))")
-        } catch {
-            await server.stop()
-            throw error
         }
-        await server.stop()
     }
 
     @Test("a statement past the time limit is cancelled and answered 503 with Retry-After", arguments: Backend.available)
@@ -65,13 +60,11 @@ struct ExpensiveQueryTests {
         let table = uniqueTableName()
         let database = try backend.database()
         defer { TestBackend.removeFiles(of: database) }
-        let seeding = try await LiveServer.start(backend, tables: [table], database: database)
-        try await Self.seed(seeding, table: table, records: 300, textLength: 20_000)
-        await seeding.stop()
-
+        try await withLiveServer(backend, tables: [table], database: database) { server in
+            try await Self.seed(server, table: table, records: 300, textLength: 20_000)
+        }
         let limit = Duration.milliseconds(20)
-        let server = try await LiveServer.start(backend, tables: [table], database: database) { $0.statementTimeout = limit }
-        do {
+        try await withLiveServer(backend, tables: [table], database: database, configure: { $0.statementTimeout = limit }) { server in
             // Allowed (growth 16), and on 300 records of 20,000 characters far longer than 20 ms.
             let filter = "length(replace(replace(replace(replace(text,'a','bb'),'b','cc'),'c','dd'),'d','ee')) gt 0"
             let answer = try await Self.get(server, "/tables/\(table)?$filter=" + TablePath.percentEncodeQueryComponent(filter),
@@ -83,11 +76,7 @@ struct ExpensiveQueryTests {
             var answers: [RawHTTPConnection.Answer] = []
             for _ in 0..<5 where answers.last?.status != 200 { answers.append(try await Self.get(server, "/tables/\(table)/r0")) }
             #expect(answers.last?.status == 200, "\(answers.map(Self.message))")
-        } catch {
-            await server.stop()
-            throw error
         }
-        await server.stop()
     }
 
     @Test("SIGTERM ends the server within the shutdown and cancellation limits while requests hang", arguments: Backend.available)

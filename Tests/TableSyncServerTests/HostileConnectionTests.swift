@@ -16,25 +16,6 @@ struct HostileConnectionTests {
     /// What a loaded machine may add to a time limit before the server acts on it.
     static let grace = 3.0
 
-    /// Runs `body` against a live server serving `table`, with the limits `configure` sets (the short ones above for
-    /// the case at hand: on a loaded machine the others must not end a case early), and stops it afterwards.
-    private static func withLiveServer(
-        _ backend: Backend, table: String, configure: @escaping (inout ServerConfiguration) -> Void = { _ in },
-        _ body: (LiveServer) async throws -> Void
-    ) async throws {
-        let server = try await LiveServer.start(backend, tables: [table]) { configuration in
-            configuration.maxBodySize = 4096
-            configure(&configuration)
-        }
-        do {
-            try await body(server)
-        } catch {
-            await server.stop()
-            throw error
-        }
-        await server.stop()
-    }
-
     private static func seconds(_ duration: Duration) -> Double {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
@@ -56,10 +37,23 @@ struct HostileConnectionTests {
         answer.flatMap { try? JSONParser.parse($0.body) }.flatMap(ProtocolErrorBody.message(in:))
     }
 
+    /// Expects the last answer on `connection` within `seconds`: `status`, a JSON error mentioning `word`,
+    /// `Connection: close`, and the connection closed after it.
+    private static func expectLastAnswer(
+        _ connection: RawHTTPConnection, within seconds: Double, status: Int, mentioning word: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async {
+        let answer = await connection.readAnswer(within: seconds)
+        #expect(answer?.status == status, sourceLocation: sourceLocation)
+        #expect(errorMessage(answer)?.contains(word) == true, "\(answer?.text ?? "no answer")", sourceLocation: sourceLocation)
+        #expect(answer?.header("connection") == "close", sourceLocation: sourceLocation)
+        #expect(await connection.waitForClose(within: grace), sourceLocation: sourceLocation)
+    }
+
     @Test("pipelined requests are each answered, in order, and the connection goes on", arguments: Backend.available)
     func pipelining(backend: Backend) async throws {
         let table = uniqueTableName()
-        try await Self.withLiveServer(backend, table: table) { server in
+        try await withLiveServer(backend, tables: [table], configure: { $0.maxBodySize = 4096 }) { server in
             let connection = try Self.connect(server)
             await connection.send(Self.post(table, id: "a") + Self.post(table, id: "b") + Self.get("/tables/\(table)/a") + Self.post(table, id: "c"))
             var statuses: [Int] = []
@@ -80,31 +74,24 @@ struct HostileConnectionTests {
     @Test("a head sent too slowly is answered 408 and the connection closed", arguments: Backend.available)
     func slowHead(backend: Backend) async throws {
         let table = uniqueTableName()
-        try await Self.withLiveServer(backend, table: table, configure: { $0.headerTimeout = Self.headerTimeout }) { server in
+        try await withLiveServer(backend, tables: [table], configure: { $0.headerTimeout = Self.headerTimeout }) { server in
             let connection = try Self.connect(server)
             await connection.send("GET /tables/\(table) HTTP/1.1\r\nHost: 127.0.0.1\r\n")
             for _ in 0..<3 {
                 try await Task.sleep(for: .milliseconds(250))
                 await connection.send("X-Slow: a\r\n")
             }
-            let answer = await connection.readAnswer(within: Self.seconds(Self.headerTimeout) + Self.grace)
-            #expect(answer?.status == 408)
-            #expect(Self.errorMessage(answer)?.contains("headers") == true, "\(answer?.text ?? "no answer")")
-            #expect(answer?.header("connection") == "close")
-            #expect(await connection.waitForClose(within: Self.grace))
+            await Self.expectLastAnswer(connection, within: Self.seconds(Self.headerTimeout) + Self.grace, status: 408, mentioning: "headers")
         }
     }
 
     @Test("a body sent too slowly is answered 408 and the connection closed; nothing is stored", arguments: Backend.available)
     func slowBody(backend: Backend) async throws {
         let table = uniqueTableName()
-        try await Self.withLiveServer(backend, table: table, configure: { $0.bodyTimeout = Self.bodyTimeout }) { server in
+        try await withLiveServer(backend, tables: [table], configure: { $0.bodyTimeout = Self.bodyTimeout }) { server in
             let connection = try Self.connect(server)
             await connection.send("POST /tables/\(table) HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\nContent-Length: 100\r\n\r\n{\"id\":\"slow\"")
-            let answer = await connection.readAnswer(within: Self.seconds(Self.bodyTimeout) + Self.grace)
-            #expect(answer?.status == 408)
-            #expect(Self.errorMessage(answer)?.contains("body") == true, "\(answer?.text ?? "no answer")")
-            #expect(await connection.waitForClose(within: Self.grace))
+            await Self.expectLastAnswer(connection, within: Self.seconds(Self.bodyTimeout) + Self.grace, status: 408, mentioning: "body")
             let check = try Self.connect(server)
             await check.send(Self.get("/tables/\(table)/slow"))
             #expect(await check.readAnswer(within: 10)?.status == 404)
@@ -114,7 +101,7 @@ struct HostileConnectionTests {
     @Test("a connection without requests is closed after the idle time, before and after a request", arguments: Backend.available)
     func idle(backend: Backend) async throws {
         let table = uniqueTableName()
-        try await Self.withLiveServer(backend, table: table, configure: { $0.idleTimeout = Self.idleTimeout }) { server in
+        try await withLiveServer(backend, tables: [table], configure: { $0.idleTimeout = Self.idleTimeout }) { server in
             let silent = try Self.connect(server)
             #expect(await silent.waitForClose(within: Self.seconds(Self.idleTimeout) + Self.grace))
             let kept = try Self.connect(server)
@@ -127,14 +114,11 @@ struct HostileConnectionTests {
     @Test("a Content-Length over the limit is answered 413 at once, without waiting for the body", arguments: Backend.available)
     func hugeContentLength(backend: Backend) async throws {
         let table = uniqueTableName()
-        try await Self.withLiveServer(backend, table: table) { server in
+        try await withLiveServer(backend, tables: [table], configure: { $0.maxBodySize = 4096 }) { server in
             let connection = try Self.connect(server)
             await connection.send("POST /tables/\(table) HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\nContent-Length: 999999999999\r\n\r\n{")
             // Well under the body timeout (60 s): the answer does not wait for the body.
-            let answer = await connection.readAnswer(within: 10)
-            #expect(answer?.status == 413)
-            #expect(Self.errorMessage(answer)?.contains("4096") == true, "\(answer?.text ?? "no answer")")
-            #expect(await connection.waitForClose(within: Self.grace))
+            await Self.expectLastAnswer(connection, within: 10, status: 413, mentioning: "4096")
         }
     }
 
@@ -142,7 +126,7 @@ struct HostileConnectionTests {
           arguments: Backend.available)
     func http10(backend: Backend) async throws {
         let table = uniqueTableName()
-        try await Self.withLiveServer(backend, table: table) { server in
+        try await withLiveServer(backend, tables: [table], configure: { $0.maxBodySize = 4096 }) { server in
             let closing = try Self.connect(server)
             await closing.send(Self.get("/tables/\(table)", version: "HTTP/1.0"))
             let answer = await closing.readAnswer(within: 10)
@@ -162,26 +146,21 @@ struct HostileConnectionTests {
     @Test("bytes that are not HTTP get a JSON 400, headers over the limit a JSON 431", arguments: Backend.available)
     func notHTTP(backend: Backend) async throws {
         let table = uniqueTableName()
-        try await Self.withLiveServer(backend, table: table) { server in
+        try await withLiveServer(backend, tables: [table], configure: { $0.maxBodySize = 4096 }) { server in
             let garbage = try Self.connect(server)
             await garbage.send("HELLO\u{1}THERE /\r\n\r\n")
-            let answer = await garbage.readAnswer(within: 10)
-            #expect(answer?.status == 400)
-            #expect(Self.errorMessage(answer)?.contains("HTTP") == true, "\(answer?.text ?? "no answer")")
-            #expect(await garbage.waitForClose(within: Self.grace))
+            await Self.expectLastAnswer(garbage, within: 10, status: 400, mentioning: "HTTP")
 
             let huge = try Self.connect(server)
             await huge.send(Self.get("/tables/\(table)", extra: "X-Big: \(String(repeating: "a", count: 100_000))\r\n"))
-            let tooLarge = await huge.readAnswer(within: 10)
-            #expect(tooLarge?.status == 431)
-            #expect(Self.errorMessage(tooLarge) != nil, "\(tooLarge?.text ?? "no answer")")
+            await Self.expectLastAnswer(huge, within: 10, status: 431, mentioning: "headers")
         }
     }
 
     @Test("beyond the connection limit a connection waits until another closes", arguments: Backend.available)
     func connectionLimit(backend: Backend) async throws {
         let table = uniqueTableName()
-        try await Self.withLiveServer(backend, table: table, configure: { $0.maxConnections = 2 }) { server in
+        try await withLiveServer(backend, tables: [table], configure: { $0.maxConnections = 2 }) { server in
             let first = try Self.connect(server)
             let second = try Self.connect(server)
             for connection in [first, second] {

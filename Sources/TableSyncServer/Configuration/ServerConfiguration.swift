@@ -37,7 +37,8 @@ public struct ServerConfiguration: Sendable {
     public var maxConnections: Int = defaultMaxConnections
     /// The most a `$filter` may ask of the database; more is a 400 before it runs.
     public var filterLimits = FilterLimits()
-    /// The longest one database statement may run; then it is cancelled and the request answered 503.
+    /// The longest a page read may run; then it is cancelled and the request answered 503. Writes are not limited:
+    /// they queue behind other writers for their tables' write locks.
     public var statementTimeout: Duration = defaultStatementTimeout
     /// How long a stopping server (SIGTERM, SIGINT) waits for the requests in flight before it cancels them.
     public var shutdownTimeout: Duration = defaultShutdownTimeout

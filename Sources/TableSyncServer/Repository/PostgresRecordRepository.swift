@@ -180,6 +180,9 @@ public final class PostgresRecordRepository: RecordRepository {
     ) async throws -> [Result<StoredRecord?, any Error>] {
         let logger = self.logger
         return try await client.withTransaction(logger: logger) { connection -> [Result<StoredRecord?, any Error>] in
+            // The statement time limit bounds reads; a write waits for its tables' locks behind other writers for as
+            // long as their batches take, which is queueing, not a runaway statement.
+            try await connection.query("SET LOCAL statement_timeout = 0", logger: logger)
             // The write locks of every table touched, taken in name order so that two batches never deadlock,
             // and held to commit. The clock rule is UpdatedAtClock.next.
             var clocks: [String: (last: Int64, changed: Bool)] = [:]
