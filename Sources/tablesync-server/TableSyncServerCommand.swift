@@ -50,6 +50,33 @@ struct TableSyncServerCommand: AsyncParsableCommand {
     @Option(name: .customLong("postgres-pool-size"), help: "The most connections to PostgreSQL this process opens at once (default 20); several instances on one database need their sum under its max_connections.")
     var postgresPoolSize: Int?
 
+    @Option(name: .customLong("header-timeout"), help: "Seconds a client may take to send a request's line and headers, from their first byte; then 408 and the connection is closed (default 10).")
+    var headerTimeout: Double?
+
+    @Option(name: .customLong("body-timeout"), help: "Seconds a client may take to send a request's body after its headers; then 408 and the connection is closed (default 60).")
+    var bodyTimeout: Double?
+
+    @Option(name: .customLong("idle-timeout"), help: "Seconds a kept-alive connection may wait for its next request before it is closed (default 60).")
+    var idleTimeout: Double?
+
+    @Option(name: .customLong("max-connections"), help: "The most client connections open at once; more wait until one closes (default 1000).")
+    var maxConnections: Int?
+
+    @Option(name: .customLong("statement-timeout"), help: "Seconds a page read may run; then it is cancelled and the request answered 503 (default 30). Writes wait for their tables' locks unlimited.")
+    var statementTimeout: Double?
+
+    @Option(name: .customLong("shutdown-timeout"), help: "Seconds a stopping server waits for the requests in flight before it cancels them (default 5).")
+    var shutdownTimeout: Double?
+
+    @Option(name: .customLong("max-filter-depth"), help: "The deepest nesting of a $filter's expression (default 32).")
+    var maxFilterDepth: Int?
+
+    @Option(name: .customLong("max-filter-terms"), help: "The most terms in a $filter: properties, literals, operators, functions, in-list items (default 500).")
+    var maxFilterTerms: Int?
+
+    @Option(name: .customLong("max-filter-growth"), help: "The most times longer than what it reads a $filter's string functions may make a string (nested replace() calls multiply; default 16).")
+    var maxFilterGrowth: Int?
+
     @Option(help: "A JSON configuration file; flags win over it.")
     var config: String?
 
@@ -62,7 +89,7 @@ struct TableSyncServerCommand: AsyncParsableCommand {
         do {
             let configuration = try makeConfiguration(logger: logger)
             let app = try makeServerApplication(configuration: configuration, logger: logger)
-            try await app.runService()
+            try await runServer(app, configuration: configuration, logger: logger)
         } catch let error as ConfigurationError {
             FileHandle.standardError.write(Data("tablesync-server: \(error.message)\n".utf8))
             throw ExitCode(2)
@@ -109,12 +136,29 @@ struct TableSyncServerCommand: AsyncParsableCommand {
         } else if let value = environment[TokenList.environmentVariable] {
             tokens = TokenList.parse(environmentValue: value)
         }
-        return ServerConfiguration(
+        var configuration = ServerConfiguration(
             host: host ?? file.host ?? "127.0.0.1", port: port ?? file.port ?? 8080, database: location,
             tables: tableOptions, tokens: tokens,
             maxBodySize: maxBodySize ?? file.maxBodySize ?? ServerConfiguration.defaultMaxBodySize,
             batch: noBatch ? false : file.batch ?? true,
             maxBatchOperations: maxBatchOperations ?? file.maxBatchOperations ?? ServerConfiguration.defaultMaxBatchOperations,
             postgresPoolSize: postgresPoolSize ?? file.postgresPoolSize ?? ServerConfiguration.defaultPostgresPoolSize)
+        let timeLimits: [(flag: String, seconds: Double?, setting: WritableKeyPath<ServerConfiguration, Duration>)] = [
+            ("--header-timeout", headerTimeout ?? file.headerTimeout, \.headerTimeout),
+            ("--body-timeout", bodyTimeout ?? file.bodyTimeout, \.bodyTimeout),
+            ("--idle-timeout", idleTimeout ?? file.idleTimeout, \.idleTimeout),
+            ("--statement-timeout", statementTimeout ?? file.statementTimeout, \.statementTimeout),
+            ("--shutdown-timeout", shutdownTimeout ?? file.shutdownTimeout, \.shutdownTimeout),
+        ]
+        for limit in timeLimits {
+            if let seconds = limit.seconds {
+                configuration[keyPath: limit.setting] = try ServerConfiguration.timeLimit(seconds: seconds, setting: limit.flag)
+            }
+        }
+        if let count = maxConnections ?? file.maxConnections { configuration.maxConnections = count }
+        if let depth = maxFilterDepth ?? file.maxFilterDepth { configuration.filterLimits.maxDepth = depth }
+        if let terms = maxFilterTerms ?? file.maxFilterTerms { configuration.filterLimits.maxTerms = terms }
+        if let growth = maxFilterGrowth ?? file.maxFilterGrowth { configuration.filterLimits.maxGrowth = growth }
+        return configuration
     }
 }

@@ -78,6 +78,36 @@ struct ConfigurationTests {
         #expect(try ServerConfigurationFile.parse(#"{"postgresPoolSize": 4}"#, path: "s.json").postgresPoolSize == 4)
     }
 
+    @Test("connection limits: from the file in seconds, bounded, and the body limit under what both databases store")
+    func connectionLimits() throws {
+        let file = try ServerConfigurationFile.parse(
+            #"{"headerTimeout": 2.5, "bodyTimeout": 30, "idleTimeout": 120, "maxConnections": 50}"#, path: "s.json")
+        #expect(file.headerTimeout == 2.5 && file.bodyTimeout == 30 && file.idleTimeout == 120 && file.maxConnections == 50)
+        #expect(throws: ConfigurationError.self) { try ServerConfigurationFile.parse(#"{"idleTimeout": "long"}"#, path: "s.json") }
+        let costs = try ServerConfigurationFile.parse(
+            #"{"statementTimeout": 0.5, "shutdownTimeout": 3, "maxFilterDepth": 10, "maxFilterTerms": 99, "maxFilterGrowth": 4}"#, path: "s.json")
+        #expect(costs.statementTimeout == 0.5 && costs.shutdownTimeout == 3)
+        #expect(costs.maxFilterDepth == 10 && costs.maxFilterTerms == 99 && costs.maxFilterGrowth == 4)
+        #expect(try ServerConfiguration.timeLimit(seconds: 2.5, setting: "--header-timeout") == .milliseconds(2500))
+        for seconds in [0, -1, 86_401, Double.infinity, Double.nan] {
+            #expect(throws: ConfigurationError.self) { try ServerConfiguration.timeLimit(seconds: seconds, setting: "--idle-timeout") }
+        }
+        var configuration = ServerConfiguration(database: .sqlite(path: "s.sqlite"), tables: [TableOptions(name: "todo")])
+        #expect(configuration.headerTimeout == .seconds(10) && configuration.maxConnections == 1000)
+        try configuration.validate()
+        configuration.maxConnections = 0
+        #expect(throws: ConfigurationError.self) { try configuration.validate() }
+        configuration.maxConnections = 10
+        configuration.filterLimits.maxGrowth = 0
+        #expect(throws: ConfigurationError.self) { try configuration.validate() }
+        configuration.filterLimits.maxGrowth = 16
+        configuration.statementTimeout = .zero
+        #expect(throws: ConfigurationError.self) { try configuration.validate() }
+        configuration.statementTimeout = .seconds(30)
+        configuration.maxBodySize = ServerConfiguration.largestMaxBodySize + 1
+        #expect(throws: ConfigurationError.self) { try configuration.validate() }
+    }
+
     @Test("configuration file: a table's columns as an object or as the flag's text")
     func fileColumns() throws {
         let file = try ServerConfigurationFile.parse("""

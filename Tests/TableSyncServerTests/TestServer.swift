@@ -43,6 +43,22 @@ func withServer<Value: Sendable>(
     return try await app.test(setup) { client in try await body(client) }
 }
 
+/// Runs `body` against a ``LiveServer`` on `backend` (on threads of its own, reached over real sockets) serving
+/// `tables`, with the configuration `configure` sets, and stops it afterwards, also when `body` throws.
+func withLiveServer(
+    _ backend: Backend, tables: [String], database: DatabaseLocation? = nil,
+    configure: @escaping (inout ServerConfiguration) -> Void = { _ in }, _ body: (LiveServer) async throws -> Void
+) async throws {
+    let server = try await LiveServer.start(backend, tables: tables, database: database, configure: configure)
+    do {
+        try await body(server)
+    } catch {
+        await server.stop()
+        throw error
+    }
+    await server.stop()
+}
+
 /// Serves `tables` without columns again, which drops their column indexes: tests share one PostgreSQL database,
 /// where indexes left behind would slow every write of every later test.
 func forgetDeclaredColumns(_ backend: Backend, tables: [String]) async throws {

@@ -35,7 +35,7 @@ public final class LiveServer: Sendable {
         configure(&configuration)
         let running = try await RunningApplication.start { onServerRunning in
             try makeServerApplication(configuration: configuration, logger: logger, onServerRunning: onServerRunning,
-                                      server: try tls.map { try .tls(tlsConfiguration: $0) } ?? .http1())
+                                      server: try tls.map { try .tls(tlsConfiguration: $0) })
         }
         let baseURL = tls == nil ? "http://127.0.0.1:\(running.port)" : "https://localhost:\(running.port)"
         return LiveServer(baseURL: baseURL, database: database, running: running)

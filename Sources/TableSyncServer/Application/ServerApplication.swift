@@ -1,7 +1,9 @@
 import Hummingbird
 import HummingbirdCore
 import Logging
+import NIOCore
 import PostgresNIO
+import ServiceLifecycle
 import SyncProtocol
 
 /// Builds the server from `configuration`: the one way the executable, the tests and `make demo` make it.
@@ -15,12 +17,13 @@ import SyncProtocol
 /// try await makeServerApplication(configuration: configuration, logger: Logger(label: "tablesync-server")).runService()
 /// ```
 /// `onServerRunning` learns the listening channel (its local address tells the port when `port` is 0). `server`
-/// says how connections are served: plain HTTP/1.1 as `tablesync-server` does (TLS belongs to a reverse proxy in
-/// front, docs/deploy.md), or e.g. `.tls(tlsConfiguration:)` of HummingbirdTLS for a program that embeds the server.
+/// says how connections are served: `nil` for plain HTTP/1.1 with the configuration's deadlines and limits, as
+/// `tablesync-server` serves (TLS belongs to a reverse proxy in front, docs/deploy.md), or e.g.
+/// `.tls(tlsConfiguration:)` of HummingbirdTLS for a program that embeds the server and brings its own.
 public func makeServerApplication(
     configuration: ServerConfiguration, logger: Logger,
     onServerRunning: @escaping @Sendable (any Channel) async -> Void = { _ in },
-    server: HTTPServerBuilder = .http1()
+    server: HTTPServerBuilder? = nil
 ) throws -> Application<RouterResponder<TableRequestContext>> {
     try configuration.validate()
     let repository: any RecordRepository
@@ -28,9 +31,10 @@ public func makeServerApplication(
     var postgresLocation: PostgresLocation?
     switch configuration.database {
     case .sqlite(let path):
-        repository = try SQLiteRecordRepository(path: path)
+        repository = try SQLiteRecordRepository(path: path, statementTimeout: configuration.statementTimeout)
     case .postgres(let location):
-        let client = PostgresClient(configuration: try location.clientConfiguration(poolSize: configuration.postgresPoolSize),
+        let client = PostgresClient(configuration: try location.clientConfiguration(poolSize: configuration.postgresPoolSize,
+                                                                                          statementTimeout: configuration.statementTimeout),
                                     backgroundLogger: logger)
         postgresClient = client
         postgresLocation = location
@@ -53,10 +57,15 @@ public func makeServerApplication(
     router.add(middleware: TokenAuthMiddleware(tokens: configuration.tokens))
     TableRoutes(configuration: configuration, repository: repository).register(on: router)
 
+    let guarded = HTTPServerBuilder.guardedHTTP1(ConnectionGuardHandler.Settings(
+        headerTimeout: TimeAmount(configuration.headerTimeout), bodyTimeout: TimeAmount(configuration.bodyTimeout),
+        idleTimeout: TimeAmount(configuration.idleTimeout), maxBodySize: configuration.maxBodySize,
+        extensionsHeader: ProtocolExtension.headerValue(extensions)))
     var app = Application(
         router: router,
-        server: server,
-        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "tablesync-server"),
+        server: server ?? guarded,
+        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "tablesync-server",
+                             availableConnectionsDelegate: .maximum(configuration.maxConnections, logger: logger)),
         onServerRunning: onServerRunning,
         logger: logger)
     if let postgresClient { app.addServices(postgresClient) }
@@ -74,4 +83,15 @@ public func makeServerApplication(
         ])
     }
     return app
+}
+
+/// Runs `app` (made by ``makeServerApplication(configuration:logger:onServerRunning:server:)``) until SIGTERM or
+/// SIGINT, then stops it in bounded time under any load: it stops accepting connections, gives the requests in
+/// flight ``ServerConfiguration/shutdownTimeout`` to finish, then cancels them (and their database statements), and
+/// returns at most ``ServerConfiguration/cancellationTimeout`` later.
+public func runServer(_ app: some ApplicationProtocol, configuration: ServerConfiguration, logger: Logger) async throws {
+    var group = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+    group.maximumGracefulShutdownDuration = configuration.shutdownTimeout
+    group.maximumCancellationDuration = ServerConfiguration.cancellationTimeout
+    try await ServiceGroup(configuration: group).run()
 }

@@ -25,13 +25,50 @@ public struct ServerConfiguration: Sendable {
     public var maxBatchOperations: Int
     /// The most connections the server opens to PostgreSQL at once (unused on SQLite).
     public var postgresPoolSize: Int
+    /// The longest a client may take to send a request's line and headers, from their first byte; then 408 and
+    /// the connection is closed.
+    public var headerTimeout: Duration = defaultHeaderTimeout
+    /// The longest a client may take to send a request's body, from the end of its headers; then 408 and the
+    /// connection is closed.
+    public var bodyTimeout: Duration = defaultBodyTimeout
+    /// How long a kept-alive connection may wait for its next request before the server closes it.
+    public var idleTimeout: Duration = defaultIdleTimeout
+    /// The most client connections open at once; more wait in the listen backlog until one closes.
+    public var maxConnections: Int = defaultMaxConnections
+    /// The most a `$filter` may ask of the database; more is a 400 before it runs.
+    public var filterLimits = FilterLimits()
+    /// The longest a page read may run; then it is cancelled and the request answered 503. Writes are not limited:
+    /// they queue behind other writers for their tables' write locks.
+    public var statementTimeout: Duration = defaultStatementTimeout
+    /// How long a stopping server (SIGTERM, SIGINT) waits for the requests in flight before it cancels them.
+    public var shutdownTimeout: Duration = defaultShutdownTimeout
 
     /// The default of ``maxBodySize``: 16 MiB.
     public static let defaultMaxBodySize = 16 * 1024 * 1024
+    /// The largest ``maxBodySize`` accepted: 32 MiB. PostgreSQL's `jsonb` holds at most 256 MiB, and its binary form
+    /// can take several times the bytes of the JSON text (an array of small numbers about six), so a larger body
+    /// could be stored by SQLite and refused by PostgreSQL.
+    public static let largestMaxBodySize = 32 * 1024 * 1024
     /// The default of ``gzipMinimumSize``: 1 KiB.
     public static let defaultGzipMinimumSize = 1024
     /// The default of ``maxBatchOperations``: 1,000.
     public static let defaultMaxBatchOperations = 1000
+    /// The default of ``headerTimeout``: 10 s.
+    public static let defaultHeaderTimeout = Duration.seconds(10)
+    /// The default of ``bodyTimeout``: 60 s, 16 MiB at about 280 KB/s.
+    public static let defaultBodyTimeout = Duration.seconds(60)
+    /// The default of ``idleTimeout``: 60 s.
+    public static let defaultIdleTimeout = Duration.seconds(60)
+    /// The default of ``maxConnections``: 1,000.
+    public static let defaultMaxConnections = 1000
+    /// The default of ``statementTimeout``: 30 s.
+    public static let defaultStatementTimeout = Duration.seconds(30)
+    /// The default of ``shutdownTimeout``: 5 s; cancelling what is left then takes at most ``cancellationTimeout``.
+    public static let defaultShutdownTimeout = Duration.seconds(5)
+    /// How long a stopping server gives cancelled requests to end before it exits regardless.
+    public static let cancellationTimeout = Duration.seconds(2)
+    /// The longest time limit a setting takes: a day.
+    public static let longestTimeout = Duration.seconds(86_400)
     /// The default of ``postgresPoolSize``: 20, PostgresNIO's own default, well under PostgreSQL's usual
     /// `max_connections` of 100.
     public static let defaultPostgresPoolSize = 20
@@ -63,15 +100,41 @@ public struct ServerConfiguration: Sendable {
             throw ConfigurationError("the table '\(table.name)' is given twice (table names ignore case)")
         }
         guard (0...65535).contains(port) else { throw ConfigurationError("--port must be from 0 to 65535, not \(port)") }
-        guard maxBodySize >= 1024 else { throw ConfigurationError("the body size limit must be at least 1024 bytes") }
+        guard (1024...Self.largestMaxBodySize).contains(maxBodySize) else {
+            throw ConfigurationError("the body size limit must be from 1024 to \(Self.largestMaxBodySize) bytes (32 MiB: what both databases can store), not \(maxBodySize)")
+        }
         guard maxBatchOperations >= 1 else { throw ConfigurationError("the batch operation limit must be at least 1") }
         guard (1...10_000).contains(postgresPoolSize) else {
             throw ConfigurationError("--postgres-pool-size must be from 1 to 10000 connections, not \(postgresPoolSize)")
+        }
+        for (name, timeout) in [("--header-timeout", headerTimeout), ("--body-timeout", bodyTimeout), ("--idle-timeout", idleTimeout),
+                                ("--statement-timeout", statementTimeout), ("--shutdown-timeout", shutdownTimeout)]
+        where timeout <= .zero || timeout > Self.longestTimeout {
+            throw Self.timeLimitError(setting: name, value: "\(timeout)")
+        }
+        for (name, value) in [("--max-filter-depth", filterLimits.maxDepth), ("--max-filter-terms", filterLimits.maxTerms),
+                              ("--max-filter-growth", filterLimits.maxGrowth)] where !(1...100_000).contains(value) {
+            throw ConfigurationError("\(name) must be from 1 to 100000, not \(value)")
+        }
+        guard (1...1_000_000).contains(maxConnections) else {
+            throw ConfigurationError("--max-connections must be from 1 to 1000000, not \(maxConnections)")
         }
         if tokens.isEmpty && !Self.isLoopback(host) {
             throw ConfigurationError(
                 "refusing to listen on \(host) without authentication: give tokens with --tokens-file FILE or TABLESYNC_SERVER_TOKENS, or listen on 127.0.0.1")
         }
+    }
+
+    /// `seconds` as a time limit for `setting` (a flag's name, in messages): more than 0, at most ``longestTimeout``.
+    public static func timeLimit(seconds: Double, setting: String) throws(ConfigurationError) -> Duration {
+        guard seconds.isFinite, seconds > 0, seconds <= Double(longestTimeout.components.seconds) else {
+            throw timeLimitError(setting: setting, value: "\(seconds)")
+        }
+        return .milliseconds(Int64((seconds * 1000).rounded()))
+    }
+
+    private static func timeLimitError(setting: String, value: String) -> ConfigurationError {
+        ConfigurationError("\(setting) must be more than 0 and at most \(longestTimeout.components.seconds) seconds, not \(value)")
     }
 
     /// The extensions this server offers, advertised on every response and in `/health`.

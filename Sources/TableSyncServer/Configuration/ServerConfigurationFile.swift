@@ -12,7 +12,9 @@ import SyncProtocol
 ///   "tokensFile": "/etc/tablesync/tokens",
 ///   "maxBodySize": 16777216,
 ///   "batch": true, "maxBatchOperations": 1000,
-///   "postgresPoolSize": 20
+///   "postgresPoolSize": 20,
+///   "headerTimeout": 10, "bodyTimeout": 60, "idleTimeout": 60, "maxConnections": 1000,
+///   "statementTimeout": 30, "shutdownTimeout": 5, "maxFilterDepth": 32, "maxFilterTerms": 500, "maxFilterGrowth": 16
 /// }
 /// ```
 /// Tokens never go in this file's values; it may only name a tokens file.
@@ -27,6 +29,20 @@ public struct ServerConfigurationFile: Sendable, Hashable {
     public var batch: Bool?
     public var maxBatchOperations: Int?
     public var postgresPoolSize: Int?
+    /// Seconds; ``ServerConfiguration/headerTimeout``.
+    public var headerTimeout: Double?
+    /// Seconds; ``ServerConfiguration/bodyTimeout``.
+    public var bodyTimeout: Double?
+    /// Seconds; ``ServerConfiguration/idleTimeout``.
+    public var idleTimeout: Double?
+    public var maxConnections: Int?
+    /// Seconds; ``ServerConfiguration/statementTimeout``.
+    public var statementTimeout: Double?
+    /// Seconds; ``ServerConfiguration/shutdownTimeout``.
+    public var shutdownTimeout: Double?
+    public var maxFilterDepth: Int?
+    public var maxFilterTerms: Int?
+    public var maxFilterGrowth: Int?
 
     public init() {}
 
@@ -49,6 +65,10 @@ public struct ServerConfigurationFile: Sendable, Hashable {
                 guard let number = member.integerValue else { throw ConfigurationError("\(path): \"\(key)\" must be a whole number") }
                 return Int(number)
             }
+            func seconds() throws(ConfigurationError) -> Double {
+                guard let number = member.doubleValue else { throw ConfigurationError("\(path): \"\(key)\" must be a number of seconds") }
+                return number
+            }
             switch key {
             case "host": file.host = try string()
             case "port": file.port = try integer()
@@ -57,6 +77,15 @@ public struct ServerConfigurationFile: Sendable, Hashable {
             case "maxBodySize": file.maxBodySize = try integer()
             case "maxBatchOperations": file.maxBatchOperations = try integer()
             case "postgresPoolSize": file.postgresPoolSize = try integer()
+            case "headerTimeout": file.headerTimeout = try seconds()
+            case "bodyTimeout": file.bodyTimeout = try seconds()
+            case "idleTimeout": file.idleTimeout = try seconds()
+            case "maxConnections": file.maxConnections = try integer()
+            case "statementTimeout": file.statementTimeout = try seconds()
+            case "shutdownTimeout": file.shutdownTimeout = try seconds()
+            case "maxFilterDepth": file.maxFilterDepth = try integer()
+            case "maxFilterTerms": file.maxFilterTerms = try integer()
+            case "maxFilterGrowth": file.maxFilterGrowth = try integer()
             case "batch":
                 guard let flag = member.boolValue else { throw ConfigurationError("\(path): \"batch\" must be true or false") }
                 file.batch = flag
@@ -64,7 +93,7 @@ public struct ServerConfigurationFile: Sendable, Hashable {
                 guard case .array(let entries) = member else { throw ConfigurationError("\(path): \"tables\" must be an array") }
                 for entry in entries { file.tables.append(try table(entry, path: path)) }
             default:
-                throw ConfigurationError("\(path): unknown setting \"\(key)\"; use host, port, database, tables, tokensFile, maxBodySize, batch, maxBatchOperations or postgresPoolSize")
+                throw ConfigurationError("\(path): unknown setting \"\(key)\"; use host, port, database, tables, tokensFile, maxBodySize, batch, maxBatchOperations, postgresPoolSize, headerTimeout, bodyTimeout, idleTimeout, maxConnections, statementTimeout, shutdownTimeout, maxFilterDepth, maxFilterTerms or maxFilterGrowth")
             }
         }
         return file

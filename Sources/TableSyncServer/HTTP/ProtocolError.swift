@@ -13,11 +13,18 @@ public struct ProtocolError: HTTPResponseError, Sendable, CustomStringConvertibl
     public var message: String
     /// The server's copy of the record, sent instead of the error body (409, 412).
     public var record: StoredRecord?
+    /// Seconds the client should wait before it tries again (`Retry-After`), for a refusal that passes by itself.
+    public var retryAfterSeconds: Int?
+    /// The methods the path is served with (`Allow`), for a 405.
+    public var allowedMethods: [HTTPRequest.Method]?
 
-    public init(status: HTTPResponse.Status, message: String, record: StoredRecord? = nil) {
+    public init(status: HTTPResponse.Status, message: String, record: StoredRecord? = nil, retryAfterSeconds: Int? = nil,
+                allowedMethods: [HTTPRequest.Method]? = nil) {
         self.status = status
         self.message = message
         self.record = record
+        self.retryAfterSeconds = retryAfterSeconds
+        self.allowedMethods = allowedMethods
     }
 
     public var description: String { "\(status.code) \(message)" }
@@ -60,12 +67,13 @@ public struct ProtocolError: HTTPResponseError, Sendable, CustomStringConvertibl
     }
 
     /// `error` as the refusal of the request it stands for: a ``ProtocolError`` as it is, a `$filter` that cannot
-    /// be translated or evaluated on the stored data as a 400. `nil` for a fault of the server.
-    static func refusal(for error: any Error) -> ProtocolError? {
+    /// be translated as a 400, a database error as ``DatabaseErrorClassifier`` answers it during `activity`. `nil`
+    /// for a fault of the server.
+    static func refusal(for error: any Error, during activity: DatabaseErrorClassifier.Activity = .other) -> ProtocolError? {
         switch error {
         case let refusal as ProtocolError: return refusal
         case let error as FilterTranslationError: return .badRequest("$filter: \(error.reason)")
-        default: return DatabaseErrorClassifier.refusal(for: error)
+        default: return DatabaseErrorClassifier.refusal(for: error, during: activity)
         }
     }
 }

@@ -8,8 +8,9 @@ import SyncProtocol
 /// header goes on every response, and `Connection: close` is answered in kind.
 ///
 /// - A ``ProtocolError`` (and what ``ProtocolError/refusal(for:)`` maps to one) is rendered through the
-///   ``ResponseWriter``; a route or method that does not exist gets a JSON 404 or 405; anything else is a fault of
-///   the server: logged, and answered with a JSON 500 that says where to look.
+///   ``ResponseWriter``; a path that does not exist gets a JSON 404, a method a path is not served with a JSON 405
+///   with `Allow` (``RouteMethods``); anything else is a fault of the server: logged, and answered with a JSON 500
+///   that says where to look.
 /// - The HTTP server closes a connection whose request said `Connection: close` without saying so in its answer;
 ///   RFC 9112 §9.6 asks the server to send `close` too, and a keep-alive proxy in front that does not see it
 ///   reuses the dead connection (and answers 502).
@@ -37,15 +38,14 @@ struct ProtocolResponseMiddleware: RouterMiddleware {
     /// The refusal `error` stands for, or a logged 500.
     private func refusal(for error: any Error, request: Request) -> ProtocolError {
         if let refusal = ProtocolError.refusal(for: error) { return refusal }
-        if let error = error as? HTTPResponseError {
-            switch error.status {
-            case .notFound:
-                return .notFound("there is nothing at \(request.uri.path); tables are at \(TablePath.tablesPrefix)/{table}")
-            case .methodNotAllowed:
-                return ProtocolError(status: .methodNotAllowed, message: "\(request.method) is not allowed on \(request.uri.path)")
-            default:
-                break
+        if let error = error as? HTTPResponseError, error.status == .notFound || error.status == .methodNotAllowed {
+            let path = request.uri.path
+            guard let allowed = RouteMethods.allowed(path: path, batch: extensions.contains(.batch)), !allowed.contains(request.method) else {
+                return .notFound("there is nothing at \(path); tables are at \(TablePath.tablesPrefix)/{table}")
             }
+            return ProtocolError(status: .methodNotAllowed,
+                                 message: "\(request.method) is not allowed on \(path); use \(allowed.map(\.rawValue).joined(separator: ", "))",
+                                 allowedMethods: allowed)
         }
         logger.error("request failed", metadata: ["method": "\(request.method)", "path": "\(request.uri.path)", "error": "\(String(reflecting: error))"])
         return ProtocolError(status: .internalServerError, message: "the server failed to process the request; see its log")

@@ -29,6 +29,8 @@ struct ResponseWriter: Sendable {
         var headers: HTTPFields = [:]
         if let record = error.record { headers[.eTag] = ResponseWriter.eTag(record.version) }
         if error.status == .unauthorized { headers[.wwwAuthenticate] = "Bearer" }
+        if let seconds = error.retryAfterSeconds { headers[.retryAfter] = String(seconds) }
+        if let methods = error.allowedMethods { headers[.allow] = methods.map(\.rawValue).joined(separator: ", ") }
         return json(error.body, status: error.status, request: request, headers: headers)
     }
 

@@ -16,7 +16,7 @@ struct TableMiddleware: RouterMiddleware {
     func handle(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
-        let name = (try? QueryString.decode(Substring(context.parameters.get("table") ?? ""), plusIsSpace: false)) ?? ""
+        let name = try QueryString.decodePathSegment(Substring(context.parameters.get("table") ?? ""))
         guard let table = tables[name.lowercased()] else { throw ProtocolError.notFound("there is no table '\(name)' on this server") }
         var context = context
         context.table = table
@@ -25,7 +25,7 @@ struct TableMiddleware: RouterMiddleware {
         do {
             response = try await next(request, context)
         } catch {
-            guard let refusal = ProtocolError.refusal(for: error) else { throw error }
+            guard let refusal = ProtocolError.refusal(for: error, during: .query) else { throw error }
             response = writer.error(refusal, request: request)
         }
         response.headers[HTTPField.Name(ProtocolHeader.maxTop)!] = String(table.maxTop)

@@ -33,7 +33,7 @@ public struct TableRequestContext: RequestContext {
     /// The record id in the URL, percent-decoded and checked against the id rule (400 otherwise).
     func recordID() throws(ProtocolError) -> String {
         guard let rawID = parameters.get("id") else { throw ProtocolError.badRequest("the URL has no record id") }
-        let id = try QueryString.decode(Substring(rawID), plusIsSpace: false)
+        let id = try QueryString.decodePathSegment(Substring(rawID))
         if let problem = RecordID.problem(with: id) { throw ProtocolError.badRequest("id '\(id)' is not allowed: \(problem)") }
         return id
     }

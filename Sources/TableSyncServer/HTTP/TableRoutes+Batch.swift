@@ -10,9 +10,10 @@ extension TableRoutes {
     /// (``BatchEnvelope``).
     ///
     /// The operations run in one database transaction, so a batch costs one commit, but each is decided on its
-    /// own: a refused operation (409, 412, 404, 400, …) changes nothing and the others go on. The batch as a
-    /// whole is refused only when its envelope is malformed (400), it is too large (413: more than
-    /// `maxOperations` operations, or a body above the size limit), or the database fails (500, nothing applied).
+    /// own: a refused operation (409, 412, 404, 400, a value the database cannot store, …) changes nothing and the
+    /// others go on. The batch as a whole is refused only when its envelope is malformed (400), it is too large
+    /// (413: more than `maxOperations` operations, or a body above the size limit), or the database fails (503 when
+    /// busy or slow, 500 for a fault; nothing applied).
     func batch(_ request: Request, _ context: TableRequestContext, maxOperations: Int) async throws -> Response {
         let version = try context.version()
         let batch: BatchRequest
@@ -44,8 +45,11 @@ extension TableRoutes {
                 } else {
                     results[index] = BatchResult(status: Int(answer.status.code), body: answer.record?.json())
                 }
-            } catch let error as ProtocolError {
-                results[index] = Self.result(error)
+            } catch {
+                guard let refusal = ProtocolError.refusal(for: error, during: .write(table: plan.write.table, id: plan.write.id)) else {
+                    throw error
+                }
+                results[index] = Self.result(refusal)
             }
         }
         return writer.json(BatchResponse(results: results.compactMap { $0 }).json, status: .ok, request: request)

@@ -14,6 +14,7 @@ struct TableRoutes: Sendable {
     let maxBodySize: Int
     /// The most operations one batch may carry; `nil` when the batch extension is switched off.
     let maxBatchOperations: Int?
+    let filterLimits: FilterLimits
 
     init(configuration: ServerConfiguration, repository: any RecordRepository) {
         var tables: [String: TableOptions] = [:]
@@ -23,6 +24,7 @@ struct TableRoutes: Sendable {
         self.writer = ResponseWriter(gzipMinimumSize: configuration.gzipMinimumSize)
         self.maxBodySize = configuration.maxBodySize
         self.maxBatchOperations = configuration.batch ? configuration.maxBatchOperations : nil
+        self.filterLimits = configuration.filterLimits
     }
 
     /// Adds the routes to `router`: `/tables/{table}[/{id}]` behind ``ProtocolVersionMiddleware`` and
@@ -51,7 +53,7 @@ struct TableRoutes: Sendable {
     private func list(_ request: Request, _ context: TableRequestContext) async throws -> Response {
         let table = try context.servedTable()
         let version = try context.version()
-        let query = try ListQuery.parse(context.query, version: version, table: table)
+        let query = try ListQuery.parse(context.query, version: version, table: table, filterLimits: filterLimits)
         let page = try await repository.list(table: table.name, query: query)
         let items = JSONValue.array(page.records.map { $0.json(select: query.select) })
         switch version {
@@ -60,7 +62,8 @@ struct TableRoutes: Sendable {
             return writer.json(["results": items, "count": .integer(Int64(page.totalCount ?? 0))], status: .ok, request: request)
         case .v3:
             var nextLink = JSONValue.null
-            if page.hasMore {
+            // An empty page ($top=0) has no next page: a link to the same $skip would lead a client round in a circle.
+            if page.hasMore, !page.records.isEmpty {
                 nextLink = .string(Self.nextLink(table: table, query: context.query, skip: query.skip + page.records.count))
             }
             let count = page.totalCount.map { JSONValue.integer(Int64($0)) } ?? .null
@@ -103,7 +106,13 @@ struct TableRoutes: Sendable {
 
     /// Runs one planned write and answers it: the single-request routes' last step.
     private func run(_ plan: PlannedWrite, request: Request) async throws -> Response {
-        let answer = try plan.answer(try await repository.write(table: plan.write.table, id: plan.write.id, decide: plan.write.decide))
+        let stored: StoredRecord?
+        do {
+            stored = try await repository.write(table: plan.write.table, id: plan.write.id, decide: plan.write.decide)
+        } catch {
+            throw ProtocolError.refusal(for: error, during: .write(table: plan.write.table, id: plan.write.id)) ?? error
+        }
+        let answer = try plan.answer(stored)
         guard let record = answer.record else { return Response(status: answer.status) }
         var headers: HTTPFields = [.eTag: ResponseWriter.eTag(record.version)]
         if let location = answer.location { headers[.location] = location }
@@ -133,6 +142,7 @@ struct TableRoutes: Sendable {
     static func planInsert(table: TableOptions, body: JSONValue) throws(ProtocolError) -> PlannedWrite {
         let incoming = try IncomingRecord(body)
         let id = incoming.id ?? UUID().uuidString.lowercased()
+        try StorableProperties.check(incoming.properties, table: table.name, id: id)
         let properties = try conforming(incoming.properties, to: table)
         let write = RecordWriteRequest(table: table.name, id: id) { existing in
             if let existing { throw ProtocolError.conflict("a record with id '\(id)' already exists", record: existing) }
@@ -153,6 +163,7 @@ struct TableRoutes: Sendable {
             throw ProtocolError.badRequest("the body's id '\(bodyID)' differs from the id '\(id)' in the URL")
         }
         let bodyVersion = version == .v2 ? incoming.version : nil
+        try StorableProperties.check(incoming.properties, table: table.name, id: id)
         let properties = try conforming(incoming.properties, to: table)
         let write = RecordWriteRequest(table: table.name, id: id) { existing in
             let current = try Self.checkWritable(existing, id: id, version: version, ifMatch: ifMatch)

@@ -25,14 +25,17 @@ public struct ListQuery: Sendable, Hashable {
     /// The largest `$skip` accepted; anything larger is a mistake, not a page.
     public static let maximumSkip = 1_000_000_000
 
-    /// Parses the query string of a list request for `version`, with `table`'s paging limits.
+    /// Parses the query string of a list request for `version`, with `table`'s paging limits; a `$filter` over
+    /// `filterLimits` is refused before it reaches the database (``FilterCost``).
     static func parse(
-        _ query: QueryString, version: ProtocolVersion, table: TableOptions
+        _ query: QueryString, version: ProtocolVersion, table: TableOptions, filterLimits: FilterLimits = FilterLimits()
     ) throws(ProtocolError) -> ListQuery {
         var result = ListQuery(top: table.pageSize ?? version.defaultPageSize)
         result.schema = table.schema
         if let text = try query.value(named: QueryOption.filter), !text.trimmingCharacters(in: " ").isEmpty {
-            result.filter = try FilterText.parse(text)
+            let filter = try FilterText.parse(text)
+            try FilterCost.check(filter, textLength: text.unicodeScalars.count, limits: filterLimits)
+            result.filter = filter
         }
         if let text = try query.value(named: QueryOption.orderBy), !text.trimmingCharacters(in: " ").isEmpty {
             result.orderBy = try parseOrderBy(text)

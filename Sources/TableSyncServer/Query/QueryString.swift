@@ -41,8 +41,14 @@ struct QueryString: Sendable {
         return found.first?.value
     }
 
-    /// Percent-decodes `text`; `+` is a space in query strings, itself in paths.
-    static func decode(_ text: Substring, plusIsSpace: Bool = true) throws(ProtocolError) -> String {
+    /// Percent-decodes a segment of a URL's path, where `+` is itself.
+    static func decodePathSegment(_ text: Substring) throws(ProtocolError) -> String {
+        try decode(text, plusIsSpace: false, part: "the URL path")
+    }
+
+    /// Percent-decodes `text`; `+` is a space in query strings, itself in paths. `part` names where `text` comes
+    /// from in errors.
+    static func decode(_ text: Substring, plusIsSpace: Bool = true, part: String = "the query string") throws(ProtocolError) -> String {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(text.utf8.count)
         var iterator = text.utf8.makeIterator()
@@ -52,7 +58,7 @@ struct QueryString: Sendable {
                 bytes.append(UInt8(ascii: " "))
             case UInt8(ascii: "%"):
                 guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
-                    throw ProtocolError.badRequest("the query string has a malformed %-escape in '\(text)'")
+                    throw ProtocolError.badRequest("\(part) has a malformed %-escape in '\(text)'; write % as %25")
                 }
                 bytes.append(high << 4 | low)
             default:
@@ -60,7 +66,7 @@ struct QueryString: Sendable {
             }
         }
         guard let decoded = String(validating: bytes, as: UTF8.self) else {
-            throw ProtocolError.badRequest("the query string is not valid UTF-8 after decoding '\(text)'")
+            throw ProtocolError.badRequest("\(part) is not valid UTF-8 after decoding '\(text)'; percent-encode the UTF-8 bytes of each character")
         }
         return decoded
     }

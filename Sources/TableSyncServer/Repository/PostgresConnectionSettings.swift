@@ -36,8 +36,11 @@ extension PostgresLocation {
         return mode == .prefer ? .prefer(tls) : .require(tls)
     }
 
-    /// The connection pool's configuration, with at most `poolSize` connections.
-    func clientConfiguration(poolSize: Int) throws(ConfigurationError) -> PostgresClient.Configuration {
+    /// The connection pool's configuration, with at most `poolSize` connections whose statements run at most
+    /// `statementTimeout`.
+    func clientConfiguration(
+        poolSize: Int, statementTimeout: Duration = ServerConfiguration.defaultStatementTimeout
+    ) throws(ConfigurationError) -> PostgresClient.Configuration {
         let tls: PostgresClient.Configuration.TLS
         switch try tlsUse() {
         case .disable: tls = .disable
@@ -47,8 +50,16 @@ extension PostgresLocation {
         var configuration = PostgresClient.Configuration(host: host, port: port, username: username, password: password,
                                                          database: database, tls: tls)
         configuration.options.maximumConnections = poolSize
-        configuration.options.additionalStartupParameters = Self.startupParameters
+        configuration.options.additionalStartupParameters = Self.startupParameters + Self.limitParameters(statementTimeout: statementTimeout)
         return configuration
+    }
+
+    /// Set on every pooled connection: `statement_timeout` cancels a statement past the limit (SQLSTATE 57014), and
+    /// `client_connection_check_interval` makes PostgreSQL end a statement whose connection the server closed, as it
+    /// does to cancel a request whose client went away.
+    static func limitParameters(statementTimeout: Duration) -> [(String, String)] {
+        let milliseconds = statementTimeout.components.seconds * 1000 + statementTimeout.components.attoseconds / 1_000_000_000_000_000
+        return [("statement_timeout", String(max(1, milliseconds))), ("client_connection_check_interval", "1000")]
     }
 
     /// Sent when a connection opens: `application_name` names the server in `pg_stat_activity` and the

@@ -26,11 +26,14 @@ public final class PostgresRecordRepository: RecordRepository {
     public func prepare(tables: [TableOptions]) async throws {
         let logger = self.logger
         try await client.withConnection { connection in
+            // Index builds may take longer than a request's statement limit; RESET restores the connection's own.
+            try await connection.query("SET statement_timeout = 0", logger: logger)
             try await Self.takeStartLock(on: connection, logger: logger)
             do {
                 let transitions = try await Self.prepareInTransaction(tables: tables, on: connection, logger: logger)
                 try await Self.moveIndexes(transitions, on: connection, logger: logger)
             } catch {
+                _ = try? await connection.query("RESET statement_timeout", logger: logger)
                 _ = try? await connection.query("SELECT pg_advisory_unlock(\(Self.startLock))", logger: logger)
                 // A refusal to start (rows that do not fit a declaration) is said as itself; the transaction rolled back.
                 if let error = error as? PostgresTransactionError, let refusal = error.closureError as? ConfigurationError,
@@ -39,6 +42,7 @@ public final class PostgresRecordRepository: RecordRepository {
                 }
                 throw error
             }
+            try await connection.query("RESET statement_timeout", logger: logger)
             try await connection.query("SELECT pg_advisory_unlock(\(Self.startLock))", logger: logger)
         }
     }
@@ -130,24 +134,55 @@ public final class PostgresRecordRepository: RecordRepository {
         }
     }
 
+    /// A page's statements run on one connection, which is closed if the request is cancelled (its client went
+    /// away, or the server is stopping): PostgresNIO cannot cancel a statement, and PostgreSQL ends one whose
+    /// connection closed (``PostgresLocation/limitParameters(statementTimeout:)``).
     public func list(table: String, query: ListQuery) async throws -> RecordPage {
         let statements = try RecordQuerySQL.list(table: table, query: query, dialect: .postgres)
-        var records = try await Self.fetchRecords(client, statements.page, logger: logger)
-        let hasMore = records.count > query.top
-        if hasMore { records.removeLast() }
-        var count: Int?
-        if let countStatement = statements.count {
-            for try await value in try await client.query(Self.query(countStatement), logger: logger).decode(Int64.self) {
-                count = Int(value)
+        let logger = self.logger
+        return try await client.withConnection { connection in
+            try await withTaskCancellationHandler {
+                var records: [StoredRecord] = []
+                for try await row in try await connection.query(Self.query(statements.page), logger: logger) {
+                    records.append(try Self.decode(row))
+                }
+                let hasMore = records.count > query.top
+                if hasMore { records.removeLast() }
+                var count: Int?
+                if let countStatement = statements.count {
+                    for try await value in try await connection.query(Self.query(countStatement), logger: logger).decode(Int64.self) {
+                        count = Int(value)
+                    }
+                }
+                return RecordPage(records: records, hasMore: hasMore, totalCount: count)
+            } onCancel: {
+                let closing: EventLoopFuture<Void> = connection.close()
+                _ = closing
             }
         }
-        return RecordPage(records: records, hasMore: hasMore, totalCount: count)
     }
 
+    /// A statement PostgreSQL refuses aborts its whole transaction, so a write whose values the database refuses
+    /// would take the other writes of its batch with it. The first attempt runs every write plainly; if one is
+    /// refused, the batch runs again with each write in a savepoint of its own, which answers that write alone.
+    /// Two attempts at most, and savepoints only for a batch that needs them.
     public func write(_ writes: [RecordWriteRequest]) async throws -> [Result<StoredRecord?, any Error>] {
         let now = UpdatedAtClock.nowTicks()
+        do {
+            return try await write(writes, now: now, isolatingEach: false)
+        } catch let error where DatabaseFailure(error)?.isCausedByRequest == true {
+            return try await write(writes, now: now, isolatingEach: true)
+        }
+    }
+
+    private func write(
+        _ writes: [RecordWriteRequest], now: Int64, isolatingEach: Bool
+    ) async throws -> [Result<StoredRecord?, any Error>] {
         let logger = self.logger
         return try await client.withTransaction(logger: logger) { connection -> [Result<StoredRecord?, any Error>] in
+            // The statement time limit bounds reads; a write waits for its tables' locks behind other writers for as
+            // long as their batches take, which is queueing, not a runaway statement.
+            try await connection.query("SET LOCAL statement_timeout = 0", logger: logger)
             // The write locks of every table touched, taken in name order so that two batches never deadlock,
             // and held to commit. The clock rule is UpdatedAtClock.next.
             var clocks: [String: (last: Int64, changed: Bool)] = [:]
@@ -175,9 +210,23 @@ public final class PostgresRecordRepository: RecordRepository {
                     continue
                 }
                 let stamp = UpdatedAtClock.next(nowTicks: now, last: last)
-                clocks[table] = (stamp, true)
-                results.append(.success(try await Self.apply(decision, connection, table: table, id: id, existing: existing,
-                                                             stamp: stamp, logger: logger)))
+                guard isolatingEach else {
+                    results.append(.success(try await Self.apply(decision, connection, table: table, id: id, existing: existing,
+                                                                 stamp: stamp, logger: logger)))
+                    clocks[table] = (stamp, true)
+                    continue
+                }
+                try await connection.query("SAVEPOINT tablesync_write", logger: logger)
+                do {
+                    results.append(.success(try await Self.apply(decision, connection, table: table, id: id, existing: existing,
+                                                                 stamp: stamp, logger: logger)))
+                    clocks[table] = (stamp, true)
+                    try await connection.query("RELEASE SAVEPOINT tablesync_write", logger: logger)
+                } catch let error where DatabaseFailure(error)?.isCausedByRequest == true {
+                    try await connection.query("ROLLBACK TO SAVEPOINT tablesync_write", logger: logger)
+                    try await connection.query("RELEASE SAVEPOINT tablesync_write", logger: logger)
+                    results.append(.failure(error))
+                }
             }
             for (table, clock) in clocks where clock.changed {
                 try await connection.query(
@@ -244,16 +293,6 @@ public final class PostgresRecordRepository: RecordRepository {
             found = try decode(row)
         }
         return found
-    }
-
-    private static func fetchRecords(
-        _ client: PostgresClient, _ statement: SQLStatement, logger: Logger
-    ) async throws -> [StoredRecord] {
-        var records: [StoredRecord] = []
-        for try await row in try await client.query(query(statement), logger: logger) {
-            records.append(try decode(row))
-        }
-        return records
     }
 
     private static func decode(_ row: PostgresRow) throws -> StoredRecord {

@@ -54,10 +54,11 @@ public protocol RecordRepository: Sendable {
 
     /// Applies `writes` in order, in one transaction holding the write lock of every table they touch (taken
     /// in name order, so two batches never deadlock). Each write sees its row as the writes before it left it,
-    /// and `decide` chooses what happens to it; a write whose `decide` throws changes nothing and its error is
-    /// its result, while the others go on. Returns one result per write: the row as stored (after a hard delete:
-    /// the removed row, marked deleted), `nil` when `decide` chose a change to a row that does not exist, or the
-    /// error `decide` threw. Database faults roll everything back and propagate.
+    /// and `decide` chooses what happens to it; a write whose `decide` throws, or whose values the database refuses
+    /// (``DatabaseFailure/isCausedByRequest``), changes nothing and its error is its result, while the others go
+    /// on. Returns one result per write: the row as stored (after a hard delete: the removed row, marked deleted),
+    /// `nil` when `decide` chose a change to a row that does not exist, or the error. Other database errors roll
+    /// everything back and propagate.
     func write(_ writes: [RecordWriteRequest]) async throws -> [Result<StoredRecord?, any Error>]
 }
 

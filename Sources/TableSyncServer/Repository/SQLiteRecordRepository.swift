@@ -7,12 +7,14 @@ import SyncProtocol
 /// that is the table write lock of ``RecordRepository``, so `updatedAt` order is commit order.
 public final class SQLiteRecordRepository: RecordRepository {
     private let pool: DatabasePool
+    private let statementTimeout: Duration
 
-    /// Opens (or creates) the database file at `path`.
-    public init(path: String) throws {
+    /// Opens (or creates) the database file at `path`; a page read runs at most `statementTimeout`.
+    public init(path: String, statementTimeout: Duration = ServerConfiguration.defaultStatementTimeout) throws {
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         pool = try DatabasePool(path: path, configuration: configuration)
+        self.statementTimeout = statementTimeout
     }
 
     public func prepare(tables: [TableOptions]) async throws {
@@ -75,15 +77,18 @@ public final class SQLiteRecordRepository: RecordRepository {
 
     public func list(table: String, query: ListQuery) async throws -> RecordPage {
         let statements = try RecordQuerySQL.list(table: table, query: query, dialect: .sqlite)
-        return try await pool.read { db in
-            let rows = try Row.fetchAll(db, sql: statements.page.sql, arguments: Self.arguments(statements.page.bindings))
-            var records = try rows.map(Self.decode)
-            let hasMore = records.count > query.top
-            if hasMore { records.removeLast() }
-            let count = try statements.count.map {
-                try Int.fetchOne(db, sql: $0.sql, arguments: Self.arguments($0.bindings)) ?? 0
+        let pool = self.pool
+        return try await StatementTimeLimit.run(statementTimeout) {
+            try await pool.read { db in
+                let rows = try Row.fetchAll(db, sql: statements.page.sql, arguments: Self.arguments(statements.page.bindings))
+                var records = try rows.map(Self.decode)
+                let hasMore = records.count > query.top
+                if hasMore { records.removeLast() }
+                let count = try statements.count.map {
+                    try Int.fetchOne(db, sql: $0.sql, arguments: Self.arguments($0.bindings)) ?? 0
+                }
+                return RecordPage(records: records, hasMore: hasMore, totalCount: count)
             }
-            return RecordPage(records: records, hasMore: hasMore, totalCount: count)
         }
     }
 
@@ -117,8 +122,14 @@ public final class SQLiteRecordRepository: RecordRepository {
                         continue
                     }
                     let stamp = UpdatedAtClock.next(nowTicks: now, last: last)
-                    clocks[write.table] = (stamp, true)
-                    results.append(.success(try Self.apply(decision, db, table: write.table, id: write.id, existing: existing, stamp: stamp)))
+                    do {
+                        // One statement per write: a refused one is undone alone and the transaction goes on.
+                        results.append(.success(try Self.apply(decision, db, table: write.table, id: write.id, existing: existing, stamp: stamp)))
+                        clocks[write.table] = (stamp, true)
+                    } catch let error where DatabaseFailure(error)?.isCausedByRequest == true {
+                        clocks[write.table] = (last, clocks[write.table]?.changed ?? false)
+                        results.append(.failure(error))
+                    }
                 }
                 for (table, clock) in clocks where clock.changed {
                     try db.cachedStatement(sql: "UPDATE \(RecordColumns.clockTable) SET last_updated_at = ? WHERE \(RecordColumns.tableName) = ?")

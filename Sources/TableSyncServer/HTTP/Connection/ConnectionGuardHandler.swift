@@ -1,0 +1,242 @@
+import NIOCore
+import NIOHTTP1
+import SyncProtocol
+
+/// Guards one HTTP/1.x connection, between NIO's HTTP decoder and Hummingbird, where the protocol version, the
+/// request head as sent and the decoder's errors are still visible:
+///
+/// - Deadlines (``RequestDeadlines``): a head that arrives too slowly or a body that does is answered 408 and the
+///   connection closed; a kept-alive connection without requests is closed.
+/// - A `Content-Length` above the body limit is answered 413 at once, without waiting for the body.
+/// - A request that does not keep the connection alive (HTTP/1.0 without `keep-alive`, or `Connection: close` in any
+///   case or list) reaches the router with `Connection: close` exactly, so that the answer says `close` too; the
+///   connection is closed after an answer that says `close`.
+/// - A request that is not valid HTTP gets a JSON 400 (431 for headers over the limit) instead of an empty one.
+///
+/// Answers the guard writes itself are JSON like every other, say `Connection: close`, and wait for the answers
+/// the router still owes to earlier pipelined requests, which HTTP/1.1 sends in order.
+final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
+    typealias OutboundIn = HTTPServerResponsePart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    /// What the guard needs to know of the server's configuration.
+    struct Settings: Sendable {
+        let headerTimeout: TimeAmount
+        let bodyTimeout: TimeAmount
+        let idleTimeout: TimeAmount
+        /// ``ServerConfiguration/maxBodySize``.
+        let maxBodySize: Int
+        /// The value of the extensions header every answer carries.
+        let extensionsHeader: String
+    }
+
+    /// An answer the guard writes itself, as the last on its connection.
+    private struct FinalAnswer {
+        let status: HTTPResponseStatus
+        let message: String
+        /// `true` when the request it answers has been counted as unanswered (its head arrived).
+        let answersReadHead: Bool
+    }
+
+    private let settings: Settings
+    private var deadlines: RequestDeadlines
+    private var timer: Scheduled<Void>?
+    private var timerDeadline: RequestDeadlines.Deadline?
+    private var context: ChannelHandlerContext?
+    /// Set once the connection is ending: what the client sends from then on is dropped.
+    private var refusing = false
+    private var finalAnswer: FinalAnswer?
+    /// Between an answer's head and its end.
+    private var answering = false
+    /// An answer said `Connection: close`: the connection closes once the last owed answer is written.
+    private var closeAfterAnswers = false
+
+    init(settings: Settings) {
+        self.settings = settings
+        deadlines = RequestDeadlines(headerTimeout: settings.headerTimeout, bodyTimeout: settings.bodyTimeout,
+                                     idleTimeout: settings.idleTimeout, openedAt: .now())
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        reschedule()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        timer?.cancel()
+        timer = nil
+        self.context = nil
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        timer?.cancel()
+        timer = nil
+        context.fireChannelInactive()
+    }
+
+    /// Bytes arrived from the client (``ByteArrivalHandler``, in front of the decoder).
+    func bytesArrived() {
+        deadlines.bytesArrived(at: .now())
+        reschedule()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !refusing else { return }
+        switch unwrapInboundIn(data) {
+        case .head(var head):
+            deadlines.headReceived(at: .now())
+            if let length = head.headers.first(name: "content-length").flatMap(Int.init),
+               length > Self.largestAcceptedBody(maxBodySize: settings.maxBodySize, gzip: Self.isGzip(head.headers)) {
+                refuse(.payloadTooLarge, message: ProtocolError.payloadTooLarge(limit: settings.maxBodySize).message
+                       + " (Content-Length: \(length)); send a smaller body", answersReadHead: true)
+                return
+            }
+            if !head.isKeepAlive { head.headers.replaceOrAdd(name: "connection", value: "close") }
+            context.fireChannelRead(wrapInboundOut(.head(head)))
+        case .body(let bytes):
+            context.fireChannelRead(wrapInboundOut(.body(bytes)))
+        case .end(let trailers):
+            deadlines.requestEnded(at: .now())
+            context.fireChannelRead(wrapInboundOut(.end(trailers)))
+        }
+        reschedule()
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        switch unwrapOutboundIn(data) {
+        case .head(let head):
+            answering = true
+            if Self.saysClose(head.headers) { closeAfterAnswers = true }
+            context.write(data, promise: promise)
+        case .body:
+            context.write(data, promise: promise)
+        case .end:
+            answering = false
+            deadlines.answerEnded(at: .now())
+            if closeAfterAnswers, deadlines.unanswered == 0 {
+                let written = promise ?? context.eventLoop.makePromise()
+                written.futureResult.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+                context.writeAndFlush(data, promise: written)
+            } else {
+                context.write(data, promise: promise)
+            }
+            writeFinalAnswerIfDue()
+            reschedule()
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        guard let error = error as? HTTPParserError else {
+            context.fireErrorCaught(error)
+            return
+        }
+        if error == .headerOverflow {
+            refuse(.requestHeaderFieldsTooLarge, message: "the request's headers are larger than this server accepts; send fewer or shorter headers",
+                   answersReadHead: false)
+        } else {
+            refuse(.badRequest, message: "the request is not valid HTTP/1.1 (\(error)); send a request line such as GET /tables/todo HTTP/1.1, then Name: value header lines",
+                   answersReadHead: false)
+        }
+    }
+
+    // MARK: Deadlines
+
+    private func reschedule() {
+        let next = refusing ? nil : deadlines.deadline
+        guard next != timerDeadline else { return }
+        timer?.cancel()
+        timer = nil
+        timerDeadline = next
+        guard let next, let context else { return }
+        timer = context.eventLoop.assumeIsolated().scheduleTask(deadline: next.at) { [self] in
+            timer = nil
+            timerDeadline = nil
+            deadlinePassed(next.kind)
+        }
+    }
+
+    private func deadlinePassed(_ kind: RequestDeadlines.Kind) {
+        switch kind {
+        case .idle:
+            refusing = true
+            context?.close(promise: nil)
+        case .header:
+            refuse(.requestTimeout, message: "the request's line and headers did not arrive within \(Self.seconds(settings.headerTimeout)) s of its first byte; the connection is closed",
+                   answersReadHead: false)
+        case .body:
+            refuse(.requestTimeout, message: "the request body did not arrive within \(Self.seconds(settings.bodyTimeout)) s of its headers; the connection is closed",
+                   answersReadHead: true)
+        }
+    }
+
+    // MARK: The guard's own answers
+
+    private func refuse(_ status: HTTPResponseStatus, message: String, answersReadHead: Bool) {
+        guard !refusing else { return }
+        refusing = true
+        finalAnswer = FinalAnswer(status: status, message: message, answersReadHead: answersReadHead)
+        reschedule()
+        writeFinalAnswerIfDue()
+    }
+
+    /// Writes the final answer once every earlier answer is written, then closes the connection.
+    private func writeFinalAnswerIfDue() {
+        guard let answer = finalAnswer, !answering, let context,
+              deadlines.unanswered == (answer.answersReadHead ? 1 : 0) else { return }
+        finalAnswer = nil
+        let body = CanonicalJSON.encode(ProtocolErrorBody.make(answer.message), style: .compact)
+        var headers = HTTPHeaders()
+        headers.add(name: "content-type", value: "application/json; charset=utf-8")
+        headers.add(name: "content-length", value: String(body.count))
+        headers.add(name: "connection", value: "close")
+        headers.add(name: ProtocolHeader.extensions, value: settings.extensionsHeader)
+        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: answer.status, headers: headers))), promise: nil)
+        context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: body)))), promise: nil)
+        let written = context.eventLoop.makePromise(of: Void.self)
+        written.futureResult.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: written)
+    }
+
+    // MARK: Rules
+
+    /// The largest `Content-Length` that can hold a body within `maxBodySize` (measured after decompression): a
+    /// gzip body may be a little larger than what it holds, by deflate's stored blocks (5 bytes per 16 KiB) and
+    /// gzip's own 18 bytes.
+    static func largestAcceptedBody(maxBodySize: Int, gzip: Bool) -> Int {
+        gzip ? maxBodySize + maxBodySize / 3000 + 64 : maxBodySize
+    }
+
+    static func isGzip(_ headers: HTTPHeaders) -> Bool {
+        headers[canonicalForm: "content-encoding"].contains { $0.lowercased() == "gzip" || $0.lowercased() == "x-gzip" }
+    }
+
+    /// `true` when a `Connection` header names `close` (in any case, alone or in a list).
+    static func saysClose(_ headers: HTTPHeaders) -> Bool {
+        headers[canonicalForm: "connection"].contains { $0.lowercased() == "close" }
+    }
+
+    private static func seconds(_ amount: TimeAmount) -> String {
+        let seconds = Double(amount.nanoseconds) / 1e9
+        return seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
+    }
+}
+
+/// Tells the ``ConnectionGuardHandler`` that bytes arrived, from in front of the HTTP decoder: a request head
+/// that trickles in is seen from its first byte, before the decoder has anything to pass on.
+final class ByteArrivalHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+
+    private let guardHandler: ConnectionGuardHandler
+
+    init(guardHandler: ConnectionGuardHandler) {
+        self.guardHandler = guardHandler
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guardHandler.bytesArrived()
+        context.fireChannelRead(data)
+    }
+}

@@ -1,0 +1,27 @@
+/// A database statement that ran past the server's statement time limit and was cancelled.
+struct StatementTimeout: Error, Sendable, CustomStringConvertible {
+    let limit: Duration
+
+    var description: String { "the statement ran longer than the server's limit of \(limit.components.seconds) s" }
+}
+
+/// Runs database work within a time limit, for a database that cannot limit its statements itself: past the limit
+/// the work's task is cancelled (GRDB then interrupts SQLite's statement) and ``StatementTimeout`` is thrown.
+enum StatementTimeLimit {
+    static func run<Value: Sendable>(
+        _ limit: Duration, _ work: @escaping @Sendable () async throws -> Value
+    ) async throws -> Value {
+        try await withThrowingTaskGroup(of: Value?.self) { group in
+            group.addTask { try await work() }
+            group.addTask {
+                try await Task.sleep(for: limit)
+                return nil
+            }
+            defer { group.cancelAll() }
+            if let value = try await group.next() ?? nil { return value }
+            group.cancelAll()
+            while (try? await group.next()) != nil {}
+            throw StatementTimeout(limit: limit)
+        }
+    }
+}

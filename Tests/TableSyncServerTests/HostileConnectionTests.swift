@@ -1,0 +1,177 @@
+import Foundation
+import SyncProtocol
+@testable import TableSyncServer
+import Testing
+import TestSupport
+
+/// Careless and hostile clients over raw TCP against a live server: pipelined requests, heads and bodies sent too
+/// slowly or never, a `Content-Length` far over the limit, HTTP/1.0, bytes that are not HTTP, more connections than
+/// allowed. Time limits are short here so that each case takes about a second; a bound a test checks is the limit
+/// plus a grace for a loaded machine, a behaviour rather than a benchmark.
+@Suite("Hostile connections")
+struct HostileConnectionTests {
+    static let headerTimeout = Duration.milliseconds(600)
+    static let bodyTimeout = Duration.milliseconds(600)
+    static let idleTimeout = Duration.milliseconds(900)
+    /// What a loaded machine may add to a time limit before the server acts on it.
+    static let grace = 3.0
+
+    private static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    private static func post(_ table: String, id: String, extra: String = "") -> String {
+        let body = "{\"id\":\"\(id)\",\"text\":\"\(id)\"}"
+        return "POST /tables/\(table) HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\nContent-Type: application/json\r\n\(extra)Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
+    }
+
+    private static func get(_ target: String, version: String = "HTTP/1.1", extra: String = "") -> String {
+        "GET \(target) \(version)\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\n\(extra)\r\n"
+    }
+
+    private static func connect(_ server: LiveServer) throws -> RawHTTPConnection {
+        try #require(RawHTTPConnection(port: server.port))
+    }
+
+    private static func errorMessage(_ answer: RawHTTPConnection.Answer?) -> String? {
+        answer.flatMap { try? JSONParser.parse($0.body) }.flatMap(ProtocolErrorBody.message(in:))
+    }
+
+    /// Expects the last answer on `connection` within `seconds`: `status`, a JSON error mentioning `word`,
+    /// `Connection: close`, and the connection closed after it.
+    private static func expectLastAnswer(
+        _ connection: RawHTTPConnection, within seconds: Double, status: Int, mentioning word: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async {
+        let answer = await connection.readAnswer(within: seconds)
+        #expect(answer?.status == status, sourceLocation: sourceLocation)
+        #expect(errorMessage(answer)?.contains(word) == true, "\(answer?.text ?? "no answer")", sourceLocation: sourceLocation)
+        #expect(answer?.header("connection") == "close", sourceLocation: sourceLocation)
+        #expect(await connection.waitForClose(within: grace), sourceLocation: sourceLocation)
+    }
+
+    @Test("pipelined requests are each answered, in order, and the connection goes on", arguments: Backend.available)
+    func pipelining(backend: Backend) async throws {
+        let table = uniqueTableName()
+        try await withLiveServer(backend, tables: [table], configure: { $0.maxBodySize = 4096 }) { server in
+            let connection = try Self.connect(server)
+            await connection.send(Self.post(table, id: "a") + Self.post(table, id: "b") + Self.get("/tables/\(table)/a") + Self.post(table, id: "c"))
+            var statuses: [Int] = []
+            var locations: [String] = []
+            for _ in 0..<4 {
+                let answer = try #require(await connection.readAnswer(within: 10), "answers so far: \(statuses)")
+                statuses.append(answer.status)
+                locations.append(answer.header("location") ?? "")
+            }
+            #expect(statuses == [201, 201, 200, 201])
+            #expect(locations.filter { !$0.isEmpty } == ["/tables/\(table)/a", "/tables/\(table)/b", "/tables/\(table)/c"])
+            await connection.send(Self.get("/tables/\(table)"))
+            let list = try #require(await connection.readAnswer(within: 10))
+            #expect(try JSONParser.parse(list.body)["items"]?.arrayValue?.count == 3)
+        }
+    }
+
+    @Test("a head sent too slowly is answered 408 and the connection closed", arguments: Backend.available)
+    func slowHead(backend: Backend) async throws {
+        let table = uniqueTableName()
+        try await withLiveServer(backend, tables: [table], configure: { $0.headerTimeout = Self.headerTimeout }) { server in
+            let connection = try Self.connect(server)
+            await connection.send("GET /tables/\(table) HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            for _ in 0..<3 {
+                try await Task.sleep(for: .milliseconds(250))
+                await connection.send("X-Slow: a\r\n")
+            }
+            await Self.expectLastAnswer(connection, within: Self.seconds(Self.headerTimeout) + Self.grace, status: 408, mentioning: "headers")
+        }
+    }
+
+    @Test("a body sent too slowly is answered 408 and the connection closed; nothing is stored", arguments: Backend.available)
+    func slowBody(backend: Backend) async throws {
+        let table = uniqueTableName()
+        try await withLiveServer(backend, tables: [table], configure: { $0.bodyTimeout = Self.bodyTimeout }) { server in
+            let connection = try Self.connect(server)
+            await connection.send("POST /tables/\(table) HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\nContent-Length: 100\r\n\r\n{\"id\":\"slow\"")
+            await Self.expectLastAnswer(connection, within: Self.seconds(Self.bodyTimeout) + Self.grace, status: 408, mentioning: "body")
+            let check = try Self.connect(server)
+            await check.send(Self.get("/tables/\(table)/slow"))
+            #expect(await check.readAnswer(within: 10)?.status == 404)
+        }
+    }
+
+    @Test("a connection without requests is closed after the idle time, before and after a request", arguments: Backend.available)
+    func idle(backend: Backend) async throws {
+        let table = uniqueTableName()
+        try await withLiveServer(backend, tables: [table], configure: { $0.idleTimeout = Self.idleTimeout }) { server in
+            let silent = try Self.connect(server)
+            #expect(await silent.waitForClose(within: Self.seconds(Self.idleTimeout) + Self.grace))
+            let kept = try Self.connect(server)
+            await kept.send(Self.get("/tables/\(table)"))
+            #expect(await kept.readAnswer(within: 10)?.status == 200)
+            #expect(await kept.waitForClose(within: Self.seconds(Self.idleTimeout) + Self.grace))
+        }
+    }
+
+    @Test("a Content-Length over the limit is answered 413 at once, without waiting for the body", arguments: Backend.available)
+    func hugeContentLength(backend: Backend) async throws {
+        let table = uniqueTableName()
+        try await withLiveServer(backend, tables: [table], configure: { $0.maxBodySize = 4096 }) { server in
+            let connection = try Self.connect(server)
+            await connection.send("POST /tables/\(table) HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\nContent-Length: 999999999999\r\n\r\n{")
+            // Well under the body timeout (60 s): the answer does not wait for the body.
+            await Self.expectLastAnswer(connection, within: 10, status: 413, mentioning: "4096")
+        }
+    }
+
+    @Test("HTTP/1.0 is answered with Connection: close and the connection closed, unless it asks for keep-alive",
+          arguments: Backend.available)
+    func http10(backend: Backend) async throws {
+        let table = uniqueTableName()
+        try await withLiveServer(backend, tables: [table], configure: { $0.maxBodySize = 4096 }) { server in
+            let closing = try Self.connect(server)
+            await closing.send(Self.get("/tables/\(table)", version: "HTTP/1.0"))
+            let answer = await closing.readAnswer(within: 10)
+            #expect(answer?.status == 200)
+            #expect(answer?.header("connection")?.lowercased() == "close")
+            #expect(await closing.waitForClose(within: Self.grace))
+
+            let kept = try Self.connect(server)
+            await kept.send(Self.get("/tables/\(table)", version: "HTTP/1.0", extra: "Connection: keep-alive\r\n"))
+            #expect(await kept.readAnswer(within: 10)?.header("connection")?.lowercased() != "close")
+            await kept.send(Self.get("/tables/\(table)", extra: "Connection: Keep-Alive, CLOSE\r\n"))
+            #expect(await kept.readAnswer(within: 10)?.header("connection")?.lowercased() == "close")
+            #expect(await kept.waitForClose(within: Self.grace))
+        }
+    }
+
+    @Test("bytes that are not HTTP get a JSON 400, headers over the limit a JSON 431", arguments: Backend.available)
+    func notHTTP(backend: Backend) async throws {
+        let table = uniqueTableName()
+        try await withLiveServer(backend, tables: [table], configure: { $0.maxBodySize = 4096 }) { server in
+            let garbage = try Self.connect(server)
+            await garbage.send("HELLO\u{1}THERE /\r\n\r\n")
+            await Self.expectLastAnswer(garbage, within: 10, status: 400, mentioning: "HTTP")
+
+            let huge = try Self.connect(server)
+            await huge.send(Self.get("/tables/\(table)", extra: "X-Big: \(String(repeating: "a", count: 100_000))\r\n"))
+            await Self.expectLastAnswer(huge, within: 10, status: 431, mentioning: "headers")
+        }
+    }
+
+    @Test("beyond the connection limit a connection waits until another closes", arguments: Backend.available)
+    func connectionLimit(backend: Backend) async throws {
+        let table = uniqueTableName()
+        try await withLiveServer(backend, tables: [table], configure: { $0.maxConnections = 2 }) { server in
+            let first = try Self.connect(server)
+            let second = try Self.connect(server)
+            for connection in [first, second] {
+                await connection.send(Self.get("/tables/\(table)"))
+                #expect(await connection.readAnswer(within: 10)?.status == 200)
+            }
+            let third = try Self.connect(server)
+            await third.send(Self.get("/tables/\(table)"))
+            #expect(await third.readAnswer(within: 0.3) == nil, "answered beyond the limit")
+            first.closeSocket()
+            #expect(await third.readAnswer(within: 10)?.status == 200)
+        }
+    }
+}

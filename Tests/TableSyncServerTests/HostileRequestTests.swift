@@ -1,0 +1,72 @@
+import HTTPTypes
+import HummingbirdTesting
+import SyncProtocol
+@testable import TableSyncServer
+import Testing
+import TestSupport
+
+/// Requests that are wrong in small ways, each answered with a JSON error that says what to change, on a live server.
+@Suite("Hostile requests")
+struct HostileRequestTests {
+    @Test("a method a path is not served with is a JSON 405 with Allow; a path nobody serves a JSON 404", arguments: Backend.available)
+    func wrongMethod(backend: Backend) async throws {
+        let table = uniqueTableName()
+        try await withServer(backend, tables: [TableOptions(name: table)], setup: .live) { client in
+            let onTable = try await client.send(.delete, "/tables/\(table)")
+            #expect(onTable.status == .methodNotAllowed)
+            #expect(onTable["Allow"] == "GET, POST")
+            #expect(onTable.errorMessage?.contains("DELETE is not allowed") == true, "\(onTable.errorMessage ?? "")")
+            let onRecord = try await client.send(.post, "/tables/\(table)/a")
+            #expect(onRecord.status == .methodNotAllowed)
+            #expect(onRecord["Allow"] == "GET, PATCH, PUT, DELETE")
+            let onBatch = try await client.send(.get, "/batch")
+            #expect(onBatch.status == .methodNotAllowed && onBatch["Allow"] == "POST")
+            let nowhere = try await client.send(.get, "/nothing/here")
+            #expect(nowhere.status == .notFound && nowhere.errorMessage != nil)
+        }
+    }
+
+    @Test("the paths and their methods", arguments: [
+        ("/health", true, [HTTPRequest.Method.get] as [HTTPRequest.Method]?),
+        ("/batch", true, [.post]),
+        ("/batch", false, nil),
+        ("/tables/todo", true, [.get, .post]),
+        ("/tables/todo/", true, [.get, .post]),
+        ("/tables/todo/a1", true, [.get, .patch, .put, .delete]),
+        ("/tables", true, nil),
+        ("/tables/todo/a1/more", true, nil),
+        ("/other/todo", true, nil),
+    ])
+    func routeMethods(path: String, batch: Bool, methods: [HTTPRequest.Method]?) {
+        #expect(RouteMethods.allowed(path: path, batch: batch) == methods)
+    }
+
+    @Test("invalid UTF-8 in the path is reported as the path's; in the query as the query's", arguments: Backend.available)
+    func invalidUTF8(backend: Backend) async throws {
+        let table = uniqueTableName()
+        try await withServer(backend, tables: [TableOptions(name: table)], setup: .live) { client in
+            let inID = try await client.send(.get, "/tables/\(table)/a%FFb")
+            #expect(inID.status == .badRequest)
+            #expect(inID.errorMessage?.contains("the URL path is not valid UTF-8") == true, "\(inID.errorMessage ?? "")")
+            let inTable = try await client.send(.get, "/tables/t%C3")
+            #expect(inTable.status == .badRequest)
+            #expect(inTable.errorMessage?.contains("the URL path") == true, "\(inTable.errorMessage ?? "")")
+            let inQuery = try await client.send(.get, "/tables/\(table)?$filter=text%20eq%20'%FF'")
+            #expect(inQuery.status == .badRequest)
+            #expect(inQuery.errorMessage?.contains("the query string") == true, "\(inQuery.errorMessage ?? "")")
+        }
+    }
+
+    @Test("$top=0 answers no records and no nextLink", arguments: Backend.available)
+    func topZero(backend: Backend) async throws {
+        let table = uniqueTableName()
+        try await withServer(backend, tables: [TableOptions(name: table)], setup: .live) { client in
+            _ = try await client.send(.post, "/tables/\(table)", json: ["id": "a"])
+            let page = try await client.send(.get, "/tables/\(table)?$top=0&$count=true")
+            #expect(page.status == .ok)
+            #expect(try page.json["items"]?.arrayValue?.isEmpty == true)
+            #expect(try page.json["nextLink"] == .null)
+            #expect(try page.json["count"] == 1)
+        }
+    }
+}

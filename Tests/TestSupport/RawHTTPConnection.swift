@@ -1,0 +1,114 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// One TCP connection to a loopback port, written and read byte by byte, for what no client library does on
+/// purpose: pipelined requests, a head or body sent slowly, HTTP/1.0, a `Content-Length` that never comes.
+///
+/// Answers are read from one buffer kept across reads, so pipelined answers are each read whole. Every blocking
+/// call runs on a thread of its own, off the cooperative pool that in-process servers use.
+public final class RawHTTPConnection: @unchecked Sendable {
+    /// An answer as read from the connection.
+    public struct Answer: Sendable {
+        public var status: Int
+        /// The `Name: value` lines.
+        public var headerLines: [String]
+        public var body: [UInt8]
+
+        /// The value of header `name` (any case).
+        public func header(_ name: String) -> String? { HTTPMessage(head: [""] + headerLines, body: []).header(name.lowercased()) }
+
+        /// The body as text.
+        public var text: String { String(decoding: body, as: UTF8.self) }
+    }
+
+    private let fd: Int32
+    // Touched by one blocking call at a time: the tests await each call before the next.
+    private var buffer: [UInt8] = []
+    private var closed = false
+
+    /// Connects to `127.0.0.1:port`; `nil` when the connection is refused.
+    public init?(port: Int) {
+        guard let fd = LoopbackSocket.connected(port: port) else { return nil }
+        self.fd = fd
+    }
+
+    deinit { closeSocket() }
+
+    /// Closes the connection from this side.
+    public func closeSocket() {
+        guard !closed else { return }
+        closed = true
+        close(fd)
+    }
+
+    /// Sends `text` (or `bytes`) as it is; `false` when the connection no longer takes it.
+    @discardableResult
+    public func send(_ text: String) async -> Bool { await send(Array(text.utf8)) }
+
+    @discardableResult
+    public func send(_ bytes: [UInt8]) async -> Bool {
+        await offThread { [fd] in LoopbackSocket.sendAll(fd, bytes) }
+    }
+
+    /// Reads the next answer (its head and its `Content-Length` body), waiting at most `seconds`; `nil` when none
+    /// came in time or the connection ended first.
+    public func readAnswer(within seconds: Double) async -> Answer? {
+        await offThread { [self] in
+            setTimeout(seconds)
+            while true {
+                if let end = HTTPMessage.headEnd(buffer), let head = HTTPMessage.parseHead(Array(buffer[0..<end])) {
+                    let length = head.header("content-length").flatMap { Int($0) } ?? 0
+                    if buffer.count >= end + 4 + length {
+                        let body = Array(buffer[(end + 4)..<(end + 4 + length)])
+                        buffer.removeFirst(end + 4 + length)
+                        return Answer(status: head.status, headerLines: Array(head.head.dropFirst()), body: body)
+                    }
+                }
+                guard fill() == .data else { return nil }
+            }
+        }
+    }
+
+    /// Waits at most `seconds` for the server to close the connection (reading and dropping what else it sends);
+    /// `true` when it closed it.
+    public func waitForClose(within seconds: Double) async -> Bool {
+        await offThread { [self] in
+            setTimeout(seconds)
+            while true {
+                switch fill() {
+                case .data: continue
+                case .closed: return true
+                case .timedOut: return false
+                }
+            }
+        }
+    }
+
+    private enum ReadResult { case data, closed, timedOut }
+
+    private func fill() -> ReadResult {
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress!, $0.count, 0) }
+        if count > 0 {
+            buffer.append(contentsOf: chunk[0..<count])
+            return .data
+        }
+        if count < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return .timedOut }
+        return .closed
+    }
+
+    private func setTimeout(_ seconds: Double) {
+        var value = timeval(tv_sec: .init(seconds.rounded(.down)), tv_usec: .init((seconds - seconds.rounded(.down)) * 1_000_000))
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    private func offThread<Value: Sendable>(_ work: @escaping @Sendable () -> Value) async -> Value {
+        await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: work()) }.start()
+        }
+    }
+}
