@@ -162,6 +162,28 @@ struct TableProtocolTests {
         }
     }
 
+    @Test("undelete: POST to a deleted record brings it back on its version; 412 when stale, 409 for a live record, 404 for none",
+          arguments: cases)
+    func undelete(backend: Backend, version: ProtocolVersion) async throws {
+        let table = uniqueTableName()
+        try await withServer(backend, tables: [TableOptions(name: table)]) { client in
+            _ = try await client.send(.post, "/tables/\(table)", version: version, json: ["id": "u1", "text": "kept"])
+            let live = try await client.send(.post, "/tables/\(table)/u1", version: version)
+            #expect(live.status == .conflict)
+            #expect(try live.json["text"] == "kept", "the live record's copy")
+            _ = try await client.send(.delete, "/tables/\(table)/u1", version: version)
+            let tombstone = try await client.send(.get, "/tables/\(table)/u1?__includeDeleted=true", version: version)
+            let stale = try await client.send(.post, "/tables/\(table)/u1", version: version, headers: [.ifMatch: "\"bm90LWl0\""])
+            #expect(stale.status == .preconditionFailed)
+            let back = try await client.send(.post, "/tables/\(table)/u1", version: version, headers: [.ifMatch: tombstone["ETag"] ?? ""])
+            #expect(back.status == .ok)
+            #expect(try back.json["deleted"] == false && back.json["text"] == "kept")
+            #expect(try back.json["version"] != (try tombstone.json["version"]), "a new version")
+            #expect(try await client.send(.get, "/tables/\(table)/u1", version: version).status == .ok)
+            #expect(try await client.send(.post, "/tables/\(table)/never", version: version).status == .notFound)
+        }
+    }
+
     @Test("hard delete when softDelete=false", arguments: Backend.available)
     func hardDelete(backend: Backend) async throws {
         let table = uniqueTableName()
