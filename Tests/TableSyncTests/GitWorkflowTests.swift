@@ -25,6 +25,8 @@ import TestSupport
         #expect(refused.status == 9, "\(refused.stdout) \(refused.stderr)")
         #expect(refused.stderr.contains("behind"), "\(refused.stderr)")
         #expect(try await world.serverRows() == newer, "nothing was sent")
+        let status = try await world.tablesyncJSON("a", "status")
+        #expect(status["git"]?.arrayValue?.contains { $0.stringValue?.contains("behind") == true } == true, "status says so: \(status)")
 
         let allowed = try await world.tablesyncJSON("a", "sync", "--allow-older-head")
         #expect(allowed["push"]?["applied"] == 0, "an old server copy is not an edit: \(allowed)")
@@ -195,6 +197,8 @@ import TestSupport
         try await world.git(".", "clone", "-q", "a", "b")
         try FileManager.default.removeItem(atPath: world.path("b/store/tables/todo/r2.json"))
         let status = try await world.tablesyncJSON("b", "status")
+        #expect(status["git"]?.arrayValue?.contains { $0.stringValue?.contains("git-setup") == true } == true,
+                "a clone without the merge driver is told to set it up: \(status)")
         let deleted = status["handEdits"]?.arrayValue?.filter { $0["change"] == "missing" }.compactMap { $0["id"]?.stringValue }
         #expect(deleted == ["r2"], "status says what the next sync sends: \(status)")
         let sync = try await world.tablesyncJSON("b", "sync", "--commit")
@@ -366,6 +370,8 @@ import TestSupport
         #expect(refused.stderr.contains("merge"), "\(refused.stderr)")
         #expect(try await world.serverRows() == server, "nothing was sent")
         #expect(try await world.unmerged("b") == ["store/tables/todo/r1.json"], "the conflict is still git's to settle")
+        let waiting = try await world.tablesync("b", "status")
+        #expect(waiting.stdout.contains("a git merge is under way"), "status says why the sync waits: \(waiting.stdout)")
 
         let plain = try await world.tablesync("b", "sync")
         #expect(plain.status == 9, "a sync waits for the merge too: \(plain.stdout) \(plain.stderr)")

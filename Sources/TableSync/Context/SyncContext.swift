@@ -46,6 +46,8 @@ public actor SyncContext {
     var gitLookup: GitRepository??
     /// Which clone of its git repository the store is, if it is in one: its operations are this context's to send.
     nonisolated let clone: CloneIdentity.Lookup
+    /// The git baseline of the push, pull or sync under way (``gitBaseline()``).
+    var operationBaseline: GitBaseline?
     /// The ids of the operations in the journal of `HEAD` when the push began (``Acknowledgements``).
     var committedOperationIDs: Set<String> = []
 

@@ -55,4 +55,21 @@ enum GitGuard {
             server copies are then brought up to date, and only real edits go out.
             """)
     }
+
+    /// What `status` says of git's state, one sentence each: what would stop the next run, and a clone whose merges
+    /// would not go through TableSync's merge driver.
+    static func warnings(_ baseline: GitBaseline?) throws -> [String] {
+        guard let baseline else { return [] }
+        var warnings: [String] = []
+        if let operation = try baseline.repository.operationInProgress() {
+            warnings.append("\(operation); push, pull and sync wait for it (exit 9).")
+        }
+        if baseline.position == .behind {
+            warnings.append("HEAD is behind the commit of the last sync (a checkout of history or a reset); push, pull and sync refuse it (exit 9) unless allowed an older HEAD.")
+        }
+        if !baseline.repository.mergesStore {
+            warnings.append("git would merge this store's files as text: run tablesync git-setup in this clone.")
+        }
+        return warnings
+    }
 }

@@ -103,6 +103,16 @@ package struct GitRepository: Sendable {
         return "\(Set(unmerged).count) file(s) of the store are unmerged, \(first) first: settle them and git add them first"
     }
 
+    /// Whether merges of the store go through TableSync's merge driver: its config is set, and the store's
+    /// `.gitattributes` has every line (``StoreFileMerge/gitAttributeLines``).
+    package var mergesStore: Bool {
+        guard let driver = try? run(["config", "--get", "merge.\(StoreFileMerge.driverName).driver"], allowing: [1]),
+              !driver.text.isEmpty,
+              let attributes = try? String(contentsOfFile: storeRoot + "/.gitattributes", encoding: .utf8) else { return false }
+        let present = Set(attributes.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) })
+        return StoreFileMerge.gitAttributeLines.allSatisfy(present.contains)
+    }
+
     /// The file `name` in the git directory (`MERGE_HEAD`, `rebase-merge`, …).
     package func gitFile(_ name: String) -> String { gitDirectory + "/" + name }
 }

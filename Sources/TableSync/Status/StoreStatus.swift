@@ -25,6 +25,10 @@ public struct StoreStatus: Sendable, Equatable {
     /// Of ``filesSeen``, the files read and hashed because their `stat` changed since the last sync.
     public var filesHashed: Int
 
+    /// What git's state means for the next push, pull or sync (a merge under way, `HEAD` behind the last sync, the
+    /// merge driver not set up in this clone), one sentence each.
+    public var gitWarnings: [String] = []
+
     /// `true` when there is nothing to push and nothing to look at.
     public var isClean: Bool {
         pending.isEmpty && queuedElsewhere.isEmpty && handEdits.isEmpty && problems.isEmpty && conflicts.isEmpty
@@ -34,7 +38,8 @@ public struct StoreStatus: Sendable, Equatable {
 extension SyncContext {
     /// The store's status. Reads only: nothing in the store changes.
     public func status() throws -> StoreStatus {
-        let scan = try LocalChangeScanner(layout: layout, git: try gitBaseline()).scan(tables: settings.tables, journal: journal)
+        let baseline = try gitBaseline()
+        let scan = try LocalChangeScanner(layout: layout, git: baseline).scan(tables: settings.tables, journal: journal)
         let skipped = try queries().sorted.flatMap { query in
             query.skipped.keys.sorted().map { SkippedServerRecord(table: query.table, id: $0, reason: query.skipped[$0]!) }
         }
@@ -44,6 +49,6 @@ extension SyncContext {
                            queuedElsewhere: journal.operations.filter { !$0.isSent(by: sender) }, handEdits: scan.changes.filter { $0.kind != .serverCopy },
                            serverCopies: serverCopies,
                            problems: scan.problems, conflicts: try conflictFiles.keys(), skippedServerRecords: skipped,
-                           filesSeen: scan.filesSeen, filesHashed: scan.filesHashed)
+                           filesSeen: scan.filesSeen, filesHashed: scan.filesHashed, gitWarnings: try GitGuard.warnings(baseline))
     }
 }

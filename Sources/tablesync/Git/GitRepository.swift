@@ -21,11 +21,6 @@ extension GitRepository {
             + "{ git merge-file -L ours -L base -L theirs %A %O %B; exit 1; }; exec \"$t\" merge-file %O %A %B %P"
     }
 
-    /// Whether this repository's config names the merge driver.
-    var hasMergeDriver: Bool {
-        (try? run(["config", "--get", "merge.\(StoreFileMerge.driverName).driver"]))?.text.isEmpty == false
-    }
-
     /// Why a commit cannot be made here (`git var GIT_COMMITTER_IDENT` fails without an identity), or `nil`.
     func commitIdentityProblem() -> String? {
         guard let answer = try? run(["var", "GIT_COMMITTER_IDENT"], allowing: [128]), answer.status != 0 else { return nil }

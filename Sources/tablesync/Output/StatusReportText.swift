@@ -18,6 +18,7 @@ enum StatusReportText {
             "conflicts": .array(status.conflicts.map { .string($0.description) }),
             "skippedServerRecords": .array(status.skippedServerRecords.map(SyncReportText.skippedJSON)),
             "clean": .bool(status.isClean),
+            "git": .array(status.gitWarnings.map(JSONValue.string)),
         ]
     }
 
@@ -34,6 +35,11 @@ enum StatusReportText {
         var lines = ["Store \(root), remote \(status.remote)"]
         if status.isClean {
             lines.append("Nothing to push; no hand edits, broken files or conflicts.")
+        }
+        if !status.gitWarnings.isEmpty {
+            lines.append("")
+            lines.append("Git:")
+            for warning in status.gitWarnings { lines.append("  \(warning)") }
         }
         if !status.pending.isEmpty {
             lines.append("")
