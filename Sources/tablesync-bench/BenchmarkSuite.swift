@@ -6,7 +6,8 @@ import TableSync
 /// one `tablesync-server` on SQLite the initial pull (P1) with its disk floor and the SDKs' paging, memory
 /// (P4), bytes on the wire (P5), `status` against `git status` (P2), push (P3), a sync with nothing to do
 /// (P6), an incremental pull (P7), a sync that lost its cache (P8), a sync while another program keeps the disk
-/// busy (P9), and the client's transport against the one it replaced (T1). Every figure is a median over the runs,
+/// busy (P9), the first sync of a git clone after the server moved (P10), and the client's transport against the one
+/// it replaced (T1). Every figure is a median over the runs,
 /// beside a baseline measured in the same run.
 struct BenchmarkSuite {
     /// Sizes and places.
@@ -92,6 +93,7 @@ struct BenchmarkSuite {
             try measureNoChangeSync(store: store)
             try await measureIncrementalPull(store: store, database: database)
             try measureSyncWithoutCache(store: store)
+            try await measureCloneFirstSync(store: store, database: database)
         }
         results.notes.append("load average at the end: \(Machine.loadAverage()) (other processes share this machine)")
         results.rows = results.rows.enumerated().sorted { ($0.element.id, $0.offset) < ($1.element.id, $1.offset) }.map(\.element)
@@ -124,7 +126,8 @@ struct BenchmarkSuite {
     // MARK: - P1, P4 at full size
 
     private mutating func measureInitialPull(server: ServerProcess, store: String) throws {
-        let files = served.map { (name: RecordFileName.fileName(for: $0[SystemProperty.id]!.stringValue!), bytes: CanonicalJSON.encode(.object($0))) }
+        // The files as the pull writes them: canonical, stamped with their synced marks.
+        let files = served.map { (name: RecordFileName.fileName(for: $0[SystemProperty.id]!.stringValue!), bytes: SyncedMark.stamped($0)) }
         let floor = DiskFloor(files: files, pageSize: Self.pullPageSize)
         let floorDirectory = work + "/floor", stockStore = work + "/stock-store"
         var floorRates: [Double] = [], pullRates: [Double] = [], stockRates: [Double] = [], memory: [Double] = []
@@ -415,29 +418,111 @@ struct BenchmarkSuite {
 
     // MARK: - P8
 
-    /// The first sync of a store without `.tablesync/` (a fresh clone, a restore, a lost cache): what it sends,
-    /// against a sync of the same store with its cache (P6's figure, measured again here).
+    /// The first sync of a store without `.tablesync/` (a restore, a lost cache): what it sends, and how many of its
+    /// files it takes for the server's copies from their synced marks, without a request; against a sync of the same
+    /// store with its cache (P6's figure, measured again here).
     private mutating func measureSyncWithoutCache(store: String) throws {
-        var times: [Double] = [], withCache: [Double] = [], sent: [Double] = [], compared: [Double] = []
+        var times: [Double] = [], withCache: [Double] = [], sent: [Double] = [], indexed: [Double] = []
         for run in 1...runs {
             progress("P8 run \(run)/\(runs): sync after removing .tablesync/")
             withCache.append(try tablesync(["-C", store, "sync", "--json"]).seconds)
             try remove(store + "/.tablesync")
             let sync = try tablesync(["-C", store, "sync", "--json"])
             let push = try JSONParser.parse(sync.standardOutput)["push"]
-            let applied = push?["applied"]?.integerValue ?? -1
-            let refused = (push?["conflicts"]?.arrayValue?.count ?? 0) + (push?["rejected"]?.arrayValue?.count ?? 0)
-            sent.append(Double(applied) + Double(refused))
-            compared.append(Double(push?["compared"]?["unchanged"]?.integerValue ?? -1))
+            sent.append(Double(Self.writes(push)))
+            indexed.append(Double(push?["indexedCopies"]?.integerValue ?? -1))
             times.append(sync.seconds)
         }
         let operations = Sample(sent)
         results.rows.append(ResultRow(id: "P8", what: "sync without .tablesync/ (\(records) records): operations sent", unit: "operations",
                                       value: operations, target: "0", met: operations.max == 0))
-        results.rows.append(ResultRow(id: "P8", what: "sync without .tablesync/: files compared and found unchanged", unit: "files",
-                                      value: Sample(compared), target: "\(records)", met: Sample(compared).min == Double(records)))
+        results.rows.append(ResultRow(id: "P8", what: "sync without .tablesync/: files indexed from their synced marks, no request", unit: "files",
+                                      value: Sample(indexed), target: "\(records)", met: Sample(indexed).min == Double(records)))
         results.rows.append(ResultRow(id: "P8", what: "sync without .tablesync/: wall time", unit: "s", value: Sample(times),
                                       baselineName: "the same sync with its cache", baseline: Sample(withCache), target: nil, met: nil))
+    }
+
+    /// What a push report says was written to the server or refused there: operations applied, conflicts, refusals.
+    private static func writes(_ push: JSONValue?) -> Int64 {
+        (push?["applied"]?.integerValue ?? -1) + Int64(push?["conflicts"]?.arrayValue?.count ?? 0)
+            + Int64(push?["rejected"]?.arrayValue?.count ?? 0)
+    }
+
+    /// The requests a sync's report counts: operations sent, reads made to compare files with the server, pages pulled.
+    private static func requests(_ sync: JSONValue) -> Int64 {
+        let push = sync["push"]
+        let pages = sync["pulls"]?.objectValue?.values.reduce(Int64(0)) { $0 + ($1["pages"]?.integerValue ?? 0) } ?? 0
+        return (push?["requests"]?.integerValue ?? 0) + (push?["compared"]?["requests"]?.integerValue ?? 0) + pages
+    }
+
+    // MARK: - P10
+
+    /// The first sync of a fresh `git clone` of the store after the server changed `changedRecords` records: what it
+    /// writes to the server (nothing), the conflicts it files (none), its requests and wall time, beside the sync of
+    /// the store it was cloned from, which pulls the same changes. Then what the synced marks cost git: the objects a
+    /// commit of those changed files adds, with their marks and without (``MarkCost``).
+    private mutating func measureCloneFirstSync(store: String, database: String) async throws {
+        let changed = configuration.changedRecords
+        let identity = ["-c", "user.name=bench", "-c", "user.email=bench@localhost", "-c", "commit.gpgsign=false"]
+        let git = GitWorkTree(directory: store)
+        let clone = work + "/clone"
+        var cloneTimes: [Double] = [], originTimes: [Double] = [], cloneRequests: [Double] = [], originRequests: [Double] = []
+        var cloneWrites: [Double] = [], conflicts: [Double] = [], costs: [MarkCost.Growth] = []
+        // After P7's changes, so that each run's changes are records no earlier run touched.
+        let first = min(runs * changed, records - runs * changed)
+        for run in 0..<runs {
+            progress("P10 run \(run + 1)/\(runs): commit, clone, \(changed) records changed on the server, the clone's first sync")
+            try git.run(["add", "-A"])
+            try git.run(identity + ["commit", "-q", "--no-verify", "--allow-empty", "-m", "synced"])
+            try discard(clone)
+            try ChildProcess.run("/usr/bin/env", ["git", "-c", "gc.auto=0", "clone", "-q", "--no-hardlinks", store, clone])
+            let indexes = (first + run * changed)..<(first + (run + 1) * changed)
+            try await ServerSeeder.touch(database: database, table: Self.mainTable, indexes: indexes, dataSet: dataSet,
+                                         value: Int64(8_000_000 + run))
+            let cloneSync = try tablesync(["-C", clone, "sync", "--json"])
+            let cloneAnswer = try JSONParser.parse(cloneSync.standardOutput)
+            try expect(written: changed, in: cloneAnswer, label: "P10 clone")
+            cloneWrites.append(Double(Self.writes(cloneAnswer["push"])))
+            conflicts.append(Double((cloneAnswer["push"]?["conflicts"]?.arrayValue?.count ?? 0)
+                                    + (cloneAnswer["push"]?["compared"]?["conflicts"]?.arrayValue?.count ?? 0)))
+            cloneRequests.append(Double(Self.requests(cloneAnswer)))
+            cloneTimes.append(cloneSync.seconds)
+
+            progress("P10 run \(run + 1)/\(runs): the same changes pulled by the store it was cloned from")
+            let before = try MarkCost.files(store: store, table: Self.mainTable, names: indexes.map { RecordFileName.fileName(for: dataSet.id($0)) })
+            let originSync = try tablesync(["-C", store, "sync", "--json"])
+            let originAnswer = try JSONParser.parse(originSync.standardOutput)
+            try expect(written: changed, in: originAnswer, label: "P10 origin")
+            originRequests.append(Double(Self.requests(originAnswer)))
+            originTimes.append(originSync.seconds)
+            let after = try MarkCost.files(store: store, table: Self.mainTable, names: before.map(\.name))
+            costs.append(try MarkCost.growth(before: before, after: after, scratch: work + "/mark-cost", identity: identity))
+        }
+        try discard(clone)
+        let writes = Sample(cloneWrites), conflictSample = Sample(conflicts)
+        results.rows.append(ResultRow(id: "P10", what: "first sync of a clone after \(changed) changes on the server: writes sent", unit: "operations",
+                                      value: writes, target: "0", met: writes.max == 0))
+        results.rows.append(ResultRow(id: "P10", what: "first sync of a clone after \(changed) changes on the server: conflicts", unit: "conflicts",
+                                      value: conflictSample, target: "0", met: conflictSample.max == 0))
+        results.rows.append(ResultRow(id: "P10", what: "first sync of a clone (\(records) records, \(changed) changed): requests", unit: "requests",
+                                      value: Sample(cloneRequests), baselineName: "the origin's incremental sync of the same changes",
+                                      baseline: Sample(originRequests), target: nil, met: nil))
+        results.rows.append(ResultRow(id: "P10", what: "first sync of a clone (\(records) records, \(changed) changed): wall time", unit: "s",
+                                      value: Sample(cloneTimes), baselineName: "the origin's incremental sync of the same changes",
+                                      baseline: Sample(originTimes), target: nil, met: nil))
+        results.rows.append(ResultRow(id: "P10", what: "git objects a commit of \(changed) pulled record files adds (loose, zlib)", unit: "KB",
+                                      value: Sample(costs.map(\.marked.loose)), baselineName: "the same files without their synced marks",
+                                      baseline: Sample(costs.map(\.unmarked.loose)), target: nil, met: nil))
+        results.rows.append(ResultRow(id: "P10", what: "pack growth of that commit after git repack -adf (deltas)", unit: "KB",
+                                      value: Sample(costs.map(\.marked.packed)), baselineName: "the same files without their synced marks",
+                                      baseline: Sample(costs.map(\.unmarked.packed)), target: nil, met: nil))
+    }
+
+    private func expect(written count: Int, in sync: JSONValue, label: String) throws {
+        let written = sync["pulls"]?.objectValue?.values.reduce(Int64(0)) { $0 + ($1["written"]?.integerValue ?? 0) } ?? -1
+        guard written == Int64(count) else {
+            throw BenchError(what: label, detail: "the sync wrote \(written) pulled records, expected \(count): \(CanonicalJSON.string(sync).prefix(800))")
+        }
     }
 
     // MARK: - P9

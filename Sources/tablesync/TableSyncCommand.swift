@@ -28,6 +28,11 @@ struct TableSyncCommand: AsyncParsableCommand {
               7  the store has invalid files or state (see `tablesync verify`)
               8  done, but server records the store cannot hold were skipped
                  (see `tablesync status`)
+              9  git's state stops the run before anything is sent: a merge,
+                 rebase, cherry-pick or revert under way, or HEAD behind the
+                 commit of the last sync (--allow-older-head)
+             10  sync --commit: the sync is done, but its commit could not be
+                 made (no git identity, ...); commit by hand
             With --json every outcome, errors included, is one JSON document on
             standard output; an error is {"error": "...", "exitCode": N}.
             """,

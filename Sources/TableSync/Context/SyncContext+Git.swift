@@ -14,8 +14,15 @@ extension SyncContext {
     /// it, or now.
     func gitBaseline() throws -> GitBaseline? {
         if let operationBaseline { return operationBaseline }
-        guard let repository = gitRepository() else { return nil }
-        return try GitBaseline.read(repository: repository, layout: layout, tables: settings.tables)
+        if case .some(nil) = gitLookup { return nil }
+        // One `git rev-parse` finds the repository (the first time) and reads HEAD and the tables' trees.
+        let asked = GitBaseline.revisions(tables: settings.tables)
+        guard let located = GitRepository.locate(store: layout.root, revisions: asked) else {
+            gitLookup = .some(nil)
+            return nil
+        }
+        gitLookup = .some(located.repository)
+        return try GitBaseline.read(repository: located.repository, layout: layout, tables: settings.tables, revisions: located.revisions)
     }
 
     /// Remembers `head` (the commit `HEAD` names now, when not given) as the one of the store's last sync

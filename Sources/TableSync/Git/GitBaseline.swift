@@ -31,24 +31,25 @@ struct GitBaseline: Sendable {
     /// Where `HEAD` stands against the last sync's commit.
     let position: HeadPosition
 
-    /// The baseline of the store at `layout` in `repository`, for `tables`.
-    static func read(repository: GitRepository, layout: StoreLayout, tables: [String]) throws -> GitBaseline {
+    /// The baseline of the store at `layout` in `repository`, for `tables`, from `HEAD` and each table's tree in it
+    /// (`revisions`, answered by ``GitRepository/locate(store:revisions:)``).
+    static func read(repository: GitRepository, layout: StoreLayout, tables: [String], revisions: [String?]) throws -> GitBaseline {
         let state = GitState.load(layout: layout)
-        // One command for HEAD and every table's tree; an object git does not have is echoed back as asked.
-        let asked = ["HEAD"] + tables.map { "HEAD:./tables/\($0)" }
-        let answers = try repository.run(["rev-parse"] + asked, allowing: [128]).text.split(separator: "\n").map(String.init)
-        func objectName(_ index: Int) -> String? {
-            guard index < answers.count, answers[index] != asked[index], GitObjectName.isValid(answers[index]) else { return nil }
-            return answers[index]
-        }
-        let head = objectName(0)
+        let head = revisions.first ?? nil
         var trees: [String: String] = [:]
-        for (offset, table) in tables.enumerated() { trees[table] = objectName(offset + 1) }
+        for (offset, table) in tables.enumerated() where offset + 1 < revisions.count {
+            if let tree = revisions[offset + 1] { trees[table] = tree }
+        }
         var position = HeadPosition.unknown
         if let head, let synced = state.syncedHead, GitObjectName.isValid(synced) {
             position = head == synced ? .atOrAfter : try Self.position(of: head, against: synced, in: repository)
         }
         return GitBaseline(repository: repository, head: head, trees: trees, state: state, position: position)
+    }
+
+    /// What `read` asks `git rev-parse`: `HEAD`, then each table's tree in it.
+    static func revisions(tables: [String]) -> [String] {
+        ["HEAD"] + tables.map { "HEAD:./tables/\($0)" }
     }
 
     /// Counts the commits each side has that the other has not (`git rev-list --left-right --count`).

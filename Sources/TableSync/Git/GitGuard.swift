@@ -61,7 +61,8 @@ enum GitGuard {
     static func warnings(_ baseline: GitBaseline?) throws -> [String] {
         guard let baseline else { return [] }
         var warnings: [String] = []
-        if let operation = try baseline.repository.operationInProgress() {
+        // Unmerged files show as broken files with both sides already.
+        if let operation = try baseline.repository.operationInProgress(checkingUnmergedFiles: false) {
             warnings.append("\(operation); push, pull and sync wait for it (exit 9).")
         }
         if baseline.position == .behind {

@@ -11,6 +11,8 @@ package struct GitRepository: Sendable {
     package let storeRoot: String
     /// The repository's git directory, absolute (per work tree: a linked work tree has its own).
     package let gitDirectory: String
+    /// The directory the work trees of the repository share (its config, its objects), absolute.
+    package let commonDirectory: String
 
     /// A `git` command that failed, with what git said.
     package struct Failure: Error, CustomStringConvertible {
@@ -33,12 +35,23 @@ package struct GitRepository: Sendable {
 
     /// The repository whose work tree holds the store at `root`, or `nil` when there is none (or git is not installed).
     package static func containing(store root: String) -> GitRepository? {
-        let probe = GitRepository(storeRoot: root, gitDirectory: "")
-        guard let answer = try? probe.run(["rev-parse", "--is-inside-work-tree", "--absolute-git-dir"], allowing: [128]),
-              answer.status == 0 else { return nil }
-        let lines = answer.text.split(separator: "\n").map(String.init)
-        guard lines.count == 2, lines[0] == "true" else { return nil }
-        return GitRepository(storeRoot: root, gitDirectory: lines[1])
+        locate(store: root)?.repository
+    }
+
+    /// ``containing(store:)``, with `revisions` (`git rev-parse` arguments such as `HEAD`) answered by the same
+    /// command: each an object name, or `nil` when git has none by that name.
+    package static func locate(store root: String, revisions: [String] = []) -> (repository: GitRepository, revisions: [String?])? {
+        let probe = GitRepository(storeRoot: root, gitDirectory: "", commonDirectory: "")
+        let asked = ["--is-inside-work-tree", "--absolute-git-dir", "--path-format=absolute", "--git-common-dir"]
+        // A revision git does not know ends the answers there; what came before still stands.
+        guard let answer = try? probe.run(["rev-parse"] + asked + revisions, allowing: [128]) else { return nil }
+        let lines = String(decoding: answer.bytes, as: UTF8.self).split(separator: "\n").map(String.init)
+        guard lines.count >= 3, lines[0] == "true" else { return nil }
+        let named = revisions.indices.map { index -> String? in
+            let line = 3 + index
+            return line < lines.count && GitObjectName.isValid(lines[line]) ? lines[line] : nil
+        }
+        return (GitRepository(storeRoot: root, gitDirectory: lines[1], commonDirectory: lines[2]), named)
     }
 
     /// Runs `git -C <store> arguments`, with `input` on its standard input and `environment` added to this
@@ -65,9 +78,12 @@ package struct GitRepository: Sendable {
             try? standardInput.close()
             try? standardError.close()
         }
+        guard let program = Self.program else {
+            throw Failure(arguments: arguments, status: -1, message: "git is not installed (no git on the PATH)")
+        }
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["git", "-C", storeRoot, "-c", "gc.auto=0", "-c", "maintenance.auto=false"] + arguments
+        process.executableURL = URL(fileURLWithPath: program)
+        process.arguments = ["-C", storeRoot, "-c", "gc.auto=0", "-c", "maintenance.auto=false"] + arguments
         let output = Pipe()
         process.standardOutput = output
         process.standardError = standardError
@@ -87,9 +103,15 @@ package struct GitRepository: Sendable {
         return result
     }
 
+    /// The `git` program on the `PATH`, looked up once.
+    private static let program: String? = {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        return path.split(separator: ":").map { String($0) + "/git" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }()
+
     /// The git operation under way in this work tree (a merge, rebase, cherry-pick or revert), or unmerged store
     /// files, in words; `nil` when there is none.
-    package func operationInProgress() throws -> String? {
+    package func operationInProgress(checkingUnmergedFiles: Bool = true) throws -> String? {
         let markers = [
             ("MERGE_HEAD", "a git merge"), ("CHERRY_PICK_HEAD", "a git cherry-pick"), ("REVERT_HEAD", "a git revert"),
             ("rebase-merge", "a git rebase"), ("rebase-apply", "a git rebase or am"),
@@ -97,20 +119,27 @@ package struct GitRepository: Sendable {
         for (file, operation) in markers where FileManager.default.fileExists(atPath: gitFile(file)) {
             return "\(operation) is under way in the store's work tree: finish it (or abort it) first"
         }
+        // A `git stash pop` that stopped at a conflict leaves unmerged files and no marker.
+        guard checkingUnmergedFiles else { return nil }
         let unmerged = try run(["ls-files", "-u", "-z", "--", "."]).bytes.split(separator: 0)
             .compactMap { line in line.firstIndex(of: UInt8(ascii: "\t")).map { String(decoding: line[($0 + 1)...], as: UTF8.self) } }
         guard let first = unmerged.first else { return nil }
         return "\(Set(unmerged).count) file(s) of the store are unmerged, \(first) first: settle them and git add them first"
     }
 
-    /// Whether merges of the store go through TableSync's merge driver: its config is set, and the store's
-    /// `.gitattributes` has every line (``StoreFileMerge/gitAttributeLines``).
+    /// Whether merges of the store go through TableSync's merge driver: the repository's config names it, and the
+    /// store's `.gitattributes` has every line (``StoreFileMerge/gitAttributeLines``). The config file is read, not
+    /// asked of git: a driver named only in a global or included config reads as missing.
     package var mergesStore: Bool {
-        guard let driver = try? run(["config", "--get", "merge.\(StoreFileMerge.driverName).driver"], allowing: [1]),
-              !driver.text.isEmpty,
+        guard let config = try? String(contentsOfFile: commonDirectory + "/config", encoding: .utf8),
               let attributes = try? String(contentsOfFile: storeRoot + "/.gitattributes", encoding: .utf8) else { return false }
+        var inDriverSection = false, named = false
+        for line in config.split(separator: "\n").map({ $0.trimmingCharacters(in: .whitespaces) }) {
+            if line.hasPrefix("[") { inDriverSection = line == "[merge \"\(StoreFileMerge.driverName)\"]" }
+            if inDriverSection && line.hasPrefix("driver") { named = true }
+        }
         let present = Set(attributes.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) })
-        return StoreFileMerge.gitAttributeLines.allSatisfy(present.contains)
+        return named && StoreFileMerge.gitAttributeLines.allSatisfy(present.contains)
     }
 
     /// The file `name` in the git directory (`MERGE_HEAD`, `rebase-merge`, …).

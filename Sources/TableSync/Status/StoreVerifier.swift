@@ -76,7 +76,7 @@ struct StoreVerifier {
                     add(.notice, relativePath, "not in canonical form (edited by hand); the next sync rewrites it")
                 }
                 if journal.pending(RecordKey(table: table, id: loaded.id))?.kind == .delete {
-                    add(.error, relativePath, "the record's delete is pending but the file exists; push first, or remove the file")
+                    add(.notice, relativePath, "the record's delete is pending but the file holds content (a delete merged over an edit?); the next push holds the delete back as a conflict for tablesync resolve")
                 }
             }
         }

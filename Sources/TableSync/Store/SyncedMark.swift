@@ -14,9 +14,9 @@ import SyncProtocol
 /// The name is not a plain property name (``PropertyName/isPlain(_:)``), so no query can name it and no record
 /// of a table is expected to use it; the mark is never sent (``ServerRecord/content(_:)``) and a record read
 /// through the library comes without it.
-enum SyncedMark {
+package enum SyncedMark {
     /// The mark's property name.
-    static let property = "@synced"
+    package static let property = "@synced"
     /// Characters in a mark.
     static let length = 22
     /// The value in the mark's place while its digest is computed. Its last character cannot end a real mark
@@ -24,7 +24,7 @@ enum SyncedMark {
     private static let blank = [UInt8](repeating: UInt8(ascii: "-"), count: length)
 
     /// The canonical file bytes of `record`, a copy as the server has it, stamped with its mark.
-    static func stamped(_ record: [String: JSONValue]) -> [UInt8] {
+    package static func stamped(_ record: [String: JSONValue]) -> [UInt8] {
         var record = record
         record[property] = .string(String(decoding: blank, as: UTF8.self))
         var bytes = RecordFile.encode(record)

@@ -26,6 +26,8 @@ public struct AdoptionReport: Sendable, Equatable {
     public var conflicts: [RecordKey] = []
     /// Files that differ from a server copy that moved on, settled by the `server-wins` or `client-wins` policy.
     public var settledByPolicy = 0
+    /// Requests made to read the server's copies: one per file for a few, one per page of the table for more.
+    public var requests = 0
 
     /// Files compared with the server.
     public var compared: Int {
@@ -122,11 +124,13 @@ struct Adopter {
             if changes.count <= Self.singleReadLimit {
                 var copies: [[String: JSONValue]] = []
                 for id in changes.keys.sorted() {
+                    report.requests += 1
                     if let copy = try await client.serverCopy(table: table, id: id) { copies.append(copy) }
                 }
                 try await settle(table: table, serverCopies: copies, changes: changes, remaining: &remaining, report: &report)
             } else {
                 try await walk(table: table, client: client, from: oldestUpdatedAt(of: Array(changes.values))) { page in
+                    report.requests += 1
                     try await settle(table: table, serverCopies: page, changes: changes, remaining: &remaining, report: &report)
                     return !remaining.isEmpty
                 }

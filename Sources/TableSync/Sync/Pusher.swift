@@ -23,6 +23,9 @@ public struct PushReport: Sendable, Equatable {
     public var batched = false
     /// Files compared with the server before anything was sent, because this store had never synced them.
     public var adoption = AdoptionReport()
+    /// Files stamped as the server's copies that the stat index did not know (a clone, a lost cache, a merge),
+    /// indexed without a request.
+    public var indexedCopies = 0
 
     /// Requests made for operations (one per operation, or one per batch).
     public var requests: Int { traffic.requests }
@@ -102,6 +105,7 @@ struct Pusher {
         let recorded = try await store.recordHandEdits(keepingReadsUpTo: Self.readsKept, allowingMassDelete: options.allowMassDelete)
         var reads = recorded.reads
         report.problems = recorded.scan.problems
+        report.indexedCopies = recorded.scan.serverCopies.values.reduce(0) { $0 + $1.count }
         // Files to compare with the server first, and files that hold content while a delete is pending.
         let toCompare = recorded.scan.changes.filter { change in
             (tables?.contains(change.table) ?? true) && [.uncompared, .removedByGit, .missing, .deleteConflict].contains(change.kind)

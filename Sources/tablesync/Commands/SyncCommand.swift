@@ -12,7 +12,8 @@ struct SyncCommand: AsyncParsableCommand {
             One run at a time per store: a second run exits 6 at once. Exit codes: 0 done, 2 the server refuses the \
             requests themselves (see the message), 3 conflicts waiting, 4 server unreachable (retry later), \
             5 credentials refused, 6 locked, 7 broken files, 8 server records the store cannot hold were skipped \
-            (see status).
+            (see status), 9 git's state stops the run (a merge under way, HEAD behind the last sync), 10 the sync is \
+            done but its commit could not be made.
             cron: */5 * * * * cd /srv/store && tablesync sync >>/var/log/tablesync.log 2>&1
             """
     )

@@ -6,6 +6,7 @@ enum SyncReportText {
     /// A push in one sentence: what was applied, refused, settled, waiting or skipped.
     static func push(_ report: PushReport) -> String {
         var parts: [String] = []
+        if report.indexedCopies > 0 { parts.append("indexed \(report.indexedCopies) file(s) stamped as the server's copies") }
         if report.adoption.compared > 0 { parts.append(adoption(report.adoption)) }
         parts.append("pushed \(report.applied) operation\(report.applied == 1 ? "" : "s")")
         if !report.conflicts.isEmpty { parts.append("\(report.conflicts.count) new conflict(s)") }
@@ -84,6 +85,7 @@ enum SyncReportText {
             "problems": .array(report.problems.map { .string($0.description) }),
             "requests": .integer(Int64(report.requests)),
             "batched": .bool(report.batched),
+            "indexedCopies": .integer(Int64(report.indexedCopies)),
             "bytesSent": .integer(Int64(report.traffic.bytesSent)),
             "bytesReceived": .integer(Int64(report.traffic.bytesReceived)),
             "compared": [
@@ -96,6 +98,7 @@ enum SyncReportText {
                 "restored": .integer(Int64(report.adoption.restored)),
                 "conflicts": .array(report.adoption.conflicts.map { .string($0.description) }),
                 "settledByPolicy": .integer(Int64(report.adoption.settledByPolicy)),
+                "requests": .integer(Int64(report.adoption.requests)),
             ],
         ]
     }
