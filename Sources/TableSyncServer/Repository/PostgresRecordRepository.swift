@@ -256,20 +256,13 @@ public final class PostgresRecordRepository: RecordRepository {
             record.properties = properties
             record.updatedAt = stamp
             return record
-        case .softDelete:
+        case .softDelete, .undelete:
             guard var record = existing else { return nil }
+            let deleted = decision == .softDelete
             try await connection.query(
-                "UPDATE tablesync_records SET deleted = TRUE, updated_at = \(stamp) WHERE table_name = \(table) AND id = \(id)",
+                "UPDATE tablesync_records SET deleted = \(deleted), updated_at = \(stamp) WHERE table_name = \(table) AND id = \(id)",
                 logger: logger)
-            record.deleted = true
-            record.updatedAt = stamp
-            return record
-        case .undelete:
-            guard var record = existing else { return nil }
-            try await connection.query(
-                "UPDATE tablesync_records SET deleted = FALSE, updated_at = \(stamp) WHERE table_name = \(table) AND id = \(id)",
-                logger: logger)
-            record.deleted = false
+            record.deleted = deleted
             record.updatedAt = stamp
             return record
         case .hardDelete:

@@ -156,19 +156,12 @@ public final class SQLiteRecordRepository: RecordRepository {
             try db.cachedStatement(sql: "UPDATE \(RecordColumns.recordsTable) SET \(RecordColumns.body) = ?, \(RecordColumns.updatedAt) = ? WHERE \(RecordColumns.tableName) = ? AND \(RecordColumns.id) = ?")
                 .execute(arguments: [CanonicalJSON.string(.object(properties), style: .compact), stamp, table, id])
             return record
-        case .softDelete:
+        case .softDelete, .undelete:
             guard var record = existing else { return nil }
-            record.deleted = true
+            record.deleted = decision == .softDelete
             record.updatedAt = stamp
-            try db.cachedStatement(sql: "UPDATE \(RecordColumns.recordsTable) SET \(RecordColumns.deleted) = 1, \(RecordColumns.updatedAt) = ? WHERE \(RecordColumns.tableName) = ? AND \(RecordColumns.id) = ?")
-                .execute(arguments: [stamp, table, id])
-            return record
-        case .undelete:
-            guard var record = existing else { return nil }
-            record.deleted = false
-            record.updatedAt = stamp
-            try db.cachedStatement(sql: "UPDATE \(RecordColumns.recordsTable) SET \(RecordColumns.deleted) = 0, \(RecordColumns.updatedAt) = ? WHERE \(RecordColumns.tableName) = ? AND \(RecordColumns.id) = ?")
-                .execute(arguments: [stamp, table, id])
+            try db.cachedStatement(sql: "UPDATE \(RecordColumns.recordsTable) SET \(RecordColumns.deleted) = ?, \(RecordColumns.updatedAt) = ? WHERE \(RecordColumns.tableName) = ? AND \(RecordColumns.id) = ?")
+                .execute(arguments: [record.deleted ? 1 : 0, stamp, table, id])
             return record
         case .hardDelete:
             try db.cachedStatement(sql: "DELETE FROM \(RecordColumns.recordsTable) WHERE \(RecordColumns.tableName) = ? AND \(RecordColumns.id) = ?")
