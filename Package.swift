@@ -111,6 +111,7 @@ let package = Package(
             name: "TestSupport",
             dependencies: [
                 "TableSync",
+                "GzipCompression",
                 "TableSyncServer",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),

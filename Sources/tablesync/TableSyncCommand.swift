@@ -22,7 +22,8 @@ struct TableSyncCommand: AsyncParsableCommand {
                  server refuses the requests themselves (a table it does not serve,
                  a protocol version it does not speak)
               3  done, but conflicts are waiting (see `tablesync conflicts`)
-              4  server unreachable or timed out: retry later, nothing was lost
+              4  server unreachable, timed out or answering garbage: retry later,
+                 nothing was lost
               5  the server refused the credentials (TABLESYNC_TOKEN, tokenFile)
               6  another run holds the store's lock: retry later
               7  the store has invalid files or state (see `tablesync verify`)

@@ -1,4 +1,5 @@
 import Foundation
+import GzipCompression
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -72,6 +73,7 @@ public final class FaultProxy: @unchecked Sendable {
     private struct Rule {
         var method: String?
         var pathContains: String?
+        var bodyContains: String?
         var fault: NetworkFault
         var remaining: Int
     }
@@ -112,9 +114,13 @@ public final class FaultProxy: @unchecked Sendable {
         close(listener)
     }
 
-    /// Injects `fault` into the next `times` requests matching `method` and a path containing `pathContains`.
-    public func inject(_ fault: NetworkFault, method: String? = nil, pathContains: String? = nil, times: Int = 1) {
-        lock.withLock { rules.append(Rule(method: method, pathContains: pathContains, fault: fault, remaining: times)) }
+    /// Injects `fault` into the next `times` requests matching `method`, a path containing `pathContains` and a
+    /// body (inflated, when the request sends it gzip-compressed) containing `bodyContains`.
+    public func inject(_ fault: NetworkFault, method: String? = nil, pathContains: String? = nil, bodyContains: String? = nil,
+                       times: Int = 1) {
+        lock.withLock {
+            rules.append(Rule(method: method, pathContains: pathContains, bodyContains: bodyContains, fault: fault, remaining: times))
+        }
     }
 
     /// Injects one of `faults`, chosen with a generator seeded by `seed`, into each request with `probability`.
@@ -138,11 +144,12 @@ public final class FaultProxy: @unchecked Sendable {
 
     // MARK: - The exchange
 
-    private func decide(method: String, target: String) -> NetworkFault {
+    private func decide(method: String, target: String, body: String) -> NetworkFault {
         lock.withLock {
             var fault = NetworkFault.none
             if let index = rules.firstIndex(where: { rule in
                 (rule.method.map { $0 == method } ?? true) && (rule.pathContains.map { target.contains($0) } ?? true)
+                    && (rule.bodyContains.map { body.contains($0) } ?? true)
             }) {
                 fault = rules[index].fault
                 rules[index].remaining -= 1
@@ -167,7 +174,8 @@ public final class FaultProxy: @unchecked Sendable {
         guard parts.count >= 2 else { return }
         let method = String(parts[0])
         let target = String(parts[1])
-        let fault = decide(method: method, target: target)
+        let body = Gzip.isGzip(request.body) ? ((try? Gzip.decompress(request.body, limit: 64 << 20)) ?? request.body) : request.body
+        let fault = decide(method: method, target: target, body: String(decoding: body, as: UTF8.self))
         switch fault {
         case .resetMidRequest:
             // The request was read but never forwarded: to the client the connection dies while it waits, and

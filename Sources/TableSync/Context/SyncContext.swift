@@ -16,10 +16,9 @@ import SyncProtocol
 public actor SyncContext {
     /// Whether the context may change the store.
     public enum AccessMode: Sendable {
-        /// No lock, no changes: for status and local reads, which must not wait for a running sync.
+        /// No lock, no changes: for status, verify and local reads, which must not wait for a running sync and
+        /// work on a store the user cannot write.
         case readOnly
-        /// Holds the lock so nothing changes meanwhile, but repairs and changes nothing: for `verify`.
-        case inspect
         /// Holds the lock, repairs what an interrupted run left, and may change the store.
         case readWrite
     }
@@ -99,14 +98,19 @@ public actor SyncContext {
     }
 
     /// Runs `operation` (a push, a pull, a sync), then trims the spare files it kept to those kept for the next
-    /// run, whether it succeeds or fails.
+    /// run, whether it succeeds or fails; after a failure for lack of space, removes them all.
     func releasingSpareFiles<Result: Sendable>(_ operation: () async throws -> Result) async throws -> Result {
         do {
             let result = try await operation()
             await spareFiles.finishRun()
             return result
         } catch {
-            await spareFiles.finishRun()
+            // On a full disk the spares kept for the next run would keep it full: they all go.
+            if let failure = error as? FileSystemError, failure.isOutOfSpace {
+                try? spareFiles.removeAll()
+            } else {
+                await spareFiles.finishRun()
+            }
             throw error
         }
     }

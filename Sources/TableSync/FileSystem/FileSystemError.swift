@@ -23,8 +23,15 @@ public struct FileSystemError: Error, Sendable, Equatable, CustomStringConvertib
     /// `true` when the path did not exist.
     public var isNotFound: Bool { code == ENOENT }
 
-    /// The failure as one sentence: the operation, the path and the system's reason.
+    /// `true` when the file system (or the user's quota) is full.
+    public var isOutOfSpace: Bool { code == ENOSPC || code == EDQUOT }
+
+    /// The failure as one sentence: the operation, the path and the system's reason; on a full disk, what a push,
+    /// pull or sync frees (the spare files it keeps for the next run) and that nothing of the store is lost.
     public var description: String {
-        "cannot \(operation) \(path): \(String(cString: strerror(code)))"
+        let reason = "cannot \(operation) \(path): \(String(cString: strerror(code)))"
+        return isOutOfSpace
+            ? reason + "; nothing was lost (a push, pull or sync that meets a full disk removes the store's spare files, .tablesync/spares): free space and run again"
+            : reason
     }
 }

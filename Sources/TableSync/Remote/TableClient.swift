@@ -40,9 +40,10 @@ struct TableClient: Sendable {
         (apiVersion == 2 ? ProtocolVersion.v2 : ProtocolVersion.v3).headerValue
     }
 
-    /// `POST` of a record's compact JSON `body`.
+    /// `POST` of a record's compact JSON `body`. Writes return an answer of 500 or above that outlasted the retries
+    /// rather than throw (``ServerHTTPClient/send(_:returningServerFaults:)``): the push sets such a record aside.
     func insert(table: String, body: [UInt8]) async throws -> HTTPResponse {
-        try await http.send(HTTPRequest(method: "POST", path: TablePath.table(table), body: body))
+        try await http.send(HTTPRequest(method: "POST", path: TablePath.table(table), body: body), returningServerFaults: true)
     }
 
     /// PATCH in v2 (merge), PUT in v3 (replace) of a record's compact JSON `body`, with `If-Match` on `baseVersion`.
@@ -50,7 +51,7 @@ struct TableClient: Sendable {
         var headers: [String: String] = [:]
         if let baseVersion { headers["If-Match"] = "\"\(baseVersion)\"" }
         return try await http.send(HTTPRequest(method: apiVersion == 2 ? "PATCH" : "PUT", path: TablePath.record(table: table, id: id),
-                                               headers: headers, body: body))
+                                               headers: headers, body: body), returningServerFaults: true)
     }
 
     /// `POST /tables/{table}/{id}`: brings a soft-deleted record back, with `If-Match` on the deleted record's
@@ -64,7 +65,8 @@ struct TableClient: Sendable {
     func delete(table: String, id: String, baseVersion: String?) async throws -> HTTPResponse {
         var headers: [String: String] = [:]
         if let baseVersion { headers["If-Match"] = "\"\(baseVersion)\"" }
-        return try await http.send(HTTPRequest(method: "DELETE", path: TablePath.record(table: table, id: id), headers: headers))
+        return try await http.send(HTTPRequest(method: "DELETE", path: TablePath.record(table: table, id: id), headers: headers),
+                                   returningServerFaults: true)
     }
 
     /// One page of `GET /tables/{table}`, checked record by record (``ServerPage``). Throws ``ListRefused`` when
@@ -147,8 +149,11 @@ struct TableClient: Sendable {
             body = try Gzip.compress(body, level: gzipLevel)
             headers["Content-Encoding"] = "gzip"
         }
-        let response = try await http.send(HTTPRequest(method: "POST", path: TablePath.batch, headers: headers, body: body))
+        let response = try await http.send(HTTPRequest(method: "POST", path: TablePath.batch, headers: headers, body: body),
+                                           returningServerFaults: true)
         let url = http.baseURL + TablePath.batch
+        // Refused as a whole (too large after all, or a fault of the server's): the operations go again one by one.
+        if response.status == 413 || response.status >= 500 { throw BatchRefused(status: response.status, message: Self.errorMessage(response)) }
         try Self.requireOK(response, url: url)
         do {
             let parsed = try BatchResponse.parse(try JSONParser.parse(response.body), expectedCount: encodedOperations.count)
@@ -175,6 +180,13 @@ struct TableClient: Sendable {
     static func errorMessage(_ response: HTTPResponse) -> String? {
         (try? JSONParser.parse(response.body))?["error"]?.stringValue
     }
+}
+
+/// The server refused a batch as a whole with 413 or a status of 500 or above (after the retries): its operations
+/// are sent again one request each, where a record the server cannot take is set aside alone.
+struct BatchRefused: Error, Equatable {
+    let status: Int
+    let message: String?
 }
 
 /// The client's token: `TABLESYNC_TOKEN`, else the file named by `tokenFile` in `tablesync.json`. Never

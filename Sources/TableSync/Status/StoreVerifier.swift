@@ -54,7 +54,8 @@ struct StoreVerifier {
         for table in settings.tables {
             try verifyTable(table, add: add)
         }
-        return findings
+        // In a fixed order, whatever order the directories were listed in.
+        return findings.sorted { ($0.path, $0.message) < ($1.path, $1.message) }
     }
 
     private func verifyTable(_ table: String, add: (VerificationFinding.Severity, String, String) -> Void) throws {

@@ -78,14 +78,16 @@ struct BatchSender: OperationSender {
 
     func send(_ operations: [OutgoingOperation]) async throws -> (outcomes: [PushOutcome], traffic: WireTraffic) {
         let members = operations.map { $0.batchMemberBytes(apiVersion: client.apiVersion) }
-        let (response, traffic) = try await client.batch(encodedOperations: members, minimalAnswers: minimalAnswers, gzipLevel: gzipLevel)
+        let response: BatchResponse, traffic: WireTraffic
+        do {
+            (response, traffic) = try await client.batch(encodedOperations: members, minimalAnswers: minimalAnswers, gzipLevel: gzipLevel)
+        } catch let refused as BatchRefused {
+            let message = refused.message ?? "the batch was refused as a whole"
+            return (operations.map { _ in .serverFault(status: refused.status, message: message) }, WireTraffic(requests: 1))
+        }
         var outcomes: [PushOutcome] = []
         outcomes.reserveCapacity(operations.count)
-        for (index, (outgoing, result)) in zip(operations, response.results).enumerated() {
-            // A server fault on one operation is a failure of the link, as it is for a single request.
-            if result.status >= 500 {
-                throw SyncError.unreachable(url: client.http.baseURL, reason: "HTTP \(result.status) for operation \(index + 1) of a batch")
-            }
+        for (outgoing, result) in zip(operations, response.results) {
             outcomes.append(PushOutcome.classify(kind: outgoing.operation.kind, sent: outgoing.sent, status: result.status,
                                                  body: result.body(sent: outgoing.sent)))
         }

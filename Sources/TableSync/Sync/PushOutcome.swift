@@ -12,6 +12,9 @@ enum PushOutcome: Equatable {
     case serverCopyNeeded(status: Int)
     /// The server refused the operation for another reason; recorded like a conflict, the push goes on.
     case rejected(status: Int, message: String)
+    /// The server failed on the operation (500 or above) after the retries, or refused its batch as a whole: the
+    /// push sends it again alone, and sets it aside when the server, reachable, keeps failing on it.
+    case serverFault(status: Int, message: String)
     /// The credentials were refused: the push stops.
     case authenticationRefused(status: Int, message: String?)
 
@@ -49,6 +52,8 @@ enum PushOutcome: Equatable {
         case _ where notFoundStatuses.contains(status):
             if kind == .delete { return .applied(nil) }
             return .conflict(status: status, server: nil)
+        case 500...:
+            return .serverFault(status: status, message: message)
         default:
             return .rejected(status: status, message: message)
         }

@@ -85,7 +85,13 @@ struct Pusher {
     /// a refusal there concerns a record, not the request (``TableClient/requestRefusal(table:)``).
     private struct Acceptance {
         var tables: Set<String> = []
+        /// Operations set aside in a row because the server failed on them (``setAside``).
+        var faultsInARow = 0
     }
+
+    /// After this many operations in a row that the server fails on, the push stops: the server is failing writes
+    /// as a whole, not one record.
+    static let faultsInARowLimit = 10
 
     /// How this push sends: which sender, how many operations and bytes share a request.
     private struct Route {
@@ -94,6 +100,8 @@ struct Pusher {
         let maxOperations: Int
         let maxBytes: Int
         let batched: Bool
+        /// The most bytes of one operation the server takes in a request, when it announces its limit.
+        var serverLimit: Int?
     }
 
     /// How many files the hand-edit scan hands over as read: 20,000 records of about a kilobyte each (a push of
@@ -150,7 +158,13 @@ struct Pusher {
                 var prepared: [OutgoingOperation] = []
                 for operation in window {
                     if var outgoing = try prepare(operation, scanned: reads.take(operation.key), report: &report) {
-                        if route.batched { outgoing.encodeBatchMember(apiVersion: route.client.apiVersion) }
+                        if route.batched {
+                            outgoing.encodeBatchMember(apiVersion: route.client.apiVersion)
+                            if let limit = route.serverLimit, let size = outgoing.batchMember?.count, size > limit {
+                                try await setAsideTooLarge(outgoing, size: size, limit: limit, report: &report)
+                                continue
+                            }
+                        }
                         prepared.append(outgoing)
                     }
                 }
@@ -246,7 +260,7 @@ struct Pusher {
         let gzipLevel = features.extensions.contains(.gzipRequests) ? options.compressionLevel : nil
         let sender = BatchSender(client: client, gzipLevel: gzipLevel, minimalAnswers: features.extensions.contains(.batchMinimalAnswers))
         return Route(client: client, sender: sender, maxOperations: max(1, maxOperations),
-                     maxBytes: max(1, maxBytes), batched: true)
+                     maxBytes: max(1, maxBytes), batched: true, serverLimit: features.batchLimits.map { max(1, $0.maxBytes - 64) })
     }
 
     /// The operation with the content it sends: its record file as it is now. `nil` when there is nothing to
@@ -275,6 +289,7 @@ struct Pusher {
         let answered = try await answer.value
         var outcomes = try await readingServerCopies(operations, answered.outcomes, client: route.client)
         report.traffic += answered.traffic
+        report.traffic += try await settlingServerFaults(operations, &outcomes, route: route, acceptance: &acceptance)
         let retries = operations.indices.compactMap { index in clientWinsRetry(operations[index], outcomes[index]).map { (index, $0) } }
         if !retries.isEmpty {
             let (sentAgain, retryTraffic) = try await route.sender.send(retries.map(\.1))
@@ -289,6 +304,72 @@ struct Pusher {
             try await checkRefusal(outgoing, outcome, client: route.client, acceptance: &acceptance)
             try await reconcile(outgoing, outcome, report: &report, pending: &pending)
         }
+    }
+
+    /// Files a record larger than the server takes (the limit its `/health` announces) as refused, without sending
+    /// it: sent, its batch would be refused as a whole.
+    private func setAsideTooLarge(_ outgoing: OutgoingOperation, size: Int, limit: Int, report: inout PushReport) async throws {
+        let key = outgoing.operation.key
+        try await store.writeConflict(ConflictRecord(
+            operation: outgoing.operation, local: outgoing.sent, server: nil, status: nil,
+            reason: "set aside: the record is \(size) bytes, more than the \(limit) the server takes in a request (its /health); make it smaller, then send it again with tablesync resolve \(key) --keep-local"))
+        report.rejected.append(key)
+    }
+
+    /// Sends again alone, with the retries, each operation the server failed on or whose batch it refused as a
+    /// whole (``PushOutcome/serverFault(status:message:)``); one it still fails on is set aside (refused, with the
+    /// reason), provided the server answers a read of its table, so that one record never holds back the rest.
+    /// Returns the traffic of the requests sent again.
+    private func settlingServerFaults(_ operations: [OutgoingOperation], _ outcomes: inout [PushOutcome], route: Route,
+                                      acceptance: inout Acceptance) async throws -> WireTraffic {
+        if outcomes.contains(where: { if case .applied = $0 { true } else { false } }) { acceptance.faultsInARow = 0 }
+        let faulted = outcomes.indices.filter { if case .serverFault = outcomes[$0] { true } else { false } }
+        guard !faulted.isEmpty else { return WireTraffic() }
+        var traffic = WireTraffic()
+        if route.batched {
+            let again = try await resending(faulted.map { operations[$0] }, route: route, refusedAsAWhole: faulted.count == operations.count)
+            traffic = again.traffic
+            for (index, outcome) in zip(faulted, try await readingServerCopies(faulted.map { operations[$0] }, again.outcomes,
+                                                                                 client: route.client)) {
+                outcomes[index] = outcome
+            }
+        }
+        for index in faulted {
+            guard case .serverFault(let status, let message) = outcomes[index] else { continue }
+            let key = operations[index].operation.key
+            // A server that fails reads too is away, not failing on this record: the push stops, nothing is lost.
+            let probe = try await route.client.probe(table: key.table)
+            guard (200...299).contains(probe.status), acceptance.faultsInARow + 1 < Self.faultsInARowLimit else {
+                throw SyncError.unreachable(url: route.client.http.baseURL, reason: "HTTP \(status) for \(key) (\(message)), and the server fails the other operations too")
+            }
+            acceptance.faultsInARow += 1
+            outcomes[index] = .rejected(status: status, message: "set aside: the server fails on this record every time (HTTP \(status): \(message)); the push went on without it. Send it again with tablesync resolve \(key) --keep-local once the server takes it")
+        }
+        return traffic
+    }
+
+    /// Sends `operations` again after the server failed on them: each alone when it answered them one by one, and
+    /// when it refused their batch as a whole (`refusedAsAWhole`), in two halves, each halved again while the server
+    /// refuses it whole, so that the record it cannot take ends up alone in a few requests rather than one request
+    /// per operation of the batch.
+    private func resending(_ operations: [OutgoingOperation], route: Route, refusedAsAWhole: Bool) async throws
+        -> (outcomes: [PushOutcome], traffic: WireTraffic) {
+        guard refusedAsAWhole, operations.count > 1 else { return try await SingleRequestSender(client: route.client).send(operations) }
+        var outcomes: [PushOutcome] = [], traffic = WireTraffic()
+        let half = operations.count / 2
+        for part in [Array(operations[..<half]), Array(operations[half...])] {
+            let answered = try await route.sender.send(part)
+            traffic += answered.traffic
+            let faulted = answered.outcomes.indices.filter { if case .serverFault = answered.outcomes[$0] { true } else { false } }
+            var partOutcomes = answered.outcomes
+            if !faulted.isEmpty {
+                let again = try await resending(faulted.map { part[$0] }, route: route, refusedAsAWhole: faulted.count == part.count)
+                traffic += again.traffic
+                for (index, outcome) in zip(faulted, again.outcomes) { partOutcomes[index] = outcome }
+            }
+            outcomes += partOutcomes
+        }
+        return (outcomes, traffic)
     }
 
     /// `outcomes` with each ``PushOutcome/serverCopyNeeded(status:)`` decided on the record as the server has it
@@ -329,7 +410,7 @@ struct Pusher {
             guard !acceptance.tables.contains(table) else { return }
             if let refusal = try await connection.requestRefusal(client, table: table) { throw refusal }
             acceptance.tables.insert(table)
-        case .conflict, .serverCopyNeeded, .authenticationRefused:
+        case .conflict, .serverCopyNeeded, .authenticationRefused, .serverFault:
             break
         }
     }
@@ -376,7 +457,7 @@ struct Pusher {
                 : "the server's copy changed since version \(operation.baseVersion ?? "(none: the id exists on the server)")"
             try await store.writeConflict(ConflictRecord(operation: operation, local: sent, server: server, status: status, reason: reason))
             report.conflicts.append(operation.key)
-        case .rejected(let status, let message):
+        case .rejected(let status, let message), .serverFault(let status, let message):
             try await store.writeConflict(ConflictRecord(operation: operation, local: sent, server: nil, status: status, reason: message))
             report.rejected.append(operation.key)
         case .serverCopyNeeded(let status):

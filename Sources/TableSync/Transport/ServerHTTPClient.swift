@@ -39,14 +39,17 @@ struct ServerHTTPClient: Sendable {
     }
 
     /// Sends `request`, retrying as the policy says. Throws ``SyncError/unreachable(url:reason:)`` when the
-    /// attempts are used up.
-    func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+    /// attempts are used up; with `returningServerFaults`, an answer of 500 or above to the last attempt is returned
+    /// instead (the server was reached, and the caller tells its own fault from the server's: a write that fails
+    /// there every time must not hold back the others).
+    func send(_ request: HTTPRequest, returningServerFaults: Bool = false) async throws -> HTTPResponse {
         let urlText = baseURL + request.pathAndQuery
         var attempt = 0
         while true {
             attempt += 1
             let failure: String
             var retryAfter: Double?
+            var serverFault: HTTPResponse?
             do {
                 let result = try await exchange(request, url: urlText)
                 if Self.isDamagedWriteAnswer(result, method: request.method) {
@@ -56,6 +59,7 @@ struct ServerHTTPClient: Sendable {
                 } else {
                     guard RetryPolicy.isRetryable(status: result.status) else { return result }
                     failure = "HTTP \(result.status)"
+                    if result.status >= 500 { serverFault = result }
                 }
                 retryAfter = RetryPolicy.retryAfterSeconds(result.header("Retry-After"))
             } catch TransportFailure.tooLarge {
@@ -68,6 +72,7 @@ struct ServerHTTPClient: Sendable {
                 failure = error.reason
             }
             guard let delay = retryPolicy.delay(afterAttempt: attempt, retryAfter: retryAfter, random: Double.random(in: 0..<1)) else {
+                if returningServerFaults, let serverFault { return serverFault }
                 throw SyncError.unreachable(url: baseURL, reason: "\(failure) after \(attempt) attempt\(attempt == 1 ? "" : "s")")
             }
             try await Task.sleep(nanoseconds: UInt64(delay * 1_000_000_000))

@@ -24,9 +24,10 @@ public enum SyncError: CategorizedError, Equatable {
     /// Which kind of failure this is, for the command line's exit code.
     public var kind: FailureKind {
         switch self {
-        case .unreachable: return .unreachable
+        // An answer the protocol does not allow (a proxy's page, a damaged body, a server out of step) is a failure
+        // of the link to the server, as the retries see it: nothing was lost, and the next run tries again.
+        case .unreachable, .malformedResponse: return .unreachable
         case .authenticationRefused, .tokenUnavailable: return .authentication
-        case .malformedResponse: return .other
         case .requestRefused, .protocolVersionRefused, .serverNotTrusted: return .usage
         }
     }
@@ -39,7 +40,7 @@ public enum SyncError: CategorizedError, Equatable {
         case .authenticationRefused(let status, let message):
             return "the server refused the credentials (HTTP \(status)\(message.map { ": \($0)" } ?? "")); set TABLESYNC_TOKEN or the token file."
         case .malformedResponse(let url, let reason):
-            return "the server's answer to \(url) is not valid: \(reason)."
+            return "the server's answer to \(url) is not valid: \(reason); nothing was lost, try again later."
         case .serverNotTrusted(let url, let detail):
             return "the TLS certificate of the server at \(url) is not trusted (\(detail)). If a private authority signed it, name that authority's file in SSL_CERT_FILE or CURL_CA_BUNDLE; nothing was sent."
         case .tokenUnavailable(let path, let reason):

@@ -24,10 +24,10 @@ struct ConflictsCommand: AsyncParsableCommand {
                 ]
             })])
         } else if conflicts.isEmpty {
-            print("No conflicts.")
+            CommandOutput.printText("No conflicts.")
         } else {
             for conflict in conflicts {
-                print("\(conflict.key)\t\(conflict.summary): \(conflict.reason)")
+                CommandOutput.printText("\(conflict.key)\t\(conflict.summary): \(conflict.reason)")
             }
         }
         if !conflicts.isEmpty { throw ExitCode(.conflictsWaiting) }

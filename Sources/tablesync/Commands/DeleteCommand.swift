@@ -19,7 +19,7 @@ struct DeleteCommand: AsyncParsableCommand {
         if global.json {
             CommandOutput.printJSON(["deleted": .string("\(table)/\(id)")])
         } else {
-            print("Deleted \(table)/\(id) (queued for push).")
+            CommandOutput.printText("Deleted \(table)/\(id) (queued for push).")
         }
     }
 }

@@ -28,7 +28,7 @@ struct GitSetupCommand: AsyncParsableCommand {
         if global.json {
             CommandOutput.printJSON(["gitattributesAdded": .array(added.map(JSONValue.string)), "mergeDriver": .string(GitRepository.executablePath)])
         } else {
-            print("git merges this store with \(GitRepository.executablePath) merge-file\(added.isEmpty ? "" : "; added to .gitattributes: \(added.joined(separator: ", "))").")
+            CommandOutput.printText("git merges this store with \(GitRepository.executablePath) merge-file\(added.isEmpty ? "" : "; added to .gitattributes: \(added.joined(separator: ", "))").")
         }
     }
 

@@ -48,7 +48,7 @@ struct InitCommand: AsyncParsableCommand {
             var text = "Initialized TableSync store in \(root) (tables: \(settings.tables.isEmpty ? "none yet" : settings.tables.joined(separator: ", ")))"
             if !queries.isEmpty { text += "; sync pulls each table whole (queries \(queries.joined(separator: ", ")))" }
             if repository != nil { text += "; git merges its files with tablesync merge-file" }
-            print(text + ".")
+            CommandOutput.printText(text + ".")
         }
     }
 }

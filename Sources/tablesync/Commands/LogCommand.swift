@@ -19,12 +19,12 @@ struct LogCommand: AsyncParsableCommand {
         if global.json {
             CommandOutput.printJSON(["pending": .array(operations.map(\.json))])
         } else if operations.isEmpty {
-            print("No pending operations.")
+            CommandOutput.printText("No pending operations.")
         } else {
             for operation in operations {
                 let base = operation.baseVersion.map { " (on version \($0))" } ?? ""
                 let elsewhere = operation.isSent(by: sender) ? "" : " (queued in another clone, sent from there)"
-                print("\(String(operation.sequence).padding(6))\(operation.kind.rawValue.padding(7))\(operation.table)/\(operation.id)\(base)\(elsewhere)")
+                CommandOutput.printText("\(String(operation.sequence).padding(6))\(operation.kind.rawValue.padding(7))\(operation.table)/\(operation.id)\(base)\(elsewhere)")
             }
         }
     }

@@ -31,11 +31,11 @@ struct MergeFileCommand: AsyncParsableCommand {
         let result = StoreFileMerge.merge(path: path, base: try read(base), ours: try read(ours), theirs: try read(theirs))
         try Data(result.bytes).write(to: URL(fileURLWithPath: ours))
         if let refusal = result.refusal {
-            FileHandle.standardError.write(Data("tablesync merge-file: \(path): \(refusal)\n".utf8))
+            CommandOutput.printError("tablesync merge-file: \(path): \(refusal)")
             throw ExitCode(1)
         }
         if !result.conflicts.isEmpty {
-            FileHandle.standardError.write(Data("tablesync merge-file: \(path): both sides changed \(result.conflicts.joined(separator: ", ")); left between conflict markers\n".utf8))
+            CommandOutput.printError("tablesync merge-file: \(path): both sides changed \(result.conflicts.joined(separator: ", ")); left between conflict markers")
             throw ExitCode(1)
         }
     }

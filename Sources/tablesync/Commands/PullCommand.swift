@@ -30,7 +30,7 @@ struct PullCommand: AsyncParsableCommand {
         if global.json {
             CommandOutput.printJSON(SyncReportText.pullJSON(report))
         } else {
-            print(SyncReportText.push(report.push) + "; " + SyncReportText.pull(table, report) + ".")
+            CommandOutput.printText(SyncReportText.push(report.push) + "; " + SyncReportText.pull(table, report) + ".")
         }
         let status = SyncReportText.status(report.push, pulls: [report])
         if status != .done { throw ExitCode(status) }

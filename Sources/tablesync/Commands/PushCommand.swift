@@ -18,7 +18,7 @@ struct PushCommand: AsyncParsableCommand {
         let context = try SyncContext(directory: global.store, purpose: "tablesync push")
         let report = try await context.push(options: options)
         ProgressDisplay.standardError.clearLine()
-        if global.json { CommandOutput.printJSON(SyncReportText.pushJSON(report)) } else { print(SyncReportText.push(report) + ".") }
+        if global.json { CommandOutput.printJSON(SyncReportText.pushJSON(report)) } else { CommandOutput.printText(SyncReportText.push(report) + ".") }
         let status = SyncReportText.status(report)
         if status != .done { throw ExitCode(status) }
     }

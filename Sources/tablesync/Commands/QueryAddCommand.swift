@@ -17,7 +17,7 @@ struct QueryAddCommand: AsyncParsableCommand {
         if global.json {
             CommandOutput.printJSON(["added": .string(query.id), "table": .string(query.table)])
         } else {
-            print("Added query \(query.id) on table \(query.table).")
+            CommandOutput.printText("Added query \(query.id) on table \(query.table).")
         }
     }
 }

@@ -20,11 +20,11 @@ struct QueryListCommand: AsyncParsableCommand {
                 return .object(members)
             })])
         } else if queries.isEmpty {
-            print("No pull queries; add one with `tablesync query add TABLE QUERY_ID`.")
+            CommandOutput.printText("No pull queries; add one with `tablesync query add TABLE QUERY_ID`.")
         } else {
             for query in queries {
                 let filter = query.filter.map { " filter \($0)" } ?? ""
-                print("\(query.id)\ttable \(query.table)\(filter)\tpulled up to \(query.updatedAt ?? "nothing yet")")
+                CommandOutput.printText("\(query.id)\ttable \(query.table)\(filter)\tpulled up to \(query.updatedAt ?? "nothing yet")")
             }
         }
     }

@@ -15,7 +15,7 @@ struct QueryRemoveCommand: AsyncParsableCommand {
         if global.json {
             CommandOutput.printJSON(["removed": .string(queryID)])
         } else {
-            print("Removed query \(queryID).")
+            CommandOutput.printText("Removed query \(queryID).")
         }
     }
 }

@@ -43,7 +43,7 @@ enum RecordChange {
         if global.json {
             CommandOutput.printJSON(.object(stored))
         } else {
-            print("\(verb == "insert" ? "Inserted" : "Updated") \(table)/\(stored["id"]?.stringValue ?? "") (queued for push).")
+            CommandOutput.printText("\(verb == "insert" ? "Inserted" : "Updated") \(table)/\(stored["id"]?.stringValue ?? "") (queued for push).")
         }
     }
 }

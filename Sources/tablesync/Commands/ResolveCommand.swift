@@ -23,7 +23,7 @@ struct ResolveCommand: AsyncParsableCommand {
         if global.json {
             CommandOutput.printJSON(["resolved": .string(record.description), "choice": .string(resolution.rawValue)])
         } else {
-            print("Resolved \(record) (\(resolution.rawValue)).")
+            CommandOutput.printText("Resolved \(record) (\(resolution.rawValue)).")
         }
     }
 }

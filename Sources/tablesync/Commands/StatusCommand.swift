@@ -18,7 +18,7 @@ struct StatusCommand: AsyncParsableCommand {
         if global.json {
             CommandOutput.printJSON(StatusReportText.json(status))
         } else {
-            print(StatusReportText.text(status, root: context.layout.root), terminator: "")
+            CommandOutput.printText(StatusReportText.text(status, root: context.layout.root), terminator: "")
         }
         if !status.problems.isEmpty { throw ExitCode(.invalidStore) }
         if !status.conflicts.isEmpty { throw ExitCode(.conflictsWaiting) }

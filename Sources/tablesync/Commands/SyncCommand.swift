@@ -38,7 +38,7 @@ struct SyncCommand: AsyncParsableCommand {
         // During a merge the sync itself is refused (``GitStateRefused``), before anything is sent or staged.
         let report = try await context.sync(options: options)
         if report.pulls.isEmpty && !global.json {
-            FileHandle.standardError.write(Data("tablesync: nothing to pull: queries.json has no query (add one: tablesync query add TABLE QUERY_ID)\n".utf8))
+            CommandOutput.printError("tablesync: nothing to pull: queries.json has no query (add one: tablesync query add TABLE QUERY_ID)")
         }
         ProgressDisplay.standardError.clearLine()
         var commitFailure: String?
@@ -58,11 +58,11 @@ struct SyncCommand: AsyncParsableCommand {
             if committing { members["commit"] = commitFailure.map { ["error": .string($0)] } ?? committed.map { ["subject": .string($0)] } ?? .null }
             CommandOutput.printJSON(.object(members))
         } else {
-            print(SyncReportText.sync(report))
-            if let committed { print("Committed: \(committed)") }
+            CommandOutput.printText(SyncReportText.sync(report))
+            if let committed { CommandOutput.printText("Committed: \(committed)") }
         }
         if let commitFailure {
-            FileHandle.standardError.write(Data("tablesync: the sync is done, but its commit could not be made: \(commitFailure)\n".utf8))
+            CommandOutput.printError("tablesync: the sync is done, but its commit could not be made: \(commitFailure)")
             throw ExitCode(.commitFailed)
         }
         let status = SyncReportText.status(report.push, pulls: Array(report.pulls.values))
@@ -74,7 +74,7 @@ struct SyncCommand: AsyncParsableCommand {
     /// nothing changed. The commit then counts as the store's last sync.
     private func commitStore(context: SyncContext, repository: GitRepository?, report: SyncReport) async throws -> String? {
         guard let repository else {
-            FileHandle.standardError.write(Data("tablesync: \(context.layout.root) is not in a git work tree; nothing committed\n".utf8))
+            CommandOutput.printError("tablesync: \(context.layout.root) is not in a git work tree; nothing committed")
             return nil
         }
         if let problem = repository.commitIdentityProblem() { throw CommitFailed(reason: problem) }

@@ -25,7 +25,7 @@ struct TakeOverCommand: AsyncParsableCommand {
         if global.json {
             CommandOutput.printJSON(["takenOver": .array(taken.map { .string($0.key.description) })])
         } else {
-            print(taken.isEmpty ? "No operation queued in another clone." : "Took over \(taken.count) operation(s): \(taken.map(\.key.description).joined(separator: ", ")).")
+            CommandOutput.printText(taken.isEmpty ? "No operation queued in another clone." : "Took over \(taken.count) operation(s): \(taken.map(\.key.description).joined(separator: ", ")).")
         }
     }
 }

@@ -15,9 +15,20 @@ enum CommandOutput {
         print(CanonicalJSON.string(value), terminator: "")
     }
 
-    /// Writes `text` on standard error at once (unbuffered, so it lands in order with progress lines).
+    /// Prints `text` for a person on standard output, its control characters escaped (``TerminalText``).
+    static func printText(_ text: String, terminator: String = "\n") {
+        print(TerminalText.escaped(text), terminator: terminator)
+    }
+
+    /// Writes `text` on standard error at once (unbuffered, so it lands in order with progress lines), its control
+    /// characters escaped (``TerminalText``).
     static func printError(_ text: String, newline: Bool = true) {
-        var text = newline ? text + "\n" : text
+        writeError(TerminalText.escaped(text) + (newline ? "\n" : ""))
+    }
+
+    /// Writes `text` on standard error at once, as it is: for the progress line's own control sequences.
+    static func writeError(_ text: String) {
+        var text = text
         text.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
     }
 

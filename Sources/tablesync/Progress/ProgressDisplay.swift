@@ -12,7 +12,7 @@ import TableSync
 /// arrives from the library's tasks on any thread; a lock keeps the line whole.
 final class ProgressDisplay: @unchecked Sendable {
     /// The display of this process, on its standard error.
-    static let standardError = ProgressDisplay(onTerminal: isatty(2) == 1) { CommandOutput.printError($0, newline: false) }
+    static let standardError = ProgressDisplay(onTerminal: isatty(2) == 1) { CommandOutput.writeError($0) }
 
     /// The control sequence that returns to the start of the line and erases it.
     static let eraseLine = "\r\u{1B}[2K"
@@ -72,7 +72,7 @@ final class ProgressDisplay: @unchecked Sendable {
             lastReport = time
             let rate = ProgressRate(done: done, total: total, start: current.start, now: time)
             if onTerminal {
-                write(Self.eraseLine + ProgressText.line(progress, rate: rate))
+                write(Self.eraseLine + TerminalText.escaped(ProgressText.line(progress, rate: rate)))
                 lineShows = true
             } else {
                 logger.info("\(ProgressText.line(progress, rate: rate, showingPage: true))")

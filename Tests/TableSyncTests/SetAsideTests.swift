@@ -1,0 +1,98 @@
+import Foundation
+import SyncProtocol
+import Testing
+import TestSupport
+@testable import TableSync
+
+/// A record the server cannot take never holds back the others: it is set aside with its reason, and the push goes
+/// on. The server's failure is made by ``FaultProxy`` (a real server cannot be made to fail on one record every
+/// time); the record too large is refused by the real server's own limit, which it announces in `/health`.
+@Suite(.serialized) struct SetAsideTests {
+    /// A store of `count` records on a live server behind a fault proxy, every record then edited by hand, one of
+    /// them (`poison`) answered 500 by the proxy every time and one (`huge`) above the server's size limit.
+    struct Setup {
+        let directory = TemporaryDirectory()
+        let server: LiveServer
+        let proxy: FaultProxy
+        var store: String { directory.file("store") }
+
+        init(count: Int) async throws {
+            server = try await LiveServer.start(.sqlite, tables: ["todo"]) { $0.maxBodySize = 64 * 1024 }
+            proxy = try FaultProxy(upstreamPort: server.port)
+            #expect(try await CLI.run(["-C", store, "init", "--remote", proxy.baseURL, "--table", "todo"]).status == 0)
+            for number in 0..<count {
+                let id = number == count / 2 ? "poison" : number == count / 3 ? "huge" : "r\(number)"
+                try directory.write("store/tables/todo/\(id).json", #"{"id": "\#(id)", "text": "before"}"# + "\n")
+            }
+            let first = try await CLI.run(["-C", store, "push", "--json"])
+            #expect(first.status == 0, "\(first.stdout) \(first.stderr)")
+            for name in try FileManager.default.contentsOfDirectory(atPath: store + "/tables/todo") {
+                let path = store + "/tables/todo/" + name
+                let bytes = try #require(FileManager.default.contents(atPath: path))
+                var record = try #require(try JSONParser.parse(Array(bytes)).objectValue)
+                record["text"] = .string(name == "huge.json" ? String(repeating: "a long text ", count: 8_000) : "after")
+                try Data(CanonicalJSON.encode(.object(record))).write(to: URL(fileURLWithPath: path))
+            }
+            // Every request that carries the poison record fails, batched or alone, however often it is sent.
+            proxy.inject(.status(500), bodyContains: #""poison""#, times: 1_000)
+        }
+
+        func stop() async {
+            proxy.stop()
+            await server.stop()
+            TestBackend.removeFiles(of: server.database)
+        }
+    }
+
+    @Test("2,000 pending updates, one the server fails on every time and one above its size limit: the rest reach the server, the two are set aside with their reasons, exit 3",
+          arguments: [false, true])
+    func oneRecordNeverBlocksAPush(oneRequestEach: Bool) async throws {
+        let count = oneRequestEach ? 300 : 2_000
+        let setup = try await Setup(count: count)
+        let push = try await CLI.run(["-C", setup.store, "push", "--json", "--attempts", "2"] + (oneRequestEach ? ["--no-batch"] : []))
+        #expect(push.status == 3, "conflicts wait: \(push.stdout) \(push.stderr)")
+        let report = try JSONParser.parse(Array(push.stdout.utf8))
+        #expect(report["applied"] == .integer(Int64(count - 2)), "every other record went: \(push.stdout.prefix(300))")
+        #expect(report["rejected"] == ["todo/huge", "todo/poison"], "\(report["rejected"] ?? .null)")
+
+        let rows = try await Reliability.serverRows(setup.server.baseURL, table: "todo")
+        #expect(rows.filter { $0.value["text"] == "after" }.count == count - 2)
+        #expect(rows["poison"]?["text"] == "before" && rows["huge"]?["text"] == "before")
+
+        let conflicts = try JSONParser.parse(Array(try await CLI.run(["-C", setup.store, "conflicts", "--json"]).stdout.utf8))
+        let filed = Dictionary(uniqueKeysWithValues: (conflicts["conflicts"]?.arrayValue ?? []).compactMap { conflict in
+            conflict["record"]?.stringValue.map { ($0, conflict) }
+        })
+        let poison = filed["todo/poison"]?["reason"]?.stringValue ?? ""
+        #expect(poison.contains("the server fails on this record every time (HTTP 500") && poison.contains("tablesync resolve todo/poison --keep-local"),
+                "the reason, and how to send it again: \(poison)")
+        if oneRequestEach {
+            #expect(filed["todo/huge"]?["status"] == 413, "sent alone, the server refuses it itself: \(filed["todo/huge"] ?? .null)")
+        } else {
+            let huge = filed["todo/huge"]?["reason"]?.stringValue ?? ""
+            #expect(filed["todo/huge"]?["status"] == .null, "refused here, before sending")
+            #expect(huge.contains("more than the") && huge.contains("tablesync resolve todo/huge --keep-local"), "\(huge)")
+        }
+
+        // Once the server takes it, keeping the local side sends the record again.
+        setup.proxy.clearFaults()
+        #expect(try await CLI.run(["-C", setup.store, "resolve", "todo/poison", "--keep-local"]).status == 0)
+        let again = try await CLI.run(["-C", setup.store, "push", "--json"])
+        #expect(try JSONParser.parse(Array(again.stdout.utf8))["applied"] == 1, "\(again.stdout)")
+        #expect(try await Reliability.serverRows(setup.server.baseURL, table: "todo")["poison"]?["text"] == "after")
+        await setup.stop()
+    }
+
+    @Test("a server that fails every write is away, not failing on a record: the push stops with exit 4 before setting many aside")
+    func failingServerStopsThePush() async throws {
+        let setup = try await Setup(count: 30)
+        setup.proxy.inject(.status(500), method: "PUT", times: 1_000)
+        setup.proxy.inject(.status(500), method: "POST", times: 1_000)
+        let push = try await CLI.run(["-C", setup.store, "push", "--attempts", "1"])
+        #expect(push.status == 4, "\(push.stdout) \(push.stderr)")
+        let conflicts = try JSONParser.parse(Array(try await CLI.run(["-C", setup.store, "conflicts", "--json"]).stdout.utf8))
+        #expect((conflicts["conflicts"]?.arrayValue?.count ?? 0) < Pusher.faultsInARowLimit,
+                "fewer than the limit in a row are set aside before the push stops: \(conflicts)")
+        await setup.stop()
+    }
+}
