@@ -83,6 +83,28 @@ import TestSupport
         await setup.stop()
     }
 
+    @Test("a string holding U+0000, which PostgreSQL cannot store, is refused for its record alone; the rest of its batch goes",
+          arguments: TestBackend.available)
+    func valueADatabaseCannotStore(_ backend: TestBackend) async throws {
+        let directory = TemporaryDirectory()
+        let server = try await LiveServer.start(backend, tables: ["todo"])
+        let store = directory.file("store")
+        #expect(try await CLI.run(["-C", store, "init", "--remote", server.baseURL, "--table", "todo"]).status == 0)
+        for number in 0..<20 {
+            let text = number == 7 ? #"nul \u0000 inside"# : "item \(number)"
+            try directory.write("store/tables/todo/r\(number).json", #"{"id": "r\#(number)", "text": "\#(text)"}"# + "\n")
+        }
+        let push = try await CLI.run(["-C", store, "push", "--json"])
+        #expect(push.status == 3, "\(push.stdout) \(push.stderr)")
+        let report = try JSONParser.parse(Array(push.stdout.utf8))
+        #expect(report["applied"] == 19 && report["rejected"] == ["todo/r7"], "\(push.stdout)")
+        #expect(try await Reliability.serverRows(server.baseURL, table: "todo").count == 19)
+        let second = try await CLI.run(["-C", store, "push"])
+        #expect(second.status == 3, "it waits as a conflict, nothing blocked: \(second.stdout) \(second.stderr)")
+        await server.stop()
+        TestBackend.removeFiles(of: server.database)
+    }
+
     @Test("a server that fails every write is away, not failing on a record: the push stops with exit 4 before setting many aside")
     func failingServerStopsThePush() async throws {
         let setup = try await Setup(count: 30)
