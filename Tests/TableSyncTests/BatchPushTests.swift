@@ -190,7 +190,7 @@ import TestSupport
 
         // The first four operations reach the server in a batch, exactly as the push sends them, and the
         // connection drops before the answer arrives: the store knows nothing of it.
-        let client = try TableClient.make(settings: settings, apiVersion: 3, retryPolicy: .none)
+        let client = TableClient.make(settings: settings, apiVersion: 3, retryPolicy: .none)
         var sent: [OutgoingOperation] = []
         for operation in pending.prefix(4) {
             let record = operation.kind == .delete ? nil : try await todo.read(id: operation.id).map(ServerRecord.content)

@@ -13,6 +13,15 @@ struct ServerConnection: Sendable {
     let options: SyncOptions
     /// What the server offers, asked once for every push and pull that share this connection.
     private let features = ServerFeaturesCache()
+    /// The client's token, read once for every request that shares this connection, and again after a 401.
+    let credentials: ClientCredentials
+
+    init(settings: StoreSettings, layout: StoreLayout, options: SyncOptions) {
+        self.settings = settings
+        self.layout = layout
+        self.options = options
+        credentials = ClientCredentials(settings: settings, environment: options.environment)
+    }
 
     /// What the server offers (`GET /health`), asked once per connection: a sync's push and each of its pulls
     /// share the answer, and ``prepare()`` can ask while the sync scans the store.
@@ -31,12 +40,12 @@ struct ServerConnection: Sendable {
     /// The client to speak to the server with; `table` is the table a first contact reads to learn the version.
     func client(table: String?) async throws -> TableClient {
         let make = { (version: Int) in
-            try TableClient.make(settings: settings, apiVersion: version, environment: options.environment, timeout: options.timeout,
-                                 retryPolicy: options.retryPolicy, transport: options.transport ?? PlatformTransport.shared)
+            TableClient.make(settings: settings, apiVersion: version, credentials: credentials, timeout: options.timeout,
+                             retryPolicy: options.retryPolicy, transport: options.transport ?? PlatformTransport.shared)
         }
-        if let pinned = settings.apiVersion { return try make(pinned) }
-        if let learned = LearnedProtocolVersion.load(layout: layout, remote: settings.remote) { return try make(learned) }
-        let client = try make(3)
+        if let pinned = settings.apiVersion { return make(pinned) }
+        if let learned = LearnedProtocolVersion.load(layout: layout, remote: settings.remote) { return make(learned) }
+        let client = make(3)
         guard let table, let version = try await client.spokenVersion(table: table) else { return client }
         try LearnedProtocolVersion.save(version, layout: layout, remote: settings.remote)
         return client.speaking(version)

@@ -10,25 +10,19 @@ struct TableClient: Sendable {
 
     /// The client for a store's settings speaking protocol `apiVersion`; the token comes from `TABLESYNC_TOKEN` or
     /// the settings' token file.
-    static func make(settings: StoreSettings, apiVersion: Int, environment: [String: String] = ProcessInfo.processInfo.environment,
-                     timeout: Double = 30, retryPolicy: RetryPolicy = RetryPolicy(),
-                     transport: any HTTPTransport = PlatformTransport.shared) throws -> TableClient {
-        var headers = ["Accept": "application/json"]
-        if let token = try ClientToken.read(settings: settings, environment: environment) {
-            headers["Authorization"] = "Bearer " + token
-            headers["X-ZUMO-AUTH"] = token
-        }
-        return TableClient(http: ServerHTTPClient(baseURL: settings.remote, defaultHeaders: headers, timeout: timeout, retryPolicy: retryPolicy,
-                                                  transport: transport),
-                           apiVersion: apiVersion)
+    static func make(settings: StoreSettings, apiVersion: Int, credentials: ClientCredentials? = nil, timeout: Double = 30,
+                     retryPolicy: RetryPolicy = RetryPolicy(), transport: any HTTPTransport = PlatformTransport.shared) -> TableClient {
+        TableClient(http: ServerHTTPClient(baseURL: settings.remote, defaultHeaders: ["Accept": "application/json"], credentials: credentials,
+                                           timeout: timeout, retryPolicy: retryPolicy, transport: transport),
+                    apiVersion: apiVersion)
     }
 
     /// A client for `http` speaking protocol `apiVersion` (2 or 3): it sends `ZUMO-API-VERSION` with every request.
     init(http: ServerHTTPClient, apiVersion: Int) {
         var headers = http.defaultHeaders
         headers[ProtocolHeader.apiVersion] = Self.versionHeaderValue(apiVersion)
-        self.http = ServerHTTPClient(baseURL: http.baseURL, defaultHeaders: headers, timeout: http.timeout, retryPolicy: http.retryPolicy,
-                               maxResponseBytes: http.maxResponseBytes, transport: http.transport)
+        self.http = ServerHTTPClient(baseURL: http.baseURL, defaultHeaders: headers, credentials: http.credentials, timeout: http.timeout,
+                                     retryPolicy: http.retryPolicy, maxResponseBytes: http.maxResponseBytes, transport: http.transport)
         self.apiVersion = apiVersion
     }
 
@@ -187,23 +181,6 @@ struct TableClient: Sendable {
 struct BatchRefused: Error, Equatable {
     let status: Int
     let message: String?
-}
-
-/// The client's token: `TABLESYNC_TOKEN`, else the file named by `tokenFile` in `tablesync.json`. Never
-/// stored in the store, never logged.
-enum ClientToken {
-    static let environmentVariable = "TABLESYNC_TOKEN"
-
-    static func read(settings: StoreSettings, environment: [String: String]) throws -> String? {
-        if let token = environment[environmentVariable], !token.isEmpty { return token }
-        guard let path = settings.tokenFile else { return nil }
-        do {
-            let token = String(decoding: try FileSystem.readFile(path), as: UTF8.self).trimmingWhitespace()
-            return token.isEmpty ? nil : token
-        } catch let error as FileSystemError {
-            throw SyncError.tokenUnavailable(path: path, reason: "\(error)")
-        }
-    }
 }
 
 // MARK: - Telling a refusal of the request from a refusal of a record

@@ -13,6 +13,12 @@ import SyncProtocol
 ///   "tokenFile": "/home/me/.config/tablesync/token"
 /// }
 /// ```
+///
+/// or, for tokens that expire, `"tokenCommand": "oidc-token tablesync"`:
+///
+/// ```json
+/// { "remote": "https://sync.example.com", "tables": { "todo": {} }, "tokenCommand": "oidc-token tablesync" }
+/// ```
 public struct StoreSettings: Sendable, Equatable {
     /// How push settles an operation the server refused because its copy changed.
     public enum ConflictPolicy: String, Sendable, CaseIterable {
@@ -35,18 +41,22 @@ public struct StoreSettings: Sendable, Equatable {
     public var conflictPolicy: ConflictPolicy
     /// A file outside the store that holds the client's token, when the token is not in `TABLESYNC_TOKEN`.
     public var tokenFile: String?
+    /// A command whose output is the client's token (run with `/bin/sh -c` when a token is needed, and again when
+    /// the server refuses it), when neither `TABLESYNC_TOKEN` nor ``tokenFile`` gives one (``ClientCredentials``).
+    public var tokenCommand: String?
     /// Whether `tablesync sync` commits the store's own files to git after a sync that changed them
     /// (`"commitAfterSync"`; `sync --commit` / `--no-commit` decide for one run).
     public var commitAfterSync: Bool
 
     /// Settings for a store on `remote`; `apiVersion` `nil` learns the protocol version from the server.
     public init(remote: String, apiVersion: Int? = 3, tables: [String] = [], conflictPolicy: ConflictPolicy = .manual,
-                tokenFile: String? = nil, commitAfterSync: Bool = false) {
+                tokenFile: String? = nil, tokenCommand: String? = nil, commitAfterSync: Bool = false) {
         self.remote = remote
         self.apiVersion = apiVersion
         self.tables = tables.sorted()
         self.conflictPolicy = conflictPolicy
         self.tokenFile = tokenFile
+        self.tokenCommand = tokenCommand
         self.commitAfterSync = commitAfterSync
     }
 
@@ -69,6 +79,12 @@ public struct StoreSettings: Sendable, Equatable {
             }
             seen[table.lowercased()] = table
         }
+        if tokenFile != nil && tokenCommand != nil {
+            throw StoreError.invalidSettings(file: file, field: "tokenCommand", reason: "name one source of the token, tokenFile or tokenCommand, not both")
+        }
+        if let tokenCommand, tokenCommand.trimmingWhitespace().isEmpty {
+            throw StoreError.invalidSettings(file: file, field: "tokenCommand", reason: "expected a command, found an empty string")
+        }
     }
 
     /// Reads and checks `tablesync.json`.
@@ -84,6 +100,7 @@ public struct StoreSettings: Sendable, Equatable {
             tables: try reader.objectMembers("tables").map(\.key),
             conflictPolicy: policy,
             tokenFile: try reader.optionalString("tokenFile"),
+            tokenCommand: try reader.optionalString("tokenCommand"),
             commitAfterSync: try reader.optionalBool("commitAfterSync") ?? false
         )
         try settings.validate(file: file)
@@ -99,6 +116,7 @@ public struct StoreSettings: Sendable, Equatable {
         ]
         if let apiVersion { members["apiVersion"] = .integer(Int64(apiVersion)) }
         if let tokenFile { members["tokenFile"] = .string(tokenFile) }
+        if let tokenCommand { members["tokenCommand"] = .string(tokenCommand) }
         if commitAfterSync { members["commitAfterSync"] = .bool(true) }
         return .object(members)
     }

@@ -11,8 +11,11 @@ import SyncProtocol
 struct ServerHTTPClient: Sendable {
     /// The server's base URL without a trailing slash.
     let baseURL: String
-    /// Headers sent with every request (protocol version, credentials).
+    /// Headers sent with every request (the protocol version).
     let defaultHeaders: [String: String]
+    /// The client's token, sent as `Authorization: Bearer` and `X-ZUMO-AUTH`, and read again once when the server
+    /// refuses it (401).
+    let credentials: ClientCredentials?
     /// Seconds a request may take, from connecting to the last byte of its answer, before it counts as failed.
     let timeout: Double
     /// When to try again.
@@ -26,12 +29,14 @@ struct ServerHTTPClient: Sendable {
     /// The default of ``maxResponseBytes``: 256 MiB.
     static let defaultMaxResponseBytes = 256 << 20
 
-    init(baseURL: String, defaultHeaders: [String: String], timeout: Double = 30, retryPolicy: RetryPolicy = RetryPolicy(),
-                maxResponseBytes: Int = defaultMaxResponseBytes, transport: any HTTPTransport = PlatformTransport.shared) {
+    init(baseURL: String, defaultHeaders: [String: String], credentials: ClientCredentials? = nil, timeout: Double = 30,
+         retryPolicy: RetryPolicy = RetryPolicy(), maxResponseBytes: Int = defaultMaxResponseBytes,
+         transport: any HTTPTransport = PlatformTransport.shared) {
         var base = baseURL
         while base.hasSuffix("/") { base.removeLast() }
         self.baseURL = base
         self.defaultHeaders = defaultHeaders
+        self.credentials = credentials
         self.timeout = timeout
         self.retryPolicy = retryPolicy
         self.maxResponseBytes = maxResponseBytes
@@ -45,13 +50,23 @@ struct ServerHTTPClient: Sendable {
     func send(_ request: HTTPRequest, returningServerFaults: Bool = false) async throws -> HTTPResponse {
         let urlText = baseURL + request.pathAndQuery
         var attempt = 0
+        var token = try await credentials?.token()
+        var renewed = false
         while true {
             attempt += 1
             let failure: String
             var retryAfter: Double?
             var serverFault: HTTPResponse?
             do {
-                let result = try await exchange(request, url: urlText)
+                let result = try await exchange(request, url: urlText, token: token)
+                // A token refused once is read again (it may have expired meanwhile), and the request sent again
+                // with the new one, without counting as an attempt.
+                if result.status == 401, !renewed, let fresh = try await credentials?.renewed(after: token) {
+                    token = fresh
+                    renewed = true
+                    attempt -= 1
+                    continue
+                }
                 if Self.isDamagedWriteAnswer(result, method: request.method) {
                     // The write was applied, but its answer was damaged on the way: send it again, and the
                     // lost-acknowledgement rule turns the server's 409/412 into success.
@@ -80,10 +95,14 @@ struct ServerHTTPClient: Sendable {
     }
 
     /// One attempt: the request on the wire, the whole answer read and inflated.
-    private func exchange(_ request: HTTPRequest, url: String) async throws -> HTTPResponse {
+    private func exchange(_ request: HTTPRequest, url: String, token: String?) async throws -> HTTPResponse {
         // By lowercased name: a request's own header replaces a default one however either is spelt.
         var headers: [String: (name: String, value: String)] = [:]
         for (name, value) in defaultHeaders { headers[name.lowercased()] = (name, value) }
+        if let token {
+            headers["authorization"] = ("Authorization", "Bearer " + token)
+            headers["x-zumo-auth"] = ("X-ZUMO-AUTH", token)
+        }
         for (name, value) in request.headers { headers[name.lowercased()] = (name, value) }
         // Answers are inflated here, so every request accepts gzip (as URLSession and curl ask by default).
         if headers["accept-encoding"] == nil { headers["accept-encoding"] = ("Accept-Encoding", "gzip") }

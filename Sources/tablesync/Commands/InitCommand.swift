@@ -27,6 +27,11 @@ struct InitCommand: AsyncParsableCommand {
     @Option(help: "A file outside the store holding the token (instead of TABLESYNC_TOKEN).")
     var tokenFile: String?
 
+    @Option(help: ArgumentHelp("A command that prints the token (instead of TABLESYNC_TOKEN or a token file), for tokens that expire.",
+                               discussion: "Run with /bin/sh -c when a request first needs a token, and again when the server refuses it; its first line is the token.",
+                               valueName: "COMMAND"))
+    var tokenCommand: String?
+
     @Flag(inversion: .prefixedNo, help: "Add one query per table that pulls the whole table, so that sync pulls it.")
     var defaultQueries = true
 
@@ -35,7 +40,8 @@ struct InitCommand: AsyncParsableCommand {
 
     func run() async throws {
         let settings = StoreSettings(remote: remote, apiVersion: apiVersion?.rawValue, tables: tables,
-                                     conflictPolicy: conflictPolicy, tokenFile: tokenFile, commitAfterSync: commitAfterSync)
+                                     conflictPolicy: conflictPolicy, tokenFile: tokenFile, tokenCommand: tokenCommand,
+                                     commitAfterSync: commitAfterSync)
         let context = try SyncContext.initialize(directory: global.store, settings: settings, queryPerTable: defaultQueries)
         let root = context.layout.root
         let repository = GitRepository.containing(store: root)
