@@ -154,7 +154,9 @@ struct LocalChangeScanner {
     private func findMissing(_ joined: Join, table: String, journal: Journal, into scan: inout LocalScan) throws {
         // A file is named after its id (RecordFile.check), so a listed name stands for its record.
         let unlisted = joined.unlisted.filter { journal.pending(RecordKey(table: table, id: $0.id))?.kind != .delete }
-        let inHead = try git.map { git in try git.committed(table: table, names: unlisted.filter {
+        // A table git has never committed tells nothing: its missing files are deleted by hand, as outside git.
+        let committing = git.flatMap { $0.trees[table] == nil ? nil : $0 }
+        let inHead = try committing.map { git in try git.committed(table: table, names: unlisted.filter {
             journal.pending(RecordKey(table: table, id: $0.id)) == nil
         }.map(\.fileName)) }
         for entry in unlisted {
