@@ -37,11 +37,12 @@ extension SyncContext {
     public func sync(options: SyncOptions = SyncOptions()) async throws -> SyncReport {
         try await guardedByGit(options) {
             let connection = ServerConnection(settings: settings, layout: layout, options: options)
-            connection.prepare()
-            let report = try await push(tables: nil, options: options, connection: connection)
-            let syncer = Syncer(store: self, connection: connection, options: options)
-            let queries = try queries().sorted
-            return try await releasingSpareFiles { try await syncer.pullAll(queries, after: report) }
+            return try await connection.preparing {
+                let report = try await push(tables: nil, options: options, connection: connection)
+                let syncer = Syncer(store: self, connection: connection, options: options)
+                let queries = try queries().sorted
+                return try await releasingSpareFiles { try await syncer.pullAll(queries, after: report) }
+            }
         }
     }
 

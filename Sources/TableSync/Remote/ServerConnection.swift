@@ -24,17 +24,32 @@ struct ServerConnection: Sendable {
     }
 
     /// What the server offers (`GET /health`), asked once per connection: a sync's push and each of its pulls
-    /// share the answer, and ``prepare()`` can ask while the sync scans the store.
+    /// share the answer, and ``preparing(_:)`` can ask while the sync scans the store.
     func serverFeatures(client: TableClient) async throws -> ServerFeatures {
         try await features.value { try await client.serverFeatures() }
     }
 
-    /// Starts what every exchange with the server needs (the transport, the connection, the server's features)
-    /// without waiting for it, so that it overlaps the store's scan; a failure here is met again, and reported, by
-    /// the first exchange that needs it.
-    func prepare() {
+    /// Runs `body` while what every exchange with the server needs (the transport, the connection, the server's
+    /// features) is started beside it, so that it overlaps the store's scan; a failure there is met again, and
+    /// reported, by the first exchange that needs it.
+    ///
+    /// Returns, or throws, only once that start has ended (cancelled when `body` did not wait for it): nothing of a
+    /// run may still be running when the process exits, or the exit's cleanup of libcurl's and OpenSSL's global
+    /// state runs under a thread that is setting it up (a sync with nothing to send or pull crashed that way).
+    func preparing<Result: Sendable>(isolation: isolated (any Actor)? = #isolation,
+                                      _ body: () async throws -> Result) async throws -> Result {
         let connection = self
-        Task { _ = try? await connection.serverFeatures(client: connection.client(table: nil)) }
+        let start = Task { _ = try? await connection.serverFeatures(client: connection.client(table: nil)) }
+        do {
+            let result = try await body()
+            start.cancel()
+            await start.value
+            return result
+        } catch {
+            start.cancel()
+            await start.value
+            throw error
+        }
     }
 
     /// The client to speak to the server with; `table` is the table a first contact reads to learn the version.
@@ -77,7 +92,8 @@ private final class ServerFeaturesCache: Sendable {
             return task
         }
         do {
-            return try await task.value
+            // A waiter that gives up cancels the ask: it is shared only within one run, whose waiters give up together.
+            return try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
         } catch {
             asked.withLock { if $0 == task { $0 = nil } }
             throw error

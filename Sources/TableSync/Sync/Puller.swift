@@ -142,6 +142,7 @@ struct Puller {
                     merge(try await commit(changes, table: table, total: total, into: &commits))
                 } catch {
                     nextPage?.cancel()
+                    _ = await nextPage?.result
                     throw error
                 }
                 if !advances {

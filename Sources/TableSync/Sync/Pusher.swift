@@ -204,6 +204,7 @@ struct Pusher {
             // A batch still in flight is abandoned: if the server applies it anyway, its operations are still in
             // the journal, and the next push's lost-acknowledgement rule counts them as applied.
             inFlight?.answer.cancel()
+            _ = await inFlight?.answer.result
             // A checkpoint under way ends first (its failure may be the error at hand); what was reconciled since
             // is made durable after it.
             await committing.settle()
