@@ -38,7 +38,7 @@ public func makeServerApplication(
                                     backgroundLogger: logger)
         postgresClient = client
         postgresLocation = location
-        repository = PostgresRecordRepository(client: client, logger: logger)
+        repository = PostgresRecordRepository(client: client, logger: logger, statementTimeout: configuration.statementTimeout)
     }
 
     let writer = ResponseWriter(gzipMinimumSize: configuration.gzipMinimumSize)

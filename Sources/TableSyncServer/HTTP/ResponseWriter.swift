@@ -13,9 +13,16 @@ struct ResponseWriter: Sendable {
     func json(
         _ value: JSONValue, status: HTTPResponse.Status, request: Request, headers extra: HTTPFields = [:]
     ) -> Response {
+        json(bytes: CanonicalJSON.encode(value, style: .compact), status: status, request: request, headers: extra)
+    }
+
+    /// The answer whose body is `bytes`, JSON already encoded.
+    func json(
+        bytes: [UInt8], status: HTTPResponse.Status, request: Request, headers extra: HTTPFields = [:]
+    ) -> Response {
         var headers = extra
         headers[.contentType] = "application/json; charset=utf-8"
-        var bytes = CanonicalJSON.encode(value, style: .compact)
+        var bytes = bytes
         if bytes.count >= gzipMinimumSize, Self.acceptsGzip(request.headers[values: .acceptEncoding]),
            let compressed = try? Gzip.compress(bytes) {
             bytes = compressed

@@ -12,6 +12,8 @@ struct TableRoutes: Sendable {
     let repository: any RecordRepository
     let writer: ResponseWriter
     let maxBodySize: Int
+    /// The most bytes the records of one page may take (``ServerConfiguration/maxPageBytes``).
+    let maxPageBytes: Int
     /// The most operations one batch may carry; `nil` when the batch extension is switched off.
     let maxBatchOperations: Int?
     let filterLimits: FilterLimits
@@ -23,6 +25,7 @@ struct TableRoutes: Sendable {
         self.repository = repository
         self.writer = ResponseWriter(gzipMinimumSize: configuration.gzipMinimumSize)
         self.maxBodySize = configuration.maxBodySize
+        self.maxPageBytes = configuration.maxPageBytes
         self.maxBatchOperations = configuration.batch ? configuration.maxBatchOperations : nil
         self.filterLimits = configuration.filterLimits
     }
@@ -54,20 +57,24 @@ struct TableRoutes: Sendable {
         let table = try context.servedTable()
         let version = try context.version()
         let query = try ListQuery.parse(context.query, version: version, table: table, filterLimits: filterLimits)
-        let page = try await repository.list(table: table.name, query: query)
-        let items = JSONValue.array(page.records.map { $0.json(select: query.select) })
+        let page = try await repository.list(table: table.name, query: query,
+                                             into: EncodedPage(select: query.select, maxBytes: maxPageBytes))
+        let records = page.collected
+        let count = page.totalCount.map { JSONValue.integer(Int64($0)) } ?? .null
+        // An empty page ($top=0) has no next page: a link to the same $skip would lead a client round in a circle.
+        let next = page.hasMore && page.recordCount > 0
+            ? Self.nextLink(table: table, query: context.query, skip: query.skip + page.recordCount) : nil
         switch version {
         case .v2:
-            guard query.includeCount else { return writer.json(items, status: .ok, request: request) }
-            return writer.json(["results": items, "count": .integer(Int64(page.totalCount ?? 0))], status: .ok, request: request)
+            // v2 has no nextLink; a page that ended before $top says where the rest is as Azure's servers do when
+            // they cap a page, in a Link header (clients that count records ask on with $skip anyway).
+            var headers: HTTPFields = [:]
+            if page.endedEarly, let next { headers[.link] = "<\(next)>; rel=next" }
+            let body = query.includeCount ? records.body(member: "results", envelope: ["count": count]) : records.body()
+            return writer.json(bytes: body, status: .ok, request: request, headers: headers)
         case .v3:
-            var nextLink = JSONValue.null
-            // An empty page ($top=0) has no next page: a link to the same $skip would lead a client round in a circle.
-            if page.hasMore, !page.records.isEmpty {
-                nextLink = .string(Self.nextLink(table: table, query: context.query, skip: query.skip + page.records.count))
-            }
-            let count = page.totalCount.map { JSONValue.integer(Int64($0)) } ?? .null
-            return writer.json(["items": items, "count": count, "nextLink": nextLink], status: .ok, request: request)
+            let body = records.body(member: "items", envelope: ["count": count, "nextLink": next.map(JSONValue.string) ?? .null])
+            return writer.json(bytes: body, status: .ok, request: request)
         }
     }
 

@@ -11,11 +11,14 @@ import SyncProtocol
 public final class PostgresRecordRepository: RecordRepository {
     private let client: PostgresClient
     private let logger: Logger
+    private let statementTimeout: Duration
 
-    /// A repository over `client`, which must be running (it is a service of the server application).
-    public init(client: PostgresClient, logger: Logger) {
+    /// A repository over `client`, which must be running (it is a service of the server application); a page read
+    /// runs at most `statementTimeout` in all, however many statements it takes.
+    public init(client: PostgresClient, logger: Logger, statementTimeout: Duration = ServerConfiguration.defaultStatementTimeout) {
         self.client = client
         self.logger = logger
+        self.statementTimeout = statementTimeout
     }
 
     /// Prepares in two steps under a session advisory lock, so that starts on one database run one at a time:
@@ -134,33 +137,63 @@ public final class PostgresRecordRepository: RecordRepository {
         }
     }
 
-    /// A page's statements run on one connection, which is closed if the request is cancelled (its client went
-    /// away, or the server is stopping): PostgresNIO cannot cancel a statement, and PostgreSQL ends one whose
-    /// connection closed (``PostgresLocation/limitParameters(statementTimeout:)``).
-    public func list(table: String, query: ListQuery) async throws -> RecordPage {
+    /// A page is read through a cursor, a few rows per `FETCH` (``CursorFetchSize``), so that a page that ends early
+    /// does not make PostgreSQL send the rest of `$top` rows. Its statements run on one connection, which is closed
+    /// if the request is cancelled (its client went away, or the server is stopping) or runs past the statement time
+    /// limit: PostgresNIO cannot cancel a statement, and PostgreSQL ends one whose connection closed
+    /// (``PostgresLocation/limitParameters(statementTimeout:)``).
+    public func list<Collector: PageCollector>(
+        table: String, query: ListQuery, into collector: Collector
+    ) async throws -> ListedPage<Collector> {
         let statements = try RecordQuerySQL.list(table: table, query: query, dialect: .postgres)
         let logger = self.logger
-        return try await client.withConnection { connection in
-            try await withTaskCancellationHandler {
-                var records: [StoredRecord] = []
-                for try await row in try await connection.query(Self.query(statements.page), logger: logger) {
-                    records.append(try Self.decode(row))
-                }
-                let hasMore = records.count > query.top
-                if hasMore { records.removeLast() }
-                var count: Int?
-                if let countStatement = statements.count {
-                    for try await value in try await connection.query(Self.query(countStatement), logger: logger).decode(Int64.self) {
-                        count = Int(value)
+        let client = self.client
+        return try await StatementTimeLimit.run(statementTimeout) {
+            try await client.withConnection { connection in
+                try await withTaskCancellationHandler {
+                    try await connection.withTransaction(logger: logger) { connection in
+                        try await Self.readPage(statements, top: query.top, into: collector, on: connection, logger: logger)
                     }
+                } onCancel: {
+                    let closing: EventLoopFuture<Void> = connection.close()
+                    _ = closing
                 }
-                return RecordPage(records: records, hasMore: hasMore, totalCount: count)
-            } onCancel: {
-                let closing: EventLoopFuture<Void> = connection.close()
-                _ = closing
             }
         }
     }
+
+    private static func readPage<Collector: PageCollector>(
+        _ statements: (page: SQLStatement, count: SQLStatement?), top: Int, into collector: Collector,
+        on connection: PostgresConnection, logger: Logger
+    ) async throws -> ListedPage<Collector> {
+        var declare = statements.page
+        declare.sql = "DECLARE \(pageCursor) NO SCROLL CURSOR FOR \(declare.sql)"
+        try await connection.query(query(declare), logger: logger)
+        var reading = PageReading(collector: collector, top: top)
+        var fetched = 0
+        var largestRow = 0
+        fetching: while reading.rowsWanted > 0 {
+            fetched = CursorFetchSize.next(rowsWanted: reading.rowsWanted, previous: fetched, largestRowBytes: largestRow)
+            var received = 0
+            for try await row in try await connection.query(PostgresQuery(unsafeSQL: "FETCH FORWARD \(fetched) FROM \(pageCursor)"), logger: logger) {
+                received += 1
+                let columns = try row.decode((String, Int64, Int64, Bool, String).self)
+                largestRow = max(largestRow, columns.4.utf8.count)
+                guard try reading.read({ try record(columns) }) else { break fetching }
+            }
+            if received < fetched { break }
+        }
+        var count: Int?
+        if let countStatement = statements.count {
+            for try await value in try await connection.query(query(countStatement), logger: logger).decode(Int64.self) {
+                count = Int(value)
+            }
+        }
+        return reading.page(totalCount: count)
+    }
+
+    /// The cursor of a page read; one at a time per connection, closed with its transaction.
+    private static let pageCursor = "tablesync_page"
 
     /// A statement PostgreSQL refuses aborts its whole transaction, so a write whose values the database refuses
     /// would take the other writes of its batch with it. The first attempt runs every write plainly; if one is
@@ -296,7 +329,12 @@ public final class PostgresRecordRepository: RecordRepository {
     }
 
     private static func decode(_ row: PostgresRow) throws -> StoredRecord {
-        let (id, createdAt, updatedAt, deleted, bodyText) = try row.decode((String, Int64, Int64, Bool, String).self)
+        try record(try row.decode((String, Int64, Int64, Bool, String).self))
+    }
+
+    /// The record of a row's columns: id, createdAt, updatedAt, deleted and the body's text.
+    private static func record(_ columns: (String, Int64, Int64, Bool, String)) throws -> StoredRecord {
+        let (id, createdAt, updatedAt, deleted, bodyText) = columns
         guard case .object(let properties) = try JSONParser.parse(bodyText) else { throw RepositoryError.corruptBody(id: id) }
         return StoredRecord(id: id, createdAt: createdAt, updatedAt: updatedAt, deleted: deleted, properties: properties)
     }

@@ -1,0 +1,7 @@
+import HTTPTypes
+
+/// Header names the server uses beyond those `HTTPTypes` names and the protocol's own (`ProtocolHeader`).
+extension HTTPField.Name {
+    /// `Link` (RFC 8288): a v2 page that ended before `$top` names the next page with `rel=next`.
+    static let link = HTTPField.Name("Link")!
+}
