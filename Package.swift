@@ -86,6 +86,8 @@ let package = Package(
             name: "tablesync-server",
             dependencies: [
                 "TableSyncServer",
+                // The process's heap policy (ServerHeapPolicy).
+                "CFileSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -89,6 +89,7 @@ struct TableSyncServerCommand: AsyncParsableCommand {
     func run() async throws {
         var logger = Logger(label: "tablesync-server")
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
+        ServerHeapPolicy.apply()
         do {
             let configuration = try makeConfiguration(logger: logger)
             let app = try makeServerApplication(configuration: configuration, logger: logger)

@@ -71,10 +71,10 @@ struct TableRoutes: Sendable {
             var headers: HTTPFields = [:]
             if page.endedEarly, let next { headers[.link] = "<\(next)>; rel=next" }
             let body = query.includeCount ? records.body(member: "results", envelope: ["count": count]) : records.body()
-            return writer.json(bytes: body, status: .ok, request: request, headers: headers)
+            return writer.json(parts: body, status: .ok, request: request, headers: headers)
         case .v3:
             let body = records.body(member: "items", envelope: ["count": count, "nextLink": next.map(JSONValue.string) ?? .null])
-            return writer.json(bytes: body, status: .ok, request: request)
+            return writer.json(parts: body, status: .ok, request: request)
         }
     }
 
