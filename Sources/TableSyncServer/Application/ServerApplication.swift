@@ -38,7 +38,8 @@ public func makeServerApplication(
                                     backgroundLogger: logger)
         postgresClient = client
         postgresLocation = location
-        repository = PostgresRecordRepository(client: client, logger: logger, statementTimeout: configuration.statementTimeout)
+        repository = try PostgresRecordRepository(client: client, logger: logger, statementTimeout: configuration.statementTimeout,
+                                                  location: location, poolSize: configuration.postgresPoolSize)
     }
 
     let writer = ResponseWriter(gzipMinimumSize: configuration.gzipMinimumSize)

@@ -12,13 +12,20 @@ public final class PostgresRecordRepository: RecordRepository {
     private let client: PostgresClient
     private let logger: Logger
     private let statementTimeout: Duration
+    private let canceller: PostgresStatementCanceller?
 
     /// A repository over `client`, which must be running (it is a service of the server application); a page read
-    /// runs at most `statementTimeout` in all, however many statements it takes.
-    public init(client: PostgresClient, logger: Logger, statementTimeout: Duration = ServerConfiguration.defaultStatementTimeout) {
+    /// runs at most `statementTimeout` in all, however many statements it takes. With the database's `location`, a
+    /// page read that is cancelled has its statement cancelled in the database at once; without, its connection is
+    /// closed, and the database ends the statement when it notices.
+    public init(client: PostgresClient, logger: Logger, statementTimeout: Duration = ServerConfiguration.defaultStatementTimeout,
+                location: PostgresLocation? = nil, poolSize: Int = ServerConfiguration.defaultPostgresPoolSize) throws(ConfigurationError) {
         self.client = client
         self.logger = logger
         self.statementTimeout = statementTimeout
+        canceller = try location.map { location throws(ConfigurationError) in
+            try PostgresStatementCanceller(location: location, poolSize: poolSize, logger: logger)
+        }
     }
 
     /// Prepares in two steps under a session advisory lock, so that starts on one database run one at a time:
@@ -138,23 +145,26 @@ public final class PostgresRecordRepository: RecordRepository {
     }
 
     /// A page is read through a cursor, a few rows per `FETCH` (``CursorFetchSize``), so that a page that ends early
-    /// does not make PostgreSQL send the rest of `$top` rows. Its statements run on one connection, which is closed
-    /// if the request is cancelled (its client went away, or the server is stopping) or runs past the statement time
-    /// limit: PostgresNIO cannot cancel a statement, and PostgreSQL ends one whose connection closed
-    /// (``PostgresLocation/limitParameters(statementTimeout:)``).
+    /// does not make PostgreSQL send the rest of `$top` rows. Its statements run on one connection. If the request is
+    /// cancelled (its client went away, or the server is stopping) or runs past the statement time limit, the
+    /// statement running is cancelled (``PostgresStatementCanceller``) and the connection closed: PostgresNIO cannot
+    /// cancel a statement itself.
     public func list<Collector: PageCollector>(
         table: String, query: ListQuery, into collector: Collector
     ) async throws -> ListedPage<Collector> {
         let statements = try RecordQuerySQL.list(table: table, query: query, dialect: .postgres)
         let logger = self.logger
         let client = self.client
+        let canceller = self.canceller
         return try await StatementTimeLimit.run(statementTimeout) {
             try await client.withConnection { connection in
-                try await withTaskCancellationHandler {
+                let process = try await canceller?.process(of: connection)
+                return try await withTaskCancellationHandler {
                     try await connection.withTransaction(logger: logger) { connection in
                         try await Self.readPage(statements, top: query.top, into: collector, on: connection, logger: logger)
                     }
                 } onCancel: {
+                    if let process { canceller?.cancel(process: process) }
                     let closing: EventLoopFuture<Void> = connection.close()
                     _ = closing
                 }

@@ -12,6 +12,7 @@ import SyncProtocol
 ///   case or list) reaches the router with `Connection: close` exactly, so that the answer says `close` too; the
 ///   connection is closed after an answer that says `close`.
 /// - A request that is not valid HTTP gets a JSON 400 (431 for headers over the limit) instead of an empty one.
+/// - A client that goes away before its answer is written has its connection closed at once.
 ///
 /// Answers the guard writes itself are JSON like every other, say `Connection: close`, and wait for the answers
 /// the router still owes to earlier pipelined requests, which HTTP/1.1 sends in order.
@@ -125,6 +126,19 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
             writeFinalAnswerIfDue()
             reschedule()
         }
+    }
+
+    /// A client that closes its side of the connection while an answer is owed has gone away (as a proxy in front
+    /// does when its own client left): the connection is closed, which cancels the request and its database
+    /// statement (``GuardedHTTP1Channel``). With nothing owed, the end of input ends the connection as usual.
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case .inputClosed? = event as? ChannelEvent, deadlines.unanswered > 0 {
+            refusing = true
+            reschedule()
+            context.close(promise: nil)
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
