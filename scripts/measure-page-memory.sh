@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The server's memory while clients page through large records: 30 records of 15 MB each, read by 4 clients at once,
-# each asking $top=1000 and following nextLink to the end. Prints each server's highest RSS while the clients read,
-# its RSS 3 s after they finished, and both as a ratio to the baseline measured in the same run.
+# each asking $top=1000 and following nextLink to the end. Prints each server's RSS before the clients read (after the
+# records were written), its highest RSS while they read, its RSS 3 s after they finished, and the last two as ratios
+# to the baseline measured in the same run.
 #   scripts/measure-page-memory.sh                       debug build; baseline: the same server with pages bounded
 #                                                        only by $top (--max-page-bytes at its largest, 128 MiB)
 #   BASELINE_SERVER=PATH BASELINE_ARGS= scripts/measure-page-memory.sh    another build as the baseline
@@ -31,7 +32,7 @@ database() {
   fi
 }
 
-# Runs binary $1 with extra arguments $2 (word-split), seeds it, pages through it; prints "peak settled" in bytes.
+# Runs binary $1 with extra arguments $2 (word-split), seeds it, pages through it; prints "before peak settled" in bytes.
 measure() {
   local binary="$1" extra="$2" name="$3"
   local port table
@@ -64,7 +65,8 @@ for index in range(records):
 connection.close()
 time.sleep(3)
 
-peak = [rss()]
+before = rss()
+peak = [before]
 done = threading.Event()
 def sample():
     while not done.is_set():
@@ -93,17 +95,18 @@ done.set()
 sampler.join()
 assert received == [records] * clients, received
 time.sleep(3)
-print(peak[0], rss())
+print(before, peak[0], rss())
 PY
   kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""
 }
 
-read -r base_peak base_settled < <(measure "$baseline" "$baseline_args" baseline)
-read -r peak settled < <(measure "$server" "" bounded)
+read -r base_before base_peak base_settled < <(measure "$baseline" "$baseline_args" baseline)
+read -r before peak settled < <(measure "$server" "" bounded)
 mb() { awk -v b="$1" 'BEGIN { printf "%.0f MB", b / 1e6 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f×", a / b }'; }
 echo "$clients clients, $records records of $record_mb MB, \$top=1000, ${DATABASE:-sqlite}, $config build"
-printf '| server | peak RSS while paging | RSS 3 s after |\n|---|---|---|\n'
-printf '| baseline (%s %s) | %s | %s |\n' "$(basename "$baseline")" "$baseline_args" "$(mb "$base_peak")" "$(mb "$base_settled")"
-printf '| --max-page-bytes default | %s (%s) | %s (%s) |\n' "$(mb "$peak")" "$(ratio "$peak" "$base_peak")" \
-  "$(mb "$settled")" "$(ratio "$settled" "$base_settled")"
+printf '| server | RSS before paging | peak RSS while paging | RSS 3 s after |\n|---|---|---|---|\n'
+printf '| baseline (%s %s) | %s | %s | %s |\n' "$baseline" "$baseline_args" "$(mb "$base_before")" "$(mb "$base_peak")" \
+  "$(mb "$base_settled")"
+printf '| %s, --max-page-bytes default | %s | %s (%s) | %s (%s) |\n' "$server" "$(mb "$before")" "$(mb "$peak")" \
+  "$(ratio "$peak" "$base_peak")" "$(mb "$settled")" "$(ratio "$settled" "$base_settled")"
