@@ -74,6 +74,13 @@ struct AbandonedRequestTests {
         let next = try #require(RawHTTPConnection(port: port))
         await next.send("GET /tables/\(table)?$top=1 HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\n\r\n")
         #expect(await next.readAnswer(within: 30)?.status == 200)
+
+        // The abandoned read is counted as such, not as a statement past the time limit.
+        let scrape = try #require(RawHTTPConnection(port: port))
+        await scrape.send("GET \(ServerMetrics.path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        let samples = MetricsTests.samples(try #require(await scrape.readAnswer(within: 30)).text)
+        #expect(MetricsTests.value(samples, "tablesync_http_requests_abandoned_total") == 1)
+        #expect(MetricsTests.value(samples, "tablesync_statement_timeouts_total") == 0)
     }
 
     /// 1,500 records of 20,000 characters, in batches under the body limit.

@@ -4,4 +4,6 @@ import HTTPTypes
 extension HTTPField.Name {
     /// `Link` (RFC 8288): a v2 page that ended before `$top` names the next page with `rel=next`.
     static let link = HTTPField.Name("Link")!
+    /// `X-Request-ID`: the request's id, as the client sent it or as the server gave it (``RequestIdentifier``).
+    static let requestID = HTTPField.Name("X-Request-ID")!
 }

@@ -13,14 +13,18 @@ public final class PostgresRecordRepository: RecordRepository {
     private let logger: Logger
     private let statementTimeout: Duration
     private let canceller: PostgresStatementCanceller?
+    /// The pool, as requests lease its connections.
+    private let pool: PostgresPoolUse
 
     /// A repository over `client`, which must be running (it is a service of the server application); a page read
     /// runs at most `statementTimeout` in all, however many statements it takes. With the database's `location`, a
     /// page read that is cancelled has its statement cancelled in the database at once; without, its connection is
-    /// closed, and the database ends the statement when it notices.
+    /// closed, and the database ends the statement when it notices. `metrics` counts the pool's connections in use.
     public init(client: PostgresClient, logger: Logger, statementTimeout: Duration = ServerConfiguration.defaultStatementTimeout,
-                location: PostgresLocation? = nil, poolSize: Int = ServerConfiguration.defaultPostgresPoolSize) throws(ConfigurationError) {
+                location: PostgresLocation? = nil, poolSize: Int = ServerConfiguration.defaultPostgresPoolSize,
+                metrics: ServerMetrics? = nil) throws(ConfigurationError) {
         self.client = client
+        pool = PostgresPoolUse(client: client, inUse: metrics?.databaseConnectionsInUse, awaited: metrics?.databaseConnectionsAwaited)
         self.logger = logger
         self.statementTimeout = statementTimeout
         canceller = try location.map { location throws(ConfigurationError) in
@@ -139,7 +143,7 @@ public final class PostgresRecordRepository: RecordRepository {
     }
 
     public func record(table: String, id: String) async throws -> StoredRecord? {
-        try await client.withConnection { connection in
+        try await pool.withConnection { connection in
             try await Self.fetchRecord(connection, table: table, id: id, logger: logger)
         }
     }
@@ -154,10 +158,10 @@ public final class PostgresRecordRepository: RecordRepository {
     ) async throws -> ListedPage<Collector> {
         let statements = try RecordQuerySQL.list(table: table, query: query, dialect: .postgres)
         let logger = self.logger
-        let client = self.client
+        let pool = self.pool
         let canceller = self.canceller
         return try await StatementTimeLimit.run(statementTimeout) {
-            try await client.withConnection { connection in
+            try await pool.withConnection { connection in
                 let process = try await canceller?.process(of: connection)
                 return try await withTaskCancellationHandler {
                     try await connection.withTransaction(logger: logger) { connection in
@@ -222,7 +226,7 @@ public final class PostgresRecordRepository: RecordRepository {
         _ writes: [RecordWriteRequest], now: Int64, isolatingEach: Bool
     ) async throws -> [Result<StoredRecord?, any Error>] {
         let logger = self.logger
-        return try await client.withTransaction(logger: logger) { connection -> [Result<StoredRecord?, any Error>] in
+        return try await withTransaction { connection -> [Result<StoredRecord?, any Error>] in
             // The statement time limit bounds reads; a write waits for its tables' locks behind other writers for as
             // long as their batches take, which is queueing, not a runaway statement.
             try await connection.query("SET LOCAL statement_timeout = 0", logger: logger)
@@ -276,6 +280,14 @@ public final class PostgresRecordRepository: RecordRepository {
                     "UPDATE tablesync_table_clock SET last_updated_at = \(clock.last) WHERE table_name = \(table)", logger: logger)
             }
             return results
+        }
+    }
+
+    /// Runs `body` in a transaction on a connection of the pool.
+    private func withTransaction<Value: Sendable>(_ body: (PostgresConnection) async throws -> Value) async throws -> Value {
+        let logger = self.logger
+        return try await pool.withConnection { connection in
+            try await connection.withTransaction(logger: logger) { connection in try await body(connection) }
         }
     }
 

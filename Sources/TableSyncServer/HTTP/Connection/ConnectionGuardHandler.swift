@@ -31,6 +31,8 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
         let maxBodySize: Int
         /// The value of the extensions header every answer carries.
         let extensionsHeader: String
+        /// Where the guard counts its own answers and the requests whose clients went away.
+        let metrics: ServerMetrics
     }
 
     /// An answer the guard writes itself, as the last on its connection.
@@ -72,6 +74,8 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        // Closed under requests still owed, and not by the guard: the client reset the connection.
+        if !refusing, deadlines.unanswered > 0 { settings.metrics.requestsAbandoned.increment(by: deadlines.unanswered) }
         timer?.cancel()
         timer = nil
         context.fireChannelInactive()
@@ -133,6 +137,7 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
     /// statement (``GuardedHTTP1Channel``). With nothing owed, the end of input ends the connection as usual.
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if case .inputClosed? = event as? ChannelEvent, deadlines.unanswered > 0 {
+            settings.metrics.requestsAbandoned.increment(by: deadlines.unanswered)
             refusing = true
             reschedule()
             context.close(promise: nil)
@@ -190,6 +195,7 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
     private func refuse(_ status: HTTPResponseStatus, message: String, answersReadHead: Bool) {
         guard !refusing else { return }
         refusing = true
+        settings.metrics.connectionRefused(status: Int(status.code))
         finalAnswer = FinalAnswer(status: status, message: message, answersReadHead: answersReadHead)
         reschedule()
         writeFinalAnswerIfDue()

@@ -35,6 +35,8 @@ struct GuardedHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
     /// writes; a connection that closes first (the client left, or the guard closed it) cancels that task, and with
     /// it the request in flight and its database statement.
     func handle(value: Value, logger: Logger) async {
+        settings.metrics.connectionsOpen.increment()
+        defer { settings.metrics.connectionsOpen.decrement() }
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await handleHTTP(asyncChannel: value, logger: logger) }
             group.addTask { try? await value.channel.closeFuture.get() }
