@@ -2,7 +2,8 @@
 # Fuzzes with libFuzzer (swiftc -sanitize=fuzzer,address), each fuzzer for FUZZ_SECONDS (default 600):
 #   filter  SyncProtocol's $filter parser: parse, print, parse again to the same expression, evaluate
 #   json    SyncProtocol's JSON parser: parse, write canonically, parse again to the same bytes
-#   server  the server's request handling: list query strings to SQL run on a real SQLite, batch and record bodies
+#   server  the server's request handling: list query strings to SQL run on a real SQLite (within the statement time
+#           limit and its grace: the $filter cost check), batch and record bodies
 #   scripts/fuzz.sh                  every fuzzer          FUZZ_SECONDS=30 scripts/fuzz.sh   a short run
 #   scripts/fuzz.sh server           one of them
 # Corpora live in .build-fuzz/corpus-<name> (seeded from Tests/Fuzz/seeds-<name>); crashing inputs are written to
@@ -27,7 +28,7 @@ server_module() {
   rm -rf "$copies"
   mkdir -p "$copies" "$out/CSQLite"
   local file
-  for file in $http_types/*.swift Sources/TableSyncServer/Query/*.swift Sources/TableSyncServer/SQL/*.swift \
+  for file in $http_types/*.swift Sources/TableSyncServer/Query/*.swift Sources/TableSyncServer/SQL/*.swift Sources/TableSyncServer/Schema/*.swift \
       Sources/TableSyncServer/Repository/RecordQuerySQL.swift Sources/TableSyncServer/Repository/StoredRecord.swift \
       Sources/TableSyncServer/HTTP/IncomingRecord.swift Sources/TableSyncServer/HTTP/ProtocolError.swift \
       Sources/TableSyncServer/Configuration/TableOptions.swift Sources/TableSyncServer/Configuration/ConfigurationError.swift; do

@@ -41,6 +41,9 @@ struct TableSyncServerCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-body-size"), help: "The largest request body in bytes, after gzip decompression (default 16 MiB).")
     var maxBodySize: Int?
 
+    @Option(name: .customLong("max-page-bytes"), help: "The most bytes the records of one page may take; a page ends before the record that would pass it, with a link to the next (default 8 MiB).")
+    var maxPageBytes: Int?
+
     @Flag(name: .customLong("no-batch"), help: "Do not offer the batch endpoint (POST /batch); clients then send one request per operation.")
     var noBatch = false
 
@@ -86,6 +89,7 @@ struct TableSyncServerCommand: AsyncParsableCommand {
     func run() async throws {
         var logger = Logger(label: "tablesync-server")
         logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
+        ServerHeapPolicy.apply()
         do {
             let configuration = try makeConfiguration(logger: logger)
             let app = try makeServerApplication(configuration: configuration, logger: logger)
@@ -155,6 +159,7 @@ struct TableSyncServerCommand: AsyncParsableCommand {
                 configuration[keyPath: limit.setting] = try ServerConfiguration.timeLimit(seconds: seconds, setting: limit.flag)
             }
         }
+        if let bytes = maxPageBytes ?? file.maxPageBytes { configuration.maxPageBytes = bytes }
         if let count = maxConnections ?? file.maxConnections { configuration.maxConnections = count }
         if let depth = maxFilterDepth ?? file.maxFilterDepth { configuration.filterLimits.maxDepth = depth }
         if let terms = maxFilterTerms ?? file.maxFilterTerms { configuration.filterLimits.maxTerms = terms }

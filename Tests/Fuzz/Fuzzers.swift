@@ -39,7 +39,10 @@ import CSQLite
 /// - even: the query string of `GET /tables/todo` (v2 or v3 by the second bit). Whatever the server accepts must
 ///   become SQL of one read-only statement whose placeholders all have values, in both dialects,
 ///   and the SQLite statement must run on a real database of varied rows without an error (an error there would
-///   be a 500). Nothing from the request may reach the SQL text except through a binding.
+///   be a 500). Nothing from the request may reach the SQL text except through a binding. And what the `$filter`
+///   cost check lets through must end within the statement time limit and its grace: the statement is interrupted
+///   at the limit, as the server interrupts it, and no single step of it (a function building a huge string) may
+///   run on past the interrupt for longer than the grace.
 /// - odd: a request body, read as a batch envelope and as a record, each item checked as the routes check it.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzServer(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
@@ -110,22 +113,42 @@ private final class FuzzDatabase: @unchecked Sendable {
 
     private init() {
         guard sqlite3_open(":memory:", &handle) == SQLITE_OK,
-              sqlite3_exec(handle, RecordColumns.sqliteSchema, nil, nil, nil) == SQLITE_OK else { fatalError("cannot set up SQLite") }
+              RecordColumns.schema(.sqlite).allSatisfy({ sqlite3_exec(handle, $0.sql, nil, nil, nil) == SQLITE_OK }) else {
+            fatalError("cannot set up SQLite")
+        }
+        // Besides small rows of every JSON type, rows whose strings are as long as records get, for the cost of string
+        // functions: what a filter does to a stored value, it does to the longest one.
+        let long = String(repeating: "abcdé", count: 20_000)
         let bodies = [
             #"{"text":"milk","n":1,"d":2.5,"f":true,"z":null,"when":"2024-05-01T10:20:30.123Z"}"#,
             #"{"text":"ÉCLAIR","n":-3,"d":1e300,"f":false,"when":"not a date","nested":{"a":[1,2]},"list":["x"]}"#,
             #"{"n":"7","text":7,"f":"true","d":null}"#,
             #"{}"#,
-        ]
+        ] + (0..<8).map { #"{"text":"\#(long)","when":"\#(long)","n":\#($0)}"# }
         for (index, body) in bodies.enumerated() {
             let insert = "INSERT INTO \(RecordColumns.recordsTable) VALUES ('todo', 'r\(index)', \(index), \(index * 10), \(index % 2), '\(body)')"
             guard sqlite3_exec(handle, insert, nil, nil, nil) == SQLITE_OK else { fatalError("cannot insert \(body)") }
         }
     }
 
+    /// The statement time limit of the fuzzer's statements, and the grace past it that no statement may take.
+    static let timeLimit = Duration.milliseconds(200)
+    static let grace = Duration.milliseconds(500)
+
     /// Prepares `statement` (it must be one read-only statement, each of its placeholders with a value), binds
-    /// and runs it to the end; any error traps.
+    /// and runs it to the end or to the time limit; any error but the interrupt at the limit traps, and so does a
+    /// statement that ends later than the limit and its grace.
     func run(_ statement: SQLStatement) {
+        let started = ContinuousClock.now
+        FuzzDeadline.instant = started + Self.timeLimit
+        sqlite3_progress_handler(handle, 1000, { _ in ContinuousClock.now > FuzzDeadline.instant ? 1 : 0 }, nil)
+        defer {
+            sqlite3_progress_handler(handle, 0, nil, nil)
+            let elapsed = ContinuousClock.now - started
+            if elapsed > Self.timeLimit + Self.grace {
+                fatalError("a statement the cost check accepts ran \(elapsed), past the limit of \(Self.timeLimit) and its grace: \(statement.sql) with \(statement.bindings)")
+            }
+        }
         var prepared: OpaquePointer?
         var tail: UnsafePointer<CChar>?
         let text = statement.sql
@@ -148,11 +171,17 @@ private final class FuzzDatabase: @unchecked Sendable {
         }
         while true {
             let step = sqlite3_step(prepared)
-            if step == SQLITE_DONE { return }
+            if step == SQLITE_DONE || step == SQLITE_INTERRUPT { return }
             if step != SQLITE_ROW { fatalError("SQLite failed at run time: \(message()) in \(text) with \(statement.bindings)") }
         }
     }
 
     private func message() -> String { String(cString: sqlite3_errmsg(handle)) }
+}
+
+/// When the statement running must be interrupted: read by SQLite's progress handler, a C function that captures
+/// nothing. The fuzzer runs one input at a time.
+private enum FuzzDeadline {
+    nonisolated(unsafe) static var instant = ContinuousClock.now
 }
 #endif

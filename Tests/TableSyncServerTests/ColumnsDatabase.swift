@@ -8,16 +8,23 @@ import TestSupport
 /// waits for every transaction of the database, which must not slow the timing-sensitive tests there, nor other runs
 /// sharing it. On SQLite it is a fresh file, as for every test.
 func columnsDatabase(_ backend: Backend) async throws -> DatabaseLocation {
+    try await sideDatabase(backend, suffix: "_columns")
+}
+
+/// A PostgreSQL database of its own beside the shared test database (its name plus `suffix`, created when missing),
+/// for tests that must not slow the others or that watch everything happening in their database; on SQLite a fresh
+/// file, as for every test.
+func sideDatabase(_ backend: Backend, suffix: String) async throws -> DatabaseLocation {
     let shared = try backend.database()
     guard case .postgres(var location) = shared else { return shared }
-    location.database += "_columns"
-    try await ColumnsDatabaseCreation.shared.ensure(location, from: shared)
+    location.database += suffix
+    try await SideDatabaseCreation.shared.ensure(location, from: shared)
     return .postgres(location)
 }
 
-/// Creates the columns database once per test run.
-private actor ColumnsDatabaseCreation {
-    static let shared = ColumnsDatabaseCreation()
+/// Creates each side database once per test run.
+private actor SideDatabaseCreation {
+    static let shared = SideDatabaseCreation()
     private var ready: Set<String> = []
 
     func ensure(_ location: PostgresLocation, from shared: DatabaseLocation) async throws {
@@ -98,7 +105,7 @@ func withDatabase(
         }, database)
     case .postgres(let location):
         try await withPostgresClient(location) { client in
-            try await body(PostgresRecordRepository(client: client, logger: testLogger), { statement in
+            try await body(try PostgresRecordRepository(client: client, logger: testLogger), { statement in
                 var lines: [String] = []
                 for try await row in try await client.query(PostgresRecordRepository.query(statement), logger: testLogger) {
                     let cells = row.makeRandomAccess()

@@ -108,6 +108,19 @@ struct ConfigurationTests {
         #expect(throws: ConfigurationError.self) { try configuration.validate() }
     }
 
+    @Test("--max-page-bytes: 8 MiB unless given, from 1 KiB to 128 MiB")
+    func maxPageBytes() throws {
+        let file = try ServerConfigurationFile.parse(#"{"maxPageBytes": 65536}"#, path: "s.json")
+        #expect(file.maxPageBytes == 65536)
+        #expect(throws: ConfigurationError.self) { try ServerConfigurationFile.parse(#"{"maxPageBytes": "8M"}"#, path: "s.json") }
+        var configuration = ServerConfiguration(database: .sqlite(path: "s.sqlite"), tables: [TableOptions(name: "todo")])
+        #expect(configuration.maxPageBytes == 8 * 1024 * 1024)
+        for (bytes, valid) in [(1023, false), (1024, true), (128 * 1024 * 1024, true), (128 * 1024 * 1024 + 1, false)] {
+            configuration.maxPageBytes = bytes
+            #expect(((try? configuration.validate()) != nil) == valid, "\(bytes)")
+        }
+    }
+
     @Test("configuration file: a table's columns as an object or as the flag's text")
     func fileColumns() throws {
         let file = try ServerConfigurationFile.parse("""

@@ -124,7 +124,7 @@ func withRepository(
         try await body(try SQLiteRecordRepository(path: path))
     case .postgres(let location):
         try await withPostgresClient(location) { client in
-            try await body(PostgresRecordRepository(client: client, logger: testLogger))
+            try await body(try PostgresRecordRepository(client: client, logger: testLogger))
         }
     }
 }

@@ -55,6 +55,9 @@ public final class ServerProcess: Sendable {
     /// The server's log so far.
     public var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
+    /// The process's id, to read what the system reports of it (`/proc/PID/…`).
+    public var processIdentifier: Int32 { process.processIdentifier }
+
     /// Whether the process still runs.
     public var isRunning: Bool { process.isRunning }
 

@@ -26,11 +26,13 @@ public func makeServerApplication(
     server: HTTPServerBuilder? = nil
 ) throws -> Application<RouterResponder<TableRequestContext>> {
     try configuration.validate()
+    let metrics: ServerMetrics
     let repository: any RecordRepository
     var postgresClient: PostgresClient?
     var postgresLocation: PostgresLocation?
     switch configuration.database {
     case .sqlite(let path):
+        metrics = ServerMetrics()
         repository = try SQLiteRecordRepository(path: path, statementTimeout: configuration.statementTimeout)
     case .postgres(let location):
         let client = PostgresClient(configuration: try location.clientConfiguration(poolSize: configuration.postgresPoolSize,
@@ -38,13 +40,16 @@ public func makeServerApplication(
                                     backgroundLogger: logger)
         postgresClient = client
         postgresLocation = location
-        repository = PostgresRecordRepository(client: client, logger: logger)
+        metrics = ServerMetrics(databasePoolSize: configuration.postgresPoolSize)
+        repository = try PostgresRecordRepository(client: client, logger: logger, statementTimeout: configuration.statementTimeout,
+                                                  location: location, poolSize: configuration.postgresPoolSize, metrics: metrics)
     }
 
     let writer = ResponseWriter(gzipMinimumSize: configuration.gzipMinimumSize)
     let router = Router(context: TableRequestContext.self)
     let extensions = configuration.extensions
-    router.add(middleware: ProtocolResponseMiddleware(extensions: extensions, writer: writer, logger: logger))
+    router.add(middleware: RequestObservationMiddleware(metrics: metrics))
+    router.add(middleware: ProtocolResponseMiddleware(extensions: extensions, writer: writer))
     var health: [String: JSONValue] = [
         "status": "ok",
         "versions": .array(ProtocolVersion.allCases.map { .string($0.headerValue) }),
@@ -55,12 +60,17 @@ public func makeServerApplication(
         writer.json(.object(health), status: .ok, request: request)
     }
     router.add(middleware: TokenAuthMiddleware(tokens: configuration.tokens))
-    TableRoutes(configuration: configuration, repository: repository).register(on: router)
+    // Behind the tokens when the server has them, as the tables are: the counts tell of the server's clients.
+    router.get(RouterPath(ServerMetrics.path)) { _, _ in
+        Response(status: .ok, headers: [.contentType: ServerMetrics.contentType],
+                 body: ResponseBody(byteBuffer: ByteBuffer(bytes: metrics.exposition())))
+    }
+    TableRoutes(configuration: configuration, repository: repository, metrics: metrics).register(on: router)
 
     let guarded = HTTPServerBuilder.guardedHTTP1(ConnectionGuardHandler.Settings(
         headerTimeout: TimeAmount(configuration.headerTimeout), bodyTimeout: TimeAmount(configuration.bodyTimeout),
         idleTimeout: TimeAmount(configuration.idleTimeout), maxBodySize: configuration.maxBodySize,
-        extensionsHeader: ProtocolExtension.headerValue(extensions)))
+        extensionsHeader: ProtocolExtension.headerValue(extensions), metrics: metrics))
     var app = Application(
         router: router,
         server: server ?? guarded,

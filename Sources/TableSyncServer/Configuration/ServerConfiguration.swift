@@ -37,6 +37,9 @@ public struct ServerConfiguration: Sendable {
     public var maxConnections: Int = defaultMaxConnections
     /// The most a `$filter` may ask of the database; more is a 400 before it runs.
     public var filterLimits = FilterLimits()
+    /// The most bytes the records of one page may take as sent; a page ends before the record that would pass it
+    /// (but always holds at least one record), with a link to the next page.
+    public var maxPageBytes: Int = defaultMaxPageBytes
     /// The longest a page read may run; then it is cancelled and the request answered 503. Writes are not limited:
     /// they queue behind other writers for their tables' write locks.
     public var statementTimeout: Duration = defaultStatementTimeout
@@ -49,6 +52,12 @@ public struct ServerConfiguration: Sendable {
     /// can take several times the bytes of the JSON text (an array of small numbers about six), so a larger body
     /// could be stored by SQLite and refused by PostgreSQL.
     public static let largestMaxBodySize = 32 * 1024 * 1024
+    /// The default of ``maxPageBytes``: 8 MiB, many pages of ordinary records, and a bound on the memory of each
+    /// answer in flight.
+    public static let defaultMaxPageBytes = 8 * 1024 * 1024
+    /// The largest ``maxPageBytes`` accepted: 128 MiB, with room for one record past it under the 256 MiB that
+    /// TableSync's client accepts in an answer.
+    public static let largestMaxPageBytes = 128 * 1024 * 1024
     /// The default of ``gzipMinimumSize``: 1 KiB.
     public static let defaultGzipMinimumSize = 1024
     /// The default of ``maxBatchOperations``: 1,000.
@@ -102,6 +111,9 @@ public struct ServerConfiguration: Sendable {
         guard (0...65535).contains(port) else { throw ConfigurationError("--port must be from 0 to 65535, not \(port)") }
         guard (1024...Self.largestMaxBodySize).contains(maxBodySize) else {
             throw ConfigurationError("the body size limit must be from 1024 to \(Self.largestMaxBodySize) bytes (32 MiB: what both databases can store), not \(maxBodySize)")
+        }
+        guard (1024...Self.largestMaxPageBytes).contains(maxPageBytes) else {
+            throw ConfigurationError("--max-page-bytes must be from 1024 to \(Self.largestMaxPageBytes) bytes (128 MiB), not \(maxPageBytes)")
         }
         guard maxBatchOperations >= 1 else { throw ConfigurationError("the batch operation limit must be at least 1") }
         guard (1...10_000).contains(postgresPoolSize) else {

@@ -1,14 +1,14 @@
 import HTTPTypes
-import Hummingbird
 import SyncProtocol
 
 /// A request the table protocol refuses, with the status and body to answer.
 ///
 /// Every refusal is a 4xx with a JSON body: `{"error": "..."}` naming what was wrong, or, for conflicts
 /// (409, 412), the server's copy of the record with its `ETag`. Routes and middleware throw it; it renders
-/// itself (`HTTPResponseError`), and ``ProtocolResponseMiddleware`` renders every table response's error through
-/// ``ResponseWriter`` so that large bodies are compressed like any other answer.
-public struct ProtocolError: HTTPResponseError, Sendable, CustomStringConvertible {
+/// itself (`HTTPResponseError`, in `ProtocolError+Answer.swift`), and ``ProtocolResponseMiddleware`` renders every
+/// table response's error through ``ResponseWriter`` so that large bodies are compressed like any other answer.
+/// This file needs no HTTP server, so that the fuzzer (scripts/fuzz.sh) builds the request checks with it.
+public struct ProtocolError: Error, Sendable, CustomStringConvertible {
     public var status: HTTPResponse.Status
     public var message: String
     /// The server's copy of the record, sent instead of the error body (409, 412).
@@ -60,20 +60,4 @@ public struct ProtocolError: HTTPResponseError, Sendable, CustomStringConvertibl
 
     /// The JSON body of the response.
     var body: JSONValue { record?.json() ?? ProtocolErrorBody.make(message) }
-
-    /// The answer to this refusal (uncompressed; ``ProtocolResponseMiddleware`` compresses large ones).
-    public func response(from request: Request, context: some RequestContext) throws -> Response {
-        ResponseWriter(gzipMinimumSize: .max).error(self, request: request)
-    }
-
-    /// `error` as the refusal of the request it stands for: a ``ProtocolError`` as it is, a `$filter` that cannot
-    /// be translated as a 400, a database error as ``DatabaseErrorClassifier`` answers it during `activity`. `nil`
-    /// for a fault of the server.
-    static func refusal(for error: any Error, during activity: DatabaseErrorClassifier.Activity = .other) -> ProtocolError? {
-        switch error {
-        case let refusal as ProtocolError: return refusal
-        case let error as FilterTranslationError: return .badRequest("$filter: \(error.reason)")
-        default: return DatabaseErrorClassifier.refusal(for: error, during: activity)
-        }
-    }
 }

@@ -19,7 +19,6 @@ struct ProtocolResponseMiddleware: RouterMiddleware {
 
     let extensions: Set<ProtocolExtension>
     let writer: ResponseWriter
-    let logger: Logger
 
     func handle(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
@@ -28,15 +27,15 @@ struct ProtocolResponseMiddleware: RouterMiddleware {
         do {
             response = try await next(request, context)
         } catch {
-            response = writer.error(refusal(for: error, request: request), request: request)
+            response = writer.error(refusal(for: error, request: request, logger: context.logger), request: request)
         }
         response.headers[HTTPField.Name(ProtocolHeader.extensions)!] = ProtocolExtension.headerValue(extensions)
         if Self.asksToClose(request.headers[values: .connection]) { response.headers[.connection] = "close" }
         return response
     }
 
-    /// The refusal `error` stands for, or a logged 500.
-    private func refusal(for error: any Error, request: Request) -> ProtocolError {
+    /// The refusal `error` stands for, or a 500 logged with the request's `logger` (which carries its id).
+    private func refusal(for error: any Error, request: Request, logger: Logger) -> ProtocolError {
         if let refusal = ProtocolError.refusal(for: error) { return refusal }
         if let error = error as? HTTPResponseError, error.status == .notFound || error.status == .methodNotAllowed {
             let path = request.uri.path

@@ -13,16 +13,23 @@ struct ResponseWriter: Sendable {
     func json(
         _ value: JSONValue, status: HTTPResponse.Status, request: Request, headers extra: HTTPFields = [:]
     ) -> Response {
+        json(parts: [ByteBuffer(bytes: CanonicalJSON.encode(value, style: .compact))], status: status, request: request, headers: extra)
+    }
+
+    /// The answer whose body is `parts`, JSON already encoded, sent one after another (joined only to compress them).
+    func json(
+        parts: [ByteBuffer], status: HTTPResponse.Status, request: Request, headers extra: HTTPFields = [:]
+    ) -> Response {
         var headers = extra
         headers[.contentType] = "application/json; charset=utf-8"
-        var bytes = CanonicalJSON.encode(value, style: .compact)
-        if bytes.count >= gzipMinimumSize, Self.acceptsGzip(request.headers[values: .acceptEncoding]),
-           let compressed = try? Gzip.compress(bytes) {
-            bytes = compressed
-            headers[.contentEncoding] = "gzip"
-        }
         headers[.vary] = "Accept-Encoding"
-        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+        let size = parts.reduce(0) { $0 + $1.readableBytes }
+        if size >= gzipMinimumSize, Self.acceptsGzip(request.headers[values: .acceptEncoding]),
+           let compressed = try? Gzip.compress(parts.flatMap { $0.readableBytesView }) {
+            headers[.contentEncoding] = "gzip"
+            return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: compressed)))
+        }
+        return Response(status: status, headers: headers, body: parts.count == 1 ? ResponseBody(byteBuffer: parts[0]) : ResponseBody(contentsOf: parts))
     }
 
     func error(_ error: ProtocolError, request: Request) -> Response {

@@ -12,19 +12,25 @@ struct TableRoutes: Sendable {
     let repository: any RecordRepository
     let writer: ResponseWriter
     let maxBodySize: Int
+    /// The most bytes the records of one page may take (``ServerConfiguration/maxPageBytes``).
+    let maxPageBytes: Int
     /// The most operations one batch may carry; `nil` when the batch extension is switched off.
     let maxBatchOperations: Int?
     let filterLimits: FilterLimits
+    /// Where reads past the statement time limit and pages ended by their bytes are counted.
+    let metrics: ServerMetrics
 
-    init(configuration: ServerConfiguration, repository: any RecordRepository) {
+    init(configuration: ServerConfiguration, repository: any RecordRepository, metrics: ServerMetrics) {
         var tables: [String: TableOptions] = [:]
         for table in configuration.tables { tables[table.name.lowercased()] = table }
         self.tables = tables
         self.repository = repository
         self.writer = ResponseWriter(gzipMinimumSize: configuration.gzipMinimumSize)
         self.maxBodySize = configuration.maxBodySize
+        self.maxPageBytes = configuration.maxPageBytes
         self.maxBatchOperations = configuration.batch ? configuration.maxBatchOperations : nil
         self.filterLimits = configuration.filterLimits
+        self.metrics = metrics
     }
 
     /// Adds the routes to `router`: `/tables/{table}[/{id}]` behind ``ProtocolVersionMiddleware`` and
@@ -54,27 +60,33 @@ struct TableRoutes: Sendable {
         let table = try context.servedTable()
         let version = try context.version()
         let query = try ListQuery.parse(context.query, version: version, table: table, filterLimits: filterLimits)
-        let page = try await repository.list(table: table.name, query: query)
-        let items = JSONValue.array(page.records.map { $0.json(select: query.select) })
+        let page = try await reading(table: table.name, context: context) {
+            try await repository.list(table: table.name, query: query, into: EncodedPage(select: query.select, maxBytes: maxPageBytes))
+        }
+        if page.endedEarly { metrics.pagesEndedEarly.increment() }
+        let records = page.collected
+        let count = page.totalCount.map { JSONValue.integer(Int64($0)) } ?? .null
+        // An empty page ($top=0) has no next page: a link to the same $skip would lead a client round in a circle.
+        let next = page.hasMore && page.recordCount > 0
+            ? Self.nextLink(table: table, query: context.query, skip: query.skip + page.recordCount) : nil
         switch version {
         case .v2:
-            guard query.includeCount else { return writer.json(items, status: .ok, request: request) }
-            return writer.json(["results": items, "count": .integer(Int64(page.totalCount ?? 0))], status: .ok, request: request)
+            // v2 has no nextLink; a page that ended before $top says where the rest is as Azure's servers do when
+            // they cap a page, in a Link header (clients that count records ask on with $skip anyway).
+            var headers: HTTPFields = [:]
+            if page.endedEarly, let next { headers[.link] = "<\(next)>; rel=next" }
+            let body = query.includeCount ? records.body(member: "results", envelope: ["count": count]) : records.body()
+            return writer.json(parts: body, status: .ok, request: request, headers: headers)
         case .v3:
-            var nextLink = JSONValue.null
-            // An empty page ($top=0) has no next page: a link to the same $skip would lead a client round in a circle.
-            if page.hasMore, !page.records.isEmpty {
-                nextLink = .string(Self.nextLink(table: table, query: context.query, skip: query.skip + page.records.count))
-            }
-            let count = page.totalCount.map { JSONValue.integer(Int64($0)) } ?? .null
-            return writer.json(["items": items, "count": count, "nextLink": nextLink], status: .ok, request: request)
+            let body = records.body(member: "items", envelope: ["count": count, "nextLink": next.map(JSONValue.string) ?? .null])
+            return writer.json(parts: body, status: .ok, request: request)
         }
     }
 
     private func read(_ request: Request, _ context: TableRequestContext) async throws -> Response {
         let table = try context.servedTable()
         let id = try context.recordID()
-        guard let record = try await repository.record(table: table.name, id: id) else {
+        guard let record = try await reading(table: table.name, context: context, { try await repository.record(table: table.name, id: id) }) else {
             throw ProtocolError.notFound("there is no record '\(id)' in table \(table.name)")
         }
         let includeDeleted = try context.query.value(namedIgnoringCase: QueryOption.includeDeleted)
@@ -217,6 +229,21 @@ struct TableRoutes: Sendable {
     }
 
     // MARK: Shared steps
+
+    /// Runs a read of `table`. A read the statement time limit ended is counted and logged with the request's id;
+    /// one cancelled because its client went away or the server is stopping is not a timeout.
+    private func reading<Value>(table: String, context: TableRequestContext, _ read: () async throws -> Value) async throws -> Value {
+        do {
+            return try await read()
+        } catch {
+            if !Task.isCancelled, DatabaseFailure(error) == .timedOut {
+                metrics.statementTimeouts.increment()
+                context.logger.warning("a read ran past the statement time limit", metadata: [
+                    "table": "\(table)", "path": "\(context.endpointPath ?? "")", "error": "\(error)"])
+            }
+            throw error
+        }
+    }
 
     /// `properties` as `table` stores them: as sent for a schemaless table; checked against its declared columns
     /// (400 naming the property) and with dates in canonical form otherwise. A merge checks only the properties

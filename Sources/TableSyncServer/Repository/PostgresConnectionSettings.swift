@@ -71,6 +71,19 @@ extension PostgresLocation {
     /// then reports only that it gave up). Returns whether the connection is encrypted.
     @discardableResult
     func checkConnection(logger: Logger) async throws(ConfigurationError) -> Bool {
+        let configuration = try singleConnectionConfiguration()
+        do {
+            return try await Self.withSingleConnection(configuration, logger: logger) { connection in
+                let rows = try await connection.query("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()", logger: logger).collect()
+                return try rows.first?.decode(Bool.self) ?? false
+            }
+        } catch {
+            throw ConfigurationError("cannot connect to PostgreSQL at \(DatabaseLocation.postgres(self)): \(Self.reason(of: error))")
+        }
+    }
+
+    /// The configuration of a connection of its own, outside the pool, with the pool's TLS settings.
+    func singleConnectionConfiguration() throws(ConfigurationError) -> PostgresConnection.Configuration {
         let tls: PostgresConnection.Configuration.TLS
         do {
             switch try tlsUse() {
@@ -86,20 +99,23 @@ extension PostgresLocation {
         var configuration = PostgresConnection.Configuration(host: host, port: port, username: username, password: password,
                                                              database: database, tls: tls)
         configuration.options.additionalStartupParameters = Self.startupParameters
+        return configuration
+    }
+
+    /// Runs `body` on a new connection of `configuration`, closed afterwards.
+    static func withSingleConnection<Value: Sendable>(
+        _ configuration: PostgresConnection.Configuration, logger: Logger,
+        _ body: (PostgresConnection) async throws -> Value
+    ) async throws -> Value {
+        let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
+        let result: Result<Value, any Error>
         do {
-            let connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
-            let encrypted: Result<Bool, any Error>
-            do {
-                let rows = try await connection.query("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()", logger: logger).collect()
-                encrypted = .success(try rows.first?.decode(Bool.self) ?? false)
-            } catch {
-                encrypted = .failure(error)
-            }
-            try? await connection.close()
-            return try encrypted.get()
+            result = .success(try await body(connection))
         } catch {
-            throw ConfigurationError("cannot connect to PostgreSQL at \(DatabaseLocation.postgres(self)): \(Self.reason(of: error))")
+            result = .failure(error)
         }
+        try? await connection.close()
+        return try result.get()
     }
 
     /// What went wrong, in words that help, without the password: PostgresNIO hides its errors' details from

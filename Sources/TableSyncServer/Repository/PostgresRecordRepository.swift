@@ -11,11 +11,25 @@ import SyncProtocol
 public final class PostgresRecordRepository: RecordRepository {
     private let client: PostgresClient
     private let logger: Logger
+    private let statementTimeout: Duration
+    private let canceller: PostgresStatementCanceller?
+    /// The pool, as requests lease its connections.
+    private let pool: PostgresPoolUse
 
-    /// A repository over `client`, which must be running (it is a service of the server application).
-    public init(client: PostgresClient, logger: Logger) {
+    /// A repository over `client`, which must be running (it is a service of the server application); a page read
+    /// runs at most `statementTimeout` in all, however many statements it takes. With the database's `location`, a
+    /// page read that is cancelled has its statement cancelled in the database at once; without, its connection is
+    /// closed, and the database ends the statement when it notices. `metrics` counts the pool's connections in use.
+    public init(client: PostgresClient, logger: Logger, statementTimeout: Duration = ServerConfiguration.defaultStatementTimeout,
+                location: PostgresLocation? = nil, poolSize: Int = ServerConfiguration.defaultPostgresPoolSize,
+                metrics: ServerMetrics? = nil) throws(ConfigurationError) {
         self.client = client
+        pool = PostgresPoolUse(client: client, inUse: metrics?.databaseConnectionsInUse, awaited: metrics?.databaseConnectionsAwaited)
         self.logger = logger
+        self.statementTimeout = statementTimeout
+        canceller = try location.map { location throws(ConfigurationError) in
+            try PostgresStatementCanceller(location: location, poolSize: poolSize, logger: logger)
+        }
     }
 
     /// Prepares in two steps under a session advisory lock, so that starts on one database run one at a time:
@@ -129,38 +143,71 @@ public final class PostgresRecordRepository: RecordRepository {
     }
 
     public func record(table: String, id: String) async throws -> StoredRecord? {
-        try await client.withConnection { connection in
+        try await pool.withConnection { connection in
             try await Self.fetchRecord(connection, table: table, id: id, logger: logger)
         }
     }
 
-    /// A page's statements run on one connection, which is closed if the request is cancelled (its client went
-    /// away, or the server is stopping): PostgresNIO cannot cancel a statement, and PostgreSQL ends one whose
-    /// connection closed (``PostgresLocation/limitParameters(statementTimeout:)``).
-    public func list(table: String, query: ListQuery) async throws -> RecordPage {
+    /// A page is read through a cursor, a few rows per `FETCH` (``CursorFetchSize``), so that a page that ends early
+    /// does not make PostgreSQL send the rest of `$top` rows. Its statements run on one connection. If the request is
+    /// cancelled (its client went away, or the server is stopping) or runs past the statement time limit, the
+    /// statement running is cancelled (``PostgresStatementCanceller``) and the connection closed: PostgresNIO cannot
+    /// cancel a statement itself.
+    public func list<Collector: PageCollector>(
+        table: String, query: ListQuery, into collector: Collector
+    ) async throws -> ListedPage<Collector> {
         let statements = try RecordQuerySQL.list(table: table, query: query, dialect: .postgres)
         let logger = self.logger
-        return try await client.withConnection { connection in
-            try await withTaskCancellationHandler {
-                var records: [StoredRecord] = []
-                for try await row in try await connection.query(Self.query(statements.page), logger: logger) {
-                    records.append(try Self.decode(row))
-                }
-                let hasMore = records.count > query.top
-                if hasMore { records.removeLast() }
-                var count: Int?
-                if let countStatement = statements.count {
-                    for try await value in try await connection.query(Self.query(countStatement), logger: logger).decode(Int64.self) {
-                        count = Int(value)
+        let pool = self.pool
+        let canceller = self.canceller
+        return try await StatementTimeLimit.run(statementTimeout) {
+            try await pool.withConnection { connection in
+                let process = try await canceller?.process(of: connection)
+                return try await withTaskCancellationHandler {
+                    try await connection.withTransaction(logger: logger) { connection in
+                        try await Self.readPage(statements, top: query.top, into: collector, on: connection, logger: logger)
                     }
+                } onCancel: {
+                    if let process { canceller?.cancel(process: process) }
+                    let closing: EventLoopFuture<Void> = connection.close()
+                    _ = closing
                 }
-                return RecordPage(records: records, hasMore: hasMore, totalCount: count)
-            } onCancel: {
-                let closing: EventLoopFuture<Void> = connection.close()
-                _ = closing
             }
         }
     }
+
+    private static func readPage<Collector: PageCollector>(
+        _ statements: (page: SQLStatement, count: SQLStatement?), top: Int, into collector: Collector,
+        on connection: PostgresConnection, logger: Logger
+    ) async throws -> ListedPage<Collector> {
+        var declare = statements.page
+        declare.sql = "DECLARE \(pageCursor) NO SCROLL CURSOR FOR \(declare.sql)"
+        try await connection.query(query(declare), logger: logger)
+        var reading = PageReading(collector: collector, top: top)
+        var fetched = 0
+        var largestRow = 0
+        fetching: while reading.rowsWanted > 0 {
+            fetched = CursorFetchSize.next(rowsWanted: reading.rowsWanted, previous: fetched, largestRowBytes: largestRow)
+            var received = 0
+            for try await row in try await connection.query(PostgresQuery(unsafeSQL: "FETCH FORWARD \(fetched) FROM \(pageCursor)"), logger: logger) {
+                received += 1
+                let columns = try row.decode((String, Int64, Int64, Bool, String).self)
+                largestRow = max(largestRow, columns.4.utf8.count)
+                guard try reading.read({ try record(columns) }) else { break fetching }
+            }
+            if received < fetched { break }
+        }
+        var count: Int?
+        if let countStatement = statements.count {
+            for try await value in try await connection.query(query(countStatement), logger: logger).decode(Int64.self) {
+                count = Int(value)
+            }
+        }
+        return reading.page(totalCount: count)
+    }
+
+    /// The cursor of a page read; one at a time per connection, closed with its transaction.
+    private static let pageCursor = "tablesync_page"
 
     /// A statement PostgreSQL refuses aborts its whole transaction, so a write whose values the database refuses
     /// would take the other writes of its batch with it. The first attempt runs every write plainly; if one is
@@ -179,7 +226,7 @@ public final class PostgresRecordRepository: RecordRepository {
         _ writes: [RecordWriteRequest], now: Int64, isolatingEach: Bool
     ) async throws -> [Result<StoredRecord?, any Error>] {
         let logger = self.logger
-        return try await client.withTransaction(logger: logger) { connection -> [Result<StoredRecord?, any Error>] in
+        return try await withTransaction { connection -> [Result<StoredRecord?, any Error>] in
             // The statement time limit bounds reads; a write waits for its tables' locks behind other writers for as
             // long as their batches take, which is queueing, not a runaway statement.
             try await connection.query("SET LOCAL statement_timeout = 0", logger: logger)
@@ -236,6 +283,14 @@ public final class PostgresRecordRepository: RecordRepository {
         }
     }
 
+    /// Runs `body` in a transaction on a connection of the pool.
+    private func withTransaction<Value: Sendable>(_ body: (PostgresConnection) async throws -> Value) async throws -> Value {
+        let logger = self.logger
+        return try await pool.withConnection { connection in
+            try await connection.withTransaction(logger: logger) { connection in try await body(connection) }
+        }
+    }
+
     private static func apply(
         _ decision: RecordWrite, _ connection: PostgresConnection, table: String, id: String, existing: StoredRecord?,
         stamp: Int64, logger: Logger
@@ -289,7 +344,12 @@ public final class PostgresRecordRepository: RecordRepository {
     }
 
     private static func decode(_ row: PostgresRow) throws -> StoredRecord {
-        let (id, createdAt, updatedAt, deleted, bodyText) = try row.decode((String, Int64, Int64, Bool, String).self)
+        try record(try row.decode((String, Int64, Int64, Bool, String).self))
+    }
+
+    /// The record of a row's columns: id, createdAt, updatedAt, deleted and the body's text.
+    private static func record(_ columns: (String, Int64, Int64, Bool, String)) throws -> StoredRecord {
+        let (id, createdAt, updatedAt, deleted, bodyText) = columns
         guard case .object(let properties) = try JSONParser.parse(bodyText) else { throw RepositoryError.corruptBody(id: id) }
         return StoredRecord(id: id, createdAt: createdAt, updatedAt: updatedAt, deleted: deleted, properties: properties)
     }

@@ -16,22 +16,6 @@ public enum RecordWrite: Sendable, Hashable {
     case hardDelete
 }
 
-/// One page of a list request.
-public struct RecordPage: Sendable, Hashable {
-    /// The records of the page, in order.
-    public var records: [StoredRecord]
-    /// `true` when more records match after this page.
-    public var hasMore: Bool
-    /// The number of matching records ignoring `$skip` and `$top`, when asked for.
-    public var totalCount: Int?
-
-    public init(records: [StoredRecord], hasMore: Bool, totalCount: Int?) {
-        self.records = records
-        self.hasMore = hasMore
-        self.totalCount = totalCount
-    }
-}
-
 /// Storage for the records of every served table: SQLite (``SQLiteRecordRepository``) and PostgreSQL
 /// (``PostgresRecordRepository``) pass the same test suite.
 ///
@@ -49,8 +33,9 @@ public protocol RecordRepository: Sendable {
     /// The record `id` of `table`, deleted or not.
     func record(table: String, id: String) async throws -> StoredRecord?
 
-    /// A page of `table`'s records matching `query`.
-    func list(table: String, query: ListQuery) async throws -> RecordPage
+    /// A page of `table`'s records matching `query`, handed to `collector` one at a time as they are read, which may
+    /// end the page before `query.top` records (``PageReading``).
+    func list<Collector: PageCollector>(table: String, query: ListQuery, into collector: Collector) async throws -> ListedPage<Collector>
 
     /// Applies `writes` in order, in one transaction holding the write lock of every table they touch (taken
     /// in name order, so two batches never deadlock). Each write sees its row as the writes before it left it,
@@ -81,6 +66,11 @@ public struct RecordWriteRequest: Sendable {
 }
 
 extension RecordRepository {
+    /// A page of `table`'s records matching `query`, every record of it as stored.
+    public func list(table: String, query: ListQuery) async throws -> ListedPage<RecordList> {
+        try await list(table: table, query: query, into: RecordList())
+    }
+
     /// Writes record `id` of `table` as `decide` says: ``write(_:)`` with one write, whose error is thrown.
     public func write(
         table: String, id: String, decide: @escaping @Sendable (StoredRecord?) throws -> RecordWrite

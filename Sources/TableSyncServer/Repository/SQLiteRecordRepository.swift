@@ -75,19 +75,22 @@ public final class SQLiteRecordRepository: RecordRepository {
         try await pool.read { db in try Self.fetchRecord(db, table: table, id: id) }
     }
 
-    public func list(table: String, query: ListQuery) async throws -> RecordPage {
+    /// Rows are stepped one at a time and each is decoded only when the page takes it, so a page that ends early
+    /// reads no further.
+    public func list<Collector: PageCollector>(
+        table: String, query: ListQuery, into collector: Collector
+    ) async throws -> ListedPage<Collector> {
         let statements = try RecordQuerySQL.list(table: table, query: query, dialect: .sqlite)
         let pool = self.pool
         return try await StatementTimeLimit.run(statementTimeout) {
             try await pool.read { db in
-                let rows = try Row.fetchAll(db, sql: statements.page.sql, arguments: Self.arguments(statements.page.bindings))
-                var records = try rows.map(Self.decode)
-                let hasMore = records.count > query.top
-                if hasMore { records.removeLast() }
+                var reading = PageReading(collector: collector, top: query.top)
+                let rows = try Row.fetchCursor(db, sql: statements.page.sql, arguments: Self.arguments(statements.page.bindings))
+                while let row = try rows.next(), try reading.read({ try Self.decode(row) }) {}
                 let count = try statements.count.map {
                     try Int.fetchOne(db, sql: $0.sql, arguments: Self.arguments($0.bindings)) ?? 0
                 }
-                return RecordPage(records: records, hasMore: hasMore, totalCount: count)
+                return reading.page(totalCount: count)
             }
         }
     }

@@ -12,6 +12,7 @@ import SyncProtocol
 ///   case or list) reaches the router with `Connection: close` exactly, so that the answer says `close` too; the
 ///   connection is closed after an answer that says `close`.
 /// - A request that is not valid HTTP gets a JSON 400 (431 for headers over the limit) instead of an empty one.
+/// - A client that goes away before its answer is written has its connection closed at once.
 ///
 /// Answers the guard writes itself are JSON like every other, say `Connection: close`, and wait for the answers
 /// the router still owes to earlier pipelined requests, which HTTP/1.1 sends in order.
@@ -30,6 +31,8 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
         let maxBodySize: Int
         /// The value of the extensions header every answer carries.
         let extensionsHeader: String
+        /// Where the guard counts its own answers and the requests whose clients went away.
+        let metrics: ServerMetrics
     }
 
     /// An answer the guard writes itself, as the last on its connection.
@@ -71,6 +74,8 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        // Closed under requests still owed, and not by the guard: the client reset the connection.
+        if !refusing, deadlines.unanswered > 0 { settings.metrics.requestsAbandoned.increment(by: deadlines.unanswered) }
         timer?.cancel()
         timer = nil
         context.fireChannelInactive()
@@ -127,6 +132,20 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
         }
     }
 
+    /// A client that closes its side of the connection while an answer is owed has gone away (as a proxy in front
+    /// does when its own client left): the connection is closed, which cancels the request and its database
+    /// statement (``GuardedHTTP1Channel``). With nothing owed, the end of input ends the connection as usual.
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case .inputClosed? = event as? ChannelEvent, deadlines.unanswered > 0 {
+            settings.metrics.requestsAbandoned.increment(by: deadlines.unanswered)
+            refusing = true
+            reschedule()
+            context.close(promise: nil)
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         guard let error = error as? HTTPParserError else {
             context.fireErrorCaught(error)
@@ -176,6 +195,7 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
     private func refuse(_ status: HTTPResponseStatus, message: String, answersReadHead: Bool) {
         guard !refusing else { return }
         refusing = true
+        settings.metrics.connectionRefused(status: Int(status.code))
         finalAnswer = FinalAnswer(status: status, message: message, answersReadHead: answersReadHead)
         reschedule()
         writeFinalAnswerIfDue()

@@ -8,7 +8,7 @@ import NIOHTTPTypesHTTP1
 /// Hummingbird's HTTP/1.1 connection with a ``ConnectionGuardHandler`` between NIO's decoder and Hummingbird's
 /// codec: the server's deadlines, the early 413, `Connection: close` for requests that do not keep the connection
 /// alive, and JSON answers to requests that are not HTTP. Requests are then served one after another, pipelined
-/// ones in order, by Hummingbird.
+/// ones in order, by Hummingbird, and cancelled when their connection closes.
 struct GuardedHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
     typealias Value = NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
 
@@ -31,8 +31,18 @@ struct GuardedHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
         }
     }
 
+    /// Hummingbird answers a connection's requests on its task and learns that the client went away only when it
+    /// writes; a connection that closes first (the client left, or the guard closed it) cancels that task, and with
+    /// it the request in flight and its database statement.
     func handle(value: Value, logger: Logger) async {
-        await handleHTTP(asyncChannel: value, logger: logger)
+        settings.metrics.connectionsOpen.increment()
+        defer { settings.metrics.connectionsOpen.decrement() }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await handleHTTP(asyncChannel: value, logger: logger) }
+            group.addTask { try? await value.channel.closeFuture.get() }
+            await group.next()
+            group.cancelAll()
+        }
     }
 }
 
