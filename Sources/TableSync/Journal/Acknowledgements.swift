@@ -87,6 +87,6 @@ enum Acknowledgements {
         for line in lines.suffix(localLimit / 2) { kept += line + [UInt8(ascii: "\n")] }
         var batch = DurableFileBatch()
         batch.write(kept, to: layout.localAcknowledgementsFile)
-        try? batch.commit(temporaryDirectory: layout.temporaryDirectory)
+        _ = try? batch.commit(temporaryDirectory: layout.temporaryDirectory)
     }
 }
