@@ -70,6 +70,30 @@ import TestSupport
         #expect(try await runProgram(tablesync, ["-C", store, "verify"]).status == 0)
     }
 
+    @Test("--verbose logs each request, pulled page and pushed batch on standard error, and never the token")
+    func verboseLogsTheWireWithoutTheToken() async throws {
+        let directory = TemporaryDirectory()
+        let token = "a-secret-token-\(UUID().uuidString)"
+        let server = try await LiveServer.start(.sqlite, tables: ["todo"], tokens: [token])
+        defer { TestBackend.removeFiles(of: server.database) }
+        let store = directory.file("store")
+        #expect(try await runProgram(tablesync, ["-C", store, "init", "--remote", server.baseURL, "--table", "todo"]).status == 0)
+        #expect(try await runProgram(tablesync, ["-C", store, "insert", "todo", #"{"id": "a", "text": "Buy milk"}"#]).status == 0)
+        let environment = TransportTests.environment(["TABLESYNC_TOKEN": token])
+        let quiet = try await runProgram(tablesync, ["-C", store, "sync"], environment: environment)
+        #expect(quiet.status == 0, "\(quiet.stderr)")
+        #expect(!quiet.stderr.contains("request"), "no request lines without --verbose: \(quiet.stderr)")
+
+        #expect(try await runProgram(tablesync, ["-C", store, "update", "todo", #"{"id": "a", "text": "Buy milk", "done": true}"#]).status == 0)
+        let verbose = try await runProgram(tablesync, ["-C", store, "sync", "--verbose"], environment: environment)
+        #expect(verbose.status == 0, "\(verbose.stderr)")
+        #expect(verbose.stderr.contains("request") && verbose.stderr.contains("HTTP 200"), "\(verbose.stderr)")
+        #expect(verbose.stderr.contains("pushed") && verbose.stderr.contains("1 applied"), "\(verbose.stderr)")
+        #expect(verbose.stderr.contains("pulled page") && verbose.stderr.contains("table=todo"), "\(verbose.stderr)")
+        #expect(!verbose.stderr.contains(token), "the token never reaches the log")
+        await server.stop()
+    }
+
     @Test("-C STORE stands before the subcommand, as with git, or after it, and tablesync --help shows it")
     func storeOptionBeforeOrAfterTheSubcommand() async throws {
         let directory = TemporaryDirectory()

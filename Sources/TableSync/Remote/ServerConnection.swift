@@ -56,7 +56,8 @@ struct ServerConnection: Sendable {
     func client(table: String?) async throws -> TableClient {
         let make = { (version: Int) in
             TableClient.make(settings: settings, apiVersion: version, credentials: credentials, timeout: options.timeout,
-                             retryPolicy: options.retryPolicy, transport: options.transport ?? PlatformTransport.shared)
+                             retryPolicy: options.retryPolicy, transport: options.transport ?? PlatformTransport.shared,
+                             logger: options.logger)
         }
         if let pinned = settings.apiVersion { return make(pinned) }
         if let learned = LearnedProtocolVersion.load(layout: layout, remote: settings.remote) { return make(learned) }

@@ -1,5 +1,6 @@
 import Foundation
 import GzipCompression
+import Logging
 import SyncProtocol
 
 /// The table protocol as a client speaks it: builds each request and reads list responses in both shapes.
@@ -11,9 +12,10 @@ struct TableClient: Sendable {
     /// The client for a store's settings speaking protocol `apiVersion`; the token comes from `TABLESYNC_TOKEN` or
     /// the settings' token file.
     static func make(settings: StoreSettings, apiVersion: Int, credentials: ClientCredentials? = nil, timeout: Double = 30,
-                     retryPolicy: RetryPolicy = RetryPolicy(), transport: any HTTPTransport = PlatformTransport.shared) -> TableClient {
+                     retryPolicy: RetryPolicy = RetryPolicy(), transport: any HTTPTransport = PlatformTransport.shared,
+                     logger: Logger = SyncOptions.silentLogger) -> TableClient {
         TableClient(http: ServerHTTPClient(baseURL: settings.remote, defaultHeaders: ["Accept": "application/json"], credentials: credentials,
-                                           timeout: timeout, retryPolicy: retryPolicy, transport: transport),
+                                           timeout: timeout, retryPolicy: retryPolicy, transport: transport, logger: logger),
                     apiVersion: apiVersion)
     }
 
@@ -22,7 +24,8 @@ struct TableClient: Sendable {
         var headers = http.defaultHeaders
         headers[ProtocolHeader.apiVersion] = Self.versionHeaderValue(apiVersion)
         self.http = ServerHTTPClient(baseURL: http.baseURL, defaultHeaders: headers, credentials: http.credentials, timeout: http.timeout,
-                                     retryPolicy: http.retryPolicy, maxResponseBytes: http.maxResponseBytes, transport: http.transport)
+                                     retryPolicy: http.retryPolicy, maxResponseBytes: http.maxResponseBytes, transport: http.transport,
+                                     logger: http.logger)
         self.apiVersion = apiVersion
     }
 

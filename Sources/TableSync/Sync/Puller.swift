@@ -1,3 +1,4 @@
+import Logging
 import SyncProtocol
 
 /// What a pull did.
@@ -191,7 +192,7 @@ struct Puller {
     /// place, the query's new watermark saved, and progress told. Returns the previous page's commit.
     private func commit(_ changes: PageChanges, table: String, total: Int?,
                         into commits: inout CommitSequence<PageCommit>) async throws -> PageCommit? {
-        let store = self.store, allowMassDelete = options.allowMassDelete, progress = options.progress
+        let store = self.store, allowMassDelete = options.allowMassDelete, progress = options.progress, logger = options.logger
         let spares = store.spareFiles
         return try await commits.append(
             stage: {
@@ -212,6 +213,13 @@ struct Puller {
                                                           guard: .unchangedSinceSync)
                 commit.outcome = outcome
                 if let query = changes.query { try await store.saveQuery(query) }
+                logger.debug("pulled page", metadata: [
+                    "table": .string(table),
+                    "page": .stringConvertible(commit.page),
+                    "written": .stringConvertible(changes.writes.count),
+                    "removed": .stringConvertible(changes.removals.count + changes.evictions.count),
+                    "watermark": .string(changes.query?.updatedAt ?? "-"),
+                ])
                 progress?(.pulledPage(table: table, page: commit.page, records: commit.recordsSoFar, total: total))
                 return commit
             },

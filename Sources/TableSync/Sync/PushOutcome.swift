@@ -18,6 +18,22 @@ enum PushOutcome: Equatable {
     /// The credentials were refused: the push stops.
     case authenticationRefused(status: Int, message: String?)
 
+    /// How many of `outcomes` are of each kind, in words for a log line: `"498 applied, 2 conflicts"`.
+    static func tally(_ outcomes: [PushOutcome]) -> String {
+        var counts: [String: Int] = [:]
+        for outcome in outcomes {
+            let kind = switch outcome {
+            case .applied: "applied"
+            case .conflict, .serverCopyNeeded: "conflicts"
+            case .rejected: "rejected"
+            case .serverFault: "server faults"
+            case .authenticationRefused: "refused credentials"
+            }
+            counts[kind, default: 0] += 1
+        }
+        return counts.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
+    }
+
     /// Classifies `response` to an operation of `kind` that sent `sent` (the record's content, `nil` for a
     /// delete): ``classify(kind:sent:status:body:fallbackMessage:notFoundStatuses:)`` on its parsed body.
     static func classify(kind: PendingOperation.Kind, sent: [String: JSONValue]?, response: HTTPResponse,

@@ -1,3 +1,4 @@
+import Logging
 import SyncProtocol
 
 /// What a push did.
@@ -301,6 +302,11 @@ struct Pusher {
                 if case .applied = outcome { report.settledByPolicy += 1 }
             }
         }
+        options.logger.debug("pushed", metadata: [
+            "operations": .stringConvertible(operations.count),
+            "batched": .stringConvertible(route.batched),
+            "outcomes": .string(PushOutcome.tally(outcomes)),
+        ])
         for (outgoing, outcome) in zip(operations, outcomes) {
             try await checkRefusal(outgoing, outcome, client: route.client, acceptance: &acceptance)
             try await reconcile(outgoing, outcome, report: &report, pending: &pending)

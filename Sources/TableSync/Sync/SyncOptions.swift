@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 
 /// How a pull walks the server's pages.
 public enum PullPaging: String, Sendable, CaseIterable {
@@ -52,10 +53,15 @@ public struct SyncOptions: Sendable {
     /// The zlib level (1 fastest … 9 smallest) of batch bodies sent to a server that accepts gzip requests;
     /// `nil` sends them uncompressed.
     public var compressionLevel: Int32?
+    /// Where the run logs each request (method, path, status, bytes, time, attempt), each pulled page and each
+    /// pushed batch, at debug level; tokens are never logged. The default logs nothing.
+    public var logger: Logger
     /// What carries requests; `nil` is the platform's (``PlatformTransport``). Set by the benchmarks to compare
     /// transports on the same run.
     package var transport: (any HTTPTransport)?
 
+    /// The default of ``logger``: one that logs nothing, as a library's logger does until its user gives one.
+    public static let silentLogger = Logger(label: "tablesync", factory: { _ in SwiftLogNoOpLogHandler() })
     /// The default of ``batchMaxOperations``.
     public static let defaultBatchMaxOperations = 500
     /// The default of ``batchMaxBytes``: 1 MiB.
@@ -71,7 +77,8 @@ public struct SyncOptions: Sendable {
                 environment: [String: String] = ProcessInfo.processInfo.environment, paging: PullPaging = .automatic,
                 evict: Bool = false, progress: (@Sendable (SyncProgress) -> Void)? = nil,
                 batch: Bool = true, batchMaxOperations: Int = defaultBatchMaxOperations, batchMaxBytes: Int = defaultBatchMaxBytes,
-                compressionLevel: Int32? = defaultCompressionLevel) {
+                compressionLevel: Int32? = defaultCompressionLevel, logger: Logger = SyncOptions.silentLogger) {
+        self.logger = logger
         self.conflictPolicy = conflictPolicy
         self.timeout = timeout
         self.retryPolicy = retryPolicy

@@ -1,4 +1,5 @@
 import GzipCompression
+import Logging
 import SyncProtocol
 
 /// Sends requests to one server, with a time limit on every request and retries with backoff on connection
@@ -25,13 +26,15 @@ struct ServerHTTPClient: Sendable {
     let maxResponseBytes: Int
     /// What carries each attempt.
     let transport: any HTTPTransport
+    /// Where each attempt is logged, at debug level.
+    let logger: Logger
 
     /// The default of ``maxResponseBytes``: 256 MiB.
     static let defaultMaxResponseBytes = 256 << 20
 
     init(baseURL: String, defaultHeaders: [String: String], credentials: ClientCredentials? = nil, timeout: Double = 30,
          retryPolicy: RetryPolicy = RetryPolicy(), maxResponseBytes: Int = defaultMaxResponseBytes,
-         transport: any HTTPTransport = PlatformTransport.shared) {
+         transport: any HTTPTransport = PlatformTransport.shared, logger: Logger = SyncOptions.silentLogger) {
         var base = baseURL
         while base.hasSuffix("/") { base.removeLast() }
         self.baseURL = base
@@ -41,6 +44,7 @@ struct ServerHTTPClient: Sendable {
         self.retryPolicy = retryPolicy
         self.maxResponseBytes = maxResponseBytes
         self.transport = transport
+        self.logger = logger
     }
 
     /// Sends `request`, retrying as the policy says. Throws ``SyncError/unreachable(url:reason:)`` when the
@@ -57,8 +61,11 @@ struct ServerHTTPClient: Sendable {
             let failure: String
             var retryAfter: Double?
             var serverFault: HTTPResponse?
+            let started = ContinuousClock.now
             do {
                 let result = try await exchange(request, url: urlText, token: token)
+                logAttempt(request, attempt: attempt, started: started, outcome: "HTTP \(result.status)",
+                           bytes: result.wireBodySize)
                 // A token refused once is read again (it may have expired meanwhile), and the request sent again
                 // with the new one, without counting as an attempt.
                 if result.status == 401, !renewed, let fresh = try await credentials?.renewed(after: token) {
@@ -83,8 +90,10 @@ struct ServerHTTPClient: Sendable {
                 throw SyncError.serverNotTrusted(url: baseURL, detail: detail)
             } catch let error as TransportFailure {
                 failure = error.reason
+                logAttempt(request, attempt: attempt, started: started, outcome: failure)
             } catch let error as DamagedBody {
                 failure = error.reason
+                logAttempt(request, attempt: attempt, started: started, outcome: failure)
             }
             guard let delay = retryPolicy.delay(afterAttempt: attempt, retryAfter: retryAfter, random: Double.random(in: 0..<1)) else {
                 if returningServerFaults, let serverFault { return serverFault }
@@ -92,6 +101,21 @@ struct ServerHTTPClient: Sendable {
             }
             try await Task.sleep(nanoseconds: UInt64(delay * 1_000_000_000))
         }
+    }
+
+    /// Logs one attempt at debug level: the request's method and path (never its headers, which carry the token),
+    /// what came of it, the answer's bytes on the wire and the time it took.
+    private func logAttempt(_ request: HTTPRequest, attempt: Int, started: ContinuousClock.Instant, outcome: String,
+                            bytes: Int? = nil) {
+        let elapsed = (ContinuousClock.now - started).components
+        logger.debug("request", metadata: [
+            "method": .string(request.method),
+            "path": .string(request.pathAndQuery),
+            "outcome": .string(outcome),
+            "bytes": .string(bytes.map(String.init) ?? "-"),
+            "ms": .stringConvertible(elapsed.seconds * 1000 + elapsed.attoseconds / 1_000_000_000_000_000),
+            "attempt": .stringConvertible(attempt),
+        ])
     }
 
     /// One attempt: the request on the wire, the whole answer read and inflated.

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Logging
 import TableSync
 
 /// Options of the commands that talk to the server: `push`, `pull` and `sync`.
@@ -14,6 +15,9 @@ struct ServerOptions: ParsableArguments {
 
     @Flag(help: "Print no progress on standard error. Without it a terminal shows one line rewritten in place, and a log (cron, systemd) gets a timestamped line per page or batch; results and errors are printed either way.")
     var quiet = false
+
+    @Flag(help: "Log each request (method, path, status, bytes, milliseconds, attempt), each pulled page and each pushed batch on standard error, with progress as log lines; tokens are never logged.")
+    var verbose = false
 
     @Flag(name: .customLong("no-batch"), help: "Push one request per operation even when the server offers batches.")
     var noBatch = false
@@ -34,6 +38,15 @@ struct ServerOptions: ParsableArguments {
     func syncOptions(pageSize: Int? = nil, evict: Bool = false) -> SyncOptions {
         SyncOptions(conflictPolicy: conflictPolicy, timeout: timeout, retryPolicy: RetryPolicy(maximumAttempts: attempts),
                     pageSize: pageSize, allowMassDelete: allowMassDelete, allowOlderHead: allowOlderHead, evict: evict,
-                    progress: ProgressDisplay.standardError.reporter(quiet: quiet), batch: !noBatch)
+                    progress: (verbose ? ProgressDisplay.logLines : ProgressDisplay.standardError).reporter(quiet: quiet),
+                    batch: !noBatch, logger: logger)
+    }
+
+    /// The run's logger: on standard error at debug level with `--verbose`, at info otherwise (the library logs
+    /// nothing above debug, so nothing shows).
+    private var logger: Logger {
+        var logger = Logger(label: "tablesync", factory: { StreamLogHandler.standardError(label: $0) })
+        logger.logLevel = verbose ? .debug : .info
+        return logger
     }
 }

@@ -13,6 +13,9 @@ import TableSync
 final class ProgressDisplay: @unchecked Sendable {
     /// The display of this process, on its standard error.
     static let standardError = ProgressDisplay(onTerminal: isatty(2) == 1) { CommandOutput.writeError($0) }
+    /// A display of log lines on standard error even on a terminal, for `--verbose`, whose log lines would break
+    /// a line rewritten in place.
+    static let logLines = ProgressDisplay(onTerminal: false) { CommandOutput.writeError($0) }
 
     /// The control sequence that returns to the start of the line and erases it.
     static let eraseLine = "\r\u{1B}[2K"
