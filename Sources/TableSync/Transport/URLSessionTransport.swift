@@ -1,8 +1,12 @@
-#if canImport(Darwin)
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
-/// Requests over `URLSession` on Apple platforms, where it waits without spinning and the system's own proxy and
-/// certificate settings apply.
+/// Requests over `URLSession`: the transport on Apple platforms, where it waits without spinning and the system's
+/// own proxy and certificate settings apply. On Linux (FoundationNetworking) it runs too, and the transport tests
+/// run against it, so the Apple path is exercised on every platform; ``CurlTransport`` stays Linux's transport,
+/// because FoundationNetworking's `URLSession` polls while it waits.
 ///
 /// `URLSession` inflates gzip answers itself, so an answer's body arrives decoded and its size on the wire is
 /// the `Content-Length` the server sent; the body limit is checked once the body is in.
@@ -25,12 +29,12 @@ package final class URLSessionTransport: HTTPTransport {
         outgoing.httpMethod = request.method
         for (name, value) in request.headers { outgoing.setValue(value, forHTTPHeaderField: name) }
         outgoing.httpBody = request.body.map { Data($0) }
-        let session = self.session
+        let session = self.session, prepared = outgoing
         // `timeoutInterval` limits the time between bytes; the whole attempt is limited here.
         let (data, response) = try await withThrowingTaskGroup(of: (Data, URLResponse)?.self) { group in
             group.addTask {
                 do {
-                    return try await session.data(for: outgoing)
+                    return try await session.data(for: prepared)
                 } catch let error as URLError {
                     throw Self.failure(error)
                 }
@@ -67,4 +71,3 @@ package final class URLSessionTransport: HTTPTransport {
         }
     }
 }
-#endif
