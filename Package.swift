@@ -20,7 +20,6 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
-        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         // Hummingbird's own dependency, named here for the server's HTTP/1.1 connection (HTTP1ToHTTPServerCodec).
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
@@ -56,6 +55,7 @@ let package = Package(
                 "GzipCompression",
                 .target(name: "CCurl", condition: .when(platforms: [.linux])),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(
@@ -109,8 +109,6 @@ let package = Package(
                 "SyncProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
-                // The transport TableSync used before libcurl, kept only to compare the two in one run (T1).
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ]
         ),
         // Helpers every test target shares: temporary directories, seeded randomness, processes, a live server.

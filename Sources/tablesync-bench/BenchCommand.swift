@@ -10,8 +10,7 @@ struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tablesync-bench",
         abstract: "TableSync's benchmarks, each figure beside a baseline measured in the same run.",
-        subcommands: [RunCommand.self, ServerPagesCommand.self, StockPullCommand.self, MarkdownCommand.self, DirtyWriterCommand.self,
-                      PageFetchCommand.self],
+        subcommands: [RunCommand.self, ServerPagesCommand.self, StockPullCommand.self, MarkdownCommand.self, DirtyWriterCommand.self],
         defaultSubcommand: RunCommand.self
     )
 }
@@ -36,8 +35,6 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Hand edits synced on a quiet and on a busy disk (P9).") var busyDiskEdits = 100
     @Option(help: "Megabytes the busy neighbour rewrites without syncing (P9).") var busyDiskMegabytes = 4096
     @Option(help: "Runs of each benchmark.") var runs = 3
-    @Flag(help: "Run T1 (the transports) alone, for a quick look; README and docs/bench.md show whole runs only.")
-    var transportsOnly = false
 
     func validate() throws {
         guard records >= 10, runs >= 1 else { throw ValidationError("--records must be at least 10 and --runs at least 1") }
@@ -61,7 +58,7 @@ struct RunCommand: AsyncParsableCommand {
             binaries: bin, work: work, records: records, smallRecords: smallRecords, pushRecords: pushRecords,
             slowLinkPushRecords: slowLinkPushRecords, slowLinkDelay: slowLinkDelayMs / 1_000,
             changedRecords: changedRecords, editedFiles: editedFiles, busyDiskEdits: busyDiskEdits,
-            busyDiskMegabytes: busyDiskMegabytes, runs: runs, transportsOnly: transportsOnly)
+            busyDiskMegabytes: busyDiskMegabytes, runs: runs)
         var suite = BenchmarkSuite(configuration: configuration)
         let table = try await suite.run()
         print(table.text())

@@ -6,8 +6,7 @@ import TableSync
 /// one `tablesync-server` on SQLite the initial pull (P1) with its disk floor and the SDKs' paging, memory
 /// (P4), bytes on the wire (P5), `status` against `git status` (P2), push (P3), a sync with nothing to do
 /// (P6), an incremental pull (P7), a sync that lost its cache (P8), a sync while another program keeps the disk
-/// busy (P9), the first sync of a git clone after the server moved (P10), and the client's transport against the one
-/// it replaced (T1). Every figure is a median over the runs,
+/// busy (P9) and the first sync of a git clone after the server moved (P10). Every figure is a median over the runs,
 /// beside a baseline measured in the same run.
 struct BenchmarkSuite {
     /// Sizes and places.
@@ -26,8 +25,6 @@ struct BenchmarkSuite {
         var busyDiskEdits: Int
         var busyDiskMegabytes: Int
         var runs: Int
-        /// Run T1 alone.
-        var transportsOnly = false
     }
 
     let configuration: Configuration
@@ -62,10 +59,8 @@ struct BenchmarkSuite {
         try remove(work)
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
         served = (0..<records).map { ServerSeeder.servedRecord($0, dataSet: dataSet) }
-        if !configuration.transportsOnly {
-            progress("P0: CanonicalJSON.encode vs JSONEncoder")
-            try measureJSONWriters()
-        }
+        progress("P0: CanonicalJSON.encode vs JSONEncoder")
+        try measureJSONWriters()
 
         let database = work + "/server.sqlite"
         progress("seeding the server with \(records) + \(configuration.smallRecords) records")
@@ -74,27 +69,22 @@ struct BenchmarkSuite {
         let server = try ServerProcess(executable: configuration.binaries + "/tablesync-server", database: "sqlite:" + database,
                                        tables: [Self.mainTable, Self.smallTable], logFile: work + "/server.log")
         defer { server.stop() }
-        if configuration.transportsOnly {
-            try await measureTransports(server: server)
-        } else {
-            let store = work + "/store"
-            try measureInitialPull(server: server, store: store)
-            try measureSmallPullMemory(server: server)
-            let proxy = try LinkProxy(upstreamPort: server.port)
-            defer { proxy.stop() }
-            let wireStore = work + "/wire-store"
-            try measurePullWire(proxy: proxy, store: wireStore)
-            try measureStatus(store: store)
-            try measurePush(server: server)
-            try measurePushOverSlowLink(server: server)
-            try await measureTransports(server: server)
-            try measurePushWire(proxy: proxy, store: wireStore)
-            try measureSyncOnBusyDisk(server: server)
-            try measureNoChangeSync(store: store)
-            try await measureIncrementalPull(store: store, database: database)
-            try measureSyncWithoutCache(store: store)
-            try await measureCloneFirstSync(store: store, database: database)
-        }
+        let store = work + "/store"
+        try measureInitialPull(server: server, store: store)
+        try measureSmallPullMemory(server: server)
+        let proxy = try LinkProxy(upstreamPort: server.port)
+        defer { proxy.stop() }
+        let wireStore = work + "/wire-store"
+        try measurePullWire(proxy: proxy, store: wireStore)
+        try measureStatus(store: store)
+        try measurePush(server: server)
+        try measurePushOverSlowLink(server: server)
+        try measurePushWire(proxy: proxy, store: wireStore)
+        try measureSyncOnBusyDisk(server: server)
+        try measureNoChangeSync(store: store)
+        try await measureIncrementalPull(store: store, database: database)
+        try measureSyncWithoutCache(store: store)
+        try await measureCloneFirstSync(store: store, database: database)
         results.notes.append("load average at the end: \(Machine.loadAverage()) (other processes share this machine)")
         results.rows = results.rows.enumerated().sorted { ($0.element.id, $0.offset) < ($1.element.id, $1.offset) }.map(\.element)
         return results
