@@ -3,6 +3,7 @@
 #   scripts/bench.sh          (make bench)        release build, 100,000 records, 3 runs each; bench-results/latest.json
 #   scripts/bench.sh smoke    (make bench-smoke)  debug build, a tiny data set, 1 run: proves the benchmarks still run
 #   scripts/bench.sh transports                   T1 alone (libcurl against AsyncHTTPClient); bench-results/transports.json
+#   scripts/bench.sh auth                         A1 alone (checking a JWT against a static token); bench-results/auth.json
 # Sizes and runs come from the environment (defaults for the full run in brackets):
 #   BENCH_RECORDS [100000]  records in the main table (P1, P2, P3, P5, P6, P7)
 #   BENCH_SMALL_RECORDS [10000]  the second table, the other point of the memory curve (P4)
@@ -24,6 +25,10 @@ only=()
 if [ "${1:-}" = transports ]; then
   only=(--transports-only)
   : "${BENCH_OUTPUT:=bench-results/transports.json}"
+fi
+if [ "${1:-}" = auth ]; then
+  only=(--auth-only)
+  : "${BENCH_OUTPUT:=bench-results/auth.json}"
 fi
 config="${BENCH_CONFIG:-release}"
 

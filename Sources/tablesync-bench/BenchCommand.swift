@@ -38,6 +38,8 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Runs of each benchmark.") var runs = 3
     @Flag(help: "Run T1 (the transports) alone, for a quick look; README and docs/bench.md show whole runs only.")
     var transportsOnly = false
+    @Flag(help: "Run A1 (the cost of checking a JWT) alone.")
+    var authOnly = false
 
     func validate() throws {
         guard records >= 10, runs >= 1 else { throw ValidationError("--records must be at least 10 and --runs at least 1") }
@@ -61,7 +63,7 @@ struct RunCommand: AsyncParsableCommand {
             binaries: bin, work: work, records: records, smallRecords: smallRecords, pushRecords: pushRecords,
             slowLinkPushRecords: slowLinkPushRecords, slowLinkDelay: slowLinkDelayMs / 1_000,
             changedRecords: changedRecords, editedFiles: editedFiles, busyDiskEdits: busyDiskEdits,
-            busyDiskMegabytes: busyDiskMegabytes, runs: runs, transportsOnly: transportsOnly)
+            busyDiskMegabytes: busyDiskMegabytes, runs: runs, transportsOnly: transportsOnly, authOnly: authOnly)
         var suite = BenchmarkSuite(configuration: configuration)
         let table = try await suite.run()
         print(table.text())
