@@ -34,7 +34,7 @@ struct AuthCostBenchmark {
         try Data("\(staticToken) bench\n".utf8).write(to: URL(fileURLWithPath: directory + "/tokens"))
         let sharedKey = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
         try Data(sharedKey.utf8).write(to: URL(fileURLWithPath: directory + "/jwt-key"))
-        let rsa = try Insecure.RSA.PrivateKey(pem: try _RSA.Signing.PrivateKey(keySize: .bits2048).pemRepresentation)
+        let rsa = try JWTKit.Insecure.RSA.PrivateKey(pem: try _RSA.Signing.PrivateKey(keySize: .bits2048).pemRepresentation)
         let (modulus, exponent) = try rsa.publicKey.getKeyPrimitives()
         let jwks = #"{"keys":[{"kty":"RSA","kid":"bench","alg":"RS256","n":"\#(Self.base64URL(modulus))","e":"\#(Self.base64URL(exponent))"}]}"#
         try Data(jwks.utf8).write(to: URL(fileURLWithPath: directory + "/jwks.json"))
@@ -54,7 +54,7 @@ struct AuthCostBenchmark {
         let connections = try credentials.map { _ in try PageConnection(port: server.port) }
         let seed = try PageConnection(port: server.port)
         for part in 0..<2 {
-            _ = try seed.send("POST", "/batch", headers: ["Authorization: Bearer \(staticToken)"],
+            _ = try seed.request("POST", "/batch", headers: ["Authorization: Bearer \(staticToken)"],
                               body: Self.batch(table: "pages", ids: (part * 500..<(part + 1) * 500).map { "p\($0)" }))
         }
 
@@ -62,7 +62,7 @@ struct AuthCostBenchmark {
         var batches = [[Double]](repeating: [], count: credentials.count)
         for sample in -2..<samples {
             for (index, credential) in credentials.enumerated() {
-                let (seconds, body) = try connections[index].send("GET", "/tables/pages?$top=\(Self.pageRecords)",
+                let (seconds, body) = try connections[index].request("GET", "/tables/pages?$top=\(Self.pageRecords)",
                                                                   headers: ["Authorization: Bearer \(credential.1)"])
                 guard try JSONParser.parse(body)["items"]?.arrayValue?.count == Self.pageRecords else {
                     throw BenchError(what: "A1", detail: "a page with the \(credential.0) did not hold \(Self.pageRecords) records")
@@ -73,7 +73,7 @@ struct AuthCostBenchmark {
         for sample in -1..<samples {
             for (index, credential) in credentials.enumerated() {
                 let ids = (0..<Self.batchOperations).map { "b\(sample + 1)-\(index)-\($0)" }
-                let (seconds, body) = try connections[index].send("POST", "/batch", headers: ["Authorization: Bearer \(credential.1)"],
+                let (seconds, body) = try connections[index].request("POST", "/batch", headers: ["Authorization: Bearer \(credential.1)"],
                                                                   body: Self.batch(table: "batches", ids: ids))
                 guard let results = try JSONParser.parse(body)["results"]?.arrayValue, results.count == Self.batchOperations,
                       results.allSatisfy({ $0["status"] == 201 }) else {

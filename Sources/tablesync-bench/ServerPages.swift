@@ -143,19 +143,19 @@ final class PageConnection {
 
     /// `GET path` (v3); the seconds from sending to the answer's last byte, and the body.
     func get(_ path: String) throws -> (seconds: Double, body: [UInt8]) {
-        try send("GET", path)
+        try request("GET", path)
     }
 
     /// `METHOD path` (v3) with `headers` (`Name: value` lines) and a JSON `body`; the seconds from sending to the
     /// answer's last byte, and the answer's body.
-    func send(_ method: String, _ path: String, headers: [String] = [], body: [UInt8] = []) throws -> (seconds: Double, body: [UInt8]) {
+    func request(_ method: String, _ path: String, headers: [String] = [], body: [UInt8] = []) throws -> (seconds: Double, body: [UInt8]) {
         var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nZUMO-API-VERSION: 3.0.0\r\nAccept: application/json\r\n"
         for header in headers { head += header + "\r\n" }
         if !body.isEmpty { head += "Content-Type: application/json\r\nContent-Length: \(body.count)\r\n" }
-        let request = Array((head + "\r\n").utf8) + body
+        let bytes = Array((head + "\r\n").utf8) + body
         let start = Clock.now()
-        let sent = request.withUnsafeBytes { send(socket, $0.baseAddress, $0.count, 0) }
-        guard sent == request.count else { throw BenchError(what: "send", detail: "errno \(errno)") }
+        let sent = bytes.withUnsafeBytes { send(socket, $0.baseAddress, $0.count, 0) }
+        guard sent == bytes.count else { throw BenchError(what: "send", detail: "errno \(errno)") }
         var received: [UInt8] = []
         var headerEnd: Int?
         var contentLength: Int?

@@ -48,7 +48,7 @@ struct AuthenticationTests {
             var otherIssuer = valid
             otherIssuer.iss = "https://elsewhere.test/"
             var otherAudience = valid
-            otherAudience.aud = ["another-api"]
+            otherAudience.aud = AudienceClaim(value: ["another-api"])
             var noExpiry = valid
             noExpiry.exp = nil
             let rsaToken = try await issuer.signed(valid, kid: "rsa-1").split(separator: ".").map(String.init)

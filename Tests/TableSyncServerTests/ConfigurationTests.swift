@@ -85,7 +85,7 @@ struct ConfigurationTests {
                 try ServerConfiguration(database: .sqlite(path: "x"), tables: tables, tokens: tokens).validate()
                 return nil
             } catch {
-                return error.message
+                return "\(error)"
             }
         }
         #expect(refusal([table])?.contains("perUser needs users") == true || refusal([table])?.contains("needs credentials") == true)

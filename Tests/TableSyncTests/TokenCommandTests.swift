@@ -37,7 +37,7 @@ import TestSupport
         mutating func expire(into token: String) async throws {
             let port = server.port, database = server.database
             await server.stop()
-            server = try await LiveServer.start(.sqlite, tables: ["todo"], tokens: [token], database: database, port: port)
+            server = try await LiveServer.start(.sqlite, tables: ["todo"], tokens: [StaticToken(secret: token)], database: database, port: port)
         }
 
         func stop() async {
@@ -110,7 +110,7 @@ import TestSupport
         let issuer = try TestTokenIssuer()
         let writerToken = try await issuer.hs256(TestClaims(sub: "writer"))
         let shortLived = try await issuer.hs256(TestClaims(sub: "reader", lifetime: 3))
-        var setup = try await Setup(token: shortLived, jwt: issuer.settings())
+        let setup = try await Setup(token: shortLived, jwt: issuer.settings())
         try setup.directory.write("token", shortLived + "\n" + (try await issuer.hs256(TestClaims(sub: "reader"))) + "\n")
         let writer = setup.directory.file("writer")
         var environment = CLI.environment

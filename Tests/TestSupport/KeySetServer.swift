@@ -1,5 +1,6 @@
 import Hummingbird
 import Logging
+import NIOCore
 import Synchronization
 
 /// An identity provider's JWKS endpoint on a free loopback port: it serves the key set a test sets, and counts

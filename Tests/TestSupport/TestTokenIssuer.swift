@@ -1,4 +1,3 @@
-import Crypto
 import CryptoExtras
 import Foundation
 import JWTKit
@@ -35,15 +34,15 @@ public struct TestTokenIssuer: Sendable {
 
     /// The HS256 key, 32 random bytes.
     public let sharedKey: [UInt8]
-    private let rsaKeys: [String: Insecure.RSA.PrivateKey]
+    private let rsaKeys: [String: JWTKit.Insecure.RSA.PrivateKey]
     private let ecKeys: [String: ES256PrivateKey]
 
     /// A provider with a fresh shared key, an RSA key for each of `rsaKeyIDs` and a P-256 key for each of `ecKeyIDs`.
     public init(rsaKeyIDs: [String] = [], ecKeyIDs: [String] = []) throws {
         sharedKey = (0..<32).map { _ in UInt8.random(in: 0...255) }
-        var rsa: [String: Insecure.RSA.PrivateKey] = [:]
+        var rsa: [String: JWTKit.Insecure.RSA.PrivateKey] = [:]
         for kid in rsaKeyIDs {
-            rsa[kid] = try Insecure.RSA.PrivateKey(pem: try _RSA.Signing.PrivateKey(keySize: .bits2048).pemRepresentation)
+            rsa[kid] = try JWTKit.Insecure.RSA.PrivateKey(pem: try _RSA.Signing.PrivateKey(keySize: .bits2048).pemRepresentation)
         }
         rsaKeys = rsa
         ecKeys = Dictionary(uniqueKeysWithValues: ecKeyIDs.map { ($0, ES256PrivateKey()) })

@@ -62,7 +62,7 @@ public func makeServerApplication(
     let authenticator = Authenticator(tokens: configuration.tokens, jwt: configuration.jwt, logger: logger)
     router.add(middleware: AuthenticationMiddleware(authenticator: authenticator))
     // Behind credentials when the server checks them, as the tables are: the counts tell of the server's clients.
-    router.get(RouterPath(ServerMetrics.path)) { _, context in
+    router.get(RouterPath(ServerMetrics.path)) { _, context -> Response in
         if authenticator.checksCredentials && context.identity == nil { throw ProtocolError.unauthorized }
         return Response(status: .ok, headers: [.contentType: ServerMetrics.contentType],
                  body: ResponseBody(byteBuffer: ByteBuffer(bytes: metrics.exposition())))

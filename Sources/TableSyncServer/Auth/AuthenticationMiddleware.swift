@@ -22,7 +22,7 @@ struct AuthenticationMiddleware: RouterMiddleware {
         do {
             context.identity = try await authenticator.identify(credential)
         } catch {
-            context.logger.info("refused the request's credentials", metadata: ["reason": "\(error.reason)"])
+            context.logger.info("refused the request's credentials", metadata: ["reason": "\(error)"])
             throw ProtocolError.unauthorized
         }
         context.logger[metadataKey: "identity"] = "\(context.identity?.name ?? "")"

@@ -104,7 +104,7 @@ actor KeySetCache {
             _ = await loading.value
             return
         }
-        loadedAt = .now
+        loadedAt = ContinuousClock.now
         let task = Task { [location, logger] () -> KeySet? in
             do {
                 let set = try await KeySet.load(from: location)

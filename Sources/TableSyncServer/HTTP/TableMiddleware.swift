@@ -27,17 +27,7 @@ struct TableMiddleware: RouterMiddleware {
         }
         var context = context
         context.table = table
-        do {
-            context.scope = try AccessRule.scope(of: table, for: request.method == .get ? .read : .write, identity: context.identity,
-                                                 checksCredentials: checksCredentials)
-        } catch where error.status == .methodNotAllowed {
-            var refusal = error
-            let methods = RouteMethods.allowed(path: request.uri.path, batch: false) ?? []
-            refusal.allowedMethods = methods.filter { method in
-                table.access(for: method == .get ? .read : .write, checksCredentials: checksCredentials) != .disabled
-            }
-            throw refusal
-        }
+        context.scope = try scope(of: table, request: request, identity: context.identity)
         guard request.method == .get, context.parameters.get("id") == nil else { return try await next(request, context) }
         var response: Response
         do {
@@ -48,5 +38,21 @@ struct TableMiddleware: RouterMiddleware {
         }
         response.headers[HTTPField.Name(ProtocolHeader.maxTop)!] = String(table.maxTop)
         return response
+    }
+
+    /// The records `identity` reaches in `table` with `request`'s method (GET reads, the others write); a 405 for an
+    /// operation the table does not offer names in `Allow` the methods it does.
+    private func scope(of table: TableOptions, request: Request, identity: RequestIdentity?) throws(ProtocolError) -> RecordScope {
+        do {
+            return try AccessRule.scope(of: table, for: request.method == .get ? .read : .write, identity: identity,
+                                        checksCredentials: checksCredentials)
+        } catch {
+            guard error.status == .methodNotAllowed else { throw error }
+            var refusal = error
+            refusal.allowedMethods = (RouteMethods.allowed(path: request.uri.path, batch: false) ?? []).filter { method in
+                table.access(for: method == .get ? .read : .write, checksCredentials: checksCredentials) != .disabled
+            }
+            throw refusal
+        }
     }
 }

@@ -34,9 +34,8 @@ extension TableRoutes {
         for (index, operation) in batch.operations.enumerated() {
             do throws(ProtocolError) {
                 planned.append((index, try plan(operation, version: version, identity: context.identity)))
-            } catch where error.status == .unauthorized {
-                throw error
             } catch {
+                if error.status == .unauthorized { throw error }
                 results[index] = Self.result(error)
             }
         }
