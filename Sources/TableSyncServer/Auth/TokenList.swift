@@ -14,7 +14,7 @@ public enum TokenList {
     public static func parse(fileContents: String, file: String = "the tokens file") throws(ConfigurationError) -> [StaticToken] {
         var tokens: [StaticToken] = []
         var names: Set<String> = []
-        for (index, line) in fileContents.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        for (index, line) in fileContents.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }).enumerated() {
             let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\r" }).map(String.init)
             guard let secret = fields.first, !secret.hasPrefix("#") else { continue }
             let lineNumber = index + 1
