@@ -6,7 +6,8 @@ import SyncProtocol
 /// stand for in the ``TableRequestContext`` (``RequestIdentity``). Credentials that are sent must be valid: anything
 /// else is a 401 (``ProtocolError/unauthorized``) that says nothing of why, while the log says why at info level,
 /// with the request's id and never the token. A request without credentials goes on without an identity; each
-/// route then decides whether it needs one (``AccessRule``).
+/// route then decides whether it needs one (``AccessRule``), and a path the server does not serve is a 401 too on a
+/// server that checks credentials, so that its routes are not told to anyone.
 struct AuthenticationMiddleware: RouterMiddleware {
     typealias Context = TableRequestContext
 
@@ -15,8 +16,13 @@ struct AuthenticationMiddleware: RouterMiddleware {
     func handle(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
-        guard authenticator.checksCredentials, let credential = Self.presentedCredential(request.headers) else {
-            return try await next(request, context)
+        guard authenticator.checksCredentials else { return try await next(request, context) }
+        guard let credential = Self.presentedCredential(request.headers) else {
+            do {
+                return try await next(request, context)
+            } catch let error as HTTPError where error.status == .notFound {
+                throw ProtocolError.unauthorized
+            }
         }
         var context = context
         do {

@@ -117,6 +117,8 @@ actor KeySetCache {
         }
         loading = task
         if let loaded = await task.value { current = loaded }
+        // The interval runs from the end of a load, however long the load took.
+        loadedAt = ContinuousClock.now
         loading = nil
     }
 }
