@@ -26,6 +26,10 @@ let package = Package(
         // Hummingbird's own dependency, named here for the tests' in-process servers (graceful shutdown).
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+        // The server's JSON Web Tokens: HS256, RS256 and ES256 signatures and the registered claims. hummingbird-auth
+        // is not used: its middleware wants one authenticator per scheme and an identity type per context, where the
+        // server has one credential header for static tokens and JWTs and a 401 that must not say which failed.
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.8.0"),
         // The server's measurements (swift-metrics' API), served in Prometheus's text format at /metrics.
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
@@ -85,6 +89,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "JWTKit", package: "jwt-kit"),
             ]
         ),
         .executableTarget(
@@ -109,6 +114,9 @@ let package = Package(
                 "SyncProtocol",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // Signs the JWTs whose checking A1 measures.
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
             ]
         ),
         // Helpers every test target shares: temporary directories, seeded randomness, processes, a live server.
@@ -122,6 +130,9 @@ let package = Package(
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                // Tokens signed as an identity provider signs them (TestTokenIssuer).
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
             ],
             path: "Tests/TestSupport"
         ),
@@ -134,6 +145,7 @@ let package = Package(
                 "GzipCompression",
                 "TestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"),
             ]
         ),
         // `tablesync` too: the CLI's pure rules (progress figures) are tested in process.

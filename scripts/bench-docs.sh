@@ -4,9 +4,8 @@
 #   scripts/bench-docs.sh [RESULTS]   the table of RESULTS (default bench-results/latest.json, from make bench) into
 #                                     README.md and docs/bench.md ("bench table" markers), and, when make bench-scale
 #                                     left them, bench-results/server-pages.json and bench-results/scale.json into
-#                                     docs/bench.md ("scale table" markers), and bench-results/transports.json
-#                                     (scripts/bench.sh transports: T1 alone, more runs) into docs/bench.md
-#                                     ("transports table" markers)
+#                                     docs/bench.md ("scale table" markers), and bench-results/auth.json
+#                                     (scripts/bench.sh auth: A1 alone) into docs/bench.md ("auth table" markers)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 results="${1:-bench-results/latest.json}"
@@ -36,7 +35,7 @@ $("$bin/tablesync-bench" markdown bench-results/scale.json)"
   echo "docs/bench.md now shows bench-results/server-pages.json and bench-results/scale.json"
 fi
 
-if [ -f bench-results/transports.json ]; then
-  replace docs/bench.md "transports table" "$("$bin/tablesync-bench" markdown bench-results/transports.json)"
-  echo "docs/bench.md now shows bench-results/transports.json"
+if [ -f bench-results/auth.json ]; then
+  replace docs/bench.md "auth table" "$("$bin/tablesync-bench" markdown bench-results/auth.json)"
+  echo "docs/bench.md now shows bench-results/auth.json"
 fi

@@ -2,6 +2,7 @@
 # TableSync's benchmarks: every figure beside a baseline measured in the same run.
 #   scripts/bench.sh          (make bench)        release build, 100,000 records, 3 runs each; bench-results/latest.json
 #   scripts/bench.sh smoke    (make bench-smoke)  debug build, a tiny data set, 1 run: proves the benchmarks still run
+#   scripts/bench.sh auth                         A1 alone (checking a JWT against a static token); bench-results/auth.json
 # Sizes and runs come from the environment (defaults for the full run in brackets):
 #   BENCH_RECORDS [100000]  records in the main table (P1, P2, P3, P5, P6, P7)
 #   BENCH_SMALL_RECORDS [10000]  the second table, the other point of the memory curve (P4)
@@ -19,6 +20,11 @@ if [ "${1:-}" = smoke ]; then
   : "${BENCH_SLOW_LINK_PUSH_RECORDS:=20}"
   : "${BENCH_EDITED_FILES:=10}" "${BENCH_BUSY_DISK_EDITS:=10}" "${BENCH_BUSY_DISK_MEGABYTES:=64}" "${BENCH_RUNS:=1}" "${BENCH_CONFIG:=debug}" "${BENCH_OUTPUT:=bench-results/smoke.json}"
 fi
+only=()
+if [ "${1:-}" = auth ]; then
+  only=(--auth-only)
+  : "${BENCH_OUTPUT:=bench-results/auth.json}"
+fi
 config="${BENCH_CONFIG:-release}"
 
 echo "building ($config)" >&2
@@ -34,4 +40,4 @@ mkdir -p bench-results
   --push-records "${BENCH_PUSH_RECORDS:-10000}" --changed-records "${BENCH_CHANGED_RECORDS:-1000}" \
   --slow-link-push-records "${BENCH_SLOW_LINK_PUSH_RECORDS:-1000}" --slow-link-delay-ms "${BENCH_SLOW_LINK_DELAY_MS:-5}" \
   --edited-files "${BENCH_EDITED_FILES:-100}" --busy-disk-edits "${BENCH_BUSY_DISK_EDITS:-100}" \
-  --busy-disk-megabytes "${BENCH_BUSY_DISK_MEGABYTES:-4096}" --runs "${BENCH_RUNS:-3}"
+  --busy-disk-megabytes "${BENCH_BUSY_DISK_MEGABYTES:-4096}" --runs "${BENCH_RUNS:-3}" "${only[@]}"

@@ -31,7 +31,8 @@ server_module() {
   for file in $http_types/*.swift Sources/TableSyncServer/Query/*.swift Sources/TableSyncServer/SQL/*.swift Sources/TableSyncServer/Schema/*.swift \
       Sources/TableSyncServer/Repository/RecordQuerySQL.swift Sources/TableSyncServer/Repository/StoredRecord.swift \
       Sources/TableSyncServer/HTTP/IncomingRecord.swift Sources/TableSyncServer/HTTP/ProtocolError.swift \
-      Sources/TableSyncServer/Configuration/TableOptions.swift Sources/TableSyncServer/Configuration/ConfigurationError.swift; do
+      Sources/TableSyncServer/Configuration/TableOptions.swift Sources/TableSyncServer/Configuration/TableAccess.swift \
+      Sources/TableSyncServer/Configuration/ConfigurationError.swift; do
     sed -E '/^import (SyncProtocol|HTTPTypes)$/d' "$file" > "$copies/$(basename "$(dirname "$file")")-$(basename "$file")"
   done
   printf 'module CSQLite [system] {\n  header "/usr/include/sqlite3.h"\n  link "sqlite3"\n  export *\n}\n' > "$out/CSQLite/module.modulemap"

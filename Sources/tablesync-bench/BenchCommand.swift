@@ -35,6 +35,8 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Hand edits synced on a quiet and on a busy disk (P9).") var busyDiskEdits = 100
     @Option(help: "Megabytes the busy neighbour rewrites without syncing (P9).") var busyDiskMegabytes = 4096
     @Option(help: "Runs of each benchmark.") var runs = 3
+    @Flag(help: "Run A1 (the cost of checking a JWT) alone.")
+    var authOnly = false
 
     func validate() throws {
         guard records >= 10, runs >= 1 else { throw ValidationError("--records must be at least 10 and --runs at least 1") }
@@ -58,7 +60,7 @@ struct RunCommand: AsyncParsableCommand {
             binaries: bin, work: work, records: records, smallRecords: smallRecords, pushRecords: pushRecords,
             slowLinkPushRecords: slowLinkPushRecords, slowLinkDelay: slowLinkDelayMs / 1_000,
             changedRecords: changedRecords, editedFiles: editedFiles, busyDiskEdits: busyDiskEdits,
-            busyDiskMegabytes: busyDiskMegabytes, runs: runs)
+            busyDiskMegabytes: busyDiskMegabytes, runs: runs, authOnly: authOnly)
         var suite = BenchmarkSuite(configuration: configuration)
         let table = try await suite.run()
         print(table.text())

@@ -25,6 +25,8 @@ struct BenchmarkSuite {
         var busyDiskEdits: Int
         var busyDiskMegabytes: Int
         var runs: Int
+        /// Run A1 alone.
+        var authOnly = false
     }
 
     let configuration: Configuration
@@ -58,6 +60,10 @@ struct BenchmarkSuite {
     mutating func run() async throws -> ResultTable {
         try remove(work)
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        if configuration.authOnly {
+            try await measureAuthCost()
+            return results
+        }
         served = (0..<records).map { ServerSeeder.servedRecord($0, dataSet: dataSet) }
         progress("P0: CanonicalJSON.encode vs JSONEncoder")
         try measureJSONWriters()
@@ -85,9 +91,19 @@ struct BenchmarkSuite {
         try await measureIncrementalPull(store: store, database: database)
         try measureSyncWithoutCache(store: store)
         try await measureCloneFirstSync(store: store, database: database)
+        try await measureAuthCost()
         results.notes.append("load average at the end: \(Machine.loadAverage()) (other processes share this machine)")
         results.rows = results.rows.enumerated().sorted { ($0.element.id, $0.offset) < ($1.element.id, $1.offset) }.map(\.element)
         return results
+    }
+
+    // MARK: - A1
+
+    private mutating func measureAuthCost() async throws {
+        progress("A1: a page and a batch with a static token, an HS256 JWT and an RS256 JWT")
+        let samples = max(10, runs * 10)
+        results.rows += try await AuthCostBenchmark(binaries: configuration.binaries, work: work, samples: samples).run()
+        results.notes.append("A1: \(samples) requests per credential after 2 (pages) and 1 (batches) unmeasured, interleaved, on SQLite; every request's token is checked anew")
     }
 
     // MARK: - P0

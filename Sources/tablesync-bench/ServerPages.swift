@@ -143,10 +143,19 @@ final class PageConnection {
 
     /// `GET path` (v3); the seconds from sending to the answer's last byte, and the body.
     func get(_ path: String) throws -> (seconds: Double, body: [UInt8]) {
-        let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nZUMO-API-VERSION: 3.0.0\r\nAccept: application/json\r\n\r\n".utf8)
+        try request("GET", path)
+    }
+
+    /// `METHOD path` (v3) with `headers` (`Name: value` lines) and a JSON `body`; the seconds from sending to the
+    /// answer's last byte, and the answer's body.
+    func request(_ method: String, _ path: String, headers: [String] = [], body: [UInt8] = []) throws -> (seconds: Double, body: [UInt8]) {
+        var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nZUMO-API-VERSION: 3.0.0\r\nAccept: application/json\r\n"
+        for header in headers { head += header + "\r\n" }
+        if !body.isEmpty { head += "Content-Type: application/json\r\nContent-Length: \(body.count)\r\n" }
+        let bytes = Array((head + "\r\n").utf8) + body
         let start = Clock.now()
-        let sent = request.withUnsafeBytes { send(socket, $0.baseAddress, $0.count, 0) }
-        guard sent == request.count else { throw BenchError(what: "send", detail: "errno \(errno)") }
+        let sent = bytes.withUnsafeBytes { send(socket, $0.baseAddress, $0.count, 0) }
+        guard sent == bytes.count else { throw BenchError(what: "send", detail: "errno \(errno)") }
         var received: [UInt8] = []
         var headerEnd: Int?
         var contentLength: Int?
@@ -157,10 +166,10 @@ final class PageConnection {
             if headerEnd == nil, let end = Self.headerEnd(received) {
                 headerEnd = end
                 let head = String(decoding: received[..<end], as: UTF8.self)
-                guard head.hasPrefix("HTTP/1.1 200") else { throw BenchError(what: "GET \(path)", detail: head) }
+                guard head.hasPrefix("HTTP/1.1 200") else { throw BenchError(what: "\(method) \(path)", detail: head) }
                 guard let length = head.split(separator: "\r\n").first(where: { $0.lowercased().hasPrefix("content-length:") })
                     .flatMap({ Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) }) else {
-                    throw BenchError(what: "GET \(path)", detail: "no Content-Length: \(head)")
+                    throw BenchError(what: "\(method) \(path)", detail: "no Content-Length: \(head)")
                 }
                 contentLength = length
             }

@@ -12,10 +12,10 @@ final class ServerProcess {
     var url: String { "http://127.0.0.1:\(port)" }
 
     /// Starts the server on `database` (its `--database` value: `sqlite:PATH` or a `postgres://` URL) serving
-    /// `tables`, and waits until it accepts connections.
-    init(executable: String, database: String, tables: [String], logFile: String) throws {
+    /// `tables`, with `options` (more flags) and waits until it accepts connections.
+    init(executable: String, database: String, tables: [String], logFile: String, options: [String] = []) throws {
         port = try Loopback.freePort()
-        var arguments = ["--host", "127.0.0.1", "--port", String(port), "--database", database, "--log-level", "warning"]
+        var arguments = ["--host", "127.0.0.1", "--port", String(port), "--database", database, "--log-level", "warning"] + options
         for table in tables { arguments += ["--table", table + ":maxTop=1000"] }
         pid = try ChildProcess.spawn(executable, arguments, standardOutput: logFile, standardError: logFile)
         let deadline = Clock.now() + 30

@@ -12,7 +12,9 @@ struct TableSyncServerCommand: AsyncParsableCommand {
         abstract: "Serve tables over the Azure Mobile Apps table protocol (v2 and v3), on SQLite or PostgreSQL.",
         discussion: """
             Tokens come from --tokens-file FILE (one per line) or the environment variable TABLESYNC_SERVER_TOKENS \
-            (comma- or space-separated), never from a flag. Without tokens the server listens on loopback only.
+            (comma- or space-separated), never from a flag; a line TOKEN NAME names its token for the log and per-user \
+            tables. JWTs are checked with --jwt-jwks or --jwt-hs256-key-file, --jwt-issuer and --jwt-audience. Without \
+            tokens or JWT keys the server listens on loopback only.
             Stop it with SIGINT or SIGTERM; it finishes the requests in flight first.
             With no --database it keeps its records in tablesync-server.sqlite in the working directory; with no \
             --table it serves TodoItem, the table of the Azure Mobile Apps quickstart. The log says both.
@@ -31,12 +33,15 @@ struct TableSyncServerCommand: AsyncParsableCommand {
     var database: String?
 
     @Option(name: .customLong("table"), help: ArgumentHelp(
-        "A table to serve, repeatable: NAME or NAME:option=value,… with softDelete=true|false, pageSize=N, maxTop=N, and columns=name:type;… (types string, number, boolean, date) to accept only those properties.",
+        "A table to serve, repeatable: NAME or NAME:option=value,… with softDelete=true|false, pageSize=N, maxTop=N, columns=name:type;… (types string, number, boolean, date) to accept only those properties, read= and write= anonymous|authenticated|role:NAME|disabled, and perUser=true to keep each user to their own records.",
         valueName: "NAME[:OPTIONS]"))
     var tables: [String] = []
 
-    @Option(name: .customLong("tokens-file"), help: "A file with the accepted tokens, one per line.")
+    @Option(name: .customLong("tokens-file"), help: "A file with the accepted tokens, one per line: TOKEN or TOKEN NAME.")
     var tokensFile: String?
+
+    @OptionGroup(title: "JSON Web Tokens")
+    var jwtOptions: JWTOptions
 
     @Option(name: .customLong("max-body-size"), help: "The largest request body in bytes, after gzip decompression (default 16 MiB).")
     var maxBodySize: Int?
@@ -134,7 +139,7 @@ struct TableSyncServerCommand: AsyncParsableCommand {
             logger.notice("no --table given: serving the quickstart's table", metadata: ["table": "\(Self.defaultTable)"])
             tableOptions = [TableOptions(name: Self.defaultTable)]
         }
-        var tokens: Set<String> = []
+        var tokens: [StaticToken] = []
         if let tokensFile = tokensFile ?? file.tokensFile {
             tokens = try TokenList.load(file: tokensFile)
         } else if let value = environment[TokenList.environmentVariable] {
@@ -159,6 +164,7 @@ struct TableSyncServerCommand: AsyncParsableCommand {
                 configuration[keyPath: limit.setting] = try ServerConfiguration.timeLimit(seconds: seconds, setting: limit.flag)
             }
         }
+        configuration.jwt = try jwtOptions.settings(file: file.jwt, environment: environment)
         if let bytes = maxPageBytes ?? file.maxPageBytes { configuration.maxPageBytes = bytes }
         if let count = maxConnections ?? file.maxConnections { configuration.maxConnections = count }
         if let depth = maxFilterDepth ?? file.maxFilterDepth { configuration.filterLimits.maxDepth = depth }

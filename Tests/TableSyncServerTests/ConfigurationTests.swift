@@ -60,10 +60,59 @@ struct ConfigurationTests {
         }
     }
 
-    @Test("tokens from a file or the environment")
-    func tokens() {
-        #expect(TokenList.parse(fileContents: "# comment\n a1 \n\nb2\n") == ["a1", "b2"])
-        #expect(TokenList.parse(environmentValue: "a1, b2 c3") == ["a1", "b2", "c3"])
+    @Test("tokens from a file (TOKEN or TOKEN NAME per line, as before names) or the environment")
+    func tokens() throws {
+        let tokens = try TokenList.parse(fileContents: "# comment\n a1 \n\nb2\tphone-of-ann\r\n")
+        #expect(tokens.map(\.secret) == ["a1", "b2"])
+        #expect(tokens.map(\.name) == ["token (line 2)", "phone-of-ann"])
+        #expect(tokens.map(\.givenName) == [nil, "phone-of-ann"], "only a named token stands for a user")
+        #expect(TokenList.parse(environmentValue: "a1, b2 c3").map(\.secret) == ["a1", "b2", "c3"])
+        for (text, problem) in [("t1 a b\n", "3 words"), ("t1 na/me\n", "a token's name"), ("t1 ann\nt2 ann\n", "given twice")] {
+            #expect { try TokenList.parse(fileContents: text) } throws: { "\($0)".contains(problem) }
+        }
+    }
+
+    @Test("access rules and per-user tables: options, the file's object form, and the rules a server starts with")
+    func accessOptions() throws {
+        let table = try TableOptions.parse("todo:perUser=true,read=authenticated,write=role:editor")
+        #expect(table.perUser && table.read == .authenticated && table.write == .role("editor"))
+        #expect(throws: ConfigurationError.self) { try TableOptions.parse("todo:read=everyone") }
+        let file = try ServerConfigurationFile.parse(#"{"tables": [{"name": "notes", "read": "anonymous", "write": "disabled", "perUser": false}]}"#,
+                                                     path: "s.json")
+        #expect(file.tables.first?.read == .anonymous && file.tables.first?.write == .disabled)
+        func refusal(_ tables: [TableOptions], tokens: [StaticToken] = []) -> String? {
+            do {
+                try ServerConfiguration(database: .sqlite(path: "x"), tables: tables, tokens: tokens).validate()
+                return nil
+            } catch {
+                return "\(error)"
+            }
+        }
+        #expect(refusal([table])?.contains("perUser needs users") == true || refusal([table])?.contains("needs credentials") == true)
+        #expect(refusal([table], tokens: ["t"]) == nil)
+        #expect(refusal([try TableOptions.parse("todo:perUser=true,read=anonymous")], tokens: ["t"])?.contains("not read=anonymous") == true)
+        #expect(refusal([try TableOptions.parse("todo:perUser=true,columns=text:string")], tokens: ["t"])?.contains("cannot be combined") == true)
+        #expect(refusal([try TableOptions.parse("todo:read=authenticated")])?.contains("needs credentials") == true)
+    }
+
+    @Test("JWT settings: the file's jwt object, and the keys, claims and URLs a server starts with")
+    func jwtSettings() throws {
+        let file = try ServerConfigurationFile.parse(#"""
+            {"jwt": {"issuer": "https://id.example/", "audience": "api", "jwks": "https://id.example/keys", "leeway": 30, "roleClaim": "groups"}}
+            """#, path: "s.json")
+        #expect(file.jwt.issuer == "https://id.example/" && file.jwt.jwks == "https://id.example/keys" && file.jwt.leeway == 30)
+        #expect(throws: ConfigurationError.self) { try ServerConfigurationFile.parse(#"{"jwt": {"key": "x"}}"#, path: "s.json") }
+        var settings = JWTSettings(keySet: .url("http://id.example/keys"), issuer: "i", audience: "a")
+        #expect { try settings.validate() } throws: { "\($0)".contains("https://") }
+        settings.keySet = JWTSettings.KeySetLocation(parsing: "http://127.0.0.1:9/keys")
+        try settings.validate()
+        settings.keySet = nil
+        settings.sharedKey = Array("short".utf8)
+        #expect { try settings.validate() } throws: { "\($0)".contains("at least 32 bytes") }
+        settings.sharedKey = JWTSettings.sharedKey(fileContents: String(repeating: "k", count: 32) + "\n")
+        try settings.validate()
+        settings.issuer = ""
+        #expect { try settings.validate() } throws: { "\($0)".contains("issuer and an audience") }
     }
 
     @Test("configuration file")

@@ -26,7 +26,7 @@ let testLogger: Logger = {
 /// Runs `body` against a server on `backend` serving `tables`, through the in-process router or a live socket.
 /// `database` replaces the backend's usual one (e.g. the test PostgreSQL reached with other TLS settings).
 func withServer<Value: Sendable>(
-    _ backend: Backend, tables: [TableOptions], tokens: Set<String> = [], maxBodySize: Int = ServerConfiguration.defaultMaxBodySize,
+    _ backend: Backend, tables: [TableOptions], tokens: [StaticToken] = [], maxBodySize: Int = ServerConfiguration.defaultMaxBodySize,
     database: DatabaseLocation? = nil, setup: TestingSetup = .router, configure: (inout ServerConfiguration) -> Void = { _ in },
     _ body: @Sendable (any TestClientProtocol) async throws -> Value
 ) async throws -> Value {

@@ -1,5 +1,6 @@
 import Foundation
 import SyncProtocol
+import TableSyncServer
 import Testing
 import TestSupport
 @testable import TableSync
@@ -74,7 +75,7 @@ import TestSupport
     func verboseLogsTheWireWithoutTheToken() async throws {
         let directory = TemporaryDirectory()
         let token = "a-secret-token-\(UUID().uuidString)"
-        let server = try await LiveServer.start(.sqlite, tables: ["todo"], tokens: [token])
+        let server = try await LiveServer.start(.sqlite, tables: ["todo"], tokens: [StaticToken(secret: token)])
         defer { TestBackend.removeFiles(of: server.database) }
         let store = directory.file("store")
         #expect(try await runProgram(tablesync, ["-C", store, "init", "--remote", server.baseURL, "--table", "todo"]).status == 0)

@@ -18,7 +18,7 @@ import TestSupport
     @Test("every route answers 401 without a valid token, and a valid token gets through")
     func everyRouteNeedsAToken() async throws {
         let table = uniqueTableName("sec")
-        let server = try await LiveServer.start(.sqlite, tables: [table], tokens: [Self.token])
+        let server = try await LiveServer.start(.sqlite, tables: [table], tokens: [StaticToken(secret: Self.token)])
         let credentials: [(String, [String: String])] = [
             ("none", [:]), ("wrong bearer", ["Authorization": "Bearer nope"]), ("empty bearer", ["Authorization": "Bearer "]),
             ("basic", ["Authorization": "Basic " + Data(Self.token.utf8).base64EncodedString()]),
@@ -94,7 +94,7 @@ import TestSupport
     @Test("the client's token appears nowhere: not in the store, the output, the process list, or the server's log")
     func tokenNeverLeaks() async throws {
         let table = uniqueTableName("sec")
-        let server = try await LiveServer.start(.sqlite, tables: [table], tokens: [Self.token])
+        let server = try await LiveServer.start(.sqlite, tables: [table], tokens: [StaticToken(secret: Self.token)])
         let proxy = try FaultProxy(upstreamPort: server.port)
         let directory = TemporaryDirectory()
         let store = directory.file("store")

@@ -1,5 +1,6 @@
 import Foundation
 import SyncProtocol
+import TableSyncServer
 import Testing
 import TestSupport
 
@@ -17,8 +18,9 @@ import TestSupport
         var tokenFile: String { directory.file("token") }
         var runsFile: String { directory.file("runs") }
 
-        init(token: String) async throws {
-            server = try await LiveServer.start(.sqlite, tables: ["todo"], tokens: [token])
+        /// With `jwt`, the server accepts the JWTs those settings check instead of `token`.
+        init(token: String, jwt: JWTSettings? = nil) async throws {
+            server = try await LiveServer.start(.sqlite, tables: ["todo"], tokens: jwt == nil ? [StaticToken(secret: token)] : []) { $0.jwt = jwt }
             try directory.write("token", token + "\n")
             #expect(try await CLI.run(["-C", store, "init", "--remote", server.baseURL, "--table", "todo"]).status == 0)
             let command = "echo run >> '\(runsFile)'; head -n 1 '\(tokenFile)'; "
@@ -35,7 +37,7 @@ import TestSupport
         mutating func expire(into token: String) async throws {
             let port = server.port, database = server.database
             await server.stop()
-            server = try await LiveServer.start(.sqlite, tables: ["todo"], tokens: [token], database: database, port: port)
+            server = try await LiveServer.start(.sqlite, tables: ["todo"], tokens: [StaticToken(secret: token)], database: database, port: port)
         }
 
         func stop() async {
@@ -98,6 +100,42 @@ import TestSupport
         #expect(rows.values.allSatisfy { $0["version"] != nil })
         let files = try FileManager.default.contentsOfDirectory(atPath: setup.store + "/tables/todo").filter { $0.hasSuffix(".json") }
         #expect(files.count == 3_300, "every record pulled, none missing")
+        let status = try JSONParser.parse(Array(try await CLI.run(["-C", setup.store, "status", "--json"]).stdout.utf8))
+        #expect(status["clean"] == true, "nothing left to send: \(status)")
+        await setup.stop()
+    }
+
+    @Test("a JWT that expires in the middle of a long sync is renewed through tokenCommand; the sync finishes, nothing lost or sent twice")
+    func jwtExpiresMidSync() async throws {
+        let issuer = try TestTokenIssuer()
+        let writerToken = try await issuer.hs256(TestClaims(sub: "writer"))
+        let shortLived = try await issuer.hs256(TestClaims(sub: "reader", lifetime: 3))
+        let setup = try await Setup(token: shortLived, jwt: issuer.settings())
+        try setup.directory.write("token", shortLived + "\n" + (try await issuer.hs256(TestClaims(sub: "reader"))) + "\n")
+        let writer = setup.directory.file("writer")
+        var environment = CLI.environment
+        environment["TABLESYNC_TOKEN"] = writerToken
+        #expect(try await CLI.run(["-C", writer, "init", "--remote", setup.server.baseURL, "--table", "todo"], environment: environment).status == 0)
+        for number in 0..<1_000 { try setup.directory.write("writer/tables/todo/s\(number).json", #"{"id": "s\#(number)", "n": \#(number)}"# + "\n") }
+        #expect(try await CLI.run(["-C", writer, "push"], environment: environment).status == 0)
+        for number in 0..<100 { try setup.directory.write("store/tables/todo/m\(number).json", #"{"id": "m\#(number)", "n": \#(number)}"# + "\n") }
+
+        // The sync is held still once it has pulled some pages until its token has expired, so the expiry falls in
+        // its middle however fast the machine is; its next request is refused and it asks for a new token.
+        let sync = try CLI.start(["-C", setup.store, "sync", "--page-size", "50"])
+        try await Reliability.waitUntil("the pull has written some pages") {
+            ((try? FileManager.default.contentsOfDirectory(atPath: setup.store + "/tables/todo")) ?? []).count > 200
+        }
+        kill(sync.processIdentifier, SIGSTOP)
+        try await Task.sleep(for: .seconds(3.5))
+        kill(sync.processIdentifier, SIGCONT)
+        #expect(await CLI.wait(sync).status == 0, "the sync finished")
+        #expect(setup.runs == 2, "the command ran again once, after the expired token's 401")
+
+        let rows = try await Reliability.serverRows(setup.server.baseURL, table: "todo", token: writerToken)
+        #expect(rows.count == 1_100, "the 100 records pushed, each once")
+        let files = try FileManager.default.contentsOfDirectory(atPath: setup.store + "/tables/todo").filter { $0.hasSuffix(".json") }
+        #expect(files.count == 1_100, "every record pulled, none missing")
         let status = try JSONParser.parse(Array(try await CLI.run(["-C", setup.store, "status", "--json"]).stdout.utf8))
         #expect(status["clean"] == true, "nothing left to send: \(status)")
         await setup.stop()

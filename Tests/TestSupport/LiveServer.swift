@@ -24,7 +24,7 @@ public final class LiveServer: Sendable {
     /// `port` 0 picks a free one; give the old port to restart a stopped server where clients expect it.
     /// `configure` adjusts the rest of the configuration (e.g. `batch = false` for a server without the extension).
     /// With `tls` it serves HTTPS, as a server behind a TLS-terminating proxy looks to clients.
-    public static func start(_ backend: TestBackend, tables: [String], tokens: Set<String> = [],
+    public static func start(_ backend: TestBackend, tables: [String], tokens: [StaticToken] = [],
                              database: DatabaseLocation? = nil, port: Int = 0, tls: TLSConfiguration? = nil,
                              configure: (inout ServerConfiguration) -> Void = { _ in }) async throws -> LiveServer {
         let database = try database ?? backend.database()

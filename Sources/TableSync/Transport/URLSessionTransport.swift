@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -29,23 +30,19 @@ package final class URLSessionTransport: HTTPTransport {
         outgoing.httpMethod = request.method
         for (name, value) in request.headers { outgoing.setValue(value, forHTTPHeaderField: name) }
         outgoing.httpBody = request.body.map { Data($0) }
-        let session = self.session, prepared = outgoing
-        // `timeoutInterval` limits the time between bytes; the whole attempt is limited here.
-        let (data, response) = try await withThrowingTaskGroup(of: (Data, URLResponse)?.self) { group in
-            group.addTask {
-                do {
-                    return try await session.data(for: prepared)
-                } catch let error as URLError {
-                    throw Self.failure(error)
-                }
-            }
-            group.addTask {
-                try await Task.sleep(nanoseconds: UInt64(request.timeout * 1_000_000_000))
-                return nil
-            }
-            defer { group.cancelAll() }
-            guard let first = try await group.next(), let exchanged = first else { throw TransportFailure.timedOut }
-            return exchanged
+        let exchange = SessionExchange(session: session, request: outgoing)
+        // `timeoutInterval` limits the time between bytes; the whole attempt is limited here. Both the limit and a
+        // cancellation cancel the data task itself: FoundationNetworking's async `data(for:)` could miss a
+        // cancellation that came before its task had started, and then waited for the answer.
+        let limit = Task {
+            try await Task.sleep(nanoseconds: UInt64(request.timeout * 1_000_000_000))
+            exchange.cancel(timedOut: true)
+        }
+        defer { limit.cancel() }
+        let (data, response) = try await withTaskCancellationHandler {
+            try await exchange.run()
+        } onCancel: {
+            exchange.cancel(timedOut: false)
         }
         guard let http = response as? HTTPURLResponse else { throw TransportFailure.couldNotConnect("the answer is not HTTP") }
         guard data.count <= request.maxBodyBytes else { throw TransportFailure.tooLarge }
@@ -58,7 +55,7 @@ package final class URLSessionTransport: HTTPTransport {
         return TransportAnswer(status: http.statusCode, headers: headers, body: [UInt8](data), bodyIsDecoded: true, wireBodySize: wireSize)
     }
 
-    private static func failure(_ error: URLError) -> any Error {
+    static func failure(_ error: URLError) -> any Error {
         switch error.code {
         case .cancelled: return CancellationError()
         case .timedOut: return TransportFailure.timedOut
@@ -69,5 +66,60 @@ package final class URLSessionTransport: HTTPTransport {
             return TransportFailure.untrustedCertificate(error.localizedDescription)
         default: return TransportFailure.couldNotConnect(error.localizedDescription)
         }
+    }
+}
+
+/// One request of ``URLSessionTransport`` as a data task, cancelled by a task's cancellation or by the attempt's
+/// time limit, whichever comes first, even before the data task exists.
+private final class SessionExchange: Sendable {
+    private struct State {
+        var task: URLSessionDataTask?
+        var cancelled = false
+        var timedOut = false
+    }
+
+    private let session: URLSession
+    private let request: URLRequest
+    private let state = Mutex(State())
+
+    init(session: URLSession, request: URLRequest) {
+        self.session = session
+        self.request = request
+    }
+
+    /// Starts the data task and waits for its answer.
+    func run() async throws -> (Data, URLResponse) {
+        try await withCheckedThrowingContinuation { continuation in
+            let task = session.dataTask(with: request) { data, response, error in
+                if let data, let response, error == nil {
+                    continuation.resume(returning: (data, response))
+                } else {
+                    continuation.resume(throwing: self.failure(error))
+                }
+            }
+            let cancelledAlready = state.withLock { state in
+                state.task = task
+                return state.cancelled
+            }
+            task.resume()
+            if cancelledAlready { task.cancel() }
+        }
+    }
+
+    /// Cancels the request; `timedOut` says that the time limit did.
+    func cancel(timedOut: Bool) {
+        let task = state.withLock { state in
+            if !state.cancelled { (state.cancelled, state.timedOut) = (true, timedOut) }
+            return state.task
+        }
+        task?.cancel()
+    }
+
+    private func failure(_ error: (any Error)?) -> any Error {
+        let (cancelled, timedOut) = state.withLock { ($0.cancelled, $0.timedOut) }
+        if timedOut { return TransportFailure.timedOut }
+        if cancelled { return CancellationError() }
+        guard let error = error as? URLError else { return TransportFailure.couldNotConnect("no answer") }
+        return URLSessionTransport.failure(error)
     }
 }

@@ -59,10 +59,12 @@ public func makeServerApplication(
     router.get(RouterPath(TablePath.health)) { [health] request, _ in
         writer.json(.object(health), status: .ok, request: request)
     }
-    router.add(middleware: TokenAuthMiddleware(tokens: configuration.tokens))
-    // Behind the tokens when the server has them, as the tables are: the counts tell of the server's clients.
-    router.get(RouterPath(ServerMetrics.path)) { _, _ in
-        Response(status: .ok, headers: [.contentType: ServerMetrics.contentType],
+    let authenticator = Authenticator(tokens: configuration.tokens, jwt: configuration.jwt, logger: logger)
+    router.add(middleware: AuthenticationMiddleware(authenticator: authenticator))
+    // Behind credentials when the server checks them, as the tables are: the counts tell of the server's clients.
+    router.get(RouterPath(ServerMetrics.path)) { _, context -> Response in
+        if authenticator.checksCredentials && context.identity == nil { throw ProtocolError.unauthorized }
+        return Response(status: .ok, headers: [.contentType: ServerMetrics.contentType],
                  body: ResponseBody(byteBuffer: ByteBuffer(bytes: metrics.exposition())))
     }
     TableRoutes(configuration: configuration, repository: repository, metrics: metrics).register(on: router)
@@ -87,9 +89,10 @@ public func makeServerApplication(
                 "sslmode": "\(postgresLocation.effectiveTLSMode.rawValue)", "encrypted": "\(encrypted)"])
         }
         try await repository.prepare(tables: tables)
+        await authenticator.prepare()
         logger.info("serving tables", metadata: [
             "tables": "\(tables.map(\.name).joined(separator: ","))", "database": "\(configuration.database)",
-            "auth": "\(configuration.tokens.isEmpty ? "none (loopback only)" : "\(configuration.tokens.count) token(s)")",
+            "auth": "\(configuration.authenticationSummary)",
         ])
     }
     return app

@@ -5,7 +5,7 @@ import SyncProtocol
 /// Everything `tablesync-server` needs to run, in one value: ``makeServerApplication(configuration:logger:)``
 /// builds the same server from it for the executable, the tests and `make demo`.
 public struct ServerConfiguration: Sendable {
-    /// The address to listen on. Without tokens it must be a loopback address.
+    /// The address to listen on. Without tokens or JWT keys it must be a loopback address.
     public var host: String
     /// The TCP port; 0 picks a free one (tests).
     public var port: Int
@@ -13,8 +13,11 @@ public struct ServerConfiguration: Sendable {
     public var database: DatabaseLocation
     /// The tables served.
     public var tables: [TableOptions]
-    /// The accepted tokens; empty means no authentication (loopback only).
-    public var tokens: Set<String>
+    /// The accepted static tokens (``TokenList``); with no ``jwt`` either, the server checks no credentials
+    /// (loopback only).
+    public var tokens: [StaticToken]
+    /// How JSON Web Tokens are checked; `nil` accepts none.
+    public var jwt: JWTSettings?
     /// The largest request body accepted, after gzip decompression, in bytes (413 above it).
     public var maxBodySize: Int
     /// Response bodies at least this large are gzip-compressed when the client accepts gzip.
@@ -84,7 +87,7 @@ public struct ServerConfiguration: Sendable {
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, database: DatabaseLocation, tables: [TableOptions],
-        tokens: Set<String> = [], maxBodySize: Int = defaultMaxBodySize, gzipMinimumSize: Int = defaultGzipMinimumSize,
+        tokens: [StaticToken] = [], maxBodySize: Int = defaultMaxBodySize, gzipMinimumSize: Int = defaultGzipMinimumSize,
         batch: Bool = true, maxBatchOperations: Int = defaultMaxBatchOperations,
         postgresPoolSize: Int = defaultPostgresPoolSize
     ) {
@@ -101,7 +104,8 @@ public struct ServerConfiguration: Sendable {
     }
 
     /// Checks the rules a server starts only with: at least one table, unique table names, a port in range,
-    /// and authentication whenever the address is not loopback.
+    /// authentication whenever the address is not loopback, and access rules the credentials can meet
+    /// (``validateAccess()``).
     public func validate() throws(ConfigurationError) {
         guard !tables.isEmpty else { throw ConfigurationError("no tables to serve; add --table NAME (repeat it for more tables)") }
         var seen: Set<String> = []
@@ -131,9 +135,36 @@ public struct ServerConfiguration: Sendable {
         guard (1...1_000_000).contains(maxConnections) else {
             throw ConfigurationError("--max-connections must be from 1 to 1000000, not \(maxConnections)")
         }
-        if tokens.isEmpty && !Self.isLoopback(host) {
+        if !checksCredentials && !Self.isLoopback(host) {
             throw ConfigurationError(
-                "refusing to listen on \(host) without authentication: give tokens with --tokens-file FILE or TABLESYNC_SERVER_TOKENS, or listen on 127.0.0.1")
+                "refusing to listen on \(host) without authentication: give tokens with --tokens-file FILE or TABLESYNC_SERVER_TOKENS, JWT keys with --jwt-jwks or --jwt-hs256-key-file, or listen on 127.0.0.1")
+        }
+        try jwt?.validate()
+        try validateAccess()
+    }
+
+    /// Whether the server checks credentials: it has static tokens or JWT keys.
+    public var checksCredentials: Bool { !tokens.isEmpty || jwt != nil }
+
+    /// Checks that every table's access rules can be met: `authenticated` and roles need credentials to check, a
+    /// per-user table needs a user for each request (not `anonymous`) and no declared columns.
+    func validateAccess() throws(ConfigurationError) {
+        for table in tables {
+            for (name, access) in [("read", table.read), ("write", table.write)] {
+                if access?.needsCredentials == true && !checksCredentials {
+                    throw ConfigurationError("table \(table.name): \(name)=\(access!) needs credentials to check: give tokens or JWT keys")
+                }
+                if table.perUser && access == .anonymous {
+                    throw ConfigurationError("table \(table.name): a per-user table needs a user for every request, not \(name)=anonymous")
+                }
+            }
+            guard table.perUser else { continue }
+            guard checksCredentials else {
+                throw ConfigurationError("table \(table.name): perUser needs users: give named tokens (TOKEN NAME in the tokens file) or JWT keys")
+            }
+            guard table.schema == nil else {
+                throw ConfigurationError("table \(table.name): perUser and columns cannot be combined; serve the table without columns")
+            }
         }
     }
 
@@ -165,29 +196,17 @@ public struct ServerConfiguration: Sendable {
     }
 }
 
-/// Reads tokens: one per line in a file (blank lines and lines starting with `#` ignored), or separated by
-/// commas or whitespace in an environment variable.
-public enum TokenList {
-    /// The environment variable that may hold the tokens.
-    public static let environmentVariable = "TABLESYNC_SERVER_TOKENS"
-
-    public static func parse(fileContents: String) -> Set<String> {
-        Set(fileContents.split(whereSeparator: \.isNewline)
-            .map { $0.trimmingCharacters(in: " ").trimmingCharacters(in: "\t") }
-            .filter { !$0.isEmpty && !$0.hasPrefix("#") })
-    }
-
-    public static func parse(environmentValue: String) -> Set<String> {
-        Set(environmentValue.split(whereSeparator: { $0 == "," || $0.isWhitespace }).map(String.init))
-    }
-
-    /// The tokens of `file`; throws when it cannot be read.
-    public static func load(file: String) throws(ConfigurationError) -> Set<String> {
-        guard let data = FileManager.default.contents(atPath: file), let text = String(data: data, encoding: .utf8) else {
-            throw ConfigurationError("cannot read the tokens file \(file)")
+extension ServerConfiguration {
+    /// How requests are authenticated, as the start's log line says it (names and locations, never a secret).
+    var authenticationSummary: String {
+        var parts: [String] = []
+        if !tokens.isEmpty { parts.append("\(tokens.count) static token(s)") }
+        if let jwt {
+            var kinds: [String] = []
+            if jwt.sharedKey != nil { kinds.append("HS256") }
+            if let keySet = jwt.keySet { kinds.append("RS256/ES256 from \(keySet)") }
+            parts.append("JWT \(kinds.joined(separator: " and ")) for issuer \(jwt.issuer), audience \(jwt.audience)")
         }
-        let tokens = parse(fileContents: text)
-        guard !tokens.isEmpty else { throw ConfigurationError("the tokens file \(file) holds no token (one per line)") }
-        return tokens
+        return parts.isEmpty ? "none (loopback only)" : parts.joined(separator: "; ")
     }
 }

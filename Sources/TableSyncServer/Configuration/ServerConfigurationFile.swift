@@ -10,6 +10,8 @@ import SyncProtocol
 ///   "tables": ["todo:pageSize=100", {"name": "notes", "softDelete": false, "maxTop": 500},
 ///              {"name": "tasks", "columns": {"text": "string", "done": "boolean", "due": "date", "rank": "number"}}],
 ///   "tokensFile": "/etc/tablesync/tokens",
+///   "jwt": {"issuer": "https://login.example.com/", "audience": "tablesync", "jwks": "https://login.example.com/jwks.json",
+///           "hs256KeyFile": "/etc/tablesync/jwt-key", "leeway": 60, "jwksRefreshInterval": 60, "roleClaim": "roles"},
 ///   "maxBodySize": 16777216, "maxPageBytes": 8388608,
 ///   "batch": true, "maxBatchOperations": 1000,
 ///   "postgresPoolSize": 20,
@@ -17,13 +19,15 @@ import SyncProtocol
 ///   "statementTimeout": 30, "shutdownTimeout": 5, "maxFilterDepth": 32, "maxFilterTerms": 500, "maxFilterGrowth": 16
 /// }
 /// ```
-/// Tokens never go in this file's values; it may only name a tokens file.
+/// Tokens and keys never go in this file's values; it may only name a tokens file and a key file.
 public struct ServerConfigurationFile: Sendable, Hashable {
     public var host: String?
     public var port: Int?
     public var database: String?
     public var tables: [TableOptions] = []
     public var tokensFile: String?
+    /// The `jwt` object: how JSON Web Tokens are checked.
+    public var jwt = JWTFileSettings()
     public var maxBodySize: Int?
     /// ``ServerConfiguration/maxPageBytes``.
     public var maxPageBytes: Int?
@@ -76,6 +80,7 @@ public struct ServerConfigurationFile: Sendable, Hashable {
             case "port": file.port = try integer()
             case "database": file.database = try string()
             case "tokensFile": file.tokensFile = try string()
+            case "jwt": file.jwt = try JWTFileSettings.parse(member, path: path)
             case "maxBodySize": file.maxBodySize = try integer()
             case "maxPageBytes": file.maxPageBytes = try integer()
             case "maxBatchOperations": file.maxBatchOperations = try integer()
@@ -96,7 +101,7 @@ public struct ServerConfigurationFile: Sendable, Hashable {
                 guard case .array(let entries) = member else { throw ConfigurationError("\(path): \"tables\" must be an array") }
                 for entry in entries { file.tables.append(try table(entry, path: path)) }
             default:
-                throw ConfigurationError("\(path): unknown setting \"\(key)\"; use host, port, database, tables, tokensFile, maxBodySize, maxPageBytes, batch, maxBatchOperations, postgresPoolSize, headerTimeout, bodyTimeout, idleTimeout, maxConnections, statementTimeout, shutdownTimeout, maxFilterDepth, maxFilterTerms or maxFilterGrowth")
+                throw ConfigurationError("\(path): unknown setting \"\(key)\"; use host, port, database, tables, tokensFile, jwt, maxBodySize, maxPageBytes, batch, maxBatchOperations, postgresPoolSize, headerTimeout, bodyTimeout, idleTimeout, maxConnections, statementTimeout, shutdownTimeout, maxFilterDepth, maxFilterTerms or maxFilterGrowth")
             }
         }
         return file
@@ -115,10 +120,11 @@ public struct ServerConfigurationFile: Sendable, Hashable {
             case ("columns", .object(let columns)):
                 options.schema = try schema(columns, context: context)
                 continue
-            case ("columns", .string(let declaration)): text = declaration
+            case ("columns", .string(let given)), ("read", .string(let given)), ("write", .string(let given)): text = given
             case (_, .bool(let flag)): text = String(flag)
             case (_, .integer(let number)): text = String(number)
             case ("columns", _): throw ConfigurationError("\(context): \"columns\" must be an object such as {\"text\": \"string\", \"done\": \"boolean\"}")
+            case ("read", _), ("write", _): throw ConfigurationError("\(context): \"\(key)\" must be a string: anonymous, authenticated, role:NAME or disabled")
             default: throw ConfigurationError("\(context): \"\(key)\" must be a boolean or a whole number")
             }
             try options.set(key, to: text, context: context)

@@ -3,7 +3,8 @@ import SyncProtocol
 ///
 /// On the command line: `--table NAME[:option=value,...]`, for example
 /// `--table todo:pageSize=100,maxTop=1000,softDelete=true` or, with declared columns,
-/// `--table 'todo:columns=text:string;done:boolean;due:date;rank:number'`.
+/// `--table 'todo:columns=text:string;done:boolean;due:date;rank:number'`; with access rules and rows per user,
+/// `--table todo:perUser=true,read=authenticated,write=role:editor`.
 public struct TableOptions: Sendable, Hashable {
     /// The table name in URLs (`/tables/{name}`), matched without regard to case as Azure's servers do.
     public var name: String
@@ -16,16 +17,28 @@ public struct TableOptions: Sendable, Hashable {
     public var maxTop: Int
     /// The declared columns; `nil` (the default) for a schemaless table, whose records hold any properties.
     public var schema: TableSchema?
+    /// Who may read (GET); `nil`: ``TableAccess/authenticated`` when the server checks credentials, else
+    /// ``TableAccess/anonymous``.
+    public var read: TableAccess?
+    /// Who may write (POST, PATCH, PUT, DELETE, batch operations); `nil` as for ``read``.
+    public var write: TableAccess?
+    /// `true`: each record belongs to the user who inserted it (the credentials' subject), and every request sees
+    /// and changes only its own user's records (``RecordScope``).
+    public var perUser = false
 
     /// The default of ``maxTop``.
     public static let defaultMaxTop = 1000
 
-    public init(name: String, softDelete: Bool = true, pageSize: Int? = nil, maxTop: Int = defaultMaxTop, schema: TableSchema? = nil) {
+    public init(name: String, softDelete: Bool = true, pageSize: Int? = nil, maxTop: Int = defaultMaxTop, schema: TableSchema? = nil,
+                read: TableAccess? = nil, write: TableAccess? = nil, perUser: Bool = false) {
         self.name = name
         self.softDelete = softDelete
         self.pageSize = pageSize
         self.maxTop = maxTop
         self.schema = schema
+        self.read = read
+        self.write = write
+        self.perUser = perUser
     }
 
     /// `true` when `name` can be a table name (``TableName``: 1–64 ASCII letters, digits, `_` or `-`, starting
@@ -63,6 +76,14 @@ public struct TableOptions: Sendable, Hashable {
         case "maxTop":
             guard let top = Int(value), top >= 1 else { throw ConfigurationError("\(context): maxTop must be a whole number ≥ 1") }
             maxTop = top
+        case "read", "write":
+            guard let access = TableAccess(parsing: value) else {
+                throw ConfigurationError("\(context): \(key) must be anonymous, authenticated, role:NAME or disabled, not '\(value)'")
+            }
+            if key == "read" { read = access } else { write = access }
+        case "perUser":
+            guard let flag = Bool(value) else { throw ConfigurationError("\(context): perUser must be true or false") }
+            perUser = flag
         case "columns":
             do {
                 schema = try TableSchema(parsing: value)
@@ -70,8 +91,16 @@ public struct TableOptions: Sendable, Hashable {
                 throw ConfigurationError("\(context): columns: \(error.message)")
             }
         default:
-            throw ConfigurationError("\(context): unknown table option '\(key)'; use softDelete, pageSize, maxTop or columns")
+            throw ConfigurationError("\(context): unknown table option '\(key)'; use softDelete, pageSize, maxTop, columns, read, write or perUser")
         }
     }
 }
 
+
+extension TableOptions {
+    /// Who may do `operation` on this table, when the server checks credentials (`checksCredentials`) or not.
+    func access(for operation: TableOperation, checksCredentials: Bool) -> TableAccess {
+        let given = operation == .read ? read : write
+        return given ?? (checksCredentials ? .authenticated : .anonymous)
+    }
+}

@@ -13,7 +13,9 @@ extension TableRoutes {
     /// own: a refused operation (409, 412, 404, 400, a value the database cannot store, …) changes nothing and the
     /// others go on. The batch as a whole is refused only when its envelope is malformed (400), it is too large
     /// (413: more than `maxOperations` operations, or a body above the size limit), or the database fails (503 when
-    /// busy or slow, 500 for a fault; nothing applied).
+    /// busy or slow, 500 for a fault; nothing applied), or an operation needs credentials the request lacks (401, so
+    /// that the client renews its token and sends the batch again). Each operation's table grants access on its own
+    /// (``AccessRule``): a role missing or a write not offered refuses that operation alone (403, 405).
     func batch(_ request: Request, _ context: TableRequestContext, maxOperations: Int) async throws -> Response {
         let version = try context.version()
         let batch: BatchRequest
@@ -31,8 +33,9 @@ extension TableRoutes {
         planned.reserveCapacity(batch.operations.count)
         for (index, operation) in batch.operations.enumerated() {
             do throws(ProtocolError) {
-                planned.append((index, try plan(operation, version: version)))
+                planned.append((index, try plan(operation, version: version, identity: context.identity)))
             } catch {
+                if error.status == .unauthorized { throw error }
                 results[index] = Self.result(error)
             }
         }
@@ -62,21 +65,23 @@ extension TableRoutes {
         return sent == record.properties
     }
 
-    /// The plan of the single request that `operation` stands for.
-    private func plan(_ operation: BatchOperation, version: ProtocolVersion) throws(ProtocolError) -> PlannedWrite {
+    /// The plan of the single request that `operation` stands for, sent by `identity`.
+    private func plan(_ operation: BatchOperation, version: ProtocolVersion, identity: RequestIdentity?) throws(ProtocolError) -> PlannedWrite {
         guard let table = table(named: operation.table) else {
+            if checksCredentials && identity == nil { throw ProtocolError.unauthorized }
             throw ProtocolError.notFound("there is no table '\(operation.table)' on this server")
         }
+        let scope = try AccessRule.scope(of: table, for: .write, identity: identity, checksCredentials: checksCredentials)
         let ifMatch = operation.version.map(IfMatch.init(version:))
         let body = operation.item ?? .null
         switch operation.kind {
         case .insert:
-            return try Self.planInsert(table: table, body: body)
+            return try Self.planInsert(table: table, scope: scope, body: body)
         case .replace, .merge:
-            return try Self.planUpdate(table: table, id: try Self.recordID(operation), body: body, ifMatch: ifMatch,
+            return try Self.planUpdate(table: table, scope: scope, id: try Self.recordID(operation), body: body, ifMatch: ifMatch,
                                        version: version, merge: operation.kind == .merge)
         case .delete:
-            return Self.planDelete(table: table, id: try Self.recordID(operation), ifMatch: ifMatch, version: version)
+            return Self.planDelete(table: table, scope: scope, id: try Self.recordID(operation), ifMatch: ifMatch, version: version)
         }
     }
 

@@ -19,6 +19,8 @@ struct TableRoutes: Sendable {
     let filterLimits: FilterLimits
     /// Where reads past the statement time limit and pages ended by their bytes are counted.
     let metrics: ServerMetrics
+    /// Whether the server has static tokens or JWT keys (``Authenticator/checksCredentials``).
+    let checksCredentials: Bool
 
     init(configuration: ServerConfiguration, repository: any RecordRepository, metrics: ServerMetrics) {
         var tables: [String: TableOptions] = [:]
@@ -31,6 +33,7 @@ struct TableRoutes: Sendable {
         self.maxBatchOperations = configuration.batch ? configuration.maxBatchOperations : nil
         self.filterLimits = configuration.filterLimits
         self.metrics = metrics
+        checksCredentials = configuration.checksCredentials
     }
 
     /// Adds the routes to `router`: `/tables/{table}[/{id}]` behind ``ProtocolVersionMiddleware`` and
@@ -39,7 +42,7 @@ struct TableRoutes: Sendable {
         let table = router.group(RouterPath(TablePath.tablesPrefix))
             .add(middleware: ProtocolVersionMiddleware())
             .group(":table")
-            .add(middleware: TableMiddleware(tables: tables, writer: writer))
+            .add(middleware: TableMiddleware(tables: tables, writer: writer, checksCredentials: checksCredentials))
         table.get { request, context in try await list(request, context) }
         table.post { request, context in try await insert(request, context) }
         table.get(":id") { request, context in try await read(request, context) }
@@ -61,7 +64,7 @@ struct TableRoutes: Sendable {
         let version = try context.version()
         let query = try ListQuery.parse(context.query, version: version, table: table, filterLimits: filterLimits)
         let page = try await reading(table: table.name, context: context) {
-            try await repository.list(table: table.name, query: query, into: EncodedPage(select: query.select, maxBytes: maxPageBytes))
+            try await repository.list(in: try context.recordScope(), query: query, into: EncodedPage(select: query.select, maxBytes: maxPageBytes))
         }
         if page.endedEarly { metrics.pagesEndedEarly.increment() }
         let records = page.collected
@@ -86,7 +89,8 @@ struct TableRoutes: Sendable {
     private func read(_ request: Request, _ context: TableRequestContext) async throws -> Response {
         let table = try context.servedTable()
         let id = try context.recordID()
-        guard let record = try await reading(table: table.name, context: context, { try await repository.record(table: table.name, id: id) }) else {
+        let scope = try context.recordScope()
+        guard let record = try await reading(table: table.name, context: context, { try await repository.record(in: scope, id: id) }) else {
             throw ProtocolError.notFound("there is no record '\(id)' in table \(table.name)")
         }
         let includeDeleted = try context.query.value(namedIgnoringCase: QueryOption.includeDeleted)
@@ -96,23 +100,25 @@ struct TableRoutes: Sendable {
     }
 
     private func insert(_ request: Request, _ context: TableRequestContext) async throws -> Response {
-        try await run(try Self.planInsert(table: try context.servedTable(), body: try await readBody(request)), request: request)
+        try await run(try Self.planInsert(table: try context.servedTable(), scope: try context.recordScope(), body: try await readBody(request)),
+                      request: request)
     }
 
     private func update(_ request: Request, _ context: TableRequestContext, merge: Bool) async throws -> Response {
-        let plan = try Self.planUpdate(table: try context.servedTable(), id: try context.recordID(), body: try await readBody(request),
+        let plan = try Self.planUpdate(table: try context.servedTable(), scope: try context.recordScope(), id: try context.recordID(),
+                                       body: try await readBody(request),
                                        ifMatch: try Self.ifMatch(request), version: try context.version(), merge: merge)
         return try await run(plan, request: request)
     }
 
     private func delete(_ request: Request, _ context: TableRequestContext) async throws -> Response {
-        let plan = Self.planDelete(table: try context.servedTable(), id: try context.recordID(), ifMatch: try Self.ifMatch(request),
-                                   version: try context.version())
+        let plan = Self.planDelete(table: try context.servedTable(), scope: try context.recordScope(), id: try context.recordID(),
+                                   ifMatch: try Self.ifMatch(request), version: try context.version())
         return try await run(plan, request: request)
     }
 
     private func undelete(_ request: Request, _ context: TableRequestContext) async throws -> Response {
-        let plan = Self.planUndelete(table: try context.servedTable(), id: try context.recordID(), ifMatch: try Self.ifMatch(request))
+        let plan = Self.planUndelete(scope: try context.recordScope(), id: try context.recordID(), ifMatch: try Self.ifMatch(request))
         return try await run(plan, request: request)
     }
 
@@ -120,7 +126,7 @@ struct TableRoutes: Sendable {
     private func run(_ plan: PlannedWrite, request: Request) async throws -> Response {
         let stored: StoredRecord?
         do {
-            stored = try await repository.write(table: plan.write.table, id: plan.write.id, decide: plan.write.decide)
+            stored = try await repository.write(plan.write)
         } catch {
             throw ProtocolError.refusal(for: error, during: .write(table: plan.write.table, id: plan.write.id)) ?? error
         }
@@ -150,13 +156,15 @@ struct TableRoutes: Sendable {
         var location: String?
     }
 
-    /// `POST /tables/{table}`: a new record; a duplicate id is a 409 with the server's copy.
-    static func planInsert(table: TableOptions, body: JSONValue) throws(ProtocolError) -> PlannedWrite {
+    /// `POST /tables/{table}`: a new record in `scope`; a duplicate id is a 409 with the server's copy. Ids are unique
+    /// per scope, so in a per-user table an id another user holds is a new record of this user's.
+    static func planInsert(table: TableOptions, scope: RecordScope, body: JSONValue) throws(ProtocolError) -> PlannedWrite {
         let incoming = try IncomingRecord(body)
         let id = incoming.id ?? UUID().uuidString.lowercased()
+        try OwnerProperty.checkNotSent(incoming.properties, table: table)
         try StorableProperties.check(incoming.properties, table: table.name, id: id)
         let properties = try conforming(incoming.properties, to: table)
-        let write = RecordWriteRequest(table: table.name, id: id) { existing in
+        let write = RecordWriteRequest(scope: scope, id: id) { existing in
             if let existing { throw ProtocolError.conflict("a record with id '\(id)' already exists", record: existing) }
             return .insert(properties)
         }
@@ -166,18 +174,19 @@ struct TableRoutes: Sendable {
         }
     }
 
-    /// `PATCH` (`merge`) or `PUT /tables/{table}/{id}`, on the version `ifMatch` names (or, in v2, the body's).
+    /// `PATCH` (`merge`) or `PUT /tables/{table}/{id}` in `scope`, on the version `ifMatch` names (or, in v2, the body's).
     static func planUpdate(
-        table: TableOptions, id: String, body: JSONValue, ifMatch: IfMatch?, version: ProtocolVersion, merge: Bool
+        table: TableOptions, scope: RecordScope, id: String, body: JSONValue, ifMatch: IfMatch?, version: ProtocolVersion, merge: Bool
     ) throws(ProtocolError) -> PlannedWrite {
         let incoming = try IncomingRecord(body)
         if let bodyID = incoming.id, bodyID != id {
             throw ProtocolError.badRequest("the body's id '\(bodyID)' differs from the id '\(id)' in the URL")
         }
         let bodyVersion = version == .v2 ? incoming.version : nil
+        try OwnerProperty.checkNotSent(incoming.properties, table: table)
         try StorableProperties.check(incoming.properties, table: table.name, id: id)
         let properties = try conforming(incoming.properties, to: table)
-        let write = RecordWriteRequest(table: table.name, id: id) { existing in
+        let write = RecordWriteRequest(scope: scope, id: id) { existing in
             let current = try Self.checkWritable(existing, id: id, version: version, ifMatch: ifMatch)
             if ifMatch == nil, let bodyVersion, bodyVersion != current.version {
                 throw ProtocolError.conflict("the record '\(id)' has changed since version \(bodyVersion)", record: current)
@@ -191,10 +200,10 @@ struct TableRoutes: Sendable {
         }
     }
 
-    /// `DELETE /tables/{table}/{id}`: v2 answers 200 with the deleted record, v3 204.
-    static func planDelete(table: TableOptions, id: String, ifMatch: IfMatch?, version: ProtocolVersion) -> PlannedWrite {
+    /// `DELETE /tables/{table}/{id}` in `scope`: v2 answers 200 with the deleted record, v3 204.
+    static func planDelete(table: TableOptions, scope: RecordScope, id: String, ifMatch: IfMatch?, version: ProtocolVersion) -> PlannedWrite {
         let softDelete = table.softDelete
-        let write = RecordWriteRequest(table: table.name, id: id) { existing in
+        let write = RecordWriteRequest(scope: scope, id: id) { existing in
             _ = try Self.checkWritable(existing, id: id, version: version, ifMatch: ifMatch)
             return softDelete ? .softDelete : .hardDelete
         }
@@ -211,9 +220,9 @@ struct TableRoutes: Sendable {
 
     /// `POST /tables/{table}/{id}`: brings a soft-deleted record back, as azure-mobile-apps-node does, on the
     /// version `ifMatch` names (the deleted record's); 200 with the record. A record that is not deleted is a 409
-    /// with its copy; one the table never kept deleted is not found.
-    static func planUndelete(table: TableOptions, id: String, ifMatch: IfMatch?) -> PlannedWrite {
-        let write = RecordWriteRequest(table: table.name, id: id) { existing in
+    /// with its copy; one the table never kept deleted is not found. `scope` holds the record.
+    static func planUndelete(scope: RecordScope, id: String, ifMatch: IfMatch?) -> PlannedWrite {
+        let write = RecordWriteRequest(scope: scope, id: id) { existing in
             guard let existing else { throw ProtocolError.notFound("there is no record '\(id)'") }
             if let ifMatch, !ifMatch.matches(existing.version) {
                 throw ProtocolError.preconditionFailed(

@@ -74,6 +74,7 @@ public struct ListQuery: Sendable, Hashable {
         if let text = try query.value(namedIgnoringCase: QueryOption.includeDeleted) {
             result.includeDeleted = try parseBoolean(text, parameter: QueryOption.includeDeleted)
         }
+        try OwnerProperty.checkNotQueried(result, table: table)
         switch version {
         case .v2:
             if let text = try query.value(named: QueryOption.inlineCount) {

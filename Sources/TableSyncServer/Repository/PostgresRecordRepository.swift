@@ -142,9 +142,9 @@ public final class PostgresRecordRepository: RecordRepository {
         }
     }
 
-    public func record(table: String, id: String) async throws -> StoredRecord? {
+    public func record(in scope: RecordScope, id: String) async throws -> StoredRecord? {
         try await pool.withConnection { connection in
-            try await Self.fetchRecord(connection, table: table, id: id, logger: logger)
+            try await Self.fetchRecord(connection, table: scope.storedName, id: id, logger: logger)
         }
     }
 
@@ -154,9 +154,9 @@ public final class PostgresRecordRepository: RecordRepository {
     /// statement running is cancelled (``PostgresStatementCanceller``) and the connection closed: PostgresNIO cannot
     /// cancel a statement itself.
     public func list<Collector: PageCollector>(
-        table: String, query: ListQuery, into collector: Collector
+        in scope: RecordScope, query: ListQuery, into collector: Collector
     ) async throws -> ListedPage<Collector> {
-        let statements = try RecordQuerySQL.list(table: table, query: query, dialect: .postgres)
+        let statements = try RecordQuerySQL.list(table: scope.storedName, query: query, dialect: .postgres)
         let logger = self.logger
         let pool = self.pool
         let canceller = self.canceller
@@ -246,9 +246,10 @@ public final class PostgresRecordRepository: RecordRepository {
             results.reserveCapacity(writes.count)
             for write in writes {
                 let table = write.table
+                let rows = write.scope.storedName
                 let id = write.id
                 guard let last = clocks[table]?.last else { throw RepositoryError.unknownTable(table) }
-                let existing = try await Self.fetchRecord(connection, table: table, id: id, logger: logger)
+                let existing = try await Self.fetchRecord(connection, table: rows, id: id, logger: logger)
                 let decision: RecordWrite
                 do {
                     decision = try write.decide(existing)
@@ -258,14 +259,14 @@ public final class PostgresRecordRepository: RecordRepository {
                 }
                 let stamp = UpdatedAtClock.next(nowTicks: now, last: last)
                 guard isolatingEach else {
-                    results.append(.success(try await Self.apply(decision, connection, table: table, id: id, existing: existing,
+                    results.append(.success(try await Self.apply(decision, connection, table: rows, id: id, existing: existing,
                                                                  stamp: stamp, logger: logger)))
                     clocks[table] = (stamp, true)
                     continue
                 }
                 try await connection.query("SAVEPOINT tablesync_write", logger: logger)
                 do {
-                    results.append(.success(try await Self.apply(decision, connection, table: table, id: id, existing: existing,
+                    results.append(.success(try await Self.apply(decision, connection, table: rows, id: id, existing: existing,
                                                                  stamp: stamp, logger: logger)))
                     clocks[table] = (stamp, true)
                     try await connection.query("RELEASE SAVEPOINT tablesync_write", logger: logger)
@@ -291,6 +292,7 @@ public final class PostgresRecordRepository: RecordRepository {
         }
     }
 
+    /// Applies `decision` to record `id` of the rows stored under `table` (a ``RecordScope/storedName``).
     private static func apply(
         _ decision: RecordWrite, _ connection: PostgresConnection, table: String, id: String, existing: StoredRecord?,
         stamp: Int64, logger: Logger

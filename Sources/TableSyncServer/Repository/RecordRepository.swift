@@ -30,12 +30,12 @@ public protocol RecordRepository: Sendable {
     /// once before the server listens.
     func prepare(tables: [TableOptions]) async throws
 
-    /// The record `id` of `table`, deleted or not.
-    func record(table: String, id: String) async throws -> StoredRecord?
+    /// The record `id` of `scope`, deleted or not.
+    func record(in scope: RecordScope, id: String) async throws -> StoredRecord?
 
-    /// A page of `table`'s records matching `query`, handed to `collector` one at a time as they are read, which may
-    /// end the page before `query.top` records (``PageReading``).
-    func list<Collector: PageCollector>(table: String, query: ListQuery, into collector: Collector) async throws -> ListedPage<Collector>
+    /// A page of the records of `scope` matching `query`, handed to `collector` one at a time as they are read,
+    /// which may end the page before `query.top` records (``PageReading``).
+    func list<Collector: PageCollector>(in scope: RecordScope, query: ListQuery, into collector: Collector) async throws -> ListedPage<Collector>
 
     /// Applies `writes` in order, in one transaction holding the write lock of every table they touch (taken
     /// in name order, so two batches never deadlock). Each write sees its row as the writes before it left it,
@@ -47,37 +47,58 @@ public protocol RecordRepository: Sendable {
     func write(_ writes: [RecordWriteRequest]) async throws -> [Result<StoredRecord?, any Error>]
 }
 
-/// One write of ``RecordRepository/write(_:)``: record `id` of `table`, changed as `decide` says after
+/// One write of ``RecordRepository/write(_:)``: record `id` of `scope`, changed as `decide` says after
 /// seeing the current row (`nil` when there is none).
 public struct RecordWriteRequest: Sendable {
-    /// The table written to.
-    public var table: String
+    /// The records written to: the table's, or one owner's of a per-user table.
+    public var scope: RecordScope
     /// The record's id.
     public var id: String
     /// What to do with the row found; an error it throws is the write's result and changes nothing.
     public var decide: @Sendable (StoredRecord?) throws -> RecordWrite
 
-    /// A write of record `id` of `table`, decided by `decide`.
-    public init(table: String, id: String, decide: @escaping @Sendable (StoredRecord?) throws -> RecordWrite) {
-        self.table = table
+    /// A write of record `id` of `scope`, decided by `decide`.
+    public init(scope: RecordScope, id: String, decide: @escaping @Sendable (StoredRecord?) throws -> RecordWrite) {
+        self.scope = scope
         self.id = id
         self.decide = decide
     }
+
+    /// A write of record `id` of the shared table `table`.
+    public init(table: String, id: String, decide: @escaping @Sendable (StoredRecord?) throws -> RecordWrite) {
+        self.init(scope: RecordScope(table: table), id: id, decide: decide)
+    }
+
+    /// The table written to, whose write lock the write takes.
+    public var table: String { scope.table }
 }
 
 extension RecordRepository {
+    /// The record `id` of the shared table `table`, deleted or not.
+    public func record(table: String, id: String) async throws -> StoredRecord? {
+        try await record(in: RecordScope(table: table), id: id)
+    }
+
+    /// A page of the shared table `table`'s records matching `query`, handed to `collector`.
+    public func list<Collector: PageCollector>(table: String, query: ListQuery, into collector: Collector) async throws -> ListedPage<Collector> {
+        try await list(in: RecordScope(table: table), query: query, into: collector)
+    }
+
     /// A page of `table`'s records matching `query`, every record of it as stored.
     public func list(table: String, query: ListQuery) async throws -> ListedPage<RecordList> {
         try await list(table: table, query: query, into: RecordList())
     }
 
-    /// Writes record `id` of `table` as `decide` says: ``write(_:)`` with one write, whose error is thrown.
+    /// Writes record `id` of the shared table `table` as `decide` says.
     public func write(
         table: String, id: String, decide: @escaping @Sendable (StoredRecord?) throws -> RecordWrite
     ) async throws -> StoredRecord? {
-        guard let result = try await write([RecordWriteRequest(table: table, id: id, decide: decide)]).first else {
-            throw RepositoryError.missingResult
-        }
+        try await write(RecordWriteRequest(table: table, id: id, decide: decide))
+    }
+
+    /// Applies one write, as a batch of one whose error is thrown.
+    public func write(_ write: RecordWriteRequest) async throws -> StoredRecord? {
+        guard let result = try await self.write([write]).first else { throw RepositoryError.missingResult }
         return try result.get()
     }
 }

@@ -71,16 +71,16 @@ public final class SQLiteRecordRepository: RecordRepository {
         }
     }
 
-    public func record(table: String, id: String) async throws -> StoredRecord? {
-        try await pool.read { db in try Self.fetchRecord(db, table: table, id: id) }
+    public func record(in scope: RecordScope, id: String) async throws -> StoredRecord? {
+        try await pool.read { db in try Self.fetchRecord(db, table: scope.storedName, id: id) }
     }
 
     /// Rows are stepped one at a time and each is decoded only when the page takes it, so a page that ends early
     /// reads no further.
     public func list<Collector: PageCollector>(
-        table: String, query: ListQuery, into collector: Collector
+        in scope: RecordScope, query: ListQuery, into collector: Collector
     ) async throws -> ListedPage<Collector> {
-        let statements = try RecordQuerySQL.list(table: table, query: query, dialect: .sqlite)
+        let statements = try RecordQuerySQL.list(table: scope.storedName, query: query, dialect: .sqlite)
         let pool = self.pool
         return try await StatementTimeLimit.run(statementTimeout) {
             try await pool.read { db in
@@ -115,7 +115,7 @@ public final class SQLiteRecordRepository: RecordRepository {
                         else { throw RepositoryError.unknownTable(write.table) }
                         last = stored
                     }
-                    let existing = try Self.fetchRecord(db, table: write.table, id: write.id)
+                    let existing = try Self.fetchRecord(db, table: write.scope.storedName, id: write.id)
                     let decision: RecordWrite
                     do {
                         decision = try write.decide(existing)
@@ -127,7 +127,8 @@ public final class SQLiteRecordRepository: RecordRepository {
                     let stamp = UpdatedAtClock.next(nowTicks: now, last: last)
                     do {
                         // One statement per write: a refused one is undone alone and the transaction goes on.
-                        results.append(.success(try Self.apply(decision, db, table: write.table, id: write.id, existing: existing, stamp: stamp)))
+                        results.append(.success(try Self.apply(decision, db, table: write.scope.storedName, id: write.id,
+                                                                      existing: existing, stamp: stamp)))
                         clocks[write.table] = (stamp, true)
                     } catch let error where DatabaseFailure(error)?.isCausedByRequest == true {
                         clocks[write.table] = (last, clocks[write.table]?.changed ?? false)
@@ -144,6 +145,7 @@ public final class SQLiteRecordRepository: RecordRepository {
         }
     }
 
+    /// Applies `decision` to record `id` of the rows stored under `table` (a ``RecordScope/storedName``).
     private static func apply(
         _ decision: RecordWrite, _ db: Database, table: String, id: String, existing: StoredRecord?, stamp: Int64
     ) throws -> StoredRecord? {

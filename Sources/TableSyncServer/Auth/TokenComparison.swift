@@ -3,17 +3,17 @@
 struct TokenComparison: Sendable {
     private let accepted: [[UInt8]]
 
-    init(tokens: Set<String>) {
+    init(tokens: [String]) {
         accepted = tokens.map { Array($0.utf8) }
     }
 
-    /// `true` when `presented` is one of the accepted tokens. Every accepted token is compared in full, whatever
-    /// matched before.
-    func accepts(_ presented: String) -> Bool {
+    /// The position of `presented` among the accepted tokens, or `nil`. Every accepted token is compared in full,
+    /// whatever matched before.
+    func match(_ presented: String) -> Int? {
         let bytes = Array(presented.utf8)
-        var matches: UInt8 = 0
-        for token in accepted { matches |= Self.equal(token, bytes) ? 1 : 0 }
-        return matches != 0
+        var found = -1
+        for (index, token) in accepted.enumerated() where Self.equal(token, bytes) && found < 0 { found = index }
+        return found < 0 ? nil : found
     }
 
     /// Byte-wise equality that looks at every byte of the longer input and never stops early.
