@@ -79,6 +79,33 @@ struct ExpensiveQueryTests {
         }
     }
 
+    @Test("PostgreSQL: a read cancelled at the time limit gives its connection back whole, to the request waiting for it",
+          arguments: Backend.postgresIfAvailable)
+    func cancelledReadKeepsConnection(backend: Backend) async throws {
+        let table = uniqueTableName()
+        let database = try backend.database()
+        try await withLiveServer(backend, tables: [table], database: database) { server in
+            try await Self.seed(server, table: table, records: 300, textLength: 20_000)
+        }
+        let limit = Duration.seconds(1)
+        try await withLiveServer(backend, tables: [table], database: database, configure: {
+            $0.statementTimeout = limit
+            $0.postgresPoolSize = 1
+        }) { server in
+            let filter = AbandonedRequestTests.filter(chains: 20)
+            let costly = try #require(RawHTTPConnection(port: server.port))
+            await costly.send("GET /tables/\(table)?$filter=\(TablePath.percentEncodeQueryComponent(filter)) HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\n\r\n")
+            try await Task.sleep(for: .milliseconds(300))
+            // Waits for the pool's only connection, which the costly read holds until it is cancelled.
+            let waiting = try #require(RawHTTPConnection(port: server.port))
+            await waiting.send("GET /tables/\(table)/r0 HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\n\r\n")
+            let cancelled = try #require(await costly.readAnswer(within: Self.seconds(limit + Self.grace)))
+            #expect(cancelled.status == 503, "\(Self.message(cancelled))")
+            let answer = try #require(await waiting.readAnswer(within: Self.seconds(limit + Self.grace)))
+            #expect(answer.status == 200, "\(Self.message(answer))")
+        }
+    }
+
     @Test("SIGTERM ends the server within the shutdown and cancellation limits while requests hang", arguments: Backend.available)
     func sigtermUnderLoad(backend: Backend) async throws {
         let table = uniqueTableName()
