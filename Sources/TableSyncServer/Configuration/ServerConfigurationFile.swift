@@ -10,7 +10,7 @@ import SyncProtocol
 ///   "tables": ["todo:pageSize=100", {"name": "notes", "softDelete": false, "maxTop": 500},
 ///              {"name": "tasks", "columns": {"text": "string", "done": "boolean", "due": "date", "rank": "number"}}],
 ///   "tokensFile": "/etc/tablesync/tokens",
-///   "maxBodySize": 16777216, "maxPageBytes": 8388608,
+///   "maxBodySize": 16777216, "maxPageBytes": 8388608, "maxBulkReads": 1,
 ///   "batch": true, "maxBatchOperations": 1000,
 ///   "postgresPoolSize": 20,
 ///   "headerTimeout": 10, "bodyTimeout": 60, "idleTimeout": 60, "maxConnections": 1000,
@@ -27,6 +27,8 @@ public struct ServerConfigurationFile: Sendable, Hashable {
     public var maxBodySize: Int?
     /// ``ServerConfiguration/maxPageBytes``.
     public var maxPageBytes: Int?
+    /// ``ServerConfiguration/maxBulkReads``.
+    public var maxBulkReads: Int?
     /// `false` switches the batch extension off.
     public var batch: Bool?
     public var maxBatchOperations: Int?
@@ -78,6 +80,7 @@ public struct ServerConfigurationFile: Sendable, Hashable {
             case "tokensFile": file.tokensFile = try string()
             case "maxBodySize": file.maxBodySize = try integer()
             case "maxPageBytes": file.maxPageBytes = try integer()
+            case "maxBulkReads": file.maxBulkReads = try integer()
             case "maxBatchOperations": file.maxBatchOperations = try integer()
             case "postgresPoolSize": file.postgresPoolSize = try integer()
             case "headerTimeout": file.headerTimeout = try seconds()
@@ -96,7 +99,7 @@ public struct ServerConfigurationFile: Sendable, Hashable {
                 guard case .array(let entries) = member else { throw ConfigurationError("\(path): \"tables\" must be an array") }
                 for entry in entries { file.tables.append(try table(entry, path: path)) }
             default:
-                throw ConfigurationError("\(path): unknown setting \"\(key)\"; use host, port, database, tables, tokensFile, maxBodySize, maxPageBytes, batch, maxBatchOperations, postgresPoolSize, headerTimeout, bodyTimeout, idleTimeout, maxConnections, statementTimeout, shutdownTimeout, maxFilterDepth, maxFilterTerms or maxFilterGrowth")
+                throw ConfigurationError("\(path): unknown setting \"\(key)\"; use host, port, database, tables, tokensFile, maxBodySize, maxPageBytes, maxBulkReads, batch, maxBatchOperations, postgresPoolSize, headerTimeout, bodyTimeout, idleTimeout, maxConnections, statementTimeout, shutdownTimeout, maxFilterDepth, maxFilterTerms or maxFilterGrowth")
             }
         }
         return file

@@ -19,6 +19,10 @@ struct TableRoutes: Sendable {
     let filterLimits: FilterLimits
     /// Where reads past the statement time limit and pages ended by their bytes are counted.
     let metrics: ServerMetrics
+    /// Where bulk reads (``ReadWeight``) take turns.
+    let bulkReads: ReadAdmission
+    /// How long a read may run (``ServerConfiguration/statementTimeout``), and a bulk read wait for its turn.
+    let statementTimeout: Duration
 
     init(configuration: ServerConfiguration, repository: any RecordRepository, metrics: ServerMetrics) {
         var tables: [String: TableOptions] = [:]
@@ -31,6 +35,8 @@ struct TableRoutes: Sendable {
         self.maxBatchOperations = configuration.batch ? configuration.maxBatchOperations : nil
         self.filterLimits = configuration.filterLimits
         self.metrics = metrics
+        self.bulkReads = ReadAdmission(limit: configuration.maxBulkReads, metrics: metrics)
+        self.statementTimeout = configuration.statementTimeout
     }
 
     /// Adds the routes to `router`: `/tables/{table}[/{id}]` behind ``ProtocolVersionMiddleware`` and
@@ -60,9 +66,12 @@ struct TableRoutes: Sendable {
         let table = try context.servedTable()
         let version = try context.version()
         let query = try ListQuery.parse(context.query, version: version, table: table, filterLimits: filterLimits)
-        let page = try await reading(table: table.name, context: context) {
-            try await repository.list(table: table.name, query: query, into: EncodedPage(select: query.select, maxBytes: maxPageBytes))
+        let read = {
+            try await reading(table: table.name, context: context) {
+                try await repository.list(table: table.name, query: query, into: EncodedPage(select: query.select, maxBytes: maxPageBytes))
+            }
         }
+        let page = ReadWeight.isBulk(query) ? try await bulkReads.run(waitingAtMost: statementTimeout, read) : try await read()
         if page.endedEarly { metrics.pagesEndedEarly.increment() }
         let records = page.collected
         let count = page.totalCount.map { JSONValue.integer(Int64($0)) } ?? .null
