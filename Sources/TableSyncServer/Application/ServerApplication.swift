@@ -102,8 +102,8 @@ public func makeServerApplication(
 /// (``ShutdownDeadline``).
 public func runServer(_ app: some ApplicationProtocol, configuration: ServerConfiguration, logger: Logger) async throws {
     let deadline = ShutdownDeadline(bound: configuration.shutdownTimeout + ServerConfiguration.cancellationTimeout, logger: logger)
-    // Services stop in the reverse of their order: the deadline is armed first, as the stop begins.
-    var group = ServiceGroupConfiguration(services: [app, deadline], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+    defer { deadline.disarm() }
+    var group = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
     group.maximumGracefulShutdownDuration = configuration.shutdownTimeout
     try await ServiceGroup(configuration: group).run()
 }
