@@ -49,6 +49,9 @@ struct TableSyncServerCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-page-bytes"), help: "The most bytes the records of one page may take; a page ends before the record that would pass it, with a link to the next (default 8 MiB).")
     var maxPageBytes: Int?
 
+    @Option(name: .customLong("max-bulk-reads"), help: "The most bulk reads (pages of more than 100 records, $filters that call functions) running at once; the others wait their turn, at most --statement-timeout, then 503 (default: half the cores, at least 1).")
+    var maxBulkReads: Int?
+
     @Flag(name: .customLong("no-batch"), help: "Do not offer the batch endpoint (POST /batch); clients then send one request per operation.")
     var noBatch = false
 
@@ -166,6 +169,7 @@ struct TableSyncServerCommand: AsyncParsableCommand {
         }
         configuration.jwt = try jwtOptions.settings(file: file.jwt, environment: environment)
         if let bytes = maxPageBytes ?? file.maxPageBytes { configuration.maxPageBytes = bytes }
+        if let reads = maxBulkReads ?? file.maxBulkReads { configuration.maxBulkReads = reads }
         if let count = maxConnections ?? file.maxConnections { configuration.maxConnections = count }
         if let depth = maxFilterDepth ?? file.maxFilterDepth { configuration.filterLimits.maxDepth = depth }
         if let terms = maxFilterTerms ?? file.maxFilterTerms { configuration.filterLimits.maxTerms = terms }

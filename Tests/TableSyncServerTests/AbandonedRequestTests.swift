@@ -7,7 +7,7 @@ import TestSupport
 
 /// A request whose client goes away before its answer is cancelled, and its database statement with it: a slow page
 /// read on a live `tablesync-server` process, abandoned by its client over a raw socket, stops using the database at
-/// once instead of running to its end (or to the statement time limit).
+/// once instead of running to its end (or to the statement time limit); so does one in flight when the server stops.
 @Suite("Abandoned requests")
 struct AbandonedRequestTests {
     /// A filter within the cost limits (growth 16) that matches nothing, so that a page read evaluates it on every
@@ -21,13 +21,15 @@ struct AbandonedRequestTests {
     /// cancelled at once, and a loaded machine may take a while to show it.
     static let stopWithin = Duration.seconds(2)
 
-    @Test("a page read abandoned by its client frees the database long before it would have ended", arguments: Backend.available)
+    @Test("a page read abandoned by its client, or in flight when the server stops, frees the database long before it would have ended",
+          arguments: Backend.available)
     func abandonedReadStops(backend: Backend) async throws {
         let database = try await sideDatabase(backend, suffix: "_abandoned")
         defer { TestBackend.removeFiles(of: database) }
         let table = uniqueTableName()
         let directory = TemporaryDirectory()
-        let server = try await ServerProcess.start(["--database", "\(database)", "--table", table, "--statement-timeout", "300"],
+        let server = try await ServerProcess.start(["--database", "\(database)", "--table", table, "--statement-timeout", "300",
+                                                    "--shutdown-timeout", "1"],
                                                    logPath: directory.file("server.log"))
         do {
             try await check(server: server, table: table, activity: DatabaseActivity(database: database, serverProcess: server.processIdentifier))
@@ -81,6 +83,19 @@ struct AbandonedRequestTests {
         let samples = MetricsTests.samples(try #require(await scrape.readAnswer(within: 30)).text)
         #expect(MetricsTests.value(samples, "tablesync_http_requests_abandoned_total") == 1)
         #expect(MetricsTests.value(samples, "tablesync_statement_timeouts_total") == 0)
+
+        // A read in flight when the server stops ends with it, in the database too.
+        let interrupted = try #require(RawHTTPConnection(port: port))
+        await interrupted.send(request)
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(try await activity.isBusy(), "the read runs before the server stops")
+        await server.stop()
+        let exited = ContinuousClock.now
+        var idle = false
+        while !idle, ContinuousClock.now - exited < natural {
+            idle = try await !activity.isBusy()
+        }
+        #expect(idle && ContinuousClock.now - exited < Self.stopWithin, "the read ran on after the server stopped")
     }
 
     /// 1,500 records of 20,000 characters, in batches under the body limit.

@@ -170,6 +170,19 @@ struct ConfigurationTests {
         }
     }
 
+    @Test("--max-bulk-reads: half the cores unless given, from 1 to 10000")
+    func maxBulkReads() throws {
+        #expect(try ServerConfigurationFile.parse(#"{"maxBulkReads": 3}"#, path: "s.json").maxBulkReads == 3)
+        var configuration = ServerConfiguration(database: .sqlite(path: "s.sqlite"), tables: [TableOptions(name: "todo")])
+        #expect(configuration.maxBulkReads == ServerConfiguration.defaultMaxBulkReads && configuration.maxBulkReads >= 1)
+        for refused in [0, 10_001] {
+            configuration.maxBulkReads = refused
+            #expect(throws: ConfigurationError.self) { try configuration.validate() }
+        }
+        configuration.maxBulkReads = 10_000
+        try configuration.validate()
+    }
+
     @Test("configuration file: a table's columns as an object or as the flag's text")
     func fileColumns() throws {
         let file = try ServerConfigurationFile.parse("""

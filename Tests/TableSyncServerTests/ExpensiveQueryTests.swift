@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import PostgresNIO
 import SyncProtocol
 @testable import TableSyncServer
 import Testing
@@ -79,6 +80,33 @@ struct ExpensiveQueryTests {
         }
     }
 
+    @Test("PostgreSQL: a read cancelled at the time limit gives its connection back whole, to the request waiting for it",
+          arguments: Backend.postgresIfAvailable)
+    func cancelledReadKeepsConnection(backend: Backend) async throws {
+        let table = uniqueTableName()
+        let database = try backend.database()
+        try await withLiveServer(backend, tables: [table], database: database) { server in
+            try await Self.seed(server, table: table, records: 300, textLength: 20_000)
+        }
+        let limit = Duration.seconds(1)
+        try await withLiveServer(backend, tables: [table], database: database, configure: {
+            $0.statementTimeout = limit
+            $0.postgresPoolSize = 1
+        }) { server in
+            let filter = AbandonedRequestTests.filter(chains: 20)
+            let costly = try #require(RawHTTPConnection(port: server.port))
+            await costly.send("GET /tables/\(table)?$filter=\(TablePath.percentEncodeQueryComponent(filter)) HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\n\r\n")
+            try await Task.sleep(for: .milliseconds(300))
+            // Waits for the pool's only connection, which the costly read holds until it is cancelled.
+            let waiting = try #require(RawHTTPConnection(port: server.port))
+            await waiting.send("GET /tables/\(table)/r0 HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\n\r\n")
+            let cancelled = try #require(await costly.readAnswer(within: Self.seconds(limit + Self.grace)))
+            #expect(cancelled.status == 503, "\(Self.message(cancelled))")
+            let answer = try #require(await waiting.readAnswer(within: Self.seconds(limit + Self.grace)))
+            #expect(answer.status == 200, "\(Self.message(answer))")
+        }
+    }
+
     @Test("SIGTERM ends the server within the shutdown and cancellation limits while requests hang", arguments: Backend.available)
     func sigtermUnderLoad(backend: Backend) async throws {
         let table = uniqueTableName()
@@ -105,6 +133,38 @@ struct ExpensiveQueryTests {
         // The shutdown timeout, the cancellation limit, and a grace for a loaded machine: within 10 s in all.
         #expect(elapsed < .seconds(1) + ServerConfiguration.cancellationTimeout + .seconds(5), "exited after \(elapsed)\n\(server.log)")
         #expect(!server.isRunning)
+    }
+
+    @Test("PostgreSQL: SIGTERM ends the server within its bound while a write waits for a lock and ignores its cancellation",
+          arguments: Backend.postgresIfAvailable)
+    func sigtermWhileCancellationHangs(backend: Backend) async throws {
+        let table = uniqueTableName()
+        let database = try backend.database()
+        guard case .postgres(let location) = database else { return }
+        let directory = TemporaryDirectory()
+        let server = try await ServerProcess.start(["--database", database.urlText, "--table", table, "--shutdown-timeout", "1"],
+                                                   logPath: directory.file("server.log"))
+        let port = try #require(Int(server.baseURL.split(separator: ":").last ?? ""))
+        try await withPostgresClient(location) { client in
+            try await client.withConnection { connection in
+                // The table's write lock, held here: the server's write waits for it, and a statement PostgresNIO has
+                // sent is not cancelled with its task.
+                try await connection.query("BEGIN", logger: testLogger)
+                try await connection.query("SELECT last_updated_at FROM tablesync_table_clock WHERE table_name = \(table) FOR UPDATE",
+                                           logger: testLogger)
+                let writing = try #require(RawHTTPConnection(port: port))
+                let body = "{\"id\":\"locked\"}"
+                await writing.send("POST /tables/\(table) HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+                #expect(await writing.readAnswer(within: 1) == nil, "the write waits for the lock")
+                let started = ContinuousClock.now
+                let status = await server.stop()
+                let elapsed = ContinuousClock.now - started
+                try await connection.query("ROLLBACK", logger: testLogger)
+                #expect(elapsed < .seconds(1) + ServerConfiguration.cancellationTimeout + Self.grace, "exited after \(elapsed)\n\(server.log)")
+                #expect(status == 0, "\(server.log)")
+                #expect(server.log.contains("the process ends without them"), "\(server.log)")
+            }
+        }
     }
 }
 

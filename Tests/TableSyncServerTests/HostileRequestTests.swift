@@ -1,5 +1,7 @@
 import HTTPTypes
+import Hummingbird
 import HummingbirdTesting
+import Logging
 import SyncProtocol
 @testable import TableSyncServer
 import Testing
@@ -67,6 +69,22 @@ struct HostileRequestTests {
             #expect(try page.json["items"]?.arrayValue?.isEmpty == true)
             #expect(try page.json["nextLink"] == .null)
             #expect(try page.json["count"] == 1)
+        }
+    }
+
+    @Test("a fault of the server is a JSON 500 that says where to look, not an empty answer")
+    func serverFault() async throws {
+        struct Fault: Error {}
+        let router = Router(context: TableRequestContext.self)
+        router.add(middleware: ProtocolResponseMiddleware(extensions: [], writer: ResponseWriter(gzipMinimumSize: 1024)))
+        router.get("/fault") { _, _ -> Response in throw Fault() }
+        // The fault is logged at `error`, which this test expects and need not print.
+        var logger = Logger(label: "tablesync-server-tests")
+        logger.logLevel = .critical
+        try await Application(router: router, logger: logger).test(.router) { client in
+            let answer = try await client.send(.get, "/fault")
+            #expect(answer.status == .internalServerError)
+            #expect(answer.errorMessage == "the server failed to process the request; see its log")
         }
     }
 }

@@ -54,6 +54,11 @@ public final class RawHTTPConnection: @unchecked Sendable {
         await offThread { [fd] in LoopbackSocket.sendAll(fd, bytes) }
     }
 
+    /// Sends `text` on the calling thread, without suspending: for requests that must reach the server together even
+    /// when the test's own tasks wait long for a thread on a busy machine. `false` when the connection no longer takes it.
+    @discardableResult
+    public func sendNow(_ text: String) -> Bool { LoopbackSocket.sendAll(fd, Array(text.utf8)) }
+
     /// Reads the next answer (its head and its `Content-Length` body), waiting at most `seconds`; `nil` when none
     /// came in time or the connection ended first.
     public func readAnswer(within seconds: Double) async -> Answer? {

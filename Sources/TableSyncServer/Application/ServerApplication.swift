@@ -101,10 +101,12 @@ public func makeServerApplication(
 /// Runs `app` (made by ``makeServerApplication(configuration:logger:onServerRunning:server:)``) until SIGTERM or
 /// SIGINT, then stops it in bounded time under any load: it stops accepting connections, gives the requests in
 /// flight ``ServerConfiguration/shutdownTimeout`` to finish, then cancels them (and their database statements), and
-/// returns at most ``ServerConfiguration/cancellationTimeout`` later.
+/// ends the process at most ``ServerConfiguration/cancellationTimeout`` later, whatever still runs
+/// (``ShutdownDeadline``).
 public func runServer(_ app: some ApplicationProtocol, configuration: ServerConfiguration, logger: Logger) async throws {
+    let deadline = ShutdownDeadline(bound: configuration.shutdownTimeout + ServerConfiguration.cancellationTimeout, logger: logger)
+    defer { deadline.disarm() }
     var group = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
     group.maximumGracefulShutdownDuration = configuration.shutdownTimeout
-    group.maximumCancellationDuration = ServerConfiguration.cancellationTimeout
     try await ServiceGroup(configuration: group).run()
 }

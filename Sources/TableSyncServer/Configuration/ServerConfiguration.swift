@@ -43,6 +43,9 @@ public struct ServerConfiguration: Sendable {
     /// The most bytes the records of one page may take as sent; a page ends before the record that would pass it
     /// (but always holds at least one record), with a link to the next page.
     public var maxPageBytes: Int = defaultMaxPageBytes
+    /// The most bulk reads (pages of more than 100 records, `$filter`s that call functions) running at once; the
+    /// others wait their turn, at most ``statementTimeout``, so that small requests are not crowded out.
+    public var maxBulkReads: Int = defaultMaxBulkReads
     /// The longest a page read may run; then it is cancelled and the request answered 503. Writes are not limited:
     /// they queue behind other writers for their tables' write locks.
     public var statementTimeout: Duration = defaultStatementTimeout
@@ -61,6 +64,8 @@ public struct ServerConfiguration: Sendable {
     /// The largest ``maxPageBytes`` accepted: 128 MiB, with room for one record past it under the 256 MiB that
     /// TableSync's client accepts in an answer.
     public static let largestMaxPageBytes = 128 * 1024 * 1024
+    /// The default of ``maxBulkReads``: half the processor cores, at least one, leaving the rest to small requests.
+    public static let defaultMaxBulkReads = max(1, ProcessInfo.processInfo.activeProcessorCount / 2)
     /// The default of ``gzipMinimumSize``: 1 KiB.
     public static let defaultGzipMinimumSize = 1024
     /// The default of ``maxBatchOperations``: 1,000.
@@ -118,6 +123,9 @@ public struct ServerConfiguration: Sendable {
         }
         guard (1024...Self.largestMaxPageBytes).contains(maxPageBytes) else {
             throw ConfigurationError("--max-page-bytes must be from 1024 to \(Self.largestMaxPageBytes) bytes (128 MiB), not \(maxPageBytes)")
+        }
+        guard (1...10_000).contains(maxBulkReads) else {
+            throw ConfigurationError("--max-bulk-reads must be from 1 to 10000, not \(maxBulkReads)")
         }
         guard maxBatchOperations >= 1 else { throw ConfigurationError("the batch operation limit must be at least 1") }
         guard (1...10_000).contains(postgresPoolSize) else {

@@ -12,7 +12,7 @@ import SyncProtocol
 ///   "tokensFile": "/etc/tablesync/tokens",
 ///   "jwt": {"issuer": "https://login.example.com/", "audience": "tablesync", "jwks": "https://login.example.com/jwks.json",
 ///           "hs256KeyFile": "/etc/tablesync/jwt-key", "leeway": 60, "jwksRefreshInterval": 60, "roleClaim": "roles"},
-///   "maxBodySize": 16777216, "maxPageBytes": 8388608,
+///   "maxBodySize": 16777216, "maxPageBytes": 8388608, "maxBulkReads": 1,
 ///   "batch": true, "maxBatchOperations": 1000,
 ///   "postgresPoolSize": 20,
 ///   "headerTimeout": 10, "bodyTimeout": 60, "idleTimeout": 60, "maxConnections": 1000,
@@ -31,6 +31,8 @@ public struct ServerConfigurationFile: Sendable, Hashable {
     public var maxBodySize: Int?
     /// ``ServerConfiguration/maxPageBytes``.
     public var maxPageBytes: Int?
+    /// ``ServerConfiguration/maxBulkReads``.
+    public var maxBulkReads: Int?
     /// `false` switches the batch extension off.
     public var batch: Bool?
     public var maxBatchOperations: Int?
@@ -83,6 +85,7 @@ public struct ServerConfigurationFile: Sendable, Hashable {
             case "jwt": file.jwt = try JWTFileSettings.parse(member, path: path)
             case "maxBodySize": file.maxBodySize = try integer()
             case "maxPageBytes": file.maxPageBytes = try integer()
+            case "maxBulkReads": file.maxBulkReads = try integer()
             case "maxBatchOperations": file.maxBatchOperations = try integer()
             case "postgresPoolSize": file.postgresPoolSize = try integer()
             case "headerTimeout": file.headerTimeout = try seconds()
@@ -101,7 +104,7 @@ public struct ServerConfigurationFile: Sendable, Hashable {
                 guard case .array(let entries) = member else { throw ConfigurationError("\(path): \"tables\" must be an array") }
                 for entry in entries { file.tables.append(try table(entry, path: path)) }
             default:
-                throw ConfigurationError("\(path): unknown setting \"\(key)\"; use host, port, database, tables, tokensFile, jwt, maxBodySize, maxPageBytes, batch, maxBatchOperations, postgresPoolSize, headerTimeout, bodyTimeout, idleTimeout, maxConnections, statementTimeout, shutdownTimeout, maxFilterDepth, maxFilterTerms or maxFilterGrowth")
+                throw ConfigurationError("\(path): unknown setting \"\(key)\"; use host, port, database, tables, tokensFile, jwt, maxBodySize, maxPageBytes, maxBulkReads, batch, maxBatchOperations, postgresPoolSize, headerTimeout, bodyTimeout, idleTimeout, maxConnections, statementTimeout, shutdownTimeout, maxFilterDepth, maxFilterTerms or maxFilterGrowth")
             }
         }
         return file

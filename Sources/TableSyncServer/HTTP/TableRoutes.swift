@@ -21,6 +21,10 @@ struct TableRoutes: Sendable {
     let metrics: ServerMetrics
     /// Whether the server has static tokens or JWT keys (``Authenticator/checksCredentials``).
     let checksCredentials: Bool
+    /// Where bulk reads (``ReadWeight``) take turns.
+    let bulkReads: ReadAdmission
+    /// How long a read may run (``ServerConfiguration/statementTimeout``), and a bulk read wait for its turn.
+    let statementTimeout: Duration
 
     init(configuration: ServerConfiguration, repository: any RecordRepository, metrics: ServerMetrics) {
         var tables: [String: TableOptions] = [:]
@@ -34,6 +38,8 @@ struct TableRoutes: Sendable {
         self.filterLimits = configuration.filterLimits
         self.metrics = metrics
         checksCredentials = configuration.checksCredentials
+        self.bulkReads = ReadAdmission(limit: configuration.maxBulkReads, metrics: metrics)
+        self.statementTimeout = configuration.statementTimeout
     }
 
     /// Adds the routes to `router`: `/tables/{table}[/{id}]` behind ``ProtocolVersionMiddleware`` and
@@ -63,9 +69,13 @@ struct TableRoutes: Sendable {
         let table = try context.servedTable()
         let version = try context.version()
         let query = try ListQuery.parse(context.query, version: version, table: table, filterLimits: filterLimits)
-        let page = try await reading(table: table.name, context: context) {
-            try await repository.list(in: try context.recordScope(), query: query, into: EncodedPage(select: query.select, maxBytes: maxPageBytes))
+        let scope = try context.recordScope()
+        let read = {
+            try await reading(table: table.name, context: context) {
+                try await repository.list(in: scope, query: query, into: EncodedPage(select: query.select, maxBytes: maxPageBytes))
+            }
         }
+        let page = ReadWeight.isBulk(query) ? try await bulkReads.run(waitingAtMost: statementTimeout, read) : try await read()
         if page.endedEarly { metrics.pagesEndedEarly.increment() }
         let records = page.collected
         let count = page.totalCount.map { JSONValue.integer(Int64($0)) } ?? .null

@@ -18,6 +18,8 @@ import Prometheus
 /// | `tablesync_http_requests_abandoned_total` | counter | |
 /// | `tablesync_statement_timeouts_total` | counter | |
 /// | `tablesync_pages_ended_early_total` | counter | |
+/// | `tablesync_bulk_reads_waiting` | gauge | |
+/// | `tablesync_bulk_reads_refused_total` | counter | |
 /// | `tablesync_database_connections_in_use`, `tablesync_database_connections_awaited`, `tablesync_database_connections_max` (PostgreSQL) | gauge | |
 public final class ServerMetrics: Sendable {
     /// Where the server answers with its metrics.
@@ -43,6 +45,10 @@ public final class ServerMetrics: Sendable {
     let statementTimeouts: CoreMetrics.Counter
     /// Pages that ended before `$top` because their records reached the page byte limit.
     let pagesEndedEarly: CoreMetrics.Counter
+    /// Bulk reads waiting for a turn now (``ReadAdmission``).
+    let bulkReadsWaiting: CoreMetrics.Meter
+    /// Bulk reads refused (503) after waiting as long as they may for a turn.
+    let bulkReadsRefused: CoreMetrics.Counter
     /// PostgreSQL connections of the pool in use by requests now; `nil` on SQLite.
     let databaseConnectionsInUse: CoreMetrics.Meter?
     /// Requests waiting for a PostgreSQL connection of the pool now, all being in use; `nil` on SQLite.
@@ -58,6 +64,8 @@ public final class ServerMetrics: Sendable {
         requestsAbandoned = CoreMetrics.Counter(label: "tablesync_http_requests_abandoned_total", factory: factory)
         statementTimeouts = CoreMetrics.Counter(label: "tablesync_statement_timeouts_total", factory: factory)
         pagesEndedEarly = CoreMetrics.Counter(label: "tablesync_pages_ended_early_total", factory: factory)
+        bulkReadsWaiting = CoreMetrics.Meter(label: "tablesync_bulk_reads_waiting", factory: factory)
+        bulkReadsRefused = CoreMetrics.Counter(label: "tablesync_bulk_reads_refused_total", factory: factory)
         if let databasePoolSize {
             databaseConnectionsInUse = CoreMetrics.Meter(label: "tablesync_database_connections_in_use", factory: factory)
             databaseConnectionsAwaited = CoreMetrics.Meter(label: "tablesync_database_connections_awaited", factory: factory)

@@ -1,5 +1,6 @@
 import Logging
 import PostgresNIO
+import Synchronization
 import SyncProtocol
 
 /// Records in PostgreSQL through PostgresNIO: bodies as `jsonb`, dates as `bigint` ticks.
@@ -151,8 +152,11 @@ public final class PostgresRecordRepository: RecordRepository {
     /// A page is read through a cursor, a few rows per `FETCH` (``CursorFetchSize``), so that a page that ends early
     /// does not make PostgreSQL send the rest of `$top` rows. Its statements run on one connection. If the request is
     /// cancelled (its client went away, or the server is stopping) or runs past the statement time limit, the
-    /// statement running is cancelled (``PostgresStatementCanceller``) and the connection closed: PostgresNIO cannot
-    /// cancel a statement itself.
+    /// statement running is cancelled (``PostgresStatementCanceller``; PostgresNIO cannot cancel a statement itself):
+    /// it fails, the transaction rolls back, and the connection goes back to the pool whole once the cancel has been
+    /// delivered, so that the cancel can never reach the next statement run on the connection. Closing the connection
+    /// instead would hand a closing connection to the next request waiting for one, which would fail; it is done only
+    /// without a canceller.
     public func list<Collector: PageCollector>(
         in scope: RecordScope, query: ListQuery, into collector: Collector
     ) async throws -> ListedPage<Collector> {
@@ -163,15 +167,26 @@ public final class PostgresRecordRepository: RecordRepository {
         return try await StatementTimeLimit.run(statementTimeout) {
             try await pool.withConnection { connection in
                 let process = try await canceller?.process(of: connection)
-                return try await withTaskCancellationHandler {
-                    try await connection.withTransaction(logger: logger) { connection in
-                        try await Self.readPage(statements, top: query.top, into: collector, on: connection, logger: logger)
-                    }
-                } onCancel: {
-                    if let process { canceller?.cancel(process: process) }
-                    let closing: EventLoopFuture<Void> = connection.close()
-                    _ = closing
+                let cancelling = Mutex<Task<Void, Never>?>(nil)
+                let page: Result<ListedPage<Collector>, any Error>
+                do {
+                    page = .success(try await withTaskCancellationHandler {
+                        try await connection.withTransaction(logger: logger) { connection in
+                            try await Self.readPage(statements, top: query.top, into: collector, on: connection, logger: logger)
+                        }
+                    } onCancel: {
+                        if let process, let canceller {
+                            cancelling.withLock { $0 = canceller.cancel(process: process) }
+                        } else {
+                            let closing: EventLoopFuture<Void> = connection.close()
+                            _ = closing
+                        }
+                    })
+                } catch {
+                    page = .failure(error)
                 }
+                await cancelling.withLock { $0 }?.value
+                return try page.get()
             }
         }
     }

@@ -36,11 +36,12 @@ actor PostgresStatementCanceller {
         return process
     }
 
-    /// Asks PostgreSQL to cancel what `process` runs, from a connection of its own; returns at once.
-    nonisolated func cancel(process: Int32) {
+    /// Asks PostgreSQL to cancel what `process` runs, from a connection of its own; returns at once, with the task
+    /// that ends when PostgreSQL has taken the cancel (or it could not be sent).
+    nonisolated func cancel(process: Int32) -> Task<Void, Never> {
         let configuration = configuration
         let logger = logger
-        Task {
+        return Task {
             do {
                 try await PostgresLocation.withSingleConnection(configuration, logger: logger) { connection in
                     _ = try await connection.query("SELECT pg_cancel_backend(\(process))", logger: logger).collect()
