@@ -32,8 +32,7 @@ package final class URLSessionTransport: HTTPTransport {
         outgoing.httpBody = request.body.map { Data($0) }
         let exchange = SessionExchange(session: session, request: outgoing)
         // `timeoutInterval` limits the time between bytes; the whole attempt is limited here. Both the limit and a
-        // cancellation cancel the data task itself: FoundationNetworking's async `data(for:)` could miss a
-        // cancellation that came before its task had started, and then waited for the answer.
+        // cancellation cancel the data task itself, including one that comes before the task has started.
         let limit = Task {
             try await Task.sleep(nanoseconds: UInt64(request.timeout * 1_000_000_000))
             exchange.cancel(timedOut: true)
