@@ -71,20 +71,3 @@ public struct ConflictRecord: Sendable, Equatable {
         reason = json["reason"]?.stringValue ?? ""
     }
 }
-
-extension SyncContext {
-    /// The conflicts waiting for a decision, by table and id.
-    public func conflicts() throws -> [ConflictRecord] {
-        try conflictFiles.all()
-    }
-
-    /// The records with a conflict waiting.
-    func conflictKeys() throws -> [RecordKey] {
-        try conflictFiles.keys()
-    }
-
-    /// Keeps `conflict` under `conflicts/` (written by the actor, so a push and a resolve never race on one file).
-    func writeConflict(_ conflict: ConflictRecord) throws {
-        try conflictFiles.write(conflict)
-    }
-}

@@ -65,3 +65,6 @@ extension SyncContext {
         }
     }
 }
+
+/// The push and the pull reach the store through the few requirements they name.
+extension SyncContext: PullingStore {}

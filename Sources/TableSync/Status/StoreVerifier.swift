@@ -89,10 +89,3 @@ struct StoreVerifier {
         }
     }
 }
-
-extension SyncContext {
-    /// Checks the store's invariants (settings, queries, the journal against the record files, every record file, leftovers of interrupted runs) and returns what it found; changes nothing.
-    public func verify() throws -> [VerificationFinding] {
-        try StoreVerifier(layout: layout, settings: settings, journal: journal).verify()
-    }
-}

@@ -55,5 +55,3 @@ protocol PullingStore: PushingStore {
     /// The ids of `table` with a pending operation.
     func pendingIDs(table: String) -> Set<String>
 }
-
-extension SyncContext: PullingStore {}

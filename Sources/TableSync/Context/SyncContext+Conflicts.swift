@@ -1,16 +1,21 @@
 import SyncProtocol
 
-/// How a person settles a conflict (`tablesync resolve`), as the Azure SDKs offer it.
-public enum ConflictResolution: String, Sendable, CaseIterable {
-    /// Keep the local change and send it again on top of the server's version (the SDKs' "update operation").
-    case keepLocal = "keep-local"
-    /// Drop the local change and take the server's copy (the SDKs' "cancel and update item").
-    case takeServer = "take-server"
-    /// Drop the local change and the local record (the SDKs' "cancel and discard item").
-    case discard
-}
-
 extension SyncContext {
+    /// The conflicts waiting for a decision, by table and id.
+    public func conflicts() throws -> [ConflictRecord] {
+        try conflictFiles.all()
+    }
+
+    /// The records with a conflict waiting.
+    func conflictKeys() throws -> [RecordKey] {
+        try conflictFiles.keys()
+    }
+
+    /// Keeps `conflict` under `conflicts/` (written by the actor, so a push and a resolve never race on one file).
+    func writeConflict(_ conflict: ConflictRecord) throws {
+        try conflictFiles.write(conflict)
+    }
+
     /// Settles the conflict on `key`; the next push sends what remains.
     public func resolve(_ key: RecordKey, _ resolution: ConflictResolution) throws {
         try requireWritable()

@@ -1,0 +1,24 @@
+import SyncProtocol
+
+extension SyncContext {
+    /// The store's status. Reads only: nothing in the store changes.
+    public func status() throws -> StoreStatus {
+        let baseline = try gitBaseline()
+        let scan = try LocalChangeScanner(layout: layout, git: baseline).scan(tables: settings.tables, journal: journal)
+        let skipped = try queries().sorted.flatMap { query in
+            query.skipped.keys.sorted().map { SkippedServerRecord(table: query.table, id: $0, reason: query.skipped[$0]!) }
+        }
+        let serverCopies = Dictionary(grouping: scan.changes.filter { $0.kind == .serverCopy }, by: \.table).mapValues(\.count)
+        let sender = clone.sender
+        return StoreStatus(remote: settings.remote, pending: journal.operations.filter { $0.isSent(by: sender) },
+                           queuedElsewhere: journal.operations.filter { !$0.isSent(by: sender) }, handEdits: scan.changes.filter { $0.kind != .serverCopy },
+                           serverCopies: serverCopies,
+                           problems: scan.problems, conflicts: try conflictFiles.keys(), skippedServerRecords: skipped,
+                           filesSeen: scan.filesSeen, filesHashed: scan.filesHashed, gitWarnings: try GitGuard.warnings(baseline))
+    }
+
+    /// Checks the store's invariants (settings, queries, the journal against the record files, every record file, leftovers of interrupted runs) and returns what it found; changes nothing.
+    public func verify() throws -> [VerificationFinding] {
+        try StoreVerifier(layout: layout, settings: settings, journal: journal).verify()
+    }
+}
