@@ -84,8 +84,8 @@ struct StockPullCommand: AsyncParsableCommand {
 
     func run() async throws {
         let context = try SyncContext(directory: store, purpose: "tablesync-bench stock-pull")
-        let report = try await context.pull(table: table, queryID: queryID,
-                                            options: SyncOptions(pageSize: 50, paging: .greaterOrEqualWithSkip))
+        let options = SyncOptions(pageSize: 50).with { $0.paging = .greaterOrEqualWithSkip }
+        let report = try await context.pull(table: table, queryID: queryID, options: options)
         print("written \(report.written) pages \(report.pages)")
     }
 }

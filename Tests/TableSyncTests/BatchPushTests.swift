@@ -140,7 +140,7 @@ import TestSupport
         let server = try await LiveServer.start(backend, tables: tables)
         defer { TestBackend.removeFiles(of: server.database) }
         // Small batches, so conflicts and refusals fall in the middle of batches and many batches go.
-        let batched = SyncOptions(conflictPolicy: policy, retryPolicy: .none, batchMaxOperations: 7)
+        let batched = SyncOptions(conflictPolicy: policy, retryPolicy: .none).with { $0.batchMaxOperations = 7 }
         let single = SyncOptions(conflictPolicy: policy, retryPolicy: .none, batch: false)
         let batchSide = try Side.make(server: server, table: tables[0], directory: directory)
         let singleSide = try Side.make(server: server, table: tables[1], directory: directory)
@@ -175,7 +175,7 @@ import TestSupport
         let settings = StoreSettings(remote: server.baseURL, apiVersion: 3, tables: [table])
         let store = try SyncContext.initialize(directory: directory.file("store"), settings: settings)
         let todo = try await store.table(table)
-        let options = SyncOptions(retryPolicy: .none, batchMaxOperations: 4)
+        let options = SyncOptions(retryPolicy: .none).with { $0.batchMaxOperations = 4 }
         for index in 0..<6 { try await todo.insert(["id": .string("u\(index)"), "text": "base"]) }
         try await store.push(options: options)
         // Inserts, updates and deletes, each kind both in the part the server applied and after it.

@@ -60,7 +60,7 @@ import TestSupport
         let pulling = pullers.enumerated().map { number, store in
             Task {
                 var pullsDuringWrites = 0
-                let options = SyncOptions(retryPolicy: Reliability.quickRetries, pageSize: store.pageSize, paging: .keyset)
+                let options = SyncOptions(retryPolicy: Reliability.quickRetries, pageSize: store.pageSize).with { $0.paging = .keyset }
                 while await !progress.done {
                     _ = try await store.context.pull(table: table, queryID: "all", options: options)
                     if await !progress.done { pullsDuringWrites += 1 }
@@ -78,8 +78,8 @@ import TestSupport
                         let record: [String: JSONValue] = ["id": .string("p\(number)-\(index)"), "round": .integer(Int64(round))]
                         _ = try await round == 0 ? records.insert(record) : records.update(record)
                     }
-                    let report = try await store.push(options: SyncOptions(retryPolicy: Reliability.quickRetries,
-                                                                          batchMaxOperations: 16))
+                    let report = try await store.push(options: SyncOptions(retryPolicy: Reliability.quickRetries)
+                                                                          .with { $0.batchMaxOperations = 16 })
                     #expect(report.applied == Self.recordsPerPushingStore && report.conflicts.isEmpty && report.rejected.isEmpty,
                             "pusher \(number), round \(round): \(report)")
                     if report.batched { batchedPushes += 1 }
@@ -157,7 +157,7 @@ import TestSupport
         // No row skipped: one last pull through each instance brings every row at its latest version.
         for (number, store) in pullers.enumerated() {
             _ = try await store.context.pull(table: table, queryID: "all",
-                                             options: SyncOptions(retryPolicy: Reliability.quickRetries, pageSize: store.pageSize, paging: .keyset))
+                                             options: SyncOptions(retryPolicy: Reliability.quickRetries, pageSize: store.pageSize).with { $0.paging = .keyset })
             let records = try await store.context.table(table).query()
             let versions = Dictionary(uniqueKeysWithValues: records.map { ($0["id"]!.stringValue!, $0["version"]?.stringValue ?? "") })
             #expect(versions == expected, "puller \(number) (pages of \(store.pageSize), through instance \(number % Self.instances))")

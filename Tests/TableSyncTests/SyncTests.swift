@@ -373,7 +373,7 @@ import TestSupport
         let directory = TemporaryDirectory()
         let context = try SyncContext.initialize(directory: directory.file("store"), settings: StoreSettings(remote: server.baseURL, tables: [table]))
         try await context.table(table).insert(["id": "a"])
-        var options = SyncOptions(retryPolicy: .none, environment: [:])
+        var options = SyncOptions(retryPolicy: .none).with { $0.environment = [:] }
         await #expect { try await context.push(options: options) } throws: { error in
             (error as? SyncError)?.kind == .authentication
         }
@@ -420,7 +420,7 @@ import TestSupport
             let status = try await store.status()
             #expect(status.handEdits.count == 45 && status.handEdits.allSatisfy { $0.kind == .uncompared })
             // Pages of 10 (more than 20 files make the push read the table instead of each record).
-            let options = SyncOptions(retryPolicy: .none, pageSize: 10, paging: paging)
+            let options = SyncOptions(retryPolicy: .none, pageSize: 10).with { $0.paging = paging }
             let report = try await store.push(options: options)
             #expect(report.applied == 1, "only the hand edit is sent (\(paging)): \(report)")
             #expect(report.adoption.edited == 1)

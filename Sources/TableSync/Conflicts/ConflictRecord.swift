@@ -31,10 +31,10 @@ public struct ConflictRecord: Sendable, Equatable {
 
     /// `true` for a refusal because the server's copy changed (409, 412, gone), or a conflict found before sending;
     /// `false` for other refusals.
-    public var isVersionConflict: Bool { status.map { [404, 409, 410, 412].contains($0) } ?? true }
+    package var isVersionConflict: Bool { status.map { [404, 409, 410, 412].contains($0) } ?? true }
 
     /// What happened, in a few words: `update refused (HTTP 412)`, or `update held back` for one never sent.
-    public var summary: String {
+    package var summary: String {
         status.map { "\(operation.kind.rawValue) refused (HTTP \($0))" } ?? "\(operation.kind.rawValue) held back, not sent"
     }
 

@@ -7,13 +7,13 @@ extension SyncContext {
 
     /// The id that tells this clone's operations from those another clone queued
     /// (``PendingOperation/isSent(by:)``): `nil` outside git.
-    public nonisolated var cloneSender: String? { clone.sender }
+    package nonisolated var cloneSender: String? { clone.sender }
 
     /// Makes the pending operations that another clone of the store queued (those on `keys`, or all) this
     /// clone's, so that its next push sends them: for a clone that is gone, or whose commit will not come.
     /// Returns the operations taken over.
     @discardableResult
-    public func takeOver(_ keys: Set<RecordKey>? = nil) throws -> [PendingOperation] {
+    package func takeOver(_ keys: Set<RecordKey>? = nil) throws -> [PendingOperation] {
         try requireWritable()
         var taken: [PendingOperation] = []
         for operation in journal.operations where !operation.isSent(by: clone.sender) && (keys?.contains(operation.key) ?? true) {

@@ -79,7 +79,7 @@ extension SyncContext {
     /// server first (``LocalScan/uncompared``) and files in conflict with a pending delete are returned, not
     /// queued: the push settles them. Stamped server copies the index did not know are indexed.
     @discardableResult
-    public func recordHandEdits() throws -> LocalScan {
+    package func recordHandEdits() throws -> LocalScan {
         try recordHandEdits(keepingReadsUpTo: 0).scan
     }
 

@@ -3,14 +3,14 @@ import SyncProtocol
 /// The pull queries of `queries.json`: added by hand or on a pull's first use, their watermarks moved by pulls.
 extension SyncContext {
     /// The pull queries of `queries.json`.
-    public func queries() throws -> QueryRegistry {
+    package func queries() throws -> QueryRegistry {
         try QueryRegistry.load(from: try FileSystem.readFile(layout.queriesFile), file: StoreLayout.queriesFileName)
     }
 
     /// Adds a pull query to `queries.json`. Its watermark starts empty: the first pull fetches everything
     /// the query matches.
     @discardableResult
-    public func addQuery(_ query: PullQuery) throws -> PullQuery {
+    package func addQuery(_ query: PullQuery) throws -> PullQuery {
         try requireWritable()
         try requireTable(query.table)
         if let problem = PullQuery.problem(withID: query.id) { throw StoreError.invalidQuery(id: query.id, reason: problem) }
@@ -27,7 +27,7 @@ extension SyncContext {
     }
 
     /// Removes a pull query; its records stay in the store.
-    public func removeQuery(id: String) throws {
+    package func removeQuery(id: String) throws {
         try requireWritable()
         var registry = try queries()
         guard registry.queries.removeValue(forKey: id) != nil else {

@@ -18,7 +18,7 @@ extension SyncContext {
     }
 
     /// Checks the store's invariants (settings, queries, the journal against the record files, every record file, leftovers of interrupted runs) and returns what it found; changes nothing.
-    public func verify() throws -> [VerificationFinding] {
+    package func verify() throws -> [VerificationFinding] {
         try StoreVerifier(layout: layout, settings: settings, journal: journal).verify()
     }
 }

@@ -24,11 +24,11 @@ public actor SyncContext {
     }
 
     /// Where the store's files are.
-    public nonisolated let layout: StoreLayout
+    package nonisolated let layout: StoreLayout
     /// The settings read from `tablesync.json`.
     public nonisolated let settings: StoreSettings
     /// The mode the context was opened in.
-    public nonisolated let mode: AccessMode
+    package nonisolated let mode: AccessMode
     /// The pending operations, in push order.
     var journal: Journal
     /// The record files and their stat index.

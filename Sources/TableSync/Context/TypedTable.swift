@@ -23,7 +23,7 @@ import SyncProtocol
 /// ```
 public struct TypedTable<Model: Codable & Sendable>: Sendable {
     /// The same table, read and written as JSON objects.
-    public let untyped: SyncTable
+    package let untyped: SyncTable
 
     /// The table's name.
     public var name: String { untyped.name }
@@ -117,7 +117,7 @@ public struct TypedTable<Model: Codable & Sendable>: Sendable {
 /// A model value that does not encode as a record, or a record that does not decode as the model.
 public struct ModelCodingError: CategorizedError, Equatable {
     /// What went wrong, naming the record.
-    public let reason: String
+    package let reason: String
     /// Always ``FailureKind/other``.
     public var kind: FailureKind { .other }
     /// The ``reason``.

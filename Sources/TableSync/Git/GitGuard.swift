@@ -2,9 +2,9 @@ import SyncProtocol
 
 /// A run refused because of where git left the store: `HEAD` behind the commit of the store's last sync, or (for a
 /// run that commits) a merge, rebase, cherry-pick or revert in progress. Nothing was sent or written.
-public struct GitStateRefused: CategorizedError, Equatable {
+package struct GitStateRefused: CategorizedError, Equatable {
     /// What git left the store in.
-    public enum Cause: Sendable, Equatable {
+    package enum Cause: Sendable, Equatable {
         /// `HEAD` is behind the commit of the store's last sync.
         case headBehindLastSync
         /// A merge, rebase, cherry-pick or revert is under way, or store files are unmerged.
@@ -12,13 +12,13 @@ public struct GitStateRefused: CategorizedError, Equatable {
     }
 
     /// What git left the store in.
-    public let cause: Cause
+    package let cause: Cause
     /// Why, with what to do.
-    public let reason: String
+    package let reason: String
     /// Always ``FailureKind/gitState``.
-    public var kind: FailureKind { .gitState }
+    package var kind: FailureKind { .gitState }
     /// The refusal.
-    public var description: String { reason }
+    package var description: String { reason }
 
     /// A refusal for `cause`, explained by `reason`.
     package init(cause: Cause, reason: String) {

@@ -11,7 +11,7 @@ public struct PendingOperation: Sendable, Equatable {
     }
 
     /// The operation's place in the journal; push sends operations in this order.
-    public var sequence: Int64
+    package var sequence: Int64
     /// Insert, update or delete.
     public var kind: Kind
     /// The record's table.
@@ -21,21 +21,21 @@ public struct PendingOperation: Sendable, Equatable {
     /// The server version the change was made on (`If-Match`); `nil` for an insert.
     public var baseVersion: String?
     /// For a delete, the record as it was.
-    public var item: JSONValue?
+    package var item: JSONValue?
     /// For an update of a record the server keeps as deleted (a conflict settled by keeping the local side):
     /// the push brings the record back first (``TableClient/undelete(table:id:baseVersion:)``), on `baseVersion`,
     /// the deleted record's version, then sends the update on the version that gives it.
-    public var undelete: Bool
+    package var undelete: Bool
     /// The clone of a store kept in git that queued the operation (``CloneIdentity``): only that clone sends it,
     /// another that got it through a merge leaves it to its origin. `nil` for an operation queued outside git (or
     /// by an earlier version), which any clone holding it sends.
-    public var origin: String?
+    package var origin: String?
     /// The operation's own id, unique across clones: once it is sent, its acknowledgement (``Acknowledgements``)
     /// drops it from any journal that git brings it back into. `nil` with ``origin``.
-    public var operationID: String?
+    package var operationID: String?
 
     /// An operation as the journal holds it.
-    public init(sequence: Int64, kind: Kind, table: String, id: String, baseVersion: String? = nil, item: JSONValue? = nil,
+    package init(sequence: Int64, kind: Kind, table: String, id: String, baseVersion: String? = nil, item: JSONValue? = nil,
                 undelete: Bool = false, origin: String? = nil, operationID: String? = nil) {
         self.sequence = sequence
         self.kind = kind
@@ -53,12 +53,12 @@ public struct PendingOperation: Sendable, Equatable {
 
     /// Whether the clone `clone` sends the operation: it queued it, or nobody in git did. A clone outside git
     /// (`clone` nil) sends every operation it holds.
-    public func isSent(by clone: String?) -> Bool {
+    package func isSent(by clone: String?) -> Bool {
         origin == nil || clone == nil || origin == clone
     }
 
     /// The journal line (compact canonical JSON, without the newline).
-    public var json: JSONValue {
+    package var json: JSONValue {
         var members: [String: JSONValue] = [
             "seq": .integer(sequence), "op": .string(kind.rawValue), "table": .string(table), "id": .string(id),
         ]
@@ -71,7 +71,7 @@ public struct PendingOperation: Sendable, Equatable {
     }
 
     /// Reads a journal line; the error says which field is wrong.
-    public init(json: JSONValue) throws(OperationFormatError) {
+    package init(json: JSONValue) throws(OperationFormatError) {
         guard case .object(let members) = json else { throw OperationFormatError("expected a JSON object, found \(json.typeName)") }
         guard let sequence = members["seq"]?.integerValue, sequence > 0 else {
             throw OperationFormatError("\"seq\" must be a positive integer")
@@ -100,9 +100,9 @@ public struct PendingOperation: Sendable, Equatable {
 }
 
 /// Why a journal line is not a valid operation.
-public struct OperationFormatError: Error, Sendable, Equatable {
+package struct OperationFormatError: Error, Sendable, Equatable {
     /// What is wrong with the line.
-    public let reason: String
+    package let reason: String
     init(_ reason: String) { self.reason = reason }
 }
 

@@ -39,25 +39,25 @@ public struct LocalChange: Sendable, Equatable {
     /// The record's id (from the file name).
     public var id: String
     /// The file name under `tables/<table>/`.
-    public var fileName: String
+    package var fileName: String
     /// The server version the change was made on (from the index, or `HEAD`'s copy), for modified and deleted
     /// records; for an uncompared one, the version this store last synced, if any.
-    public var baseVersion: String?
+    package var baseVersion: String?
 
     /// The record this change is about.
     public var key: RecordKey { RecordKey(table: table, id: id) }
 }
 
 /// What a scan of the record files found.
-public struct LocalScan: Sendable, Equatable {
+package struct LocalScan: Sendable, Equatable {
     /// Changes made by hand that are not in the journal yet, by table and file name.
-    public var changes: [LocalChange] = []
+    package var changes: [LocalChange] = []
     /// Files that cannot be used, with the reason; they are skipped and nothing else is held back.
-    public var problems: [RecordFileProblem] = []
+    package var problems: [RecordFileProblem] = []
     /// How many files were read and hashed because their `stat` changed (the rest cost one `stat` each).
-    public var filesHashed = 0
+    package var filesHashed = 0
     /// How many record files were looked at.
-    public var filesSeen = 0
+    package var filesSeen = 0
     /// Per table, the index entries of the files found to be stamped server copies (``LocalChange/Kind/serverCopy``).
     var serverCopies: [String: [StatIndex.Entry]] = [:]
     /// Where `HEAD` stood against the last sync's commit (``GitState/syncedHead``) when the scan ran.
@@ -67,5 +67,5 @@ public struct LocalScan: Sendable, Equatable {
 
     /// The files not yet compared with the server: those that carry other versions, those git removed, and those
     /// missing that only `HEAD` knows.
-    public var uncompared: [LocalChange] { changes.filter { [.uncompared, .removedByGit, .missing].contains($0.kind) } }
+    package var uncompared: [LocalChange] { changes.filter { [.uncompared, .removedByGit, .missing].contains($0.kind) } }
 }

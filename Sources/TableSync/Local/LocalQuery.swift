@@ -4,13 +4,13 @@ import SyncProtocol
 /// SyncProtocol's `FilterEvaluator` so that a local query means what the same query means on the server.
 public struct LocalQuery: Sendable, Equatable {
     /// Records must match this filter (all records when `nil`).
-    public var filter: FilterExpression?
+    package var filter: FilterExpression?
     /// Sort keys; `id` always breaks ties, so the order is total.
-    public var orderBy: [OrderByKey]
+    package var orderBy: [OrderByKey]
     /// Records to skip after sorting.
-    public var skip: Int
+    package var skip: Int
     /// The most records to return (`nil`: all).
-    public var top: Int?
+    package var top: Int?
 
     /// A query from parsed parts: every record, in id order, unless told otherwise.
     public init(filter: FilterExpression? = nil, orderBy: [OrderByKey] = [], skip: Int = 0, top: Int? = nil) {
@@ -44,7 +44,7 @@ public struct LocalQuery: Sendable, Equatable {
     }
 
     /// Applies the query to `records`.
-    public func apply(to records: [[String: JSONValue]]) -> [[String: JSONValue]] {
+    package func apply(to records: [[String: JSONValue]]) -> [[String: JSONValue]] {
         var selected = records
         if let filter { selected = selected.filter { FilterEvaluator.matches(filter, record: $0) } }
         let keys = orderBy + [OrderByKey(property: SystemProperty.id)]
@@ -64,7 +64,7 @@ public struct LocalQuery: Sendable, Equatable {
 /// A query given in text was wrong.
 public struct LocalQueryError: CategorizedError, Equatable {
     /// What is wrong, naming the option.
-    public let reason: String
+    package let reason: String
     /// Always ``FailureKind/usage``.
     public var kind: FailureKind { .usage }
     /// The ``reason``.

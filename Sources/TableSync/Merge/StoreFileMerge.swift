@@ -10,13 +10,13 @@ import SyncProtocol
 ///
 /// What cannot be settled is written between git's conflict markers, which `tablesync status` reports with both
 /// sides; `journal.jsonl` is not merged here but by git's union merge (loading the journal folds what it joins).
-public enum StoreFileMerge {
+package enum StoreFileMerge {
     /// The merge driver's name in `.gitattributes` and git config (`merge.tablesync.driver`).
-    public static let driverName = "tablesync"
+    package static let driverName = "tablesync"
 
     /// The store's `.gitattributes` lines: the journal and the acknowledgements by git's union merge (their lines
     /// are independent, and loading folds what the union joins), record files and `queries.json` by this driver.
-    public static let gitAttributeLines = [
+    package static let gitAttributeLines = [
         "journal.jsonl merge=union",
         "sent.jsonl merge=union",
         "queries.json merge=\(driverName)",
@@ -24,18 +24,18 @@ public enum StoreFileMerge {
     ]
 
     /// The merged file.
-    public struct Result: Sendable, Equatable {
+    package struct Result: Sendable, Equatable {
         /// The merged bytes, with conflict markers where ``conflicts`` is not empty.
-        public var bytes: [UInt8]
+        package var bytes: [UInt8]
         /// What both sides changed differently: property names, query ids, or the whole file (`"*"`).
-        public var conflicts: [String]
+        package var conflicts: [String]
         /// Why the file was not merged at all, when git handed over files of different records.
-        public var refusal: String?
+        package var refusal: String?
     }
 
     /// Merges `ours` and `theirs` from `base` (empty when the file is new on both sides) for the file at `path`
     /// (relative to the repository; only its last components matter).
-    public static func merge(path: String, base: [UInt8], ours: [UInt8], theirs: [UInt8]) -> Result {
+    package static func merge(path: String, base: [UInt8], ours: [UInt8], theirs: [UInt8]) -> Result {
         if ours == theirs || base == theirs { return Result(bytes: ours, conflicts: [], refusal: nil) }
         if base == ours { return Result(bytes: theirs, conflicts: [], refusal: nil) }
         let components = path.split(separator: "/").map(String.init)

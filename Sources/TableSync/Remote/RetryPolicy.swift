@@ -16,16 +16,16 @@ public struct RetryPolicy: Sendable, Equatable {
     }
 
     /// No retries at all.
-    public static let none = RetryPolicy(maximumAttempts: 1)
+    package static let none = RetryPolicy(maximumAttempts: 1)
 
     /// Whether a response with `status` is worth another attempt: 408, 429 and 5xx (but not 501).
-    public static func isRetryable(status: Int) -> Bool {
+    package static func isRetryable(status: Int) -> Bool {
         status == 408 || status == 429 || (status >= 500 && status != 501)
     }
 
     /// The delay before attempt `attempt + 1` after attempt `attempt` (1-based) failed, or `nil` when no
     /// attempts are left. `retryAfter` is the server's `Retry-After` in seconds; `random` is in `0..<1`.
-    public func delay(afterAttempt attempt: Int, retryAfter: Double?, random: Double) -> Double? {
+    package func delay(afterAttempt attempt: Int, retryAfter: Double?, random: Double) -> Double? {
         guard attempt < maximumAttempts else { return nil }
         if let retryAfter { return min(max(retryAfter, 0), maximumDelay) }
         let ceiling = min(maximumDelay, baseDelay * Double(1 << min(attempt - 1, 30)))
@@ -34,7 +34,7 @@ public struct RetryPolicy: Sendable, Equatable {
 
     /// Seconds from a `Retry-After` header value given in seconds (HTTP dates are not used by table servers
     /// and are ignored).
-    public static func retryAfterSeconds(_ value: String?) -> Double? {
+    package static func retryAfterSeconds(_ value: String?) -> Double? {
         guard let value, let seconds = Double(value.trimmingWhitespace()), seconds.isFinite, seconds >= 0 else { return nil }
         return seconds
     }

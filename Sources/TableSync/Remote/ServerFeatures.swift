@@ -12,23 +12,23 @@ struct ServerFeatures: Sendable, Equatable {
 }
 
 /// What a push put on the wire: requests made and body bytes each way, as transferred (after compression).
-public struct WireTraffic: Sendable, Equatable {
+package struct WireTraffic: Sendable, Equatable {
     /// Requests made for operations.
-    public var requests = 0
+    package var requests = 0
     /// Request body bytes sent.
-    public var bytesSent = 0
+    package var bytesSent = 0
     /// Response body bytes received.
-    public var bytesReceived = 0
+    package var bytesReceived = 0
 
     /// Traffic of `requests` requests with these body sizes.
-    public init(requests: Int = 0, bytesSent: Int = 0, bytesReceived: Int = 0) {
+    package init(requests: Int = 0, bytesSent: Int = 0, bytesReceived: Int = 0) {
         self.requests = requests
         self.bytesSent = bytesSent
         self.bytesReceived = bytesReceived
     }
 
     /// Adds `other` to this traffic.
-    public static func += (lhs: inout WireTraffic, rhs: WireTraffic) {
+    package static func += (lhs: inout WireTraffic, rhs: WireTraffic) {
         lhs.requests += rhs.requests
         lhs.bytesSent += rhs.bytesSent
         lhs.bytesReceived += rhs.bytesReceived

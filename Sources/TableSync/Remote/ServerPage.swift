@@ -68,16 +68,16 @@ struct ListRefused: Error {
 /// A record the server sent that the store cannot hold (an id the protocol forbids, a `version` with control
 /// characters, a `deleted` that is not a boolean): left out, reported, and skipped by the query's watermark,
 /// while the rest of its page and table are pulled.
-public struct SkippedServerRecord: Sendable, Equatable {
+package struct SkippedServerRecord: Sendable, Equatable {
     /// The table pulled.
-    public var table: String
+    package var table: String
     /// The record's id as the server wrote it, when it has a string one.
-    public var id: String?
+    package var id: String?
     /// Why the store refused it.
-    public var reason: String
+    package var reason: String
 
     /// A record of `table` (with `id`, if it has a string one) skipped for `reason`.
-    public init(table: String, id: String?, reason: String) {
+    package init(table: String, id: String?, reason: String) {
         self.table = table
         self.id = id
         self.reason = reason

@@ -3,31 +3,31 @@ import SyncProtocol
 /// What `tablesync status` reports: like `git status`, what would go to the server and what needs a person.
 public struct StoreStatus: Sendable, Equatable {
     /// The server the store syncs with.
-    public var remote: String
+    package var remote: String
     /// Operations in the journal that this store sends, in push order.
     public var pending: [PendingOperation]
     /// Operations another clone of the store queued (they came with a merge): that clone sends them.
-    public var queuedElsewhere: [PendingOperation]
+    package var queuedElsewhere: [PendingOperation]
     /// Hand edits not in the journal yet (push records them first), files to compare with the server first, and
     /// files in conflict with a pending delete.
     public var handEdits: [LocalChange]
     /// Per table, how many files hold stamped copies of the server's records that the stat index does not know
     /// yet (a clone, a lost cache): indexed by the next push, nothing sent.
-    public var serverCopies: [String: Int]
+    package var serverCopies: [String: Int]
     /// Files that are skipped until someone fixes them.
     public var problems: [RecordFileProblem]
     /// Records whose operation the server refused, waiting for `tablesync resolve`.
     public var conflicts: [RecordKey]
     /// Records the server sent that the store cannot hold, skipped by the pulls of `queries.json`.
-    public var skippedServerRecords: [SkippedServerRecord]
+    package var skippedServerRecords: [SkippedServerRecord]
     /// Record files looked at, and how many of them had to be read because their `stat` changed.
-    public var filesSeen: Int
+    package var filesSeen: Int
     /// Of ``filesSeen``, the files read and hashed because their `stat` changed since the last sync.
-    public var filesHashed: Int
+    package var filesHashed: Int
 
     /// What git's state means for the next push, pull or sync (a merge under way, `HEAD` behind the last sync, the
     /// merge driver not set up in this clone), one sentence each.
-    public var gitWarnings: [String] = []
+    package var gitWarnings: [String] = []
 
     /// `true` when there is nothing to push and nothing to look at.
     public var isClean: Bool {

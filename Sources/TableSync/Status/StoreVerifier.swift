@@ -1,21 +1,21 @@
 import SyncProtocol
 
 /// A finding of `tablesync verify`.
-public struct VerificationFinding: Sendable, Equatable, CustomStringConvertible {
+package struct VerificationFinding: Sendable, Equatable, CustomStringConvertible {
     /// Errors keep the store from syncing correctly; notices are states the next run settles by itself.
-    public enum Severity: String, Sendable {
+    package enum Severity: String, Sendable {
         case error, notice
     }
 
     /// How serious the finding is.
-    public var severity: Severity
+    package var severity: Severity
     /// The file concerned, relative to the store.
-    public var path: String
+    package var path: String
     /// What is wrong and what to do.
-    public var message: String
+    package var message: String
 
     /// The finding as `path: message`.
-    public var description: String { "\(path): \(message)" }
+    package var description: String { "\(path): \(message)" }
 }
 
 /// Checks the store's invariants (docs/store.md): settings and queries valid, journal readable and consistent

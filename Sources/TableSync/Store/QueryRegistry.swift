@@ -13,15 +13,15 @@ import SyncProtocol
 ///   }
 /// }
 /// ```
-public struct QueryRegistry: Sendable, Equatable {
+package struct QueryRegistry: Sendable, Equatable {
     /// The queries by id.
-    public var queries: [String: PullQuery]
+    package var queries: [String: PullQuery]
 
     /// A registry of `queries` by id.
-    public init(queries: [String: PullQuery] = [:]) { self.queries = queries }
+    package init(queries: [String: PullQuery] = [:]) { self.queries = queries }
 
     /// The queries ordered by id.
-    public var sorted: [PullQuery] { queries.keys.sorted().map { queries[$0]! } }
+    package var sorted: [PullQuery] { queries.keys.sorted().map { queries[$0]! } }
 
     static func load(from bytes: [UInt8], file: String) throws -> QueryRegistry {
         let reader = try SettingsReader(file: file, bytes: bytes)

@@ -12,10 +12,10 @@ public struct RecordFileProblem: Error, Sendable, Equatable, CustomStringConvert
     /// What is wrong, in words.
     public let reason: String
     /// Whether the file holds git's conflict markers: a merge not settled yet, which a commit must not stage.
-    public let holdsConflictMarkers: Bool
+    package let holdsConflictMarkers: Bool
 
     /// A problem with the file at `path` (relative to the store), at `line` and `column` when known.
-    public init(path: String, line: Int? = nil, column: Int? = nil, reason: String, holdsConflictMarkers: Bool = false) {
+    package init(path: String, line: Int? = nil, column: Int? = nil, reason: String, holdsConflictMarkers: Bool = false) {
         self.path = path
         self.line = line
         self.column = column

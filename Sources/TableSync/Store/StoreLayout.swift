@@ -1,78 +1,78 @@
 /// Where everything lives in a store directory (DESIGN §2). The only place that spells these paths.
-public struct StoreLayout: Sendable, Equatable {
+package struct StoreLayout: Sendable, Equatable {
     /// The store's root directory, absolute.
-    public let root: String
+    package let root: String
 
     /// The layout of the store at `root` (a trailing slash is dropped).
-    public init(root: String) {
+    package init(root: String) {
         var root = root
         while root.count > 1 && root.hasSuffix("/") { root.removeLast() }
         self.root = root
     }
 
     /// Settings edited by people: `tablesync.json`.
-    public var settingsFile: String { root + "/" + Self.settingsFileName }
+    package var settingsFile: String { root + "/" + Self.settingsFileName }
     /// Query ids and their watermarks: `queries.json`.
-    public var queriesFile: String { root + "/" + Self.queriesFileName }
+    package var queriesFile: String { root + "/" + Self.queriesFileName }
     /// Pending operations: `journal.jsonl`.
-    public var journalFile: String { root + "/" + Self.journalFileName }
+    package var journalFile: String { root + "/" + Self.journalFileName }
     /// Acknowledgements of operations sent that travelled through git: `sent.jsonl` (``Acknowledgements``).
-    public var acknowledgementsFile: String { root + "/" + Self.acknowledgementsFileName }
+    package var acknowledgementsFile: String { root + "/" + Self.acknowledgementsFileName }
     /// The ids of every operation this clone sent (``Acknowledgements``).
     var localAcknowledgementsFile: String { cacheDirectory + "/sent" }
     /// `tables/`.
-    public var tablesDirectory: String { root + "/tables" }
+    package var tablesDirectory: String { root + "/tables" }
     /// `conflicts/`.
-    public var conflictsDirectory: String { root + "/conflicts" }
+    package var conflictsDirectory: String { root + "/conflicts" }
     /// `.tablesync/`, the machine-local cache that git ignores.
-    public var cacheDirectory: String { root + "/" + Self.cacheDirectoryName }
+    package var cacheDirectory: String { root + "/" + Self.cacheDirectoryName }
     /// Where temporary files are written before they are renamed into place.
-    public var temporaryDirectory: String { cacheDirectory + "/tmp" }
+    package var temporaryDirectory: String { cacheDirectory + "/tmp" }
     /// Spare files that record writes write over instead of creating files (``SpareFiles``).
     var sparesDirectory: String { cacheDirectory + "/spares" }
     /// The lock file held by the run that writes to the store.
-    public var lockFile: String { cacheDirectory + "/lock" }
+    package var lockFile: String { cacheDirectory + "/lock" }
     /// The stat index of each table's files as last synced.
-    public var indexDirectory: String { cacheDirectory + "/index" }
+    package var indexDirectory: String { cacheDirectory + "/index" }
     /// Machine-local counters (the next journal sequence number).
-    public var stateFile: String { cacheDirectory + "/state.json" }
+    package var stateFile: String { cacheDirectory + "/state.json" }
     /// Journal lines settled during a push whose journal is not rewritten yet (docs/store.md, the settled log).
-    public var settledFile: String { cacheDirectory + "/settled.jsonl" }
+    package var settledFile: String { cacheDirectory + "/settled.jsonl" }
     /// The protocol version learned from the server when `tablesync.json` pins none.
-    public var learnedProtocolFile: String { cacheDirectory + "/protocol.json" }
+    package var learnedProtocolFile: String { cacheDirectory + "/protocol.json" }
     /// What the store remembers of git between runs (``GitState``).
     var gitStateFile: String { cacheDirectory + "/git.json" }
     /// What a synced write is about to record in the index; present only while it runs.
-    public var intentFile: String { cacheDirectory + "/intent" }
+    package var intentFile: String { cacheDirectory + "/intent" }
 
     /// `tables/<table>/`.
-    public func tableDirectory(_ table: String) -> String { tablesDirectory + "/" + table }
+    package func tableDirectory(_ table: String) -> String { tablesDirectory + "/" + table }
     /// The record file of `id` in `table`.
-    public func recordFile(table: String, id: String) -> String {
+    package func recordFile(table: String, id: String) -> String {
         tableDirectory(table) + "/" + RecordFileName.fileName(for: id)
     }
     /// `conflicts/<table>/`.
-    public func conflictDirectory(_ table: String) -> String { conflictsDirectory + "/" + table }
+    package func conflictDirectory(_ table: String) -> String { conflictsDirectory + "/" + table }
     /// The stat index file of `table`.
-    public func indexFile(_ table: String) -> String { indexDirectory + "/" + table + ".index" }
+    package func indexFile(_ table: String) -> String { indexDirectory + "/" + table + ".index" }
 
     /// `path` relative to the root, for messages.
-    public func relative(_ path: String) -> String {
+    package func relative(_ path: String) -> String {
         path.hasPrefix(root + "/") ? String(path.dropFirst(root.count + 1)) : path
     }
 
     /// The settings file's name.
-    public static let settingsFileName = "tablesync.json"
+    package static let settingsFileName = "tablesync.json"
     /// The queries file's name.
-    public static let queriesFileName = "queries.json"
+    package static let queriesFileName = "queries.json"
     /// The journal file's name.
-    public static let journalFileName = "journal.jsonl"
+    package static let journalFileName = "journal.jsonl"
     /// The committed acknowledgements' file name.
-    public static let acknowledgementsFileName = "sent.jsonl"
+    package static let acknowledgementsFileName = "sent.jsonl"
     /// The machine-local cache's directory name.
-    public static let cacheDirectoryName = ".tablesync"
+    package static let cacheDirectoryName = ".tablesync"
 
     /// What of a store belongs in version control, relative to its root: everything but `.tablesync/`.
-    public static let versionedPaths = [settingsFileName, queriesFileName, journalFileName, acknowledgementsFileName, "tables", "conflicts",
+    package static let versionedPaths = [settingsFileName, queriesFileName, journalFileName, acknowledgementsFileName, "tables", "conflicts",
                                         ".gitattributes"]
 }

@@ -54,17 +54,17 @@ final class StoreLock: Sendable {
 }
 
 /// Another run holds the store's lock.
-public struct StoreLockError: CategorizedError, Equatable {
+package struct StoreLockError: CategorizedError, Equatable {
     /// The lock file.
-    public let path: String
+    package let path: String
     /// What the holder wrote into the lock file (its pid and command), possibly empty.
-    public let holder: String
+    package let holder: String
 
     /// Always ``FailureKind/locked``.
-    public var kind: FailureKind { .locked }
+    package var kind: FailureKind { .locked }
 
     /// Who holds the lock, and what to do.
-    public var description: String {
+    package var description: String {
         let who = holder.isEmpty ? "another run" : "another run (\(holder))"
         return "the store is locked by \(who); try again when it has finished."
     }

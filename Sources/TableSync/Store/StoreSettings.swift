@@ -61,7 +61,7 @@ public struct StoreSettings: Sendable, Equatable {
     }
 
     /// Checks the settings, returning the first problem as an error naming the field.
-    public func validate(file: String = StoreLayout.settingsFileName) throws {
+    package func validate(file: String = StoreLayout.settingsFileName) throws {
         if let apiVersion, apiVersion != 2 && apiVersion != 3 {
             throw StoreError.invalidSettings(file: file, field: "apiVersion", reason: "expected 2 or 3, found \(apiVersion)")
         }

@@ -1,7 +1,7 @@
 import CFileSystem
 
 /// The heap policy of a process that runs TableSync's commands.
-public enum ProcessMemory {
+package enum ProcessMemory {
     /// The size from which an allocation gets a mapping of its own: a page of records, a run's merge buffers, a
     /// big listing.
     static let ownMappingThreshold: Int32 = 1 << 20
@@ -18,7 +18,7 @@ public enum ProcessMemory {
     ///   thread, each kept its own high-water mark and the sum grew with the number of pages: a 100,000-record pull
     ///   peaked at 54–72 MB against 49–56 MB for 10,000 records, and at 48 MB against 47 MB with one arena per core
     ///   on a 2-core machine.
-    public static func applyCommandLinePolicy() {
+    package static func applyCommandLinePolicy() {
         _ = tablesync_map_allocations_from(ownMappingThreshold)
         _ = tablesync_limit_heap_arenas(Int32(clamping: activeCores))
     }

@@ -3,39 +3,39 @@ import SyncProtocol
 /// What a push did with files it had to compare with the server first (``LocalScan/uncompared``: a fresh clone,
 /// a restore, a lost `.tablesync/`, a git merge, checkout or revert) and with files in conflict with a pending
 /// delete.
-public struct AdoptionReport: Sendable, Equatable {
+package struct AdoptionReport: Sendable, Equatable {
     /// Files that hold the server's copy as it is: indexed as synced, nothing sent.
-    public var unchanged = 0
+    package var unchanged = 0
     /// Files the server had moved on from without them saying anything else: they now hold the server's copy
     /// (or are removed, when the server deleted the record).
-    public var takenFromServer = 0
+    package var takenFromServer = 0
     /// Files edited on the version the server still has: queued as updates on that version.
-    public var edited = 0
+    package var edited = 0
     /// Files whose record the server does not have: queued as inserts.
-    public var created = 0
+    package var created = 0
     /// Files a git command removed whose record the server still has as this store synced it, after a commit
     /// that descends from the last sync (a merge of a delete, a `git rm` committed): queued as deletes.
-    public var deleted = 0
+    package var deleted = 0
     /// Files a git command removed whose record the server deleted too: nothing to send, the index forgets them.
-    public var alreadyDeleted = 0
+    package var alreadyDeleted = 0
     /// Files a switch or checkout left behind (`HEAD` does not descend from the last sync) whose record the
     /// server still has: brought back from the server rather than deleted there.
-    public var restored = 0
+    package var restored = 0
     /// Files that differ from a server copy that moved on, or hold content while a delete is pending, now under
     /// `conflicts/`.
-    public var conflicts: [RecordKey] = []
+    package var conflicts: [RecordKey] = []
     /// Files that differ from a server copy that moved on, settled by the `server-wins` or `client-wins` policy.
-    public var settledByPolicy = 0
+    package var settledByPolicy = 0
     /// Requests made to read the server's copies: one per file for a few, one per page of the table for more.
-    public var requests = 0
+    package var requests = 0
 
     /// Files compared with the server.
-    public var compared: Int {
+    package var compared: Int {
         unchanged + takenFromServer + edited + created + deleted + alreadyDeleted + restored + conflicts.count + settledByPolicy
     }
 
     /// An empty report.
-    public init() {}
+    package init() {}
 }
 
 /// The rule for one file that must be compared with the server before anything is sent, once the server's copy

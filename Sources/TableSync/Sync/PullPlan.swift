@@ -2,14 +2,14 @@ import SyncProtocol
 
 /// Where an incremental pull stands: the last `updatedAt` pulled (the server's exact text) and, for the keyset
 /// cursor, the id of the last record pulled at that instant.
-public struct PullWatermark: Sendable, Equatable {
+package struct PullWatermark: Sendable, Equatable {
     /// The last `updatedAt` pulled, exactly as the server wrote it.
-    public var updatedAt: String
+    package var updatedAt: String
     /// The id of the last record pulled at ``updatedAt`` (the keyset cursor's tie-break).
-    public var lastID: String?
+    package var lastID: String?
 
     /// A watermark at `updatedAt`, after record `lastID`.
-    public init(updatedAt: String, lastID: String?) {
+    package init(updatedAt: String, lastID: String?) {
         self.updatedAt = updatedAt
         self.lastID = lastID
     }

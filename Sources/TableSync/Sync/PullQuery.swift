@@ -1,24 +1,24 @@
 import SyncProtocol
 
 /// One incremental pull query of `queries.json`: its table, its filter, and how far it has pulled.
-public struct PullQuery: Sendable, Equatable {
+package struct PullQuery: Sendable, Equatable {
     /// The query id (the .NET SDK's rule: no `|`, at most 255 characters).
-    public var id: String
+    package var id: String
     /// The table it pulls.
-    public var table: String
+    package var table: String
     /// The OData `$filter` it adds to every request, if any.
-    public var filter: String?
+    package var filter: String?
     /// The `updatedAt` of the last record pulled, exactly as the server wrote it.
-    public var updatedAt: String?
+    package var updatedAt: String?
     /// The id of the last record pulled at ``updatedAt``: the keyset cursor's tie-break.
-    public var lastID: String?
+    package var lastID: String?
     /// Records the server sent that the store cannot hold, by id, with why: the watermark moved past them, so
     /// they are kept here for `status` until the server sends them again valid or deleted, or a purge resets
     /// the query.
-    public var skipped: [String: String]
+    package var skipped: [String: String]
 
     /// A query `id` pulling `table`, optionally filtered, from a watermark (`nil`: from the start).
-    public init(id: String, table: String, filter: String? = nil, updatedAt: String? = nil, lastID: String? = nil,
+    package init(id: String, table: String, filter: String? = nil, updatedAt: String? = nil, lastID: String? = nil,
                 skipped: [String: String] = [:]) {
         self.id = id
         self.table = table
@@ -42,7 +42,7 @@ public struct PullQuery: Sendable, Equatable {
     }
 
     /// Why `id` is not a valid query id, or `nil`.
-    public static func problem(withID id: String) -> String? {
+    package static func problem(withID id: String) -> String? {
         if id.isEmpty { return "a query id cannot be empty" }
         if id.count > 255 { return "a query id has at most 255 characters" }
         if id.contains("|") { return "a query id cannot contain '|'" }

@@ -16,18 +16,18 @@ public struct PullReport: Sendable, Equatable {
     /// Records not overwritten because they have local changes waiting to be pushed.
     public var keptLocal = 0
     /// Of ``removed``, the records removed because they no longer match the query (`evict`).
-    public var evicted = 0
+    package var evicted = 0
     /// Pages fetched.
-    public var pages = 0
+    package var pages = 0
     /// Records the server sent that the store cannot hold: left out and reported; the watermark moves past them.
-    public var skipped: [SkippedServerRecord] = []
+    package var skipped: [SkippedServerRecord] = []
     /// The page size the pull asked for in the end: `--page-size` (or 1,000), or less when the server refused it.
-    public var pageSize = 0
+    package var pageSize = 0
     /// Where the query stands now (`nil` for a pull without query id).
-    public var watermark: PullWatermark?
+    package var watermark: PullWatermark?
 
     /// An empty report.
-    public init() {}
+    package init() {}
 }
 
 /// A pull refused to remove more than half of a table's local records, or a push to delete more than half of

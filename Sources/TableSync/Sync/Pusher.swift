@@ -15,24 +15,24 @@ public struct PushReport: Sendable, Equatable {
     public var waiting: [RecordKey] = []
     /// Operations another clone of the store queued, which came with a merge: left for that clone to send
     /// (``PendingOperation/origin``).
-    public var queuedElsewhere: [RecordKey] = []
+    package var queuedElsewhere: [RecordKey] = []
     /// Files skipped because they are broken.
     public var problems: [RecordFileProblem] = []
     /// Requests made for operations, and the body bytes they moved (compressed sizes where compressed).
-    public var traffic = WireTraffic()
+    package var traffic = WireTraffic()
     /// `true` when the operations went through the batch extension.
-    public var batched = false
+    package var batched = false
     /// Files compared with the server before anything was sent, because this store had never synced them.
-    public var adoption = AdoptionReport()
+    package var adoption = AdoptionReport()
     /// Files stamped as the server's copies that the stat index did not know (a clone, a lost cache, a merge),
     /// indexed without a request.
-    public var indexedCopies = 0
+    package var indexedCopies = 0
 
     /// Requests made for operations (one per operation, or one per batch).
-    public var requests: Int { traffic.requests }
+    package var requests: Int { traffic.requests }
 
     /// An empty report.
-    public init() {}
+    package init() {}
 }
 
 /// Sends pending operations in journal order and reconciles each answer: write-back, conflicts, policies.

@@ -2,7 +2,7 @@ import Foundation
 import Logging
 
 /// How a pull walks the server's pages.
-public enum PullPaging: String, Sendable, CaseIterable {
+package enum PullPaging: String, Sendable, CaseIterable {
     /// Keyset paging when the server is a TableSync server (it advertises extensions), the SDKs' way otherwise.
     case automatic
     /// `$orderby=updatedAt,id` with the cursor `(updatedAt, id)`: never skips or repeats a row.
@@ -34,11 +34,11 @@ public struct SyncOptions: Sendable {
     public var allowMassDelete: Bool
     /// Push from a git `HEAD` that is behind the commit of the store's last sync (a checkout of history, a reset),
     /// which is otherwise refused (``GitStateRefused``).
-    public var allowOlderHead: Bool
+    package var allowOlderHead: Bool
     /// Where `TABLESYNC_TOKEN` is looked up.
-    public var environment: [String: String]
+    package var environment: [String: String]
     /// How pulls page.
-    public var paging: PullPaging
+    package var paging: PullPaging
     /// Remove local records that no longer match the pulled query's filter.
     public var evict: Bool
     /// Called after each durable step.
@@ -47,12 +47,12 @@ public struct SyncOptions: Sendable {
     /// per operation.
     public var batch: Bool
     /// The most operations in one batch (the server's own limit, when lower, wins).
-    public var batchMaxOperations: Int
+    package var batchMaxOperations: Int
     /// The most bytes of encoded operations in one batch, before compression (the server's limit, when lower, wins).
-    public var batchMaxBytes: Int
+    package var batchMaxBytes: Int
     /// The zlib level (1 fastest … 9 smallest) of batch bodies sent to a server that accepts gzip requests;
     /// `nil` sends them uncompressed.
-    public var compressionLevel: Int32?
+    package var compressionLevel: Int32?
     /// Where the run logs each request (method, path, status, bytes, time, attempt), each pulled page and each
     /// pushed batch, at debug level; tokens are never logged. The default logs nothing.
     public var logger: Logger
@@ -63,35 +63,42 @@ public struct SyncOptions: Sendable {
     /// The default of ``logger``: one that logs nothing, as a library's logger does until its user gives one.
     public static let silentLogger = Logger(label: "tablesync", factory: { _ in SwiftLogNoOpLogHandler() })
     /// The default of ``batchMaxOperations``.
-    public static let defaultBatchMaxOperations = 500
+    package static let defaultBatchMaxOperations = 500
     /// The default of ``batchMaxBytes``: 1 MiB.
-    public static let defaultBatchMaxBytes = 1 << 20
-    /// The default of ``compressionLevel``: 6. Measured on 10,000 updates in batches of 500: level 6
-    /// sends 16 % fewer bytes than level 1 (126 KB against 150 KB; 2.47 MB uncompressed) for about 0.2 ms more CPU
-    /// per batch, nothing next to a batch's round trip and durable write-back; level 9 gains nothing more.
-    public static let defaultCompressionLevel: Int32 = 6
+    package static let defaultBatchMaxBytes = 1 << 20
+    /// The default of ``compressionLevel``: 6, the level whose smaller bodies cost less than a batch's round trip
+    /// (docs/sync.md, "Batches").
+    package static let defaultCompressionLevel: Int32 = 6
 
     /// Options for a push, pull or sync; every argument has the default that suits cron.
-    public init(conflictPolicy: StoreSettings.ConflictPolicy? = nil, timeout: Double = 30, retryPolicy: RetryPolicy = RetryPolicy(),
-                pageSize: Int? = nil, allowMassDelete: Bool = false, allowOlderHead: Bool = false,
-                environment: [String: String] = ProcessInfo.processInfo.environment, paging: PullPaging = .automatic,
-                evict: Bool = false, progress: (@Sendable (SyncProgress) -> Void)? = nil,
-                batch: Bool = true, batchMaxOperations: Int = defaultBatchMaxOperations, batchMaxBytes: Int = defaultBatchMaxBytes,
-                compressionLevel: Int32? = defaultCompressionLevel, logger: Logger = SyncOptions.silentLogger) {
+    public init(conflictPolicy: StoreSettings.ConflictPolicy? = nil, timeout: Double = 30,
+                retryPolicy: RetryPolicy = RetryPolicy(), pageSize: Int? = nil, allowMassDelete: Bool = false,
+                evict: Bool = false, progress: (@Sendable (SyncProgress) -> Void)? = nil, batch: Bool = true,
+                logger: Logger = SyncOptions.silentLogger) {
         self.logger = logger
         self.conflictPolicy = conflictPolicy
         self.timeout = timeout
         self.retryPolicy = retryPolicy
         self.pageSize = pageSize
         self.allowMassDelete = allowMassDelete
-        self.allowOlderHead = allowOlderHead
-        self.environment = environment
-        self.paging = paging
+        self.allowOlderHead = false
+        self.environment = ProcessInfo.processInfo.environment
+        self.paging = .automatic
         self.evict = evict
         self.progress = progress
         self.batch = batch
-        self.batchMaxOperations = batchMaxOperations
-        self.batchMaxBytes = batchMaxBytes
-        self.compressionLevel = compressionLevel
+        self.batchMaxOperations = Self.defaultBatchMaxOperations
+        self.batchMaxBytes = Self.defaultBatchMaxBytes
+        self.compressionLevel = Self.defaultCompressionLevel
+    }
+}
+
+extension SyncOptions {
+    /// These options with `change` made: how the command line, the benchmarks and the tests set the tuning that the
+    /// public initializer leaves at its default (paging, batch limits, compression, the environment).
+    package func with(_ change: (inout SyncOptions) -> Void) -> SyncOptions {
+        var options = self
+        change(&options)
+        return options
     }
 }

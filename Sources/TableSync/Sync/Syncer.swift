@@ -26,5 +26,5 @@ public struct SyncReport: Sendable, Equatable {
     /// Each query's pull, by query id.
     public var pulls: [String: PullReport] = [:]
     /// An empty report.
-    public init() {}
+    package init() {}
 }

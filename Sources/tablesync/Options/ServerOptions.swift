@@ -36,10 +36,12 @@ struct ServerOptions: ParsableArguments {
 
     /// The library's options for this run.
     func syncOptions(pageSize: Int? = nil, evict: Bool = false) -> SyncOptions {
-        SyncOptions(conflictPolicy: conflictPolicy, timeout: timeout, retryPolicy: RetryPolicy(maximumAttempts: attempts),
-                    pageSize: pageSize, allowMassDelete: allowMassDelete, allowOlderHead: allowOlderHead, evict: evict,
-                    progress: (verbose ? ProgressDisplay.logLines : ProgressDisplay.standardError).reporter(quiet: quiet),
-                    batch: !noBatch, logger: logger)
+        SyncOptions(
+            conflictPolicy: conflictPolicy, timeout: timeout, retryPolicy: RetryPolicy(maximumAttempts: attempts),
+            pageSize: pageSize, allowMassDelete: allowMassDelete, evict: evict,
+            progress: (verbose ? ProgressDisplay.logLines : ProgressDisplay.standardError).reporter(quiet: quiet),
+            batch: !noBatch, logger: logger
+        ).with { $0.allowOlderHead = allowOlderHead }
     }
 
     /// The run's logger: on standard error at debug level with `--verbose`, at info otherwise (the library logs
