@@ -2,6 +2,7 @@ import SyncProtocol
 
 extension SyncContext {
     /// The conflicts waiting for a decision, by table and id.
+    /// - Throws: ``StoreError/invalidJSONFile(file:error:)`` naming a conflict file that does not parse.
     public func conflicts() throws -> [ConflictRecord] {
         try conflictFiles.all()
     }
@@ -17,6 +18,9 @@ extension SyncContext {
     }
 
     /// Settles the conflict on `key`; the next push sends what remains.
+    /// - Throws: ``StoreError/readOnly`` on a read-only context; ``StoreError/invalidRecord(table:reason:)`` when
+    ///   no conflict waits for `key`; ``StoreError/operationRejected(table:id:reason:)`` when `keepLocal` has no
+    ///   version to send the local side on; ``FileSystemError`` when the disk fails.
     public func resolve(_ key: RecordKey, _ resolution: ConflictResolution) throws {
         try requireWritable()
         defer { spareFiles.finishRunBlocking() }

@@ -5,6 +5,9 @@ extension SyncContext {
     /// pending operations or hand edits, unless `force`, which drops them (and the table's conflicts). The
     /// watermarks of the table's queries are reset, so the next pull brings back whatever still matches.
     /// Returns how many records were removed.
+    /// - Throws: ``PurgeRefused`` when the table has changes not pushed and `force` is false;
+    ///   ``StoreError/readOnly``, ``StoreError/unknownTable(_:)``; ``LocalQueryError`` when `filter` does not parse;
+    ///   ``FileSystemError`` when the disk fails.
     @discardableResult
     public func purge(table: String, filter: String? = nil, force: Bool = false) throws -> Int {
         try requireWritable()

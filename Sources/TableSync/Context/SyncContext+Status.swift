@@ -2,6 +2,8 @@ import SyncProtocol
 
 extension SyncContext {
     /// The store's status. Reads only: nothing in the store changes.
+    /// - Throws: ``StoreError`` when `queries.json` or a conflict file does not parse; ``FileSystemError`` when a
+    ///   directory cannot be read. A record file that does not parse is no error: ``StoreStatus/problems`` lists it.
     public func status() throws -> StoreStatus {
         let baseline = try gitBaseline()
         let scan = try LocalChangeScanner(layout: layout, git: baseline).scan(tables: settings.tables, journal: journal)

@@ -5,9 +5,10 @@ import SyncProtocol
 /// trimming the spare files after.
 extension SyncContext {
     /// Pushes pending operations (after queuing hand edits) in journal order; `tables` limits it to some tables.
-    /// Throws ``SyncError`` when the server is unreachable or refuses the credentials, and ``GitStateRefused``
-    /// before sending anything when git is in the middle of an operation or `HEAD` is behind the last sync; the
-    /// journal keeps everything not yet applied.
+    /// - Throws: ``SyncError`` when the server is unreachable, refuses the credentials or answers outside the
+    ///   protocol; ``GitStateRefused`` before anything is sent when git is in the middle of an operation or `HEAD` is
+    ///   behind the last sync; ``MassDeleteRefused`` when hand deletes would remove more than half of a table;
+    ///   ``StoreError/readOnly``; ``FileSystemError`` when the disk fails. The journal keeps whatever was not applied.
     @discardableResult
     public func push(tables: Set<String>? = nil, options: SyncOptions = SyncOptions()) async throws -> PushReport {
         try await guardedByGit(options) {
@@ -22,7 +23,10 @@ extension SyncContext {
 
     /// Pulls `table`: first pushes its pending operations, then fetches what changed. With `queryID` the pull is
     /// incremental from the query's watermark in `queries.json` (the query is created on first use); without it,
-    /// everything matching `filter` is fetched. Throws as ``push(tables:options:)`` does.
+    /// everything matching `filter` is fetched.
+    /// - Throws: as ``push(tables:options:)``; ``StoreError/unknownTable(_:)``,
+    ///   ``StoreError/invalidQuery(id:reason:)``; ``MassDeleteRefused`` when the pull would remove more than half of
+    ///   the table and ``SyncOptions/allowMassDelete`` is false.
     @discardableResult
     public func pull(table: String, queryID: String? = nil, filter: String? = nil, options: SyncOptions = SyncOptions()) async throws -> PullReport {
         try await guardedByGit(options) {
@@ -33,7 +37,7 @@ extension SyncContext {
 
     /// Pushes, then pulls every query of `queries.json` in id order: the command for cron.
     /// The server's features are asked while the push scans the store, and once for the whole sync.
-    /// Throws as ``push(tables:options:)`` does.
+    /// - Throws: as ``push(tables:options:)`` and ``pull(table:queryID:filter:options:)``.
     public func sync(options: SyncOptions = SyncOptions()) async throws -> SyncReport {
         try await guardedByGit(options) {
             let connection = ServerConnection(settings: settings, layout: layout, options: options)

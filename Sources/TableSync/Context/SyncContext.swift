@@ -55,6 +55,9 @@ public actor SyncContext {
     ///   - directory: the store's root, or a directory inside it (found as git finds its repository).
     ///   - mode: ``AccessMode/readWrite`` (the default) takes the lock and repairs what an interrupted run left.
     ///   - purpose: written into the lock file so a second run can say who holds the lock.
+    /// - Throws: ``StoreError`` when no store is found (``StoreError/notAStore(path:)``) or its settings or journal
+    ///   are invalid (kind ``FailureKind/invalidStore``, naming the file and line); ``StoreLockError`` when another
+    ///   run holds the lock; ``FileSystemError`` when the disk fails.
     public init(directory: String, mode: AccessMode = .readWrite, purpose: String = "tablesync library") throws {
         let layout = try StoreLocator.locate(from: directory)
         let lock = mode == .readOnly ? nil : try StoreLock.acquire(layout: layout, purpose: purpose)
@@ -80,6 +83,9 @@ public actor SyncContext {
     /// Creates a store in `directory` (which may exist but must not be a store yet) and opens it. With
     /// `queryPerTable`, `queries.json` starts with one query per table, named after the table, that pulls all of it
     /// (what `tablesync init` does), so that `sync` pulls from the first run.
+    /// - Throws: ``StoreError/alreadyInitialized(path:)`` when `directory` holds a store,
+    ///   ``StoreError/invalidSettings(file:field:reason:)`` when `settings` are invalid, ``FileSystemError`` when the
+    ///   disk fails; then as ``init(directory:mode:purpose:)``.
     public static func initialize(directory: String, settings: StoreSettings, queryPerTable: Bool = false) throws -> SyncContext {
         let layout = StoreLayout(root: StoreLocator.absolute(directory))
         try StoreInitializer.initialize(layout: layout, settings: settings, queryPerTable: queryPerTable)
@@ -116,6 +122,7 @@ public actor SyncContext {
     }
 
     /// The table named `name`, which must be one of the store's tables.
+    /// - Throws: ``StoreError/unknownTable(_:)`` when `name` is not one of the store's tables.
     public func table(_ name: String) throws -> SyncTable {
         try requireTable(name)
         return SyncTable(name: name, context: self)

@@ -29,6 +29,7 @@ public struct TypedTable<Model: Codable & Sendable>: Sendable {
     public var name: String { untyped.name }
 
     /// Adds `item` locally and queues its insert. Returns the item as stored.
+    /// - Throws: ``ModelCodingError`` when `item` does not encode as a record; then as ``SyncTable/insert(_:)``.
     @discardableResult
     public func insert(_ item: Model) async throws -> Model {
         try Self.decode(try await untyped.insert(try Self.encode(item)), table: name)
@@ -36,28 +37,33 @@ public struct TypedTable<Model: Codable & Sendable>: Sendable {
 
     /// Replaces the record with `item`'s id by `item`, keeping the server's system properties, and queues the
     /// update (nothing when the content did not change). Returns the item as stored.
+    /// - Throws: ``ModelCodingError`` when `item` does not encode as a record; then as ``SyncTable/update(_:)``.
     @discardableResult
     public func update(_ item: Model) async throws -> Model {
         try Self.decode(try await untyped.update(try Self.encode(item)), table: name)
     }
 
     /// Removes the record with `id` locally and queues its delete.
+    /// - Throws: as ``SyncTable/delete(id:)``.
     public func delete(id: String) async throws {
         try await untyped.delete(id: id)
     }
 
     /// The item with `id`, or `nil` when there is none.
+    /// - Throws: ``ModelCodingError`` when the record does not decode as `Model`; then as ``SyncTable/read(id:)``.
     public func read(id: String) async throws -> Model? {
         try await untyped.read(id: id).map { try Self.decode($0, table: name) }
     }
 
     /// The local items that `query` selects, in its order. Broken record files are skipped (``SyncContext/status()``
     /// lists them); a record that does not decode as `Model` is an error that names it.
+    /// - Throws: ``ModelCodingError`` naming the first record that does not decode; then as ``SyncTable/query(_:)``.
     public func query(_ query: LocalQuery = LocalQuery()) async throws -> [Model] {
         try await untyped.query(query).map { try Self.decode($0, table: name) }
     }
 
     /// Pushes the table's pending operations, then pulls what changed on the server (``SyncContext/pull(table:queryID:filter:options:)``).
+    /// - Throws: as ``SyncContext/pull(table:queryID:filter:options:)``.
     @discardableResult
     public func pull(queryID: String? = nil, filter: String? = nil, options: SyncOptions = SyncOptions()) async throws -> PullReport {
         try await untyped.pull(queryID: queryID, filter: filter, options: options)
@@ -65,6 +71,7 @@ public struct TypedTable<Model: Codable & Sendable>: Sendable {
 
     /// Removes local items (those matching `filter`, or all) and resets the table's query watermarks
     /// (``SyncContext/purge(table:filter:force:)``).
+    /// - Throws: as ``SyncContext/purge(table:filter:force:)``.
     @discardableResult
     public func purge(filter: String? = nil, force: Bool = false) async throws -> Int {
         try await untyped.purge(filter: filter, force: force)
@@ -126,6 +133,7 @@ public struct ModelCodingError: CategorizedError, Equatable {
 
 extension SyncContext {
     /// The table `name`, read and written as `Model` values (``TypedTable``).
+    /// - Throws: ``StoreError/unknownTable(_:)`` when `name` is not one of the store's tables.
     public func table<Model: Codable & Sendable>(_ name: String, as type: Model.Type) throws -> TypedTable<Model> {
         TypedTable(untyped: try table(name))
     }

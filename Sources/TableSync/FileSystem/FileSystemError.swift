@@ -5,7 +5,7 @@ import Darwin
 #endif
 
 /// A file-system call that failed, with the path and the operating system's reason.
-package struct FileSystemError: Error, Sendable, Equatable, CustomStringConvertible {
+public struct FileSystemError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What was being done: "read", "write", "rename", "sync", "list", "create directory", "remove", "lock".
     package let operation: String
     /// The path the operation was about.
@@ -28,7 +28,7 @@ package struct FileSystemError: Error, Sendable, Equatable, CustomStringConverti
 
     /// The failure as one sentence: the operation, the path and the system's reason; on a full disk, what a push,
     /// pull or sync frees (the spare files it keeps for the next run) and that nothing of the store is lost.
-    package var description: String {
+    public var description: String {
         let reason = "cannot \(operation) \(path): \(String(cString: strerror(code)))"
         return isOutOfSpace
             ? reason + "; nothing was lost (a push, pull or sync that meets a full disk removes the store's spare files, .tablesync/spares): free space and run again"

@@ -2,7 +2,7 @@ import SyncProtocol
 
 /// A run refused because of where git left the store: `HEAD` behind the commit of the store's last sync, or (for a
 /// run that commits) a merge, rebase, cherry-pick or revert in progress. Nothing was sent or written.
-package struct GitStateRefused: CategorizedError, Equatable {
+public struct GitStateRefused: CategorizedError, Equatable {
     /// What git left the store in.
     package enum Cause: Sendable, Equatable {
         /// `HEAD` is behind the commit of the store's last sync.
@@ -16,9 +16,9 @@ package struct GitStateRefused: CategorizedError, Equatable {
     /// Why, with what to do.
     package let reason: String
     /// Always ``FailureKind/gitState``.
-    package var kind: FailureKind { .gitState }
+    public var kind: FailureKind { .gitState }
     /// The refusal.
-    package var description: String { reason }
+    public var description: String { reason }
 
     /// A refusal for `cause`, explained by `reason`.
     package init(cause: Cause, reason: String) {

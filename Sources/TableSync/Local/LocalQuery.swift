@@ -21,6 +21,7 @@ public struct LocalQuery: Sendable, Equatable {
     }
 
     /// Builds a query from OData text, with errors that name the option and the column.
+    /// - Throws: ``LocalQueryError`` naming the option and the position when `filter` or `orderBy` does not parse.
     public init(filter: String?, orderBy: String?, skip: Int = 0, top: Int? = nil) throws {
         var parsedFilter: FilterExpression?
         if let filter {

@@ -54,17 +54,17 @@ final class StoreLock: Sendable {
 }
 
 /// Another run holds the store's lock.
-package struct StoreLockError: CategorizedError, Equatable {
+public struct StoreLockError: CategorizedError, Equatable {
     /// The lock file.
     package let path: String
     /// What the holder wrote into the lock file (its pid and command), possibly empty.
     package let holder: String
 
     /// Always ``FailureKind/locked``.
-    package var kind: FailureKind { .locked }
+    public var kind: FailureKind { .locked }
 
     /// Who holds the lock, and what to do.
-    package var description: String {
+    public var description: String {
         let who = holder.isEmpty ? "another run" : "another run (\(holder))"
         return "the store is locked by \(who); try again when it has finished."
     }

@@ -34,7 +34,7 @@ public struct PullReport: Sendable, Equatable {
 /// them on the server.
 public struct MassDeleteRefused: CategorizedError, Equatable {
     /// Which way the records would have gone.
-    public enum Side: Sendable, Equatable {
+    package enum Side: Sendable, Equatable {
         /// A pull removing local records the server deleted.
         case pull
         /// A push sending deletes for record files that are gone.
@@ -42,13 +42,13 @@ public struct MassDeleteRefused: CategorizedError, Equatable {
     }
 
     /// The table pulled or pushed.
-    public let table: String
+    package let table: String
     /// How many records the run would have removed.
-    public let removing: Int
+    package let removing: Int
     /// How many records the table holds locally.
-    public let localRecords: Int
+    package let localRecords: Int
     /// The pull or the push.
-    public var side: Side = .pull
+    package var side: Side = .pull
     /// Always ``FailureKind/other``.
     public var kind: FailureKind { .other }
     /// The refusal, with the counts and how to allow it.

@@ -3,9 +3,9 @@ import SyncProtocol
 /// A purge was refused because local changes would be lost.
 public struct PurgeRefused: CategorizedError, Equatable {
     /// The table the purge was for.
-    public let table: String
+    package let table: String
     /// Operations and hand edits not pushed yet.
-    public let pendingChanges: Int
+    package let pendingChanges: Int
     /// Always ``FailureKind/usage``.
     public var kind: FailureKind { .usage }
     /// The refusal, with how to proceed.
