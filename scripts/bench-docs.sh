@@ -6,6 +6,8 @@
 #                                     left them, bench-results/server-pages.json and bench-results/scale.json into
 #                                     docs/bench.md ("scale table" markers), and bench-results/auth.json
 #                                     (scripts/bench.sh auth: A1 alone) into docs/bench.md ("auth table" markers)
+#                                     and bench-results/push-cpu.json (scripts/bench.sh push-cpu DIR: C1 alone)
+#                                     into docs/bench.md ("push cpu table" markers)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 results="${1:-bench-results/latest.json}"
@@ -38,4 +40,9 @@ fi
 if [ -f bench-results/auth.json ]; then
   replace docs/bench.md "auth table" "$("$bin/tablesync-bench" markdown bench-results/auth.json)"
   echo "docs/bench.md now shows bench-results/auth.json"
+fi
+
+if [ -f bench-results/push-cpu.json ]; then
+  replace docs/bench.md "push cpu table" "$("$bin/tablesync-bench" markdown bench-results/push-cpu.json)"
+  echo "docs/bench.md now shows bench-results/push-cpu.json"
 fi

@@ -3,6 +3,9 @@
 #   scripts/bench.sh          (make bench)        release build, 100,000 records, 3 runs each; bench-results/latest.json
 #   scripts/bench.sh smoke    (make bench-smoke)  debug build, a tiny data set, 1 run: proves the benchmarks still run
 #   scripts/bench.sh auth                         A1 alone (checking a JWT against a static token); bench-results/auth.json
+#   scripts/bench.sh push-cpu DIR                 C1 alone: the push's processor time per hand edit, this build against
+#                                                 the tablesync binaries in DIR (another build's release bin directory,
+#                                                 copied aside); bench-results/push-cpu.json
 # Sizes and runs come from the environment (defaults for the full run in brackets):
 #   BENCH_RECORDS [100000]  records in the main table (P1, P2, P3, P5, P6, P7)
 #   BENCH_SMALL_RECORDS [10000]  the second table, the other point of the memory curve (P4)
@@ -24,6 +27,11 @@ only=()
 if [ "${1:-}" = auth ]; then
   only=(--auth-only)
   : "${BENCH_OUTPUT:=bench-results/auth.json}"
+fi
+if [ "${1:-}" = push-cpu ]; then
+  [ -x "${2:-}/tablesync" ] || { echo "usage: scripts/bench.sh push-cpu DIR (a directory holding a tablesync binary)" >&2; exit 2; }
+  only=(--push-processor-baseline "$(cd "$2" && pwd)")
+  : "${BENCH_OUTPUT:=bench-results/push-cpu.json}"
 fi
 config="${BENCH_CONFIG:-release}"
 

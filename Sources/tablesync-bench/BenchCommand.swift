@@ -37,6 +37,8 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Runs of each benchmark.") var runs = 3
     @Flag(help: "Run A1 (the cost of checking a JWT) alone.")
     var authOnly = false
+    @Option(help: "Run C1 alone: the push's processor time per update against the tablesync binaries in this directory.")
+    var pushProcessorBaseline: String?
 
     func validate() throws {
         guard records >= 10, runs >= 1 else { throw ValidationError("--records must be at least 10 and --runs at least 1") }
@@ -60,7 +62,8 @@ struct RunCommand: AsyncParsableCommand {
             binaries: bin, work: work, records: records, smallRecords: smallRecords, pushRecords: pushRecords,
             slowLinkPushRecords: slowLinkPushRecords, slowLinkDelay: slowLinkDelayMs / 1_000,
             changedRecords: changedRecords, editedFiles: editedFiles, busyDiskEdits: busyDiskEdits,
-            busyDiskMegabytes: busyDiskMegabytes, runs: runs, authOnly: authOnly)
+            busyDiskMegabytes: busyDiskMegabytes, runs: runs, authOnly: authOnly,
+            pushProcessorBaseline: pushProcessorBaseline)
         var suite = BenchmarkSuite(configuration: configuration)
         let table = try await suite.run()
         print(table.text())

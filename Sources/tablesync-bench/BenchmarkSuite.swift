@@ -27,6 +27,8 @@ struct BenchmarkSuite {
         var runs: Int
         /// Run A1 alone.
         var authOnly = false
+        /// Run C1 alone, against the `tablesync` binaries in this directory.
+        var pushProcessorBaseline: String?
     }
 
     let configuration: Configuration
@@ -62,6 +64,10 @@ struct BenchmarkSuite {
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
         if configuration.authOnly {
             try await measureAuthCost()
+            return results
+        }
+        if let baseline = configuration.pushProcessorBaseline {
+            try await measurePushProcessorTime(baseline: baseline)
             return results
         }
         served = (0..<records).map { ServerSeeder.servedRecord($0, dataSet: dataSet) }

@@ -12,6 +12,8 @@ struct ChildRun {
     var seconds: Double
     /// The child's peak resident set (`VmHWM`, sampled every 2 ms until it exits), in bytes.
     var peakResidentBytes: Int
+    /// The processor time the child spent, user and system (`wait4`'s `rusage`), in seconds.
+    var processorSeconds: Double
     var standardOutput: String
     var standardError: String
 }
@@ -44,16 +46,19 @@ enum ChildProcess {
         // peak. `VmHWM` in /proc belongs to the child's own memory; it is read every few milliseconds until exit.
         var status: Int32 = 0
         var peakKilobytes = 0
+        var usage = rusage()
         while true {
-            let result = waitpid(pid, &status, WNOHANG)
+            let result = wait4(pid, &status, WNOHANG, &usage)
             if result == pid { break }
-            if result < 0 && errno != EINTR { throw BenchError(what: executable, detail: "waitpid failed: errno \(errno)") }
+            if result < 0 && errno != EINTR { throw BenchError(what: executable, detail: "wait4 failed: errno \(errno)") }
             peakKilobytes = max(peakKilobytes, Self.highWaterMarkKilobytes(pid) ?? 0)
             usleep(2_000)
         }
         let seconds = Clock.now() - start
         let exitStatus = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+        let processorSeconds = [usage.ru_utime, usage.ru_stime].reduce(0) { $0 + Double($1.tv_sec) + Double($1.tv_usec) / 1e6 }
         let run = ChildRun(exitStatus: exitStatus, seconds: seconds, peakResidentBytes: peakKilobytes * 1024,
+                           processorSeconds: processorSeconds,
                            standardOutput: (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "",
                            standardError: (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? "")
         if exitStatus != 0 && !allowFailure {
