@@ -172,7 +172,7 @@ struct DocumentationExamplesTests {
         #expect(try await run(tablesync, ["-C", team + "/store", "insert", "todo", #"{"id": "r1", "text": "Buy milk"}"#]).status == 0)
         let first = try await run(tablesync, ["-C", team + "/store", "sync", "--commit", "--quiet"])
         #expect(first.status == 0, "\(first.stderr)")
-        #expect(try await git("team-todo", "log", "-1", "--format=%s").stdout.hasPrefix("tablesync sync: pushed 1, pulled "))
+        #expect(try await git("team-todo", "log", "-1", "--format=%s").stdout.hasPrefix("tablesync sync: pushed 1, pulled 0"))
         let tracked = try await git("team-todo", "ls-files").stdout
         #expect(tracked.contains("store/tables/todo/r1.json") && tracked.contains("store/.gitattributes"))
         #expect(!tracked.contains(".tablesync/"), "the cache stays out of git: \(tracked)")
