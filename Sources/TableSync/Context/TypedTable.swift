@@ -127,7 +127,7 @@ public struct ModelCodingError: CategorizedError, Equatable {
     package let reason: String
     /// Always ``FailureKind/other``.
     public var kind: FailureKind { .other }
-    /// The ``reason``.
+    /// What went wrong, naming the record.
     public var description: String { reason }
 }
 

@@ -1,7 +1,7 @@
 import SyncProtocol
 
-/// A run refused because of where git left the store: `HEAD` behind the commit of the store's last sync, or (for a
-/// run that commits) a merge, rebase, cherry-pick or revert in progress. Nothing was sent or written.
+/// A push, pull or sync refused because of where git left the store: `HEAD` behind the commit of the store's last
+/// sync, or a merge, rebase, cherry-pick or revert in progress. Nothing was sent or written.
 public struct GitStateRefused: CategorizedError, Equatable {
     /// What git left the store in.
     package enum Cause: Sendable, Equatable {

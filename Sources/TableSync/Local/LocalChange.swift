@@ -11,7 +11,7 @@ public struct LocalChange: Sendable, Equatable {
         /// A file gone that the store synced, or that `HEAD` has: a delete on its version.
         case deleted
         /// A file that carries the server's system properties at a version this store did not sync and is not
-        /// stamped as the server's copy of it (``SyncedMark``): a fresh clone, a restore or a lost `.tablesync/`
+        /// stamped as the server's copy of it (`SyncedMark`): a fresh clone, a restore or a lost `.tablesync/`
         /// of a file an earlier version wrote or a person changed, or a git merge, checkout, rebase or revert that
         /// put another copy there. Not an edit until compared with the server, which the next push does first.
         case uncompared

@@ -68,7 +68,7 @@ public struct LocalQueryError: CategorizedError, Equatable {
     package let reason: String
     /// Always ``FailureKind/usage``.
     public var kind: FailureKind { .usage }
-    /// The ``reason``.
+    /// What does not parse, naming the option and the position.
     public var description: String { reason }
 }
 

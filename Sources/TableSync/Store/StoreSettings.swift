@@ -42,7 +42,7 @@ public struct StoreSettings: Sendable, Equatable {
     /// A file outside the store that holds the client's token, when the token is not in `TABLESYNC_TOKEN`.
     public var tokenFile: String?
     /// A command whose output is the client's token (run with `/bin/sh -c` when a token is needed, and again when
-    /// the server refuses it), when neither `TABLESYNC_TOKEN` nor ``tokenFile`` gives one (``ClientCredentials``).
+    /// the server refuses it), when neither `TABLESYNC_TOKEN` nor ``tokenFile`` gives one (`ClientCredentials`).
     public var tokenCommand: String?
     /// Whether `tablesync sync` commits the store's own files to git after a sync that changed them
     /// (`"commitAfterSync"`; `sync --commit` / `--no-commit` decide for one run).
