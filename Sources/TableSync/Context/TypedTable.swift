@@ -6,8 +6,8 @@ import SyncProtocol
 ///
 /// The model's coding keys are the record's property names; it needs an `id` (a `String`), and may declare the
 /// system properties `createdAt`, `updatedAt` (as `Date` or `String`), `version` and `deleted` to read what the
-/// server last said (changes to them are never sent: they belong to the server). Dates are written as the
-/// protocol writes them, `yyyy-MM-ddTHH:mm:ss.fffZ`.
+/// server last said (changes to them are never sent: they belong to the server). Dates are written in UTC as
+/// `yyyy-MM-ddTHH:mm:ss.fffZ`, with up to seven fraction digits when the `Date` holds them (to the 100 ns).
 ///
 /// ```swift
 /// struct TodoItem: Codable, Sendable {
