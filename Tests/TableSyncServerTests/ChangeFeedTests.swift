@@ -1,8 +1,8 @@
 import Foundation
 import SyncProtocol
-import TableSyncServer
 import Testing
 import TestSupport
+@testable import TableSyncServer
 
 /// The change feed (`GET /changes`) against live servers over real sockets: a waiting request answers within a
 /// second of a write to a table it listed, through every write path, and only then; it answers 304 when its
@@ -84,6 +84,18 @@ struct ChangeFeedTests {
             let eTag = try #require(first.header("etag"))
             #expect(first.status == 200 && first.header("cache-control") == "no-store")
             #expect(await feed.ask(tables: table)?.header("etag") == eTag, "the same marks, the same ETag")
+
+            let waiting = try #require(feed.startWaiting(tables: table, eTag: eTag, wait: 2))
+            let deadline = ContinuousClock.now + .seconds(1)
+            while await feed.metric("tablesync_change_feed_waiting") != 1, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(await feed.metric("tablesync_change_feed_waiting") == 1)
+            #expect(await feed.metric("tablesync_bulk_reads_waiting") == 0, "a wait takes no bulk-read turn")
+            if backend == .postgres {
+                #expect(await feed.metric("tablesync_database_connections_in_use") == 0, "a wait holds no database connection")
+            }
+            #expect(await waiting.readAnswer(within: 10)?.status == 304)
 
             var started = ContinuousClock.now
             let timedOut = try #require(await feed.ask(tables: table, wait: 1, eTag: eTag, within: 10))
@@ -168,6 +180,27 @@ struct ChangeFeedTests {
         }
     }
 
+    @Test("the marks are one probe of the updatedAt index per table, on both databases (EXPLAIN)", arguments: Backend.available)
+    func marksReadTheUpdatedIndex(backend: Backend) async throws {
+        let table = uniqueTableName("marked")
+        try await withDatabase(backend) { repository, sql, database in
+            try await repository.prepare(tables: [TableOptions(name: table)])
+            let writes = (0..<2000).map { index in
+                RecordWriteRequest(table: table, id: String(format: "r%05d", index)) { _ in .insert(["n": .integer(Int64(index))]) }
+            }
+            let written = try await repository.write(writes)
+            if case .postgres(let location) = database { try await analyzeRecords(location) }
+            let last = try #require(try written.last?.get()?.updatedAt)
+            let empty = RecordScope(table: table, owner: "nobody")
+            #expect(try await repository.lastUpdatedAt(in: [RecordScope(table: table), empty]) == [last, nil])
+            let explain = backend == .sqlite ? "EXPLAIN QUERY PLAN " : "EXPLAIN "
+            let statement = RecordQuerySQL.lastUpdatedAt(backend == .sqlite ? .sqlite : .postgres)
+            let plan = try await sql(SQLStatement(sql: explain + statement, bindings: [.text(table)])).joined(separator: "\n")
+            #expect(plan.contains("tablesync_records_updated"), "the updatedAt index: \(plan)")
+            #expect(!plan.contains("TEMP B-TREE") && !plan.contains("Sort") && !plan.contains("Seq Scan"), "no scan, no sort: \(plan)")
+        }
+    }
+
     @Test("PostgreSQL: a write through one server process wakes a request waiting on another",
           arguments: Backend.postgresIfAvailable)
     func wakesAcrossServerProcesses(backend: Backend) async throws {
@@ -222,10 +255,10 @@ struct ChangeFeedTests {
             idleRSS = ProcessMemory.rss(of: server.processIdentifier)
             for _ in 0..<count { connections.append(try #require(feed.startWaiting(tables: table, eTag: eTag, wait: 25))) }
             let deadline = ContinuousClock.now + .seconds(30)
-            while await feed.waitingGauge() != count, ContinuousClock.now < deadline {
+            while await feed.metric("tablesync_change_feed_waiting") != count, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(100))
             }
-            #expect(await feed.waitingGauge() == count)
+            #expect(await feed.metric("tablesync_change_feed_waiting") == count)
             waitingRSS = ProcessMemory.rss(of: server.processIdentifier)
         } catch {
             await server.stop()
@@ -290,10 +323,10 @@ struct FeedClient: Sendable {
         return connection
     }
 
-    /// The server's `tablesync_change_feed_waiting` gauge now.
-    func waitingGauge() async -> Int? {
+    /// The value of the server's metric `name` (one without labels) now.
+    func metric(_ name: String) async -> Int? {
         guard let answer = await write("GET", ServerMetrics.path) else { return nil }
-        let line = answer.text.split(separator: "\n").first { $0.hasPrefix("tablesync_change_feed_waiting ") }
+        let line = answer.text.split(separator: "\n").first { $0.hasPrefix("\(name) ") }
         return line.flatMap { Double($0.split(separator: " ").last ?? "") }.map { Int($0) }
     }
 
