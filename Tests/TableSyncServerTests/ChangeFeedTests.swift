@@ -96,10 +96,12 @@ struct ChangeFeedTests {
 
             let waiting = try #require(feed.startWaiting(tables: table, eTag: eTag, wait: 10))
             let deadline = ContinuousClock.now + .seconds(10)
-            while await feed.metric("tablesync_change_feed_waiting") != 1, ContinuousClock.now < deadline {
+            var gauge = await feed.metric("tablesync_change_feed_waiting")
+            while gauge != 1, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(20))
+                gauge = await feed.metric("tablesync_change_feed_waiting")
             }
-            #expect(await feed.metric("tablesync_change_feed_waiting") == 1)
+            #expect(gauge == 1, "the waiting gauge: \(gauge.map(String.init) ?? "absent")")
             #expect(await feed.metric("tablesync_bulk_reads_waiting") == 0, "a wait takes no bulk-read turn")
             if backend == .postgres {
                 #expect(await feed.metric("tablesync_database_connections_in_use") == 0, "a wait holds no database connection")
