@@ -79,7 +79,10 @@ struct TableSyncServerCommand: AsyncParsableCommand {
     @Option(name: .customLong("shutdown-timeout"), help: "Seconds a stopping server waits for the requests in flight before it cancels them (default 5).")
     var shutdownTimeout: Double?
 
-    @Option(name: .customLong("max-change-wait"), help: "The most whole seconds a change feed request (GET /changes) waits for a change before it is answered 304 (default 30; never more than half --idle-timeout).")
+    @Option(name: .customLong("max-change-wait"), help: """
+        The most whole seconds a change feed request (GET /changes) waits for a change before it is answered 304 \
+        (default 30; never more than half --idle-timeout).
+        """)
     var maxChangeWait: Int?
 
     @Option(name: .customLong("max-filter-depth"), help: "The deepest nesting of a $filter's expression (default 32).")

@@ -22,46 +22,56 @@ struct ChangeFeedTests {
         return wakeBound + (ContinuousClock.now - started) * 2
     }
 
-    @Test("a waiting request answers within a second of an insert, an update, a delete and a batch, not of a write to another table",
-          arguments: Backend.available)
+    @Test("""
+        a waiting request answers within a second of an insert, an update, a delete and a batch, \
+        not of a write to another table
+        """, arguments: Backend.available)
     func wakesOnEveryWritePath(backend: Backend) async throws {
         let watched = uniqueTableName("watched"), other = uniqueTableName("other")
         try await withLiveServer(backend, tables: [watched, other]) { server in
             let feed = FeedClient(port: server.port)
             var eTag = try #require(await feed.ask(tables: watched)?.header("etag"))
-            #expect(await feed.marks(tables: watched)?.latest == [watched: Timestamp?.none], "an empty table has no mark")
+            #expect(await feed.marks(tables: watched)?.latest == [watched: Timestamp?.none],
+                    "an empty table has no mark")
 
             let waiting = try #require(feed.startWaiting(tables: watched, eTag: eTag))
             #expect(await feed.write("POST", "/tables/\(other)", json: #"{"id":"o1"}"#)?.status == 201)
             #expect(await waiting.readAnswer(within: 1.0) == nil, "a write to a table not listed wakes nothing")
 
-            let inserted = try #require(await feed.write("POST", "/tables/\(watched)", json: #"{"id":"r1","text":"a"}"#))
-            eTag = try await Self.expectWoken(waiting, after: inserted, eTag: eTag, feed: feed, table: watched, what: "insert")
+            let inserted = try #require(await feed.write("POST", "/tables/\(watched)", json: #"{"id":"r1"}"#))
+            eTag = try await Self.expectWoken(waiting, after: inserted, eTag: eTag, feed: feed, table: watched,
+                                              what: "insert")
 
             let version = try #require(inserted.json?["version"]?.stringValue)
             let patch = try #require(feed.startWaiting(tables: watched, eTag: eTag))
-            let updated = try #require(await feed.write("PATCH", "/tables/\(watched)/r1", json: #"{"text":"b"}"#, ifMatch: version))
-            eTag = try await Self.expectWoken(patch, after: updated, eTag: eTag, feed: feed, table: watched, what: "update")
+            let updated = try #require(await feed.write("PATCH", "/tables/\(watched)/r1", json: #"{"text":"b"}"#,
+                                                        ifMatch: version))
+            eTag = try await Self.expectWoken(patch, after: updated, eTag: eTag, feed: feed, table: watched,
+                                              what: "update")
 
             let delete = try #require(feed.startWaiting(tables: watched, eTag: eTag))
             let deleted = try #require(await feed.write("DELETE", "/tables/\(watched)/r1"))
             #expect(deleted.status == 204)
-            eTag = try await Self.expectWoken(delete, after: nil, eTag: eTag, feed: feed, table: watched, what: "delete")
+            eTag = try await Self.expectWoken(delete, after: nil, eTag: eTag, feed: feed, table: watched,
+                                              what: "delete")
 
             let batch = try #require(feed.startWaiting(tables: watched, eTag: eTag))
-            let operations = BatchRequest(operations: [BatchOperation(kind: .insert, table: other, item: ["id": "o2"]),
-                                                       BatchOperation(kind: .insert, table: watched, item: ["id": "r2"])]).json
-            let batched = try #require(await feed.write("POST", TablePath.batch, json: CanonicalJSON.string(operations, style: .compact)))
+            let operations = BatchRequest(operations: [
+                BatchOperation(kind: .insert, table: other, item: ["id": "o2"]),
+                BatchOperation(kind: .insert, table: watched, item: ["id": "r2"]),
+            ]).json
+            let batched = try #require(await feed.write("POST", TablePath.batch,
+                                                        json: CanonicalJSON.string(operations, style: .compact)))
             #expect(batched.status == 200, "\(batched.text)")
             _ = try await Self.expectWoken(batch, after: nil, eTag: eTag, feed: feed, table: watched, what: "batch")
         }
     }
 
-    /// Reads the woken answer of `waiting`: 200 within ``wakeBound(feed:tables:)`` with a new `ETag` and, after an acknowledged
-    /// write, the written record's `updatedAt` as the mark. Returns the new `ETag`.
+    /// Reads the woken answer of `waiting`: 200 within ``wakeBound(feed:tables:)`` with a new `ETag` and, after an
+    /// acknowledged write, the written record's `updatedAt` as the mark. Returns the new `ETag`.
     private static func expectWoken(
-        _ waiting: RawHTTPConnection, after write: RawHTTPConnection.Answer?, eTag: String, feed: FeedClient, table: String,
-        what: String
+        _ waiting: RawHTTPConnection, after write: RawHTTPConnection.Answer?, eTag: String, feed: FeedClient,
+        table: String, what: String
     ) async throws -> String {
         let started = ContinuousClock.now
         let answer = try #require(await waiting.readAnswer(within: 10), "\(what): no answer")
@@ -86,8 +96,10 @@ struct ChangeFeedTests {
         try await withLiveServer(backend, tables: [table], configure: { $0.maxChangeWait = 2 }) { server in
             let feed = FeedClient(port: server.port)
             let health = try #require(await feed.write("GET", TablePath.health))
-            #expect(health.header(ProtocolHeader.extensions).map(ProtocolExtension.parse(headerValue:))?.contains(.changes) == true)
-            #expect(ChangeFeedLimits.parse(healthDocument: try #require(health.json)) == ChangeFeedLimits(maxWaitSeconds: 2))
+            let extensions = health.header(ProtocolHeader.extensions).map(ProtocolExtension.parse(headerValue:))
+            #expect(extensions?.contains(.changes) == true)
+            let limits = ChangeFeedLimits.parse(healthDocument: try #require(health.json))
+            #expect(limits == ChangeFeedLimits(maxWaitSeconds: 2))
 
             let first = try #require(await feed.ask(tables: table))
             let eTag = try #require(first.header("etag"))
@@ -104,13 +116,16 @@ struct ChangeFeedTests {
             #expect(gauge == 1, "the waiting gauge: \(gauge.map(String.init) ?? "absent")")
             #expect(await feed.metric("tablesync_bulk_reads_waiting") == 0, "a wait takes no bulk-read turn")
             if backend == .postgres {
-                #expect(await feed.metric("tablesync_database_connections_in_use") == 0, "a wait holds no database connection")
+                #expect(await feed.metric("tablesync_database_connections_in_use") == 0,
+                        "a wait holds no database connection")
             }
             waiting.closeSocket()
-            while await feed.metric("tablesync_change_feed_waiting") != 0, ContinuousClock.now < deadline + .seconds(10) {
+            let leftBy = ContinuousClock.now + .seconds(10)
+            while await feed.metric("tablesync_change_feed_waiting") != 0, ContinuousClock.now < leftBy {
                 try await Task.sleep(for: .milliseconds(20))
             }
-            #expect(await feed.metric("tablesync_change_feed_waiting") == 0, "a request whose client left stops waiting")
+            #expect(await feed.metric("tablesync_change_feed_waiting") == 0,
+                    "a request whose client left stops waiting")
 
             var started = ContinuousClock.now
             let timedOut = try #require(await feed.ask(tables: table, wait: 1, eTag: eTag, within: 10))
@@ -131,7 +146,8 @@ struct ChangeFeedTests {
             let old = try #require(await feed.ask(tables: table, wait: 30, eTag: eTag, within: 10))
             elapsed = ContinuousClock.now - started
             #expect(old.status == 200 && old.header("etag") != eTag)
-            #expect(elapsed < (await Self.wakeBound(feed: feed, tables: table)), "an old ETag answers at once, not after \(elapsed)")
+            bound = await Self.wakeBound(feed: feed, tables: table)
+            #expect(elapsed < bound, "an old ETag answers at once, not after \(elapsed)")
             let zero = try #require(await feed.ask(tables: table, wait: 0, eTag: old.header("etag")))
             #expect(zero.status == 304, "wait=0 asks without waiting")
         }
@@ -142,9 +158,12 @@ struct ChangeFeedTests {
         let table = uniqueTableName()
         try await withLiveServer(backend, tables: [table]) { server in
             let feed = FeedClient(port: server.port)
-            for (query, parameter) in [("tables=\(table)&wait=-1", "wait"), ("tables=\(table)&wait=soon", "wait"),
-                                       ("tables=\(table)&wait=1.5", "wait"), ("wait=3", "tables"), ("tables=", "tables"),
-                                       ("tables=\(table),,\(table)", "tables"), ("tables=\(table),\(table.uppercased())", "tables")] {
+            let refused = [
+                ("tables=\(table)&wait=-1", "wait"), ("tables=\(table)&wait=soon", "wait"),
+                ("tables=\(table)&wait=1.5", "wait"), ("wait=3", "tables"), ("tables=", "tables"),
+                ("tables=\(table),,\(table)", "tables"), ("tables=\(table),\(table.uppercased())", "tables"),
+            ]
+            for (query, parameter) in refused {
                 let answer = try #require(await feed.write("GET", "\(TablePath.changes)?\(query)"))
                 #expect(answer.status == 400, "\(query)")
                 let message = answer.json.flatMap(ProtocolErrorBody.message(in:)) ?? ""
@@ -156,12 +175,14 @@ struct ChangeFeedTests {
         }
     }
 
-    @Test("access as the list route answers it; in a per-user table another user's writes neither wake nor change the answer",
-          arguments: Backend.available)
+    @Test("""
+        access as the list route answers it; in a per-user table another user's writes neither wake nor change \
+        the answer
+        """, arguments: Backend.available)
     func accessAndPerUserIsolation(backend: Backend) async throws {
         let shared = uniqueTableName("shared"), own = uniqueTableName("own"), closed = uniqueTableName("closed")
-        let tokens = [StaticToken(secret: "ann-feed-4b1", name: "ann"), StaticToken(secret: "bob-feed-8c2", name: "bob"),
-                      StaticToken(secret: "nameless-feed-1d9")]
+        let tokens = [StaticToken(secret: "ann-feed-4b1", name: "ann"),
+                      StaticToken(secret: "bob-feed-8c2", name: "bob"), StaticToken(secret: "nameless-feed-1d9")]
         try await withLiveServer(backend, tables: [shared, own, closed], configure: { configuration in
             configuration.tokens = tokens
             configuration.tables = [TableOptions(name: shared), TableOptions(name: own, perUser: true),
@@ -174,7 +195,8 @@ struct ChangeFeedTests {
             for (client, table) in [(anonymous, shared), (anonymous, "nosuchtable"), (nameless, own), (ann, closed)] {
                 let list = try #require(await client.write("GET", "/tables/\(table)"))
                 let feed = try #require(await client.ask(tables: table))
-                #expect(feed.status == list.status && list.status >= 400, "\(table): the feed \(feed.status), the list \(list.status)")
+                #expect(feed.status == list.status && list.status >= 400,
+                        "\(table): the feed \(feed.status), the list \(list.status)")
             }
 
             #expect(await ann.write("POST", "/tables/\(own)", json: #"{"id":"a1"}"#)?.status == 201)
@@ -200,13 +222,16 @@ struct ChangeFeedTests {
         }
     }
 
-    @Test("the marks are one probe of the updatedAt index per table, on both databases (EXPLAIN)", arguments: Backend.available)
+    @Test("the marks are one probe of the updatedAt index per table, on both databases (EXPLAIN)",
+          arguments: Backend.available)
     func marksReadTheUpdatedIndex(backend: Backend) async throws {
         let table = uniqueTableName("marked")
         try await withDatabase(backend) { repository, sql, database in
             try await repository.prepare(tables: [TableOptions(name: table)])
             let writes = (0..<2000).map { index in
-                RecordWriteRequest(table: table, id: String(format: "r%05d", index)) { _ in .insert(["n": .integer(Int64(index))]) }
+                RecordWriteRequest(table: table, id: String(format: "r%05d", index)) { _ in
+                    .insert(["n": .integer(Int64(index))])
+                }
             }
             let written = try await repository.write(writes)
             if case .postgres(let location) = database { try await analyzeRecords(location) }
@@ -215,9 +240,11 @@ struct ChangeFeedTests {
             #expect(try await repository.lastUpdatedAt(in: [RecordScope(table: table), empty]) == [last, nil])
             let explain = backend == .sqlite ? "EXPLAIN QUERY PLAN " : "EXPLAIN "
             let statement = RecordQuerySQL.lastUpdatedAt(backend == .sqlite ? .sqlite : .postgres)
-            let plan = try await sql(SQLStatement(sql: explain + statement, bindings: [.text(table)])).joined(separator: "\n")
+            let plan = try await sql(SQLStatement(sql: explain + statement, bindings: [.text(table)]))
+                .joined(separator: "\n")
             #expect(plan.contains("tablesync_records_updated"), "the updatedAt index: \(plan)")
-            #expect(!plan.contains("TEMP B-TREE") && !plan.contains("Sort") && !plan.contains("Seq Scan"), "no scan, no sort: \(plan)")
+            #expect(!plan.contains("TEMP B-TREE") && !plan.contains("Sort") && !plan.contains("Seq Scan"),
+                    "no scan, no sort: \(plan)")
         }
     }
 
@@ -227,10 +254,11 @@ struct ChangeFeedTests {
         let table = uniqueTableName()
         let directory = TemporaryDirectory()
         let database = try backend.database().urlText
-        let first = try await ServerProcess.start(["--database", database, "--table", table], logPath: directory.file("a.log"))
+        let arguments = ["--database", database, "--table", table]
+        let first = try await ServerProcess.start(arguments, logPath: directory.file("a.log"))
         let second: ServerProcess
         do {
-            second = try await ServerProcess.start(["--database", database, "--table", table], logPath: directory.file("b.log"))
+            second = try await ServerProcess.start(arguments, logPath: directory.file("b.log"))
         } catch {
             await first.stop()
             throw error
@@ -270,7 +298,8 @@ struct ChangeFeedTests {
         defer { TestBackend.removeFiles(of: database) }
         let count = 1000
         let server = try await ServerProcess.start(
-            ["--database", database.urlText, "--table", table, "--max-connections", "\(count + 100)"], logPath: directory.file("server.log"))
+            ["--database", database.urlText, "--table", table, "--max-connections", "\(count + 100)"],
+            logPath: directory.file("server.log"))
         let feed = FeedClient(port: server.port)
         var connections: [RawHTTPConnection] = []
         let idleRSS: Int, waitingRSS: Int
@@ -278,7 +307,9 @@ struct ChangeFeedTests {
             let eTag = try #require(await feed.ask(tables: table)?.header("etag"))
             try await Task.sleep(for: .milliseconds(500))
             idleRSS = ProcessMemory.rss(of: server.processIdentifier)
-            for _ in 0..<count { connections.append(try #require(feed.startWaiting(tables: table, eTag: eTag, wait: 25))) }
+            for _ in 0..<count {
+                connections.append(try #require(feed.startWaiting(tables: table, eTag: eTag, wait: 25)))
+            }
             let deadline = ContinuousClock.now + .seconds(30)
             while await feed.metric("tablesync_change_feed_waiting") != count, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(100))
@@ -294,15 +325,18 @@ struct ChangeFeedTests {
         let exit = ContinuousClock.now - started
         let bound = ServerConfiguration.defaultShutdownTimeout + ServerConfiguration.cancellationTimeout
         let megabytes = { (bytes: Int) in String(format: "%.1f MB", Double(bytes) / 1_048_576) }
+        let ratio = String(format: "%.2f", Double(waitingRSS) / Double(max(1, idleRSS)))
         print("""
-            change feed, \(count) waiting requests on SQLite: RSS \(megabytes(idleRSS)) idle, \(megabytes(waitingRSS)) waiting \
-            (+\(megabytes(waitingRSS - idleRSS)), \(String(format: "%.2f", Double(waitingRSS) / Double(max(1, idleRSS))))×); \
+            change feed, \(count) waiting requests on SQLite: RSS \(megabytes(idleRSS)) idle, \
+            \(megabytes(waitingRSS)) waiting (+\(megabytes(waitingRSS - idleRSS)), \(ratio)×); \
             exit \(exit) after SIGTERM
             """)
         #expect(waitingRSS - idleRSS < 100 * 1_048_576, "at most 100 MB above idle")
         #expect(status == 0 && exit < bound, "exit status \(status) after \(exit); the bound is \(bound)")
         var answered = 0
-        for connection in connections.prefix(50) where await connection.readAnswer(within: 0.2)?.status == 304 { answered += 1 }
+        for connection in connections.prefix(50) where await connection.readAnswer(within: 0.2)?.status == 304 {
+            answered += 1
+        }
         #expect(answered == 50, "a stopping server answers its waiting requests 304")
     }
 }
@@ -329,7 +363,9 @@ struct FeedClient: Sendable {
     }
 
     /// Sends a change feed request and reads its answer within `within` seconds.
-    func ask(tables: String, wait: Int? = nil, eTag: String? = nil, within: Double = 5) async -> RawHTTPConnection.Answer? {
+    func ask(
+        tables: String, wait: Int? = nil, eTag: String? = nil, within: Double = 5
+    ) async -> RawHTTPConnection.Answer? {
         guard let connection = RawHTTPConnection(port: port) else { return nil }
         guard await connection.send(changesRequest(tables: tables, wait: wait, eTag: eTag)) else { return nil }
         return await connection.readAnswer(within: within)
@@ -356,7 +392,9 @@ struct FeedClient: Sendable {
     }
 
     /// Sends `method target` with an optional JSON body (and `If-Match` on `ifMatch`) and reads its answer.
-    func write(_ method: String, _ target: String, json: String? = nil, ifMatch: String? = nil) async -> RawHTTPConnection.Answer? {
+    func write(
+        _ method: String, _ target: String, json: String? = nil, ifMatch: String? = nil
+    ) async -> RawHTTPConnection.Answer? {
         guard let connection = RawHTTPConnection(port: port) else { return nil }
         let headers = ifMatch.map { ["If-Match: \"\($0)\""] } ?? []
         guard await connection.send(requestText(method, target, headers: headers, body: json)) else { return nil }

@@ -130,8 +130,11 @@ struct ConfigurationTests {
     @Test("the change feed's wait: from the file, bounded, and never more than half the idle timeout")
     func changeWait() throws {
         #expect(try ServerConfigurationFile.parse(#"{"maxChangeWait": 12}"#, path: "s.json").maxChangeWait == 12)
-        #expect(throws: ConfigurationError.self) { try ServerConfigurationFile.parse(#"{"maxChangeWait": "long"}"#, path: "s.json") }
-        var configuration = ServerConfiguration(database: .sqlite(path: "s.sqlite"), tables: [TableOptions(name: "todo")])
+        #expect(throws: ConfigurationError.self) {
+            try ServerConfigurationFile.parse(#"{"maxChangeWait": "long"}"#, path: "s.json")
+        }
+        var configuration = ServerConfiguration(database: .sqlite(path: "s.sqlite"),
+                                                tables: [TableOptions(name: "todo")])
         #expect(configuration.changeWaitLimitSeconds == 30)
         configuration.idleTimeout = .seconds(20)
         #expect(configuration.changeWaitLimitSeconds == 10)

@@ -80,7 +80,9 @@ public struct ChangeFeedLimits: Sendable, Equatable {
 
     /// The limits in a health document, or `nil` when it announces none.
     public static func parse(healthDocument: JSONValue) -> ChangeFeedLimits? {
-        guard let seconds = healthDocument[healthMember]?["maxWaitSeconds"]?.integerValue, seconds > 0 else { return nil }
+        guard let seconds = healthDocument[healthMember]?["maxWaitSeconds"]?.integerValue, seconds > 0 else {
+            return nil
+        }
         return ChangeFeedLimits(maxWaitSeconds: Int(seconds))
     }
 }

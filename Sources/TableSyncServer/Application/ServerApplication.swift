@@ -42,8 +42,9 @@ public func makeServerApplication(
         postgresClient = client
         postgresLocation = location
         metrics = ServerMetrics(databasePoolSize: configuration.postgresPoolSize)
-        storage = try PostgresRecordRepository(client: client, logger: logger, statementTimeout: configuration.statementTimeout,
-                                               location: location, poolSize: configuration.postgresPoolSize, metrics: metrics)
+        storage = try PostgresRecordRepository(
+            client: client, logger: logger, statementTimeout: configuration.statementTimeout, location: location,
+            poolSize: configuration.postgresPoolSize, metrics: metrics)
     }
 
     let repository = ChangeSignallingRepository(base: storage, notifier: notifier)
@@ -72,8 +73,8 @@ public func makeServerApplication(
     }
     let tableRoutes = TableRoutes(configuration: configuration, repository: repository, metrics: metrics)
     tableRoutes.register(on: router)
-    ChangeFeedRoute(tables: tableRoutes.tables, repository: repository, notifier: notifier, metrics: metrics, writer: writer,
-                    checksCredentials: configuration.checksCredentials,
+    ChangeFeedRoute(tables: tableRoutes.tables, repository: repository, notifier: notifier, metrics: metrics,
+                    writer: writer, checksCredentials: configuration.checksCredentials,
                     maxWaitSeconds: configuration.changeWaitLimitSeconds).register(on: router)
 
     let guarded = HTTPServerBuilder.guardedHTTP1(ConnectionGuardHandler.Settings(

@@ -59,7 +59,8 @@ struct ChangeFeedRoute: Sendable {
             let eTag = Self.eTag(of: CanonicalJSON.encode(body, style: .compact))
             if !seen.contains(eTag) {
                 metrics.changeFeedAnswered(status: .ok)
-                return writer.json(body, status: .ok, request: request, headers: [.eTag: eTag, .cacheControl: "no-store"])
+                return writer.json(body, status: .ok, request: request,
+                                   headers: [.eTag: eTag, .cacheControl: "no-store"])
             }
             if !waiting {
                 waiting = true
@@ -91,16 +92,20 @@ struct ChangeFeedRoute: Sendable {
     private func watchedTables(_ context: TableRequestContext) throws(ProtocolError) -> [Watched] {
         let parameter = ChangeFeed.tablesParameter
         guard let list = try context.query.value(named: parameter), !list.isEmpty else {
-            throw ProtocolError.badRequest("\(parameter) is missing: list the tables to watch, comma-separated (\(parameter)=todo,notes)")
+            throw ProtocolError.badRequest(
+                "\(parameter) is missing: list the tables to watch, comma-separated (\(parameter)=todo,notes)")
         }
         let names = list.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: " ") }
         guard names.count <= ChangeFeed.maxTables else {
-            throw ProtocolError.badRequest("\(parameter) lists \(names.count) tables; list at most \(ChangeFeed.maxTables)")
+            throw ProtocolError.badRequest(
+                "\(parameter) lists \(names.count) tables; list at most \(ChangeFeed.maxTables)")
         }
         var seen: Set<String> = []
         var watched: [Watched] = []
         for name in names {
-            guard !name.isEmpty else { throw ProtocolError.badRequest("\(parameter) '\(list)' has an empty table name") }
+            guard !name.isEmpty else {
+                throw ProtocolError.badRequest("\(parameter) '\(list)' has an empty table name")
+            }
             guard seen.insert(name.lowercased()).inserted else {
                 throw ProtocolError.badRequest("\(parameter) lists the table '\(name)' twice (table names ignore case)")
             }
@@ -108,7 +113,8 @@ struct ChangeFeedRoute: Sendable {
                 if checksCredentials && context.identity == nil { throw ProtocolError.unauthorized }
                 throw ProtocolError.notFound("there is no table '\(name)' on this server")
             }
-            let scope = try AccessRule.scope(of: table, for: .read, identity: context.identity, checksCredentials: checksCredentials)
+            let scope = try AccessRule.scope(of: table, for: .read, identity: context.identity,
+                                             checksCredentials: checksCredentials)
             watched.append(Watched(name: name, scope: scope))
         }
         return watched
@@ -118,7 +124,8 @@ struct ChangeFeedRoute: Sendable {
     static func waitSeconds(_ query: QueryString) throws(ProtocolError) -> Int? {
         guard let text = try query.value(named: ChangeFeed.waitParameter) else { return nil }
         guard let seconds = Int(text), seconds >= 0 else {
-            throw ProtocolError.badRequest("\(ChangeFeed.waitParameter) must be a whole number of seconds from 0, not '\(text)'")
+            throw ProtocolError.badRequest(
+                "\(ChangeFeed.waitParameter) must be a whole number of seconds from 0, not '\(text)'")
         }
         return seconds
     }

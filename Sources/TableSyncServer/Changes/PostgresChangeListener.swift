@@ -32,7 +32,9 @@ struct PostgresChangeListener: Service {
                             try await connection.listen(on: Self.channel) { notifications in
                                 if connected { notifier.tablesChanged(tables) }
                                 connected = true
-                                for try await notification in notifications { notifier.tablesChanged([notification.payload]) }
+                                for try await notification in notifications {
+                                    notifier.tablesChanged([notification.payload])
+                                }
                             }
                         } onCancel: {
                             // Ends the wait for the next notification, which cancellation alone may not.

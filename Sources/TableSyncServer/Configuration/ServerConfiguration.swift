@@ -150,7 +150,8 @@ public struct ServerConfiguration: Sendable {
             throw ConfigurationError("\(name) must be from 1 to 100000, not \(value)")
         }
         guard (1...Self.largestMaxChangeWait).contains(maxChangeWait) else {
-            throw ConfigurationError("--max-change-wait must be from 1 to \(Self.largestMaxChangeWait) seconds, not \(maxChangeWait)")
+            throw ConfigurationError(
+                "--max-change-wait must be from 1 to \(Self.largestMaxChangeWait) seconds, not \(maxChangeWait)")
         }
         guard (1...1_000_000).contains(maxConnections) else {
             throw ConfigurationError("--max-connections must be from 1 to 1000000, not \(maxConnections)")

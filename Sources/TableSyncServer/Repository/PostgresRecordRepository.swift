@@ -231,8 +231,8 @@ public final class PostgresRecordRepository: RecordRepository {
             for scope in scopes {
                 var bindings = PostgresBindings(capacity: 1)
                 bindings.append(scope.storedName)
-                let rows = try await connection.query(PostgresQuery(unsafeSQL: RecordQuerySQL.lastUpdatedAt(.postgres), binds: bindings),
-                                                      logger: logger)
+                let query = PostgresQuery(unsafeSQL: RecordQuerySQL.lastUpdatedAt(.postgres), binds: bindings)
+                let rows = try await connection.query(query, logger: logger)
                 var mark: Int64?
                 for try await value in rows.decode(Int64.self) { mark = value }
                 marks.append(mark)
@@ -312,7 +312,8 @@ public final class PostgresRecordRepository: RecordRepository {
                 try await connection.query(
                     "UPDATE tablesync_table_clock SET last_updated_at = \(clock.last) WHERE table_name = \(table)", logger: logger)
                 // Delivered at commit, to every server process listening on the database (PostgresChangeListener).
-                try await connection.query("SELECT pg_notify(\(PostgresChangeListener.channel), \(table))", logger: logger)
+                try await connection.query("SELECT pg_notify(\(PostgresChangeListener.channel), \(table))",
+                                           logger: logger)
             }
             return results
         }

@@ -98,7 +98,8 @@ public final class SQLiteRecordRepository: RecordRepository {
     public func lastUpdatedAt(in scopes: [RecordScope]) async throws -> [Int64?] {
         try await pool.read { db in
             try scopes.map { scope in
-                try Int64.fetchOne(db.cachedStatement(sql: RecordQuerySQL.lastUpdatedAt(.sqlite)), arguments: [scope.storedName])
+                try Int64.fetchOne(db.cachedStatement(sql: RecordQuerySQL.lastUpdatedAt(.sqlite)),
+                                   arguments: [scope.storedName])
             }
         }
     }
