@@ -79,6 +79,12 @@ struct TableSyncServerCommand: AsyncParsableCommand {
     @Option(name: .customLong("shutdown-timeout"), help: "Seconds a stopping server waits for the requests in flight before it cancels them (default 5).")
     var shutdownTimeout: Double?
 
+    @Option(name: .customLong("max-change-wait"), help: """
+        The most whole seconds a change feed request (GET /changes) waits for a change before it is answered 304 \
+        (default 30; never more than half --idle-timeout).
+        """)
+    var maxChangeWait: Int?
+
     @Option(name: .customLong("max-filter-depth"), help: "The deepest nesting of a $filter's expression (default 32).")
     var maxFilterDepth: Int?
 
@@ -174,6 +180,7 @@ struct TableSyncServerCommand: AsyncParsableCommand {
         if let depth = maxFilterDepth ?? file.maxFilterDepth { configuration.filterLimits.maxDepth = depth }
         if let terms = maxFilterTerms ?? file.maxFilterTerms { configuration.filterLimits.maxTerms = terms }
         if let growth = maxFilterGrowth ?? file.maxFilterGrowth { configuration.filterLimits.maxGrowth = growth }
+        if let seconds = maxChangeWait ?? file.maxChangeWait { configuration.maxChangeWait = seconds }
         return configuration
     }
 }

@@ -173,12 +173,14 @@ struct BatchEndpointTests {
         let table = uniqueTableName()
         try await withServer(backend, tables: [TableOptions(name: table)]) { client in
             let health = try await client.send(.get, TablePath.health, version: nil)
-            #expect(health[ProtocolHeader.extensions].map(ProtocolExtension.parse(headerValue:)) == [.gzipRequests, .batch, .batchMinimalAnswers])
+            #expect(health[ProtocolHeader.extensions].map(ProtocolExtension.parse(headerValue:))
+                    == [.gzipRequests, .batch, .batchMinimalAnswers, .changes])
             #expect(BatchLimits.parse(healthDocument: try health.json) == BatchLimits(maxOperations: 1000, maxBytes: ServerConfiguration.defaultMaxBodySize))
         }
         try await withServer(backend, tables: [TableOptions(name: table)], configure: { $0.batch = false }) { client in
             let health = try await client.send(.get, TablePath.health, version: nil)
-            #expect(health[ProtocolHeader.extensions].map(ProtocolExtension.parse(headerValue:)) == [.gzipRequests])
+            #expect(health[ProtocolHeader.extensions].map(ProtocolExtension.parse(headerValue:))
+                    == [.gzipRequests, .changes])
             #expect(BatchLimits.parse(healthDocument: try health.json) == nil)
             let refused = try await client.send(.post, TablePath.batch, json: ["operations": []])
             #expect(refused.status == .notFound)

@@ -127,6 +127,25 @@ struct ConfigurationTests {
         #expect(try ServerConfigurationFile.parse(#"{"postgresPoolSize": 4}"#, path: "s.json").postgresPoolSize == 4)
     }
 
+    @Test("the change feed's wait: from the file, bounded, and never more than half the idle timeout")
+    func changeWait() throws {
+        #expect(try ServerConfigurationFile.parse(#"{"maxChangeWait": 12}"#, path: "s.json").maxChangeWait == 12)
+        #expect(throws: ConfigurationError.self) {
+            try ServerConfigurationFile.parse(#"{"maxChangeWait": "long"}"#, path: "s.json")
+        }
+        var configuration = ServerConfiguration(database: .sqlite(path: "s.sqlite"),
+                                                tables: [TableOptions(name: "todo")])
+        #expect(configuration.changeWaitLimitSeconds == 30)
+        configuration.idleTimeout = .seconds(20)
+        #expect(configuration.changeWaitLimitSeconds == 10)
+        configuration.idleTimeout = .milliseconds(900)
+        #expect(configuration.changeWaitLimitSeconds == 1)
+        for seconds in [0, -1, ServerConfiguration.largestMaxChangeWait + 1] {
+            configuration.maxChangeWait = seconds
+            #expect(throws: ConfigurationError.self) { try configuration.validate() }
+        }
+    }
+
     @Test("connection limits: from the file in seconds, bounded, and the body limit under what both databases store")
     func connectionLimits() throws {
         let file = try ServerConfigurationFile.parse(

@@ -512,7 +512,7 @@ private final class Attack: Sendable {
 }
 
 /// A process's resident memory, read from `/proc/PID/status`.
-private enum ProcessMemory {
+enum ProcessMemory {
     /// The RSS of `pid` now, in bytes.
     static func rss(of pid: Int32) -> Int {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),

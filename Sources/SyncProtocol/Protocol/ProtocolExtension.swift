@@ -10,6 +10,8 @@ public enum ProtocolExtension: String, Sendable, Hashable, CaseIterable {
     /// A batch may ask for minimal answers (``BatchRequest/minimalAnswers``): a written record that holds exactly
     /// the item sent comes back as its system properties only.
     case batchMinimalAnswers = "batch-minimal"
+    /// A change feed (``ChangeFeed``): `GET /changes` answers once a listed table changes, a long poll.
+    case changes = "changes"
 
     /// Parses a header value such as `gzip-request, batch`, ignoring names it does not know.
     public static func parse(headerValue: String) -> Set<ProtocolExtension> {

@@ -14,6 +14,8 @@ public enum ProtocolHeader {
     public static let eTag = "ETag"
     /// The `version` an update or delete expects, in double quotes (or `*`).
     public static let ifMatch = "If-Match"
+    /// The `ETag` of the change feed answer a client last saw (``ChangeFeed``): the server waits while it holds.
+    public static let ifNoneMatch = "If-None-Match"
     /// The URL of a new record, sent with 201.
     public static let location = "Location"
     /// The extensions a server offers (see ``ProtocolExtension``), comma-separated, on every response.

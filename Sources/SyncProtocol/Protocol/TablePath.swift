@@ -6,6 +6,8 @@ public enum TablePath {
     public static let health = "/health"
     /// The batch endpoint (``ProtocolExtension/batch``, ``BatchRequest``): `POST /batch`.
     public static let batch = "/batch"
+    /// The change feed (``ProtocolExtension/changes``, ``ChangeFeed``): `GET /changes`.
+    public static let changes = "/changes"
 
     /// `/tables/{table}`.
     public static func table(_ name: String) -> String { "\(tablesPrefix)/\(percentEncodePathSegment(name))" }

@@ -27,13 +27,14 @@ public func makeServerApplication(
 ) throws -> Application<RouterResponder<TableRequestContext>> {
     try configuration.validate()
     let metrics: ServerMetrics
-    let repository: any RecordRepository
+    let storage: any RecordRepository
+    let notifier = ChangeNotifier()
     var postgresClient: PostgresClient?
     var postgresLocation: PostgresLocation?
     switch configuration.database {
     case .sqlite(let path):
         metrics = ServerMetrics()
-        repository = try SQLiteRecordRepository(path: path, statementTimeout: configuration.statementTimeout)
+        storage = try SQLiteRecordRepository(path: path, statementTimeout: configuration.statementTimeout)
     case .postgres(let location):
         let client = PostgresClient(configuration: try location.clientConfiguration(poolSize: configuration.postgresPoolSize,
                                                                                           statementTimeout: configuration.statementTimeout),
@@ -41,10 +42,12 @@ public func makeServerApplication(
         postgresClient = client
         postgresLocation = location
         metrics = ServerMetrics(databasePoolSize: configuration.postgresPoolSize)
-        repository = try PostgresRecordRepository(client: client, logger: logger, statementTimeout: configuration.statementTimeout,
-                                                  location: location, poolSize: configuration.postgresPoolSize, metrics: metrics)
+        storage = try PostgresRecordRepository(
+            client: client, logger: logger, statementTimeout: configuration.statementTimeout, location: location,
+            poolSize: configuration.postgresPoolSize, metrics: metrics)
     }
 
+    let repository = ChangeSignallingRepository(base: storage, notifier: notifier)
     let writer = ResponseWriter(gzipMinimumSize: configuration.gzipMinimumSize)
     let router = Router(context: TableRequestContext.self)
     let extensions = configuration.extensions
@@ -56,6 +59,7 @@ public func makeServerApplication(
         "extensions": .array(ProtocolExtension.allCases.filter(extensions.contains).map { .string($0.rawValue) }),
     ]
     if let limits = configuration.batchLimits { health[BatchLimits.healthMember] = limits.json }
+    health[ChangeFeedLimits.healthMember] = ChangeFeedLimits(maxWaitSeconds: configuration.changeWaitLimitSeconds).json
     router.get(RouterPath(TablePath.health)) { [health] request, _ in
         writer.json(.object(health), status: .ok, request: request)
     }
@@ -67,7 +71,11 @@ public func makeServerApplication(
         return Response(status: .ok, headers: [.contentType: ServerMetrics.contentType],
                  body: ResponseBody(byteBuffer: ByteBuffer(bytes: metrics.exposition())))
     }
-    TableRoutes(configuration: configuration, repository: repository, metrics: metrics).register(on: router)
+    let tableRoutes = TableRoutes(configuration: configuration, repository: repository, metrics: metrics)
+    tableRoutes.register(on: router)
+    ChangeFeedRoute(tables: tableRoutes.tables, repository: repository, notifier: notifier, metrics: metrics,
+                    writer: writer, checksCredentials: configuration.checksCredentials,
+                    maxWaitSeconds: configuration.changeWaitLimitSeconds).register(on: router)
 
     let guarded = HTTPServerBuilder.guardedHTTP1(ConnectionGuardHandler.Settings(
         headerTimeout: TimeAmount(configuration.headerTimeout), bodyTimeout: TimeAmount(configuration.bodyTimeout),
@@ -80,8 +88,11 @@ public func makeServerApplication(
                              availableConnectionsDelegate: .maximum(configuration.maxConnections, logger: logger)),
         onServerRunning: onServerRunning,
         logger: logger)
-    if let postgresClient { app.addServices(postgresClient) }
     let tables = configuration.tables
+    if let postgresClient, let postgresLocation {
+        app.addServices(postgresClient, PostgresChangeListener(location: postgresLocation, tables: tables.map(\.name),
+                                                               notifier: notifier, logger: logger))
+    }
     app.beforeServerStarts { [postgresLocation] in
         if let postgresLocation {
             let encrypted = try await postgresLocation.checkConnection(logger: logger)

@@ -51,6 +51,10 @@ public struct ServerConfiguration: Sendable {
     public var statementTimeout: Duration = defaultStatementTimeout
     /// How long a stopping server (SIGTERM, SIGINT) waits for the requests in flight before it cancels them.
     public var shutdownTimeout: Duration = defaultShutdownTimeout
+    /// The longest, in whole seconds, a change feed request waits for a change before it is answered 304
+    /// (``ChangeFeed``); a request asks for less with `wait`. The wait applied is at most half the
+    /// ``idleTimeout`` (``changeWaitLimitSeconds``).
+    public var maxChangeWait: Int = defaultMaxChangeWait
 
     /// The default of ``maxBodySize``: 16 MiB.
     public static let defaultMaxBodySize = 16 * 1024 * 1024
@@ -86,6 +90,11 @@ public struct ServerConfiguration: Sendable {
     public static let cancellationTimeout = Duration.seconds(2)
     /// The longest time limit a setting takes: a day.
     public static let longestTimeout = Duration.seconds(86_400)
+    /// The default of ``maxChangeWait``: 30 s, half the default idle timeout, so a client or proxy in front that closes
+    /// connections idle as long as the server does never closes one waiting for a change.
+    public static let defaultMaxChangeWait = 30
+    /// The largest ``maxChangeWait`` accepted: an hour.
+    public static let largestMaxChangeWait = 3600
     /// The default of ``postgresPoolSize``: 20, PostgresNIO's own default, well under PostgreSQL's usual
     /// `max_connections` of 100.
     public static let defaultPostgresPoolSize = 20
@@ -140,6 +149,10 @@ public struct ServerConfiguration: Sendable {
                               ("--max-filter-growth", filterLimits.maxGrowth)] where !(1...100_000).contains(value) {
             throw ConfigurationError("\(name) must be from 1 to 100000, not \(value)")
         }
+        guard (1...Self.largestMaxChangeWait).contains(maxChangeWait) else {
+            throw ConfigurationError(
+                "--max-change-wait must be from 1 to \(Self.largestMaxChangeWait) seconds, not \(maxChangeWait)")
+        }
         guard (1...1_000_000).contains(maxConnections) else {
             throw ConfigurationError("--max-connections must be from 1 to 1000000, not \(maxConnections)")
         }
@@ -189,7 +202,16 @@ public struct ServerConfiguration: Sendable {
     }
 
     /// The extensions this server offers, advertised on every response and in `/health`.
-    public var extensions: Set<ProtocolExtension> { batch ? [.gzipRequests, .batch, .batchMinimalAnswers] : [.gzipRequests] }
+    public var extensions: Set<ProtocolExtension> {
+        batch ? [.gzipRequests, .batch, .batchMinimalAnswers, .changes] : [.gzipRequests, .changes]
+    }
+
+    /// The longest a change feed request waits, in whole seconds: ``maxChangeWait``, but never more than half the
+    /// ``idleTimeout`` (at least one second), so the wait stays well inside the idle time limits of the way there.
+    public var changeWaitLimitSeconds: Int {
+        let halfIdle = Int(idleTimeout.components.seconds / 2)
+        return max(1, min(maxChangeWait, halfIdle))
+    }
 
     /// The batch limits announced in `/health`, or `nil` when the batch extension is off.
     public var batchLimits: BatchLimits? {

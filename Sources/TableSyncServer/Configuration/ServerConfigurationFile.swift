@@ -16,7 +16,8 @@ import SyncProtocol
 ///   "batch": true, "maxBatchOperations": 1000,
 ///   "postgresPoolSize": 20,
 ///   "headerTimeout": 10, "bodyTimeout": 60, "idleTimeout": 60, "maxConnections": 1000,
-///   "statementTimeout": 30, "shutdownTimeout": 5, "maxFilterDepth": 32, "maxFilterTerms": 500, "maxFilterGrowth": 16
+///   "statementTimeout": 30, "shutdownTimeout": 5, "maxFilterDepth": 32, "maxFilterTerms": 500, "maxFilterGrowth": 16,
+///   "maxChangeWait": 30
 /// }
 /// ```
 /// Tokens and keys never go in this file's values; it may only name a tokens file and a key file.
@@ -51,6 +52,8 @@ public struct ServerConfigurationFile: Sendable, Hashable {
     public var maxFilterDepth: Int?
     public var maxFilterTerms: Int?
     public var maxFilterGrowth: Int?
+    /// Whole seconds; ``ServerConfiguration/maxChangeWait``.
+    public var maxChangeWait: Int?
 
     public init() {}
 
@@ -97,6 +100,7 @@ public struct ServerConfigurationFile: Sendable, Hashable {
             case "maxFilterDepth": file.maxFilterDepth = try integer()
             case "maxFilterTerms": file.maxFilterTerms = try integer()
             case "maxFilterGrowth": file.maxFilterGrowth = try integer()
+            case "maxChangeWait": file.maxChangeWait = try integer()
             case "batch":
                 guard let flag = member.boolValue else { throw ConfigurationError("\(path): \"batch\" must be true or false") }
                 file.batch = flag
@@ -104,7 +108,12 @@ public struct ServerConfigurationFile: Sendable, Hashable {
                 guard case .array(let entries) = member else { throw ConfigurationError("\(path): \"tables\" must be an array") }
                 for entry in entries { file.tables.append(try table(entry, path: path)) }
             default:
-                throw ConfigurationError("\(path): unknown setting \"\(key)\"; use host, port, database, tables, tokensFile, jwt, maxBodySize, maxPageBytes, maxBulkReads, batch, maxBatchOperations, postgresPoolSize, headerTimeout, bodyTimeout, idleTimeout, maxConnections, statementTimeout, shutdownTimeout, maxFilterDepth, maxFilterTerms or maxFilterGrowth")
+                throw ConfigurationError("""
+                    \(path): unknown setting "\(key)"; use host, port, database, tables, tokensFile, jwt, maxBodySize, \
+                    maxPageBytes, maxBulkReads, batch, maxBatchOperations, postgresPoolSize, headerTimeout, bodyTimeout, \
+                    idleTimeout, maxConnections, statementTimeout, shutdownTimeout, maxFilterDepth, maxFilterTerms, \
+                    maxFilterGrowth or maxChangeWait
+                    """)
             }
         }
         return file

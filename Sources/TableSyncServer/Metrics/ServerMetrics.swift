@@ -20,6 +20,8 @@ import Prometheus
 /// | `tablesync_pages_ended_early_total` | counter | |
 /// | `tablesync_bulk_reads_waiting` | gauge | |
 /// | `tablesync_bulk_reads_refused_total` | counter | |
+/// | `tablesync_change_feed_waiting` | gauge | |
+/// | `tablesync_change_feed_answers_total` | counter | `status` (200, 304) |
 /// | `tablesync_database_connections_in_use`, `tablesync_database_connections_awaited`, `tablesync_database_connections_max` (PostgreSQL) | gauge | |
 public final class ServerMetrics: Sendable {
     /// Where the server answers with its metrics.
@@ -49,6 +51,8 @@ public final class ServerMetrics: Sendable {
     let bulkReadsWaiting: CoreMetrics.Meter
     /// Bulk reads refused (503) after waiting as long as they may for a turn.
     let bulkReadsRefused: CoreMetrics.Counter
+    /// Change feed requests waiting for a change now.
+    let changeFeedWaiting: CoreMetrics.Meter
     /// PostgreSQL connections of the pool in use by requests now; `nil` on SQLite.
     let databaseConnectionsInUse: CoreMetrics.Meter?
     /// Requests waiting for a PostgreSQL connection of the pool now, all being in use; `nil` on SQLite.
@@ -66,6 +70,7 @@ public final class ServerMetrics: Sendable {
         pagesEndedEarly = CoreMetrics.Counter(label: "tablesync_pages_ended_early_total", factory: factory)
         bulkReadsWaiting = CoreMetrics.Meter(label: "tablesync_bulk_reads_waiting", factory: factory)
         bulkReadsRefused = CoreMetrics.Counter(label: "tablesync_bulk_reads_refused_total", factory: factory)
+        changeFeedWaiting = CoreMetrics.Meter(label: "tablesync_change_feed_waiting", factory: factory)
         if let databasePoolSize {
             databaseConnectionsInUse = CoreMetrics.Meter(label: "tablesync_database_connections_in_use", factory: factory)
             databaseConnectionsAwaited = CoreMetrics.Meter(label: "tablesync_database_connections_awaited", factory: factory)
@@ -81,6 +86,12 @@ public final class ServerMetrics: Sendable {
         let dimensions = [("route", route), ("method", method.rawValue), ("status", String(status.code))]
         CoreMetrics.Counter(label: "tablesync_http_requests_total", dimensions: dimensions, factory: factory).increment()
         CoreMetrics.Timer(label: "tablesync_http_request_duration_seconds", dimensions: dimensions, factory: factory).record(duration: duration)
+    }
+
+    /// Counts a change feed answer: 200 with new marks, or 304 when nothing changed.
+    func changeFeedAnswered(status: HTTPResponse.Status) {
+        CoreMetrics.Counter(label: "tablesync_change_feed_answers_total", dimensions: [("status", String(status.code))],
+                            factory: factory).increment()
     }
 
     /// Counts an answer the connection guard gave itself (a timeout, a body too large, bytes that are not HTTP).

@@ -224,6 +224,23 @@ public final class PostgresRecordRepository: RecordRepository {
     /// The cursor of a page read; one at a time per connection, closed with its transaction.
     private static let pageCursor = "tablesync_page"
 
+    public func lastUpdatedAt(in scopes: [RecordScope]) async throws -> [Int64?] {
+        let logger = self.logger
+        return try await pool.withConnection { connection in
+            var marks: [Int64?] = []
+            for scope in scopes {
+                var bindings = PostgresBindings(capacity: 1)
+                bindings.append(scope.storedName)
+                let query = PostgresQuery(unsafeSQL: RecordQuerySQL.lastUpdatedAt(.postgres), binds: bindings)
+                let rows = try await connection.query(query, logger: logger)
+                var mark: Int64?
+                for try await value in rows.decode(Int64.self) { mark = value }
+                marks.append(mark)
+            }
+            return marks
+        }
+    }
+
     /// A statement PostgreSQL refuses aborts its whole transaction, so a write whose values the database refuses
     /// would take the other writes of its batch with it. The first attempt runs every write plainly; if one is
     /// refused, the batch runs again with each write in a savepoint of its own, which answers that write alone.
@@ -294,6 +311,9 @@ public final class PostgresRecordRepository: RecordRepository {
             for (table, clock) in clocks where clock.changed {
                 try await connection.query(
                     "UPDATE tablesync_table_clock SET last_updated_at = \(clock.last) WHERE table_name = \(table)", logger: logger)
+                // Delivered at commit, to every server process listening on the database (PostgresChangeListener).
+                try await connection.query("SELECT pg_notify(\(PostgresChangeListener.channel), \(table))",
+                                           logger: logger)
             }
             return results
         }

@@ -8,6 +8,14 @@ enum RecordQuerySQL {
         columns + (dialect == .postgres ? "CAST(\(RecordColumns.body) AS TEXT)" : RecordColumns.body)
     }
 
+    /// The latest `updatedAt` of the rows stored under one table name, its only parameter: the last entry of that
+    /// name in the keyset index (``RecordColumns/updatedIndex``), so one index probe; no row when there are none.
+    static func lastUpdatedAt(_ dialect: SQLDialect) -> String {
+        let parameter = dialect == .postgres ? "$1" : "?"
+        return "SELECT \(RecordColumns.updatedAt) FROM \(RecordColumns.recordsTable) "
+            + "WHERE \(RecordColumns.tableName) = \(parameter) ORDER BY \(RecordColumns.updatedAt) DESC LIMIT 1"
+    }
+
     /// The page query (asking for one row more than `$top`, to know whether more follow) and, when asked
     /// for, the count query.
     static func list(

@@ -37,6 +37,11 @@ public protocol RecordRepository: Sendable {
     /// which may end the page before `query.top` records (``PageReading``).
     func list<Collector: PageCollector>(in scope: RecordScope, query: ListQuery, into collector: Collector) async throws -> ListedPage<Collector>
 
+    /// The latest `updatedAt` of the records of each of `scopes`, deleted ones included, or `nil` for one that has
+    /// none: one query per scope on the `(table_name, updated_at, id)` index, on one connection (the change feed's
+    /// marks, ``ChangeMarks``).
+    func lastUpdatedAt(in scopes: [RecordScope]) async throws -> [Int64?]
+
     /// Applies `writes` in order, in one transaction holding the write lock of every table they touch (taken
     /// in name order, so two batches never deadlock). Each write sees its row as the writes before it left it,
     /// and `decide` chooses what happens to it; a write whose `decide` throws, or whose values the database refuses

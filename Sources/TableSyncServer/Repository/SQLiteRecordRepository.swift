@@ -95,6 +95,15 @@ public final class SQLiteRecordRepository: RecordRepository {
         }
     }
 
+    public func lastUpdatedAt(in scopes: [RecordScope]) async throws -> [Int64?] {
+        try await pool.read { db in
+            try scopes.map { scope in
+                try Int64.fetchOne(db.cachedStatement(sql: RecordQuerySQL.lastUpdatedAt(.sqlite)),
+                                   arguments: [scope.storedName])
+            }
+        }
+    }
+
     public func write(_ writes: [RecordWriteRequest]) async throws -> [Result<StoredRecord?, any Error>] {
         let now = UpdatedAtClock.nowTicks()
         // BEGIN IMMEDIATE locks the whole database: every table's write lock at once.
