@@ -78,4 +78,20 @@ extension ServerRecord {
         #expect(try !ServerRecord(["id": "a", "version": "", "updatedAt": stamp]).isServerCopy, "an empty version")
         #expect(try !ServerRecord(["id": "a", "version": "v1"]).isServerCopy, "no updatedAt")
     }
+
+    @Test("a conflict file's server copy is checked like one from the server before a resolution writes it")
+    func conflictFileServerCopy() throws {
+        func conflict(server: JSONValue) throws -> ConflictRecord {
+            let operation: JSONValue = ["id": "a", "op": "update", "seq": 4, "table": "todo", "version": "v1"]
+            return try ConflictRecord(json: ["operation": operation, "server": server, "reason": "r"],
+                                      file: "conflicts/todo/a.json")
+        }
+        #expect(try conflict(server: .null).serverRecord(file: "conflicts/todo/a.json") == nil)
+        let copy: JSONValue = ["id": "a", "version": "v2", "updatedAt": "2024-01-01T00:00:00Z", "text": "theirs"]
+        #expect(try conflict(server: copy).serverRecord(file: "conflicts/todo/a.json")?.properties == copy.objectValue)
+        #expect(throws: StoreError.invalidSettings(file: "conflicts/todo/a.json", field: "server",
+                                                   reason: "record id \"..\": an id cannot be \".\" or \"..\"")) {
+            try conflict(server: ["id": "..", "version": "v2"]).serverRecord(file: "conflicts/todo/a.json")
+        }
+    }
 }
