@@ -42,13 +42,13 @@ import TestSupport
     @Test func updateWithUnchangedContentQueuesNothingAndKeepsTheFile() async throws {
         let (directory, context) = try makeStore()
         let todo = try await context.table("todo")
-        _ = try await context.applySynced(table: "todo", records: [["id": "a", "text": "x", "version": "v1"]])
+        _ = try await context.applySynced(table: "todo", records: [try ServerRecord(["id": "a", "text": "x", "version": "v1"])])
         let path = directory.file("store/tables/todo/a.json")
         let before = try FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date
         let inode = try FileManager.default.attributesOfItem(atPath: path)[.systemFileNumber] as? Int
         try await todo.update(["id": "a", "text": "x"])
         #expect(await context.pendingOperations.isEmpty)
-        let outcome = try await context.applySynced(table: "todo", records: [["id": "a", "text": "x", "version": "v1"]])
+        let outcome = try await context.applySynced(table: "todo", records: [try ServerRecord(["id": "a", "text": "x", "version": "v1"])])
         #expect(outcome == SyncedRecordWriter.Outcome(written: 0, removed: 0, unchanged: 1))
         #expect(try FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date == before)
         #expect(try FileManager.default.attributesOfItem(atPath: path)[.systemFileNumber] as? Int == inode)
@@ -63,7 +63,7 @@ import TestSupport
         let (directory, context) = try makeStore()
         try directory.write("store/tables/todo/h.json", "{\"text\": \"mine\"}")
         let pulled: [[String: JSONValue]] = [["id": "h", "text": "server", "version": "v1"], ["id": "n", "text": "new", "version": "v1"]]
-        let outcome = try await context.applySynced(table: "todo", records: pulled, guard: .unchangedSinceSync)
+        let outcome = try await context.applySynced(table: "todo", records: try pulled.map(ServerRecord.init), guard: .unchangedSinceSync)
         #expect(outcome == SyncedRecordWriter.Outcome(written: 1, removed: 0, unchanged: 0, skipped: ["h"]))
         #expect(try directory.read("store/tables/todo/h.json") == "{\"text\": \"mine\"}")
         #expect(try directory.read("store/tables/todo/n.json").contains("\"new\""))

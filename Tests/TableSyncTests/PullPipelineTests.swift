@@ -10,22 +10,22 @@ import TestSupport
 @Suite struct PullPipelineTests {
     @Test("a page sorts its records: pending ones kept, deleted ones removed, those leaving the query evicted, the rest written")
     func pageChangesSortRecords() throws {
-        let records: [[String: JSONValue]] = [
+        let records = try [
             ["id": "mine", "text": "a", "deleted": false],
             ["id": "gone", "deleted": true],
             ["id": "left", "text": "b", "complete": true, "deleted": false],
             ["id": "kept", "text": "c", "complete": false, "deleted": false],
             ["id": "also-gone", "complete": false, "deleted": true],
-        ]
+        ].map(ServerRecord.init)
         let filter = try FilterParser.parse("complete eq false")
         let evicting = PageChanges(records, pendingIDs: ["mine"], evictFilter: filter)
         #expect(evicting.keptLocal == 1)
         #expect(evicting.removals == ["gone", "also-gone"])
         #expect(evicting.evictions == ["left"])
-        #expect(evicting.writes.map { $0["id"] } == ["kept"])
+        #expect(evicting.writes.map(\.id) == ["kept"])
         let plain = PageChanges(records, pendingIDs: [], evictFilter: nil)
         #expect(plain.keptLocal == 0 && plain.evictions.isEmpty)
-        #expect(plain.writes.map { $0["id"] } == ["mine", "left", "kept"])
+        #expect(plain.writes.map(\.id) == ["mine", "left", "kept"])
     }
 
     /// What the steps of a ``CommitSequence`` did, in the order they did it.

@@ -147,19 +147,20 @@ import TestSupport
     static let same: [String: JSONValue] = ["id": "a", "text": "mine", "version": "v2", "updatedAt": "2024-01-01T00:00:00Z", "deleted": false]
     static let gone: [String: JSONValue] = ["id": "a", "text": "mine", "version": "v3", "updatedAt": "2024-01-02T00:00:00Z", "deleted": true]
 
-    @Test func classifiesEveryAnswer() {
+    @Test func classifiesEveryAnswer() throws {
         func classify(_ kind: PendingOperation.Kind, _ status: Int, _ body: [UInt8] = []) -> PushOutcome {
             PushOutcome.classify(kind: kind, sent: kind == .delete ? nil : Self.sent, response: HTTPResponse(status: status, body: body))
         }
-        #expect(classify(.insert, 201, Self.body(Self.same)) == .applied(Self.same))
-        #expect(classify(.update, 200, Self.body(Self.same)) == .applied(Self.same))
+        let (theirs, same, gone) = try (ServerRecord(Self.theirs), ServerRecord(Self.same), ServerRecord(Self.gone))
+        #expect(classify(.insert, 201, Self.body(Self.same)) == .applied(same))
+        #expect(classify(.update, 200, Self.body(Self.same)) == .applied(same))
         #expect(classify(.delete, 204) == .applied(nil))
-        #expect(classify(.insert, 409, Self.body(Self.same)) == .applied(Self.same), "lost acknowledgement of an insert")
-        #expect(classify(.update, 412, Self.body(Self.same)) == .applied(Self.same), "lost acknowledgement of an update")
-        #expect(classify(.update, 412, Self.body(Self.theirs)) == .conflict(status: 412, server: Self.theirs))
-        #expect(classify(.insert, 409, Self.body(Self.theirs)) == .conflict(status: 409, server: Self.theirs))
-        #expect(classify(.update, 412, Self.body(Self.gone)) == .conflict(status: 412, server: Self.gone), "deleted on the server is no ack")
-        #expect(classify(.delete, 412, Self.body(Self.gone)) == .applied(Self.gone))
+        #expect(classify(.insert, 409, Self.body(Self.same)) == .applied(same), "lost acknowledgement of an insert")
+        #expect(classify(.update, 412, Self.body(Self.same)) == .applied(same), "lost acknowledgement of an update")
+        #expect(classify(.update, 412, Self.body(Self.theirs)) == .conflict(status: 412, server: theirs))
+        #expect(classify(.insert, 409, Self.body(Self.theirs)) == .conflict(status: 409, server: theirs))
+        #expect(classify(.update, 412, Self.body(Self.gone)) == .conflict(status: 412, server: gone), "deleted on the server is no ack")
+        #expect(classify(.delete, 412, Self.body(Self.gone)) == .applied(gone))
         #expect(classify(.delete, 404) == .applied(nil))
         #expect(classify(.delete, 410) == .applied(nil))
         #expect(classify(.update, 404) == .conflict(status: 404, server: nil))
@@ -172,7 +173,7 @@ import TestSupport
 
     /// azure-mobile-apps-node 4.0.1 answers a duplicate insert with 409 and the item it was sent, without `version` or
     /// `updatedAt`: that body must not pass for the server's copy (it says what was sent, so it would count as applied).
-    @Test func refusalWithoutTheServersCopyNeedsARead() {
+    @Test func refusalWithoutTheServersCopyNeedsARead() throws {
         func classify(_ kind: PendingOperation.Kind, _ status: Int, _ body: [UInt8] = []) -> PushOutcome {
             PushOutcome.classify(kind: kind, sent: kind == .delete ? nil : Self.sent, response: HTTPResponse(status: status, body: body))
         }
@@ -181,16 +182,17 @@ import TestSupport
         #expect(classify(.update, 412, Self.body(["id": "a", "text": "mine", "updatedAt": "2024-01-01T00:00:00Z"])) == .serverCopyNeeded(status: 412), "no version")
         #expect(classify(.delete, 412) == .serverCopyNeeded(status: 412), "no body at all")
 
-        func afterRead(_ kind: PendingOperation.Kind, _ copy: [String: JSONValue]?) -> PushOutcome {
+        func afterRead(_ kind: PendingOperation.Kind, _ copy: ServerRecord?) -> PushOutcome {
             PushOutcome.classify(kind: kind, sent: kind == .delete ? nil : Self.sent, refusedWith: 409, serverCopy: copy)
         }
-        #expect(afterRead(.insert, Self.theirs) == .conflict(status: 409, server: Self.theirs), "another record holds the id")
-        #expect(afterRead(.insert, Self.same) == .applied(Self.same), "an earlier attempt's insert, acknowledgement lost")
-        #expect(afterRead(.insert, Self.gone) == .conflict(status: 409, server: Self.gone))
+        let (theirs, same, gone) = try (ServerRecord(Self.theirs), ServerRecord(Self.same), ServerRecord(Self.gone))
+        #expect(afterRead(.insert, theirs) == .conflict(status: 409, server: theirs), "another record holds the id")
+        #expect(afterRead(.insert, same) == .applied(same), "an earlier attempt's insert, acknowledgement lost")
+        #expect(afterRead(.insert, gone) == .conflict(status: 409, server: gone))
         #expect(afterRead(.insert, nil) == .conflict(status: 409, server: nil))
-        #expect(afterRead(.delete, Self.gone) == .applied(Self.gone))
+        #expect(afterRead(.delete, gone) == .applied(gone))
         #expect(afterRead(.delete, nil) == .applied(nil))
-        #expect(afterRead(.delete, Self.theirs) == .conflict(status: 409, server: Self.theirs))
+        #expect(afterRead(.delete, theirs) == .conflict(status: 409, server: theirs))
     }
 }
 

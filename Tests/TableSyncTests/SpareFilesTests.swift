@@ -88,9 +88,9 @@ import TestSupport
     @Test func pushAndPurgeThroughTheStore() async throws {
         let (directory, context) = try makeStore()
         let records: [[String: JSONValue]] = (0..<20).map { ["id": .string("r\($0)"), "version": "v1"] }
-        _ = try await context.applySynced(table: "todo", records: records)
+        _ = try await context.applySynced(table: "todo", records: try records.map(ServerRecord.init))
         let updated: [[String: JSONValue]] = (0..<20).map { ["id": .string("r\($0)"), "version": "v2"] }
-        _ = try await context.applySynced(table: "todo", records: updated)
+        _ = try await context.applySynced(table: "todo", records: try updated.map(ServerRecord.init))
         await context.spareFiles.finishRun()
         let spares = try names(in: directory.file("store/.tablesync/spares"))
         #expect(spares.count == 20, "the version-1 files are kept as spares")
@@ -102,7 +102,7 @@ import TestSupport
         let reopened = try SyncContext(directory: root)
         let sparesBefore = try Set(spares.map { try inode(directory.file("store/.tablesync/spares/" + $0)) })
         let third: [[String: JSONValue]] = (0..<20).map { ["id": .string("r\($0)"), "version": "v3"] }
-        _ = try await reopened.applySynced(table: "todo", records: third)
+        _ = try await reopened.applySynced(table: "todo", records: try third.map(ServerRecord.init))
         let recordInodes = try Set((0..<20).map { try inode(directory.file("store/tables/todo/r\($0).json")) })
         // The batch's intent file goes first and takes one spare; every record but one is written over a spare.
         #expect(recordInodes.intersection(sparesBefore).count >= 19)
@@ -118,12 +118,12 @@ import TestSupport
         let (directory, context) = try makeStore()
         defer { withExtendedLifetime(directory) {} }
         let ids = ["r0", "r1", "r2"]
-        _ = try await context.applySynced(table: "todo", records: ids.map { ["id": .string($0), "version": "v1"] })
+        _ = try await context.applySynced(table: "todo", records: try ids.map { try ServerRecord(["id": .string($0), "version": "v1"]) })
         let layout = context.layout
         var sent: [String: SentFile] = [:]
         for id in ids { sent[id] = SentFile(hash: SHA256.hexDigest(of: try FileSystem.readFile(layout.recordFile(table: "todo", id: id)))) }
 
-        var encoded = EncodedRecords(ids.map { ["id": .string($0), "version": "v2"] })
+        var encoded = EncodedRecords(try ids.map { try ServerRecord(["id": .string($0), "version": "v2"]) })
         try encoded.stage(in: context.spareFiles)
         let staged = encoded.stagedFiles
         #expect(staged.count == 3)
@@ -149,7 +149,7 @@ import TestSupport
         let spares = SpareFiles(directory: directory.file("spares"))
         var pages: [EncodedRecords] = []
         for page in 0..<3 {
-            var encoded = EncodedRecords((0..<4).map { ["id": .string("p\(page)-r\($0)"), "version": "v1"] })
+            var encoded = EncodedRecords(try (0..<4).map { try ServerRecord(["id": .string("p\(page)-r\($0)"), "version": "v1"]) })
             try encoded.stage(in: spares)
             pages.append(encoded)
         }

@@ -10,7 +10,7 @@ import TestSupport
     func syncedStore() async throws -> (TemporaryDirectory, SyncContext) {
         let (directory, context) = try makeStore()
         let records: [[String: JSONValue]] = ["a", "b", "c"].map { ["id": .string($0), "text": .string($0), "version": "v1"] }
-        _ = try await context.applySynced(table: "todo", records: records)
+        _ = try await context.applySynced(table: "todo", records: try records.map(ServerRecord.init))
         return (directory, context)
     }
 
@@ -63,10 +63,10 @@ import TestSupport
     @Test func unchangedStoreReadsNoFile() async throws {
         let (directory, context) = try makeStore()
         let records: [[String: JSONValue]] = (0..<200).map { ["id": .string("r\($0)"), "n": .integer(Int64($0)), "version": "v"] }
-        _ = try await context.applySynced(table: "todo", records: records)
+        _ = try await context.applySynced(table: "todo", records: try records.map(ServerRecord.init))
         // Let the file timestamps fall behind the index's, so no entry is "racily clean".
         try await Task.sleep(for: .milliseconds(20))
-        _ = try await context.applySynced(table: "todo", records: [["id": "last", "version": "v"]])
+        _ = try await context.applySynced(table: "todo", records: [try ServerRecord(["id": "last", "version": "v"])])
         let status = try await context.status()
         #expect(status.filesSeen == 201)
         #expect(status.filesHashed <= 1, "only a file written in the index's own clock tick may need a hash")
@@ -120,7 +120,7 @@ import TestSupport
     @Test func manyChangedFilesGiveTheSameChangesAndProblemsInOrder() async throws {
         let (directory, context) = try makeStore()
         let records: [[String: JSONValue]] = (0..<400).map { ["id": .string(String(format: "r%03d", $0)), "n": .integer(Int64($0)), "version": "v1"] }
-        _ = try await context.applySynced(table: "todo", records: records)
+        _ = try await context.applySynced(table: "todo", records: try records.map(ServerRecord.init))
         var expectedEdits: [String] = []
         var expectedProblems: [String] = []
         for number in 0..<400 {

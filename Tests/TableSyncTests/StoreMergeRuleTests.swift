@@ -19,36 +19,39 @@ import TestSupport
     // MARK: - Adoption
 
     @Test("a file compared with the server: every case of the rule, for a stamped intact copy and for a changed file")
-    func adoptionRule() {
+    func adoptionRule() throws {
         let v1 = Self.record("v1", at: 1, ["text": "a"])
         let v1Edited = Self.record("v1", at: 1, ["text": "mine"])
         let v2 = Self.record("v2", at: 2, ["text": "b"])
-        let v2SameContent = Self.record("v2", at: 2, ["text": "a"])
         var deleted = Self.record("v3", at: 3, ["text": "a"])
         deleted["deleted"] = true
+        let server1 = try ServerRecord(v1), server2 = try ServerRecord(v2), serverDeleted = try ServerRecord(deleted)
+        let server2SameContent = try ServerRecord(Self.record("v2", at: 2, ["text": "a"]))
         typealias Rule = AdoptionRule
         // A file that is not vouched for by its mark (an earlier version's file, or one changed by hand).
         #expect(Rule.decide(local: v1, intact: false, server: nil) == .created)
-        #expect(Rule.decide(local: v1, intact: false, server: v1) == .unchanged)
-        #expect(Rule.decide(local: v1Edited, intact: false, server: v1) == .edited(baseVersion: "v1"))
-        #expect(Rule.decide(local: v1, intact: false, server: v2SameContent) == .takeServer)
-        #expect(Rule.decide(local: v1, intact: false, server: v2) == .conflict, "an old copy or a hand edit: only a person can tell")
-        #expect(Rule.decide(local: v1, intact: false, server: deleted) == .removeLocal)
-        #expect(Rule.decide(local: v1Edited, intact: false, server: deleted) == .conflict)
+        #expect(Rule.decide(local: v1, intact: false, server: server1) == .unchanged(server1))
+        #expect(Rule.decide(local: v1Edited, intact: false, server: server1) == .edited(baseVersion: "v1"))
+        #expect(Rule.decide(local: v1, intact: false, server: server2SameContent) == .takeServer(server2SameContent))
+        #expect(Rule.decide(local: v1, intact: false, server: server2) == .conflict(server2), "an old copy or a hand edit: only a person can tell")
+        #expect(Rule.decide(local: v1, intact: false, server: serverDeleted) == .removeLocal)
+        #expect(Rule.decide(local: v1Edited, intact: false, server: serverDeleted) == .conflict(serverDeleted))
         // A stamped, intact copy is the server's at its version: never an edit, whatever the server has now.
-        #expect(Rule.decide(local: v1, intact: true, server: v2) == .takeServer, "an old copy (a checkout, a restore, a revert)")
-        #expect(Rule.decide(local: v1, intact: true, server: v1) == .unchanged)
-        #expect(Rule.decide(local: v2, intact: true, server: v2) == .unchanged, "a merge brought the server's current copy")
-        #expect(Rule.decide(local: v1, intact: true, server: deleted) == .removeLocal)
-        #expect(Rule.decide(local: v1, intact: true, server: nil) == .keepAsIs, "the server lost it: kept, not inserted")
+        #expect(Rule.decide(local: v1, intact: true, server: server2) == .takeServer(server2), "an old copy (a checkout, a restore, a revert)")
+        #expect(Rule.decide(local: v1, intact: true, server: server1) == .unchanged(server1))
+        #expect(Rule.decide(local: v2, intact: true, server: server2) == .unchanged(server2), "a merge brought the server's current copy")
+        #expect(Rule.decide(local: v1, intact: true, server: serverDeleted) == .removeLocal)
+        #expect(Rule.decide(local: v1, intact: true, server: nil) == .keepAsIs(server1), "the server lost it: kept, not inserted")
     }
 
     @Test("a file a git command removed: a delete only after history the last sync led to, and only on the synced version")
-    func removalRule() {
-        let v1 = Self.record("v1", at: 1, ["text": "a"])
-        let v2 = Self.record("v2", at: 2, ["text": "b"])
-        var deleted = v2
-        deleted["deleted"] = true
+    func removalRule() throws {
+        let v1 = try ServerRecord(Self.record("v1", at: 1, ["text": "a"]))
+        let v2Record = Self.record("v2", at: 2, ["text": "b"])
+        let v2 = try ServerRecord(v2Record)
+        var deletedRecord = v2Record
+        deletedRecord["deleted"] = true
+        let deleted = try ServerRecord(deletedRecord)
         typealias Rule = AdoptionRule
         for position in [HeadPosition.atOrAfter, .unknown, .elsewhere, .behind] {
             #expect(Rule.decideRemoval(server: nil, syncedVersion: "v1", position: position) == .forget)
@@ -57,8 +60,8 @@ import TestSupport
         #expect(Rule.decideRemoval(server: v1, syncedVersion: "v1", position: .atOrAfter) == .delete(baseVersion: "v1"), "a merged delete, a git rm committed")
         #expect(Rule.decideRemoval(server: v1, syncedVersion: "v1", position: .unknown) == .delete(baseVersion: "v1"))
         #expect(Rule.decideRemoval(server: v2, syncedVersion: "v1", position: .atOrAfter) == .conflict, "changed on the server since")
-        #expect(Rule.decideRemoval(server: v1, syncedVersion: "v1", position: .elsewhere) == .restore, "a switch to a branch that lacks it")
-        #expect(Rule.decideRemoval(server: v2, syncedVersion: "v1", position: .behind) == .restore, "an older HEAD allowed on purpose")
+        #expect(Rule.decideRemoval(server: v1, syncedVersion: "v1", position: .elsewhere) == .restore(v1), "a switch to a branch that lacks it")
+        #expect(Rule.decideRemoval(server: v2, syncedVersion: "v1", position: .behind) == .restore(v2), "an older HEAD allowed on purpose")
     }
 
     // MARK: - Record files

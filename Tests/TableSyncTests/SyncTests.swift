@@ -119,7 +119,7 @@ import TestSupport
         try Data("{\"id\": \"a\", \"text\": \"edited meanwhile\"}".utf8).write(to: URL(fileURLWithPath: path))
         var newer = serverCopy
         newer["version"] = "v-after-push"
-        _ = try await fixture.first.applySynced(table: fixture.table, records: [newer],
+        _ = try await fixture.first.applySynced(table: fixture.table, records: [try ServerRecord(newer)],
                                                guard: .sentContent(["a": SentFile(hash: SHA256.hexDigest(of: sentBytes))]))
         #expect(try await todo.read(id: "a")?["text"] == "edited meanwhile")
         let status = try await fixture.first.status()
@@ -245,7 +245,7 @@ import TestSupport
         let records = try await fixture.records(fixture.second).values.sorted { key($0) < key($1) }
         // As if the run died after its first page: two records and that page's watermark are on disk.
         _ = try await fixture.second.purge(table: fixture.table, filter: nil)
-        _ = try await fixture.second.applySynced(table: fixture.table, records: Array(records.prefix(2)))
+        _ = try await fixture.second.applySynced(table: fixture.table, records: try records.prefix(2).map(ServerRecord.init))
         try await fixture.second.saveQuery(PullQuery(id: "q", table: fixture.table, updatedAt: records[1]["updatedAt"]!.stringValue!,
                                                      lastID: records[1]["id"]!.stringValue!))
         let resumed = try await fixture.second.pull(table: fixture.table, queryID: "q", options: options)

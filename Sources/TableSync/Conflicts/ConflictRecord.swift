@@ -48,12 +48,25 @@ public struct ConflictRecord: Sendable, Equatable {
         ]
     }
 
-    init(operation: PendingOperation, local: [String: JSONValue]?, server: [String: JSONValue]?, status: Int?, reason: String) {
+    init(operation: PendingOperation, local: [String: JSONValue]?, server: ServerRecord?, status: Int?,
+         reason: String) {
         self.operation = operation
         self.local = local
-        self.server = server
+        self.server = server?.properties
         self.status = status
         self.reason = reason
+    }
+
+    /// The server's copy checked as one from the server is (``ServerRecord``): a conflict file can be edited by
+    /// hand, and taking the server's side writes this copy to a record file. `file` names the conflict file in the
+    /// error.
+    func serverRecord(file: String) throws -> ServerRecord? {
+        guard let server else { return nil }
+        do {
+            return try ServerRecord(validating: .object(server), requireUpdatedAt: false)
+        } catch {
+            throw StoreError.invalidSettings(file: file, field: "server", reason: error.reason)
+        }
     }
 
     init(json: JSONValue, file: String) throws {

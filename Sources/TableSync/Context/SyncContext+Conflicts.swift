@@ -28,21 +28,25 @@ extension SyncContext {
             throw StoreError.invalidRecord(table: key.table, reason: "no conflict waits for \(key)")
         }
         let pending = journal.pending(key)
-        let serverCopy = conflict.server.flatMap { ServerRecord.isDeleted($0) ? nil : $0 }
+        // Checked only where it is used: discarding needs nothing of a conflict file whose copy was broken by hand.
+        func serverCopy() throws -> ServerRecord? {
+            try conflict.serverRecord(file: layout.relative(conflictFiles.path(key)))
+        }
         switch resolution {
         case .keepLocal:
             guard var operation = pending else { break }
             if conflict.isVersionConflict {
                 // What goes out is the conflict's local side: the file's content, or the delete when it has none.
                 let sendsContent = conflict.local != nil
-                if let serverCopy, let version = serverCopy[SystemProperty.version]?.stringValue {
+                let server = try serverCopy()
+                if let server, !server.deleted, let version = server.version {
                     operation.kind = sendsContent ? .update : .delete
                     operation.baseVersion = version
-                } else if sendsContent, conflict.server == nil || !(conflict.server.map(ServerRecord.isDeleted) ?? false) {
+                } else if sendsContent, server?.deleted != true {
                     // The server has no such record (removed for good, or never had it): the content goes in anew.
                     operation.kind = .insert
                     operation.baseVersion = nil
-                } else if sendsContent, let version = conflict.server?[SystemProperty.version]?.stringValue {
+                } else if sendsContent, let version = server?.version {
                     // The server keeps the record as deleted: the push brings it back on that version, then updates it.
                     operation.kind = .update
                     operation.baseVersion = version
@@ -66,9 +70,10 @@ extension SyncContext {
             journal.replace(operation)
             try saveJournal()
         case .takeServer:
+            let server = try serverCopy()
             if let pending { journal.remove(sequences: [pending.sequence]) }
             try saveJournal()
-            if let serverCopy {
+            if let serverCopy = server, !serverCopy.deleted {
                 _ = try applySynced(table: key.table, records: [serverCopy])
             } else if conflict.isVersionConflict {
                 _ = try applySynced(table: key.table, records: [], removals: [key.id])

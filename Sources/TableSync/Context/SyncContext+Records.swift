@@ -9,7 +9,7 @@ extension SyncContext {
     }
 
     /// Writes records as the server has them and marks them synced (``RecordStore/applySynced(table:encoded:removals:guard:)``).
-    func applySynced(table: String, records: [[String: JSONValue]], removals: [String] = [],
+    func applySynced(table: String, records: [ServerRecord], removals: [String] = [],
                      guard localGuard: SyncedRecordWriter.LocalGuard = .none) throws -> SyncedRecordWriter.Outcome {
         try applySynced(table: table, encoded: EncodedRecords(records), removals: removals, guard: localGuard)
     }

@@ -8,7 +8,9 @@ extension SyncContext {
         let baseline = try gitBaseline()
         let scan = try LocalChangeScanner(layout: layout, git: baseline).scan(tables: settings.tables, journal: journal)
         let skipped = try queries().sorted.flatMap { query in
-            query.skipped.keys.sorted().map { SkippedServerRecord(table: query.table, id: $0, reason: query.skipped[$0]!) }
+            query.skipped.sorted { $0.key < $1.key }.map { id, reason in
+                SkippedServerRecord(table: query.table, id: id, reason: reason)
+            }
         }
         let serverCopies = Dictionary(grouping: scan.changes.filter { $0.kind == .serverCopy }, by: \.table).mapValues(\.count)
         let sender = clone.sender

@@ -59,9 +59,9 @@ struct DirectoryListing: Sendable {
             return UnsafeBufferPointer(rebasing: bytes[start..<end])
         }
 
-        /// The name at `position` as a C string.
-        fileprivate func cString(_ position: Int) -> UnsafePointer<CChar> {
-            UnsafeRawPointer(bytes.baseAddress! + Int(starts[position])).assumingMemoryBound(to: CChar.self)
+        /// The name at `position` as a C string; `nil` only for a listing without names.
+        fileprivate func cString(_ position: Int) -> UnsafePointer<CChar>? {
+            bytes.baseAddress.map { UnsafeRawPointer($0 + Int(starts[position])).assumingMemoryBound(to: CChar.self) }
         }
     }
 
@@ -103,7 +103,10 @@ struct DirectoryListing: Sendable {
         try pipelinedMap(count: count) { position -> Result<FileSystem.Status?, FileSystemError> in
             guard descriptor >= 0 else { return .success(nil) }
             var info = stat()
-            let found = withNames { fstatat(descriptor, $0.cString(position), &info, AT_SYMLINK_NOFOLLOW) == 0 }
+            let found = withNames { names in
+                guard let name = names.cString(position) else { return false }
+                return fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0
+            }
             guard found else {
                 if errno == ENOENT { return .success(nil) }
                 return .failure(FileSystemError(operation: "inspect", path: path + "/" + name(at: position), code: errno))

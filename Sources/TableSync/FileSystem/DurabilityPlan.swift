@@ -84,7 +84,10 @@ package enum SystemMemory {
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
         var buffer = [UInt8](repeating: 0, count: 8192)
-        let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress!, $0.count) }
+        let count = buffer.withUnsafeMutableBytes { bytes in
+            guard let base = bytes.baseAddress else { return 0 }
+            return read(descriptor, base, bytes.count)
+        }
         guard count > 0 else { return nil }
         return unwrittenBytes(meminfo: String(decoding: buffer[..<count], as: UTF8.self))
     }

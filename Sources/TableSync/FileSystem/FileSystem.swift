@@ -33,8 +33,10 @@ enum FileSystem {
         var count = 0
         while true {
             if count == bytes.count { bytes.append(contentsOf: repeatElement(0, count: bytes.count)) }
+            // The buffer is never empty (it grows before it is full): a missing base ends the read like an end of file.
             let result = bytes.withUnsafeMutableBytes { buffer in
-                read(descriptor, buffer.baseAddress! + count, buffer.count - count)
+                guard let base = buffer.baseAddress else { return 0 }
+                return read(descriptor, base + count, buffer.count - count)
             }
             if result < 0 {
                 if errno == EINTR { continue }
@@ -191,8 +193,8 @@ enum FileSystem {
         bytes.withUnsafeBytes { buffer in
             var offset = 0
             let limit = injected == nil ? buffer.count : buffer.count / 2
-            while offset < limit {
-                let written = write(descriptor, buffer.baseAddress! + offset, limit - offset)
+            while offset < limit, let base = buffer.baseAddress {
+                let written = write(descriptor, base + offset, limit - offset)
                 if written < 0 {
                     if errno == EINTR { continue }
                     return FileSystemError(operation: operation, path: path, code: errno)

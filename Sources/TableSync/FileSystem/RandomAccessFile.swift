@@ -43,7 +43,8 @@ final class RandomAccessFile: Sendable {
         var count = 0
         while count < range.count {
             let result = bytes.withUnsafeMutableBytes { buffer in
-                pread(descriptor, buffer.baseAddress! + count, range.count - count, off_t(range.lowerBound + count))
+                guard let base = buffer.baseAddress else { return 0 }
+                return pread(descriptor, base + count, range.count - count, off_t(range.lowerBound + count))
             }
             if result < 0 {
                 if errno == EINTR { continue }

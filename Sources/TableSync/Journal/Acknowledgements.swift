@@ -36,19 +36,21 @@ enum Acknowledgements {
     /// Records that the server applied `operations`; those whose id is in `committed` (the operations of the
     /// journal in `HEAD`) also go into `sent.jsonl`.
     static func record(_ operations: [PendingOperation], committed: Set<String>, layout: StoreLayout, now: Date = Date()) throws {
-        let identified = operations.filter { $0.operationID != nil }
+        let identified = operations.compactMap { operation in
+            operation.operationID.map { (operation: operation, id: $0) }
+        }
         guard !identified.isEmpty else { return }
         try FileSystem.appendAndSync(layout.localAcknowledgementsFile,
-                                     Array(identified.map { $0.operationID! + "\n" }.joined().utf8))
+                                     Array(identified.map { $0.id + "\n" }.joined().utf8))
         trimLocalLog(layout: layout)
-        let travelled = identified.filter { committed.contains($0.operationID!) }
+        let travelled = identified.filter { committed.contains($0.id) }
         guard !travelled.isEmpty else { return }
         let nowTicks = Int64(now.timeIntervalSince1970 * Double(Timestamp.ticksPerSecond))
         let stamp = Timestamp(ticks: nowTicks).description
         var added: [UInt8] = []
-        for operation in travelled {
+        for (operation, id) in travelled {
             let line: JSONValue = [
-                "opid": .string(operation.operationID!), "op": .string(operation.kind.rawValue), "table": .string(operation.table),
+                "opid": .string(id), "op": .string(operation.kind.rawValue), "table": .string(operation.table),
                 "id": .string(operation.id), "sent": .string(stamp),
             ]
             CanonicalJSON.append(line, style: .compact, to: &added)

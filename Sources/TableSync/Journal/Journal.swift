@@ -90,10 +90,10 @@ struct Journal: Sendable {
         case .keepPending:
             return existing
         case .dropBoth:
-            remove(sequences: [existing!.sequence])
+            if let existing { remove(sequences: [existing.sequence]) }
             return nil
         case .replacePending:
-            remove(sequences: [existing!.sequence])
+            if let existing { remove(sequences: [existing.sequence]) }
             let operation = made(baseVersion: existing?.baseVersion)
             append(operation)
             return operation

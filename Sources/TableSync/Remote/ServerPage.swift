@@ -3,8 +3,9 @@ import SyncProtocol
 /// One page of a list answer, checked record by record: one record the store cannot hold (an id the protocol
 /// forbids, which azure-mobile-apps-node accepts) must not stop the rest of the page and the table.
 struct ServerPage {
-    /// The records that passed ``ServerRecord/check(_:requireUpdatedAt:)``, in server order: what the pull writes.
-    var records: [[String: JSONValue]] = []
+    /// The records that passed ``ServerRecord/init(validating:requireUpdatedAt:)``, in server order: what the pull
+    /// writes.
+    var records: [ServerRecord] = []
     /// Every item that can place the pull's cursor, valid or not, in server order: an object with a string `id`
     /// and an `updatedAt` date. A refused record among them still moves the cursor past it.
     var cursorItems: [[String: JSONValue]] = []
@@ -36,9 +37,9 @@ struct ServerPage {
         cursorItems.reserveCapacity(items.count)
         for item in items {
             do {
-                let record = try ServerRecord.check(item, requireUpdatedAt: true)
+                let record = try ServerRecord(validating: item, requireUpdatedAt: true)
                 records.append(record)
-                cursorItems.append(record)
+                cursorItems.append(record.properties)
             } catch {
                 let id = item[SystemProperty.id]?.stringValue
                 refused.append(RefusedItem(id: id, reason: error.reason, deleted: item[SystemProperty.deleted]?.boolValue == true))

@@ -1,32 +1,52 @@
 import SyncProtocol
 
-/// Checks records that come from the server before anything is written: the one gate between the network and
-/// the file system.
+/// A record the server sent, checked once where its page or answer is read: the one gate between the network and
+/// the file system. Past it the engine trusts the type: an id that is safe as a file name, the server's version,
+/// and the properties as the server wrote them.
 ///
 /// A record must be a JSON object with an `id` that follows ``RecordID`` (so `../../x`, `..` or ids with `/` or
 /// control characters never become paths), a `version` string without control characters (it goes into
 /// `If-Match` headers and the index), and, where required, an `updatedAt` that parses as a ``Timestamp``.
 /// `deleted`, when present, must be a boolean.
-enum ServerRecord {
+struct ServerRecord: Sendable, Equatable {
+    /// Why a value from the server is no record the store can hold.
     struct Problem: Error, Equatable, CustomStringConvertible {
         var reason: String
         var description: String { reason }
     }
 
-    /// The checked record; `requireUpdatedAt` for pulled records, whose `updatedAt` drives the watermark.
-    static func check(_ value: JSONValue, requireUpdatedAt: Bool) throws(Problem) -> [String: JSONValue] {
-        guard case .object(let record) = value else { throw Problem(reason: "a record must be a JSON object, found \(value.typeName)") }
+    /// The record's id: valid under ``RecordID``, so it maps to a record file name.
+    let id: String
+    /// The server's `version` (`nil` when it sent none, or `null`).
+    let version: String?
+    /// The server's `updatedAt`, with its exact text (`nil` when it sent none, or `null`).
+    let updatedAt: Timestamp?
+    /// `true` when the server marks the record deleted.
+    let deleted: Bool
+    /// Every property as the server sent it, system properties included: what the record file holds.
+    let properties: [String: JSONValue]
+
+    /// Checks `value`; `requireUpdatedAt` for pulled records, whose `updatedAt` drives the watermark.
+    init(validating value: JSONValue, requireUpdatedAt: Bool) throws(Problem) {
+        guard case .object(let record) = value else {
+            throw Problem(reason: "a record must be a JSON object, found \(value.typeName)")
+        }
         guard let id = record[SystemProperty.id]?.stringValue else {
             throw Problem(reason: "a record has no \"id\" string")
         }
-        if let problem = RecordID.problem(with: id) { throw Problem(reason: "record id \(id.debugDescription): \(problem)") }
+        if let problem = RecordID.problem(with: id) {
+            throw Problem(reason: "record id \(id.debugDescription): \(problem)")
+        }
         switch record[SystemProperty.version] {
-        case nil, .null?: break
-        case .string(let version)?:
-            if version.containsControlCharacter {
+        case nil, .null?:
+            version = nil
+        case .string(let text)?:
+            if text.containsControlCharacter {
                 throw Problem(reason: "record \(id): \"version\" contains control characters")
             }
-        case let other?: throw Problem(reason: "record \(id): \"version\" must be a string, found \(other.typeName)")
+            version = text
+        case let other?:
+            throw Problem(reason: "record \(id): \"version\" must be a string, found \(other.typeName)")
         }
         switch record[SystemProperty.deleted] {
         case nil, .null?, .bool?: break
@@ -34,14 +54,26 @@ enum ServerRecord {
         }
         switch record[SystemProperty.updatedAt] {
         case .string(let text)?:
-            if Timestamp(parsing: text) == nil { throw Problem(reason: "record \(id): \"updatedAt\" \(text.debugDescription) is not a date") }
+            guard let instant = Timestamp(parsing: text) else {
+                throw Problem(reason: "record \(id): \"updatedAt\" \(text.debugDescription) is not a date")
+            }
+            updatedAt = instant
         case nil, .null?:
             if requireUpdatedAt { throw Problem(reason: "record \(id) has no \"updatedAt\"") }
+            updatedAt = nil
         case let other?:
             throw Problem(reason: "record \(id): \"updatedAt\" must be a string, found \(other.typeName)")
         }
-        return record
+        self.id = id
+        deleted = Self.isDeleted(record)
+        properties = record
     }
+
+    /// `true` when the record carries what only the server writes (``isServerCopy(_:)``).
+    var isServerCopy: Bool { Self.isServerCopy(properties) }
+
+    /// The record's properties without the server-managed ones (``content(_:)``).
+    var content: [String: JSONValue] { Self.content(properties) }
 
     /// `true` when `record` carries what only the server writes: a `version` and an `updatedAt` date. A 409 or
     /// 412 body is the server's copy only then; azure-mobile-apps-node answers a duplicate insert with the item
@@ -52,7 +84,7 @@ enum ServerRecord {
         return Timestamp(parsing: updatedAt) != nil
     }
 
-    /// `true` when the server marks `record` deleted.
+    /// `true` when `record` is marked deleted.
     static func isDeleted(_ record: [String: JSONValue]) -> Bool {
         record[SystemProperty.deleted]?.boolValue == true
     }

@@ -106,14 +106,14 @@ struct TableClient: Sendable {
     /// The server's copy of record `id` of `table`, deleted or not (`GET /tables/{table}/{id}?__includeDeleted=true`);
     /// `nil` when the server has no such record (404 or 410). Throws when the server refuses the read or answers
     /// something that is not a record.
-    func serverCopy(table: String, id: String) async throws -> [String: JSONValue]? {
+    func serverCopy(table: String, id: String) async throws -> ServerRecord? {
         let request = HTTPRequest(method: "GET", path: TablePath.record(table: table, id: id), query: [(QueryOption.includeDeleted, "true")])
         let response = try await http.send(request)
         let url = http.baseURL + request.pathAndQuery
         if response.status == 404 || response.status == 410 { return nil }
         try Self.requireOK(response, url: url)
         do {
-            return try ServerRecord.check(try JSONParser.parse(response.body), requireUpdatedAt: false)
+            return try ServerRecord(validating: try JSONParser.parse(response.body), requireUpdatedAt: false)
         } catch let error as ServerRecord.Problem {
             throw SyncError.malformedResponse(url: url, reason: error.reason)
         } catch {

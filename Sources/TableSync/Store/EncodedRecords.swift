@@ -9,7 +9,7 @@ import SyncProtocol
 /// file was edited by hand, or already held these bytes) goes back to the spares.
 struct EncodedRecords: Sendable {
     /// The records, as the server sent them.
-    let records: [[String: JSONValue]]
+    let records: [ServerRecord]
     /// Each record's canonical file bytes, stamped with its ``SyncedMark``, and their hash (hex), in `records` order.
     let files: [(bytes: [UInt8], hash: String)]
     /// Per record, in `records` order, the spare file that holds its bytes already; empty until staged (staging
@@ -17,10 +17,10 @@ struct EncodedRecords: Sendable {
     private(set) var stagedFiles: [String] = []
 
     /// Encodes and hashes every record, on every core.
-    init(_ records: [[String: JSONValue]]) {
+    init(_ records: [ServerRecord]) {
         self.records = records
         files = concurrentMap(records) { record in
-            let bytes = SyncedMark.stamped(record)
+            let bytes = SyncedMark.stamped(record.properties)
             return (bytes: bytes, hash: SHA256.hexDigest(of: bytes))
         }
     }

@@ -9,8 +9,10 @@ import Darwin
 /// unless asked.
 struct IndexLineCursor {
     private var buffer: [UInt8]
-    /// The current line in `buffer` (without its newline); `nil` after the last.
-    private var line: Range<Int>?
+    /// The current line in `buffer` (without its newline); empty after the last.
+    private var line = 0..<0
+    /// `true` after the last line.
+    private(set) var isAtEnd = false
     /// Where the line after it starts in `buffer`.
     private var next = 0
     private let run: IndexRun?
@@ -37,29 +39,29 @@ struct IndexLineCursor {
         try advance()
     }
 
-    var isAtEnd: Bool { line == nil }
-
-    /// Calls `body` with the current line; the cursor must not be at its end.
+    /// Calls `body` with the current line (empty at the end).
     func withLine<Result>(_ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
-        try buffer.withUnsafeBufferPointer { try body(UnsafeBufferPointer(rebasing: $0[line!])) }
+        try buffer.withUnsafeBufferPointer { try body(UnsafeBufferPointer(rebasing: $0[line])) }
     }
 
     /// Moves to the next line.
     mutating func advance() throws {
         while true {
             let newline = buffer.withUnsafeBufferPointer { bytes -> Int? in
-                guard next < bytes.count, let found = memchr(bytes.baseAddress! + next, Int32(UInt8(ascii: "\n")), bytes.count - next) else { return nil }
-                return bytes.baseAddress!.distance(to: found.assumingMemoryBound(to: UInt8.self))
+                guard next < bytes.count, let base = bytes.baseAddress,
+                      let found = memchr(base + next, Int32(UInt8(ascii: "\n")), bytes.count - next) else { return nil }
+                return base.distance(to: found.assumingMemoryBound(to: UInt8.self))
             }
             if let newline {
                 line = next..<newline
                 next = newline + 1
-                if newline > line!.lowerBound { return }
+                if !line.isEmpty { return }
                 continue
             }
             guard let run, position < run.body.upperBound else {
                 if next < buffer.count { throw damaged("its last line has no end") }
-                line = nil
+                line = 0..<0
+                isAtEnd = true
                 return
             }
             buffer.removeSubrange(..<next)
@@ -89,8 +91,10 @@ struct IndexItemMerge {
 
     /// Newest first.
     private var cursors: [IndexLineCursor]
-    /// The cursor whose line is the current one.
-    private var current: Int?
+    /// The cursor whose line is the current one, while ``isOnLine``.
+    private var current = 0
+    /// `true` once ``step()`` moved to a line, until it passes the last.
+    private var isOnLine = false
 
     /// Merges `sources`, given newest first; ``step()`` moves to the first name.
     init(newestFirst sources: [Source]) throws {
@@ -104,7 +108,7 @@ struct IndexItemMerge {
 
     /// Moves to the next file name (the first, at the first call); `false` after the last.
     mutating func step() throws -> Bool {
-        if let current {
+        if isOnLine {
             // Older sources' lines for the same name are passed over with it.
             for index in cursors.indices where index != current && !cursors[index].isAtEnd {
                 let same = cursors[current].withLine { winner in
@@ -114,24 +118,26 @@ struct IndexItemMerge {
             }
             try cursors[current].advance()
         }
-        current = nil
+        var chosen: Int?
         for index in cursors.indices where !cursors[index].isAtEnd {
             // Strictly before: on a tie the newer (earlier) source stays the current one.
-            guard let best = current else {
-                current = index
+            guard let best = chosen else {
+                chosen = index
                 continue
             }
             let before = cursors[index].withLine { candidate in
                 cursors[best].withLine { StatIndexLine.compare(StatIndexLine.nameBytes(of: candidate), StatIndexLine.nameBytes(of: $0)) < 0 }
             }
-            if before { current = index }
+            if before { chosen = index }
         }
-        return current != nil
+        current = chosen ?? 0
+        isOnLine = chosen != nil
+        return isOnLine
     }
 
-    /// Calls `body` with the current line.
+    /// Calls `body` with the current line; ``step()`` must have returned `true`.
     func withLine<Result>(_ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
-        try cursors[current!].withLine(body)
+        try cursors[current].withLine(body)
     }
 
     /// Negative, zero or positive as the current line's file name sorts before, as or after `name`.
@@ -146,14 +152,14 @@ struct IndexItemMerge {
     /// fields match and it is not racily clean), read without parsing the rest of the line.
     func vouches(for status: FileSystem.Status) -> Bool {
         guard let fields = withLine(StatIndexLine.statFields) else { return false }
-        return !StatIndex.Entry.isRacilyClean(modified: fields.modified, racyFrom: cursors[current!].racyFrom)
+        return !StatIndex.Entry.isRacilyClean(modified: fields.modified, racyFrom: cursors[current].racyFrom)
             && StatIndex.Entry.stat(status, matchesSize: fields.size, modified: fields.modified, changed: fields.changed, inode: fields.inode)
     }
 
     /// The current line parsed, its entry checked for being racily clean against its source.
     func item() throws -> StatIndexLine.Item {
-        guard var item = withLine(StatIndexLine.parse) else { throw cursors[current!].damaged("a line cannot be read") }
-        item.entry = item.entry?.checked(racyFrom: cursors[current!].racyFrom)
+        guard var item = withLine(StatIndexLine.parse) else { throw cursors[current].damaged("a line cannot be read") }
+        item.entry = item.entry?.checked(racyFrom: cursors[current].racyFrom)
         return item
     }
 }

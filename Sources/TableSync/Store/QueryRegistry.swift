@@ -21,7 +21,7 @@ package struct QueryRegistry: Sendable, Equatable {
     package init(queries: [String: PullQuery] = [:]) { self.queries = queries }
 
     /// The queries ordered by id.
-    package var sorted: [PullQuery] { queries.keys.sorted().map { queries[$0]! } }
+    package var sorted: [PullQuery] { queries.sorted { $0.key < $1.key }.map(\.value) }
 
     static func load(from bytes: [UInt8], file: String) throws -> QueryRegistry {
         let reader = try SettingsReader(file: file, bytes: bytes)

@@ -76,8 +76,8 @@ struct SettingsReader {
     /// The nested objects of an object-valued field, by key.
     func objectMembers(_ key: String) throws -> [(key: String, reader: SettingsReader)] {
         guard let nested = try optionalObject(key) else { return [] }
-        return try nested.members.keys.sorted(by: CanonicalJSON.keyPrecedes).map { name in
-            switch nested.members[name]! {
+        return try nested.members.sorted { CanonicalJSON.keyPrecedes($0.key, $1.key) }.map { name, value in
+            switch value {
             case .object(let inner): return (name, SettingsReader(file: file, members: inner, prefix: nested.path(name)))
             case let other: throw nested.failure(name, "expected an object, found \(other.typeName)")
             }

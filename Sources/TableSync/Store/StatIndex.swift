@@ -130,8 +130,7 @@ struct StatIndex: Sendable {
     /// clean against it are written with their `stat` unknown.
     private func overlayLines(keepingRemovals: Bool, racyFrom: Int64?) -> [UInt8] {
         var lines: [UInt8] = []
-        for name in overlay.keys.sorted(by: StatIndexLine.precedes) {
-            let entry = overlay[name]!
+        for (name, entry) in overlay.sorted(by: { StatIndexLine.precedes($0.key, $1.key) }) {
             guard entry != nil || keepingRemovals else { continue }
             StatIndexLine.encode(StatIndexLine.Item(fileName: name, entry: racyFrom.map { entry?.checked(racyFrom: $0) } ?? entry), to: &lines)
         }
@@ -148,9 +147,12 @@ struct StatIndex: Sendable {
         }
         index.lastSequence = runPaths.keys.map(\.upperBound).max() ?? 0
         guard let plan = IndexRunPlan.live(Array(runPaths.keys)) else { return index.dropped(runPaths) }
-        index.leftovers = plan.replaced.map { runPaths[$0]! }
+        // The plan names only runs of `runPaths`.
+        index.leftovers = plan.replaced.compactMap { runPaths[$0] }
         for sequences in plan.live {
-            guard let run = try IndexRun.open(path: runPaths[sequences]!, sequences: sequences) else { return index.dropped(runPaths) }
+            guard let path = runPaths[sequences], let run = try IndexRun.open(path: path, sequences: sequences) else {
+                return index.dropped(runPaths)
+            }
             index.runs.append(run)
         }
 
@@ -287,9 +289,10 @@ struct StatIndex: Sendable {
     private mutating func mergeRuns(layout: StoreLayout, table: String) throws {
         while case let count = IndexRunPlan.mergeCount(itemCounts: runs.map(\.itemCount)), count >= 2 {
             let merging = Array(runs.suffix(count))
+            guard let oldest = merging.first, let newest = merging.last else { return }
             let keepRemovals = count < runs.count
             var merge = try IndexItemMerge(newestFirst: merging.reversed().map { .run($0) })
-            let sequences = merging.first!.sequences.lowerBound...merging.last!.sequences.upperBound
+            let sequences = oldest.sequences.lowerBound...newest.sequences.upperBound
             // Lines are copied as they are: a run's entries were checked for being racily clean when it was flushed.
             let merged = try IndexRun.write(table: table, sequences: sequences, layout: layout,
                                             capacity: merging.reduce(0) { $0 + $1.itemCount }) { emit in

@@ -37,8 +37,8 @@ enum StatIndexLine {
     /// Negative, zero or positive as `first` sorts before, with or after `second`, by bytes.
     static func compare(_ first: UnsafeBufferPointer<UInt8>, _ second: UnsafeBufferPointer<UInt8>) -> Int {
         let common = min(first.count, second.count)
-        if common > 0 {
-            let order = memcmp(first.baseAddress!, second.baseAddress!, common)
+        if common > 0, let a = first.baseAddress, let b = second.baseAddress {
+            let order = memcmp(a, b, common)
             if order != 0 { return Int(order) }
         }
         return first.count - second.count

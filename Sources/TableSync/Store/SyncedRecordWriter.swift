@@ -49,14 +49,8 @@ struct SyncedRecordWriter {
         var removal: Bool
     }
 
-    /// Writes `records` (objects with a valid `id`) and removes the records with ids in `removals`, in `table`.
-    func apply(table: String, records: [[String: JSONValue]], removals: [String], guard localGuard: LocalGuard = .none,
-               index: inout StatIndex) throws -> Outcome {
-        try apply(table: table, encoded: EncodedRecords(records), removals: removals, guard: localGuard, index: &index)
-    }
-
-    /// ``apply(table:records:removals:guard:index:)`` with the records encoded, and perhaps staged, already.
-    /// Staged spares not written go back to ``spares``.
+    /// Writes the records of `encoded` and removes the records with ids in `removals`, in `table`. Staged spares
+    /// not written go back to ``spares``.
     func apply(table: String, encoded: EncodedRecords, removals: [String], guard localGuard: LocalGuard = .none,
                index: inout StatIndex) throws -> Outcome {
         var outcome = Outcome()
@@ -70,10 +64,9 @@ struct SyncedRecordWriter {
         try FileSystem.createDirectory(directory)
         for (position, (record, (bytes, hash))) in zip(encoded.records, encoded.files).enumerated() {
             let staged = encoded.stagedFile(position)
-            guard let id = record[SystemProperty.id]?.stringValue else { continue }
+            let id = record.id, version = record.version
             let fileName = RecordFileName.fileName(for: id)
             let path = directory + "/" + fileName
-            let version = record[SystemProperty.version]?.stringValue
             // The index entry is looked up at most once, and only where it decides something: a lookup may read
             // a block of a run from disk, and a push's write-back (new bytes under a new version) needs none.
             let guardEntry = localGuard.decidesByIndex ? try index.entry(named: fileName) : nil

@@ -44,7 +44,7 @@ func pipelinedMap<Mapped: Sendable>(count: Int, chunkSize: Int = 256, _ transfor
     defer {
         for chunk in 0..<chunks where board.isMapped(chunk) {
             let chunkRange = range(chunk)
-            (results.baseAddress! + chunkRange.lowerBound).deinitialize(count: chunkRange.count)
+            UnsafeMutableBufferPointer(rebasing: results[chunkRange]).deinitialize()
         }
         results.deallocate()
     }
@@ -106,10 +106,10 @@ private final class ChunkBoard: Sendable {
 /// finished (``concurrentMap(_:minimumSlice:_:)``: after every thread; ``pipelinedMap(count:chunkSize:_:consume:)``:
 /// after the chunk is marked mapped, under a lock): the one promise they make that the compiler cannot check.
 private struct DisjointSlots<Value>: @unchecked Sendable {
-    private let base: UnsafeMutablePointer<Value>
+    private let buffer: UnsafeMutableBufferPointer<Value>
 
-    init(_ buffer: UnsafeMutableBufferPointer<Value>) { base = buffer.baseAddress! }
+    init(_ buffer: UnsafeMutableBufferPointer<Value>) { self.buffer = buffer }
 
     /// Initializes the uninitialized slot `index`.
-    func initialize(_ index: Int, to value: Value) { (base + index).initialize(to: value) }
+    func initialize(_ index: Int, to value: Value) { buffer.initializeElement(at: index, to: value) }
 }

@@ -43,9 +43,9 @@ package struct AdoptionReport: Sendable, Equatable {
 enum AdoptionRule {
     enum Decision: Equatable {
         /// The file is the server's copy: index it as synced.
-        case unchanged
+        case unchanged(ServerRecord)
         /// The server moved on and the file says nothing the server's copy does not: take the server's copy.
-        case takeServer
+        case takeServer(ServerRecord)
         /// The server deleted the record and the file says nothing else: remove the file.
         case removeLocal
         /// An edit on `baseVersion`, the version the file names, which the server still has.
@@ -53,24 +53,32 @@ enum AdoptionRule {
         /// The server has no such record and the file is no copy of one: the file is an insert.
         case created
         /// The server has no such record and the file is an intact copy of one (the server lost it): keep the file
-        /// as it is, index it, send nothing.
-        case keepAsIs
-        /// The server moved on and the file says something else: a person (or the conflict policy) decides.
-        case conflict
+        /// as it is (this copy), index it, send nothing.
+        case keepAsIs(ServerRecord)
+        /// The server moved on from its copy, and the file says something else: a person (or the conflict
+        /// policy) decides.
+        case conflict(ServerRecord)
     }
 
     /// Decides for the file holding `local` (which names a `version`), whose ``SyncedMark`` is `intact` or not,
     /// given the server's copy (`nil`: no such record). An intact file is the server's copy of its version, so it is
     /// never an edit, whatever version it names. Content is compared without the server-managed properties.
-    static func decide(local: [String: JSONValue], intact: Bool, server: [String: JSONValue]?) -> Decision {
-        guard let server else { return intact ? .keepAsIs : .created }
-        let saysNothingElse = intact || ServerRecord.content(local) == ServerRecord.content(server)
-        if ServerRecord.isDeleted(server) { return saysNothingElse ? .removeLocal : .conflict }
-        guard let serverVersion = server[SystemProperty.version]?.stringValue else { return saysNothingElse ? .takeServer : .conflict }
-        if local[SystemProperty.version]?.stringValue == serverVersion {
-            return saysNothingElse ? .unchanged : .edited(baseVersion: serverVersion)
+    static func decide(local: [String: JSONValue], intact: Bool, server: ServerRecord?) -> Decision {
+        guard let server else {
+            // An intact file holds a copy the store wrote from a checked record, so it passes the check again.
+            guard intact, let copy = try? ServerRecord(validating: .object(SyncedMark.removed(from: local)),
+                                                       requireUpdatedAt: false) else { return .created }
+            return .keepAsIs(copy)
         }
-        return saysNothingElse ? .takeServer : .conflict
+        let saysNothingElse = intact || ServerRecord.content(local) == server.content
+        if server.deleted { return saysNothingElse ? .removeLocal : .conflict(server) }
+        guard let serverVersion = server.version else {
+            return saysNothingElse ? .takeServer(server) : .conflict(server)
+        }
+        if local[SystemProperty.version]?.stringValue == serverVersion {
+            return saysNothingElse ? .unchanged(server) : .edited(baseVersion: serverVersion)
+        }
+        return saysNothingElse ? .takeServer(server) : .conflict(server)
     }
 
     /// What to do for a record file a git command removed, synced at `syncedVersion`.
@@ -80,7 +88,7 @@ enum AdoptionRule {
         /// A delete on `baseVersion`.
         case delete(baseVersion: String?)
         /// Bring the server's copy back into the work tree.
-        case restore
+        case restore(ServerRecord)
         /// The server changed the record since: a delete held back for a person.
         case conflict
     }
@@ -88,10 +96,10 @@ enum AdoptionRule {
     /// Decides for a file git removed, given the server's copy and where `HEAD` stands against the last sync. A
     /// removal that comes with history the last sync led to (a merge, a committed `git rm`) is a delete; one that
     /// comes from elsewhere (a switch to a branch that lacks the record, a rebase) is not anybody's edit.
-    static func decideRemoval(server: [String: JSONValue]?, syncedVersion: String?, position: HeadPosition) -> Removal {
-        guard let server, !ServerRecord.isDeleted(server) else { return .forget }
-        guard position == .atOrAfter || position == .unknown else { return .restore }
-        return server[SystemProperty.version]?.stringValue == syncedVersion ? .delete(baseVersion: syncedVersion) : .conflict
+    static func decideRemoval(server: ServerRecord?, syncedVersion: String?, position: HeadPosition) -> Removal {
+        guard let server, !server.deleted else { return .forget }
+        guard position == .atOrAfter || position == .unknown else { return .restore(server) }
+        return server.version == syncedVersion ? .delete(baseVersion: syncedVersion) : .conflict
     }
 }
 
@@ -116,13 +124,12 @@ struct Adopter {
 
     func adopt(_ files: [LocalChange]) async throws -> AdoptionReport {
         var report = AdoptionReport()
-        let byTable = Dictionary(grouping: files, by: \.table)
-        for table in byTable.keys.sorted() {
-            let changes = Dictionary(byTable[table]!.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        for (table, tableFiles) in Dictionary(grouping: files, by: \.table).sorted(by: { $0.key < $1.key }) {
+            let changes = Dictionary(tableFiles.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
             let client = try await connection.client(table: table)
             var remaining = Set(changes.keys)
             if changes.count <= Self.singleReadLimit {
-                var copies: [[String: JSONValue]] = []
+                var copies: [ServerRecord] = []
                 for id in changes.keys.sorted() {
                     report.requests += 1
                     if let copy = try await client.serverCopy(table: table, id: id) { copies.append(copy) }
@@ -151,7 +158,8 @@ struct Adopter {
                   let file = try? store.recordFiles.load(table: change.table, id: change.id),
                   let text = file.record[SystemProperty.updatedAt]?.stringValue, let instant = Timestamp(parsing: text)
             else { return nil }
-            if oldest == nil || instant < oldest!.instant { oldest = (text, instant) }
+            if let current = oldest, current.instant <= instant { continue }
+            oldest = (text, instant)
         }
         return oldest?.text
     }
@@ -159,7 +167,7 @@ struct Adopter {
     /// Reads every record of `table` changed at or after `start` (all, without it), deleted ones included, in
     /// pages, handing each page's records to `body` until it returns `false` or the table ends.
     private func walk(table: String, client: TableClient, from start: String?,
-                      _ body: ([[String: JSONValue]]) async throws -> Bool) async throws {
+                      _ body: ([ServerRecord]) async throws -> Bool) async throws {
         let mode = try await Puller.pagingMode(options: options, connection: connection, client: client)
         let tableURL = client.http.baseURL + TablePath.table(table)
         // An empty last id keeps the records stamped at `start` itself in a keyset read (ids are never empty).
@@ -192,20 +200,17 @@ struct Adopter {
     /// What one comparison settles: files to write or remove as the server has them, index entries to forget,
     /// operations to queue, and conflicts to file once those are queued.
     private struct Settlement {
-        var writes: [[String: JSONValue]] = []
+        var writes: [ServerRecord] = []
         var removals: [String] = []
         var sent: [String: SentFile] = [:]
         var changes: [LocalChange] = []
-        var conflicts: [(id: String, local: [String: JSONValue]?, server: [String: JSONValue]?, reason: String)] = []
+        var conflicts: [(id: String, local: [String: JSONValue]?, server: ServerRecord?, reason: String)] = []
     }
 
     /// Settles the files of `table` whose ids are in `remaining` and that `serverCopies` has copies of.
-    private func settle(table: String, serverCopies: [[String: JSONValue]], changes: [String: LocalChange],
+    private func settle(table: String, serverCopies: [ServerRecord], changes: [String: LocalChange],
                         remaining: inout Set<String>, report: inout AdoptionReport) async throws {
-        let matched = serverCopies.compactMap { copy -> (id: String, server: [String: JSONValue])? in
-            guard let id = copy[SystemProperty.id]?.stringValue, remaining.contains(id) else { return nil }
-            return (id, copy)
-        }
+        let matched = serverCopies.filter { remaining.contains($0.id) }.map { (id: $0.id, server: $0) }
         guard !matched.isEmpty else { return }
         // The server has these records: none of them may end up queued as an insert, read or not.
         for (id, _) in matched { remaining.remove(id) }
@@ -256,19 +261,19 @@ struct Adopter {
         try await apply(settlement, table: table, report: &report)
     }
 
-    private func settleFile(_ change: LocalChange, local: RecordFile.Loaded, server: [String: JSONValue]?,
+    private func settleFile(_ change: LocalChange, local: RecordFile.Loaded, server: ServerRecord?,
                             into settlement: inout Settlement, report: inout AdoptionReport) {
         let id = change.id
         let intact = SyncedMark.isIntact(local.record, bytes: local.bytes)
         switch AdoptionRule.decide(local: local.record, intact: intact, server: server) {
-        case .unchanged:
-            settlement.writes.append(server!)
+        case .unchanged(let server):
+            settlement.writes.append(server)
             report.unchanged += 1
-        case .keepAsIs:
-            settlement.writes.append(SyncedMark.removed(from: local.record))
+        case .keepAsIs(let copy):
+            settlement.writes.append(copy)
             report.unchanged += 1
-        case .takeServer:
-            settlement.writes.append(server!)
+        case .takeServer(let server):
+            settlement.writes.append(server)
             report.takenFromServer += 1
         case .removeLocal:
             settlement.removals.append(id)
@@ -279,9 +284,8 @@ struct Adopter {
         case .created:
             settlement.changes.append(LocalChange(kind: .created, table: change.table, id: id, fileName: change.fileName))
             report.created += 1
-        case .conflict:
-            let server = server!
-            switch (policy, ServerRecord.isDeleted(server)) {
+        case .conflict(let server):
+            switch (policy, server.deleted) {
             case (.serverWins, true):
                 settlement.removals.append(id)
                 report.settledByPolicy += 1
@@ -290,20 +294,21 @@ struct Adopter {
                 report.settledByPolicy += 1
             case (.clientWins, false):
                 settlement.changes.append(LocalChange(kind: .modified, table: change.table, id: id, fileName: change.fileName,
-                                                      baseVersion: server[SystemProperty.version]?.stringValue))
+                                                      baseVersion: server.version))
                 report.settledByPolicy += 1
             case (.manual, _), (.clientWins, true):
-                let versions = "version \(local.record[SystemProperty.version]?.stringValue ?? "?") → \(server[SystemProperty.version]?.stringValue ?? "?")"
+                let localVersion = local.record[SystemProperty.version]?.stringValue
+                let versions = "version \(localVersion ?? "?") → \(server.version ?? "?")"
                 settlement.changes.append(LocalChange(kind: .modified, table: change.table, id: id, fileName: change.fileName,
                                                       baseVersion: local.record[SystemProperty.version]?.stringValue))
-                settlement.conflicts.append((id, ServerRecord.content(local.record), server, ServerRecord.isDeleted(server)
+                settlement.conflicts.append((id, ServerRecord.content(local.record), server, server.deleted
                     ? "compared with the server before sending: the server deleted the record (\(versions)) and the file differs from its last copy"
                     : "compared with the server before sending: the server's copy moved on (\(versions)) and the file was changed on the older version"))
             }
         }
     }
 
-    private func settleRemoval(_ change: LocalChange, server: [String: JSONValue]?, into settlement: inout Settlement,
+    private func settleRemoval(_ change: LocalChange, server: ServerRecord?, into settlement: inout Settlement,
                                report: inout AdoptionReport) {
         // A file only `HEAD` knew is deleted like one removed after the last sync: whoever removed it, this clone did.
         let position = change.kind == .missing ? HeadPosition.atOrAfter : self.position
@@ -315,14 +320,14 @@ struct Adopter {
             settlement.changes.append(LocalChange(kind: .deleted, table: change.table, id: change.id, fileName: change.fileName,
                                                   baseVersion: baseVersion))
             report.deleted += 1
-        case .restore:
-            settlement.writes.append(server!)
+        case .restore(let server):
+            settlement.writes.append(server)
             report.restored += 1
         case .conflict:
             settlement.changes.append(LocalChange(kind: .deleted, table: change.table, id: change.id, fileName: change.fileName,
                                                   baseVersion: change.baseVersion))
             settlement.conflicts.append((change.id, nil, server,
-                "a git command removed the file, but the server changed the record since this store synced it (version \(change.baseVersion ?? "?") → \(server?[SystemProperty.version]?.stringValue ?? "?"))"))
+                "a git command removed the file, but the server changed the record since this store synced it (version \(change.baseVersion ?? "?") → \(server?.version ?? "?"))"))
         }
     }
 

@@ -36,9 +36,7 @@ package struct PullQuery: Sendable, Equatable {
             skipped[id] = item.deleted ? nil : item.reason
         }
         guard !skipped.isEmpty else { return }
-        for record in page.records {
-            if let id = record[SystemProperty.id]?.stringValue { skipped[id] = nil }
-        }
+        for record in page.records { skipped[record.id] = nil }
     }
 
     /// Why `id` is not a valid query id, or `nil`.

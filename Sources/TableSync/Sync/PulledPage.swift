@@ -4,7 +4,7 @@ import SyncProtocol
 /// (deleted on the server, or evicted: no longer matching the query), or written as the server has it.
 struct PageChanges: Sendable, Equatable {
     /// Records to write, in page order.
-    var writes: [[String: JSONValue]] = []
+    var writes: [ServerRecord] = []
     /// Ids of records the server deleted.
     var removals: [String] = []
     /// Ids of records that no longer match the query (only when evicting).
@@ -18,17 +18,16 @@ struct PageChanges: Sendable, Equatable {
     /// The query with the watermark past this page, saved once the page is in place; `nil` when nothing is saved.
     var query: PullQuery?
 
-    /// Sorts `records` (each with a valid `id`): those in `pendingIDs` are kept, deleted ones removed, those that
-    /// do not match `evictFilter` (when given) evicted, the rest written.
-    init(_ records: [[String: JSONValue]], pendingIDs: Set<String>, evictFilter: FilterExpression?) {
+    /// Sorts `records`: those in `pendingIDs` are kept, deleted ones removed, those that do not match
+    /// `evictFilter` (when given) evicted, the rest written.
+    init(_ records: [ServerRecord], pendingIDs: Set<String>, evictFilter: FilterExpression?) {
         for record in records {
-            let id = record[SystemProperty.id]!.stringValue!
-            if pendingIDs.contains(id) {
+            if pendingIDs.contains(record.id) {
                 keptLocal += 1
-            } else if ServerRecord.isDeleted(record) {
-                removals.append(id)
-            } else if let evictFilter, !FilterEvaluator.matches(evictFilter, record: record) {
-                evictions.append(id)
+            } else if record.deleted {
+                removals.append(record.id)
+            } else if let evictFilter, !FilterEvaluator.matches(evictFilter, record: record.properties) {
+                evictions.append(record.id)
             } else {
                 writes.append(record)
             }

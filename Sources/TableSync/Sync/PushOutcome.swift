@@ -3,9 +3,9 @@ import SyncProtocol
 /// What the server's answer to one pushed operation means. A pure classification, tested cell by cell.
 enum PushOutcome: Equatable {
     /// The server applied the operation; its copy of the record (`nil` after a delete).
-    case applied([String: JSONValue]?)
+    case applied(ServerRecord?)
     /// The server refused because its copy changed (409, 412, or the record is gone); its copy, if it sent one.
-    case conflict(status: Int, server: [String: JSONValue]?)
+    case conflict(status: Int, server: ServerRecord?)
     /// The server refused with 409 or 412 but its body is not its copy of the record (it lacks the server's
     /// `version` and `updatedAt`: azure-mobile-apps-node answers a duplicate insert with the item it was sent).
     /// The record must be read (``classify(kind:sent:refusedWith:serverCopy:)``) before anything is decided.
@@ -51,7 +51,7 @@ enum PushOutcome: Equatable {
     /// body has no `error` message.
     static func classify(kind: PendingOperation.Kind, sent: [String: JSONValue]?, status: Int, body: JSONValue?,
                          fallbackMessage: String = "", notFoundStatuses: Set<Int> = [404, 410]) -> PushOutcome {
-        let serverItem = body.flatMap { try? ServerRecord.check($0, requireUpdatedAt: false) }
+        let serverItem = body.flatMap { try? ServerRecord(validating: $0, requireUpdatedAt: false) }
         let message = body.flatMap { $0["error"]?.stringValue } ?? fallbackMessage
         switch status {
         case 200...299:
@@ -63,7 +63,7 @@ enum PushOutcome: Equatable {
         case 401, 403:
             return .authenticationRefused(status: status, message: body.flatMap { $0["error"]?.stringValue })
         case 409, 412:
-            guard let serverItem, ServerRecord.isServerCopy(serverItem) else { return .serverCopyNeeded(status: status) }
+            guard let serverItem, serverItem.isServerCopy else { return .serverCopyNeeded(status: status) }
             return classify(kind: kind, sent: sent, refusedWith: status, serverCopy: serverItem)
         case _ where notFoundStatuses.contains(status):
             if kind == .delete { return .applied(nil) }
@@ -79,16 +79,16 @@ enum PushOutcome: Equatable {
     /// that came with the refusal or was read after it (`nil`: the server has no such record). A copy that says
     /// what was sent is a lost acknowledgement (applied); so is a delete of a record that is gone.
     static func classify(kind: PendingOperation.Kind, sent: [String: JSONValue]?, refusedWith status: Int,
-                         serverCopy: [String: JSONValue]?) -> PushOutcome {
+                         serverCopy: ServerRecord?) -> PushOutcome {
         guard let serverCopy else { return kind == .delete ? .applied(nil) : .conflict(status: status, server: nil) }
         if sayTheSame(kind: kind, sent: sent, server: serverCopy) { return .applied(serverCopy) }
-        if kind == .delete, ServerRecord.isDeleted(serverCopy) { return .applied(serverCopy) }
+        if kind == .delete, serverCopy.deleted { return .applied(serverCopy) }
         return .conflict(status: status, server: serverCopy)
     }
 
     /// `true` when the server's copy already holds what the operation sent.
-    static func sayTheSame(kind: PendingOperation.Kind, sent: [String: JSONValue]?, server: [String: JSONValue]) -> Bool {
-        guard kind != .delete, let sent, !ServerRecord.isDeleted(server) else { return false }
-        return ServerRecord.content(server) == ServerRecord.content(sent)
+    static func sayTheSame(kind: PendingOperation.Kind, sent: [String: JSONValue]?, server: ServerRecord) -> Bool {
+        guard kind != .delete, let sent, !server.deleted else { return false }
+        return server.content == ServerRecord.content(sent)
     }
 }

@@ -52,11 +52,11 @@ struct Pusher {
     var checkpointInterval = 200
 
     private struct Pending {
-        var writeBacks: [String: [[String: JSONValue]]] = [:]
+        var writeBacks: [String: [ServerRecord]] = [:]
         /// The write-backs encoded and written into spare files ahead of the checkpoint, by table.
         var stagedWriteBacks: [String: EncodedRecords] = [:]
         var sentFiles: [String: [String: SentFile]] = [:]
-        var serverCopies: [String: [[String: JSONValue]]] = [:]
+        var serverCopies: [String: [ServerRecord]] = [:]
         var removals: [String: [String]] = [:]
         var done: Set<Int64> = []
         var isEmpty: Bool { done.isEmpty }
@@ -425,8 +425,8 @@ struct Pusher {
     /// Under `client-wins`, a conflict with a live server copy is settled by sending the operation again on the
     /// server's version (an insert becomes an update).
     private func clientWinsRetry(_ outgoing: OutgoingOperation, _ outcome: PushOutcome) -> OutgoingOperation? {
-        guard policy == .clientWins, case .conflict(_, let server) = outcome, let server, !ServerRecord.isDeleted(server),
-              let serverVersion = server[SystemProperty.version]?.stringValue else { return nil }
+        guard policy == .clientWins, case .conflict(_, let server) = outcome, let server, !server.deleted,
+              let serverVersion = server.version else { return nil }
         var retried = outgoing
         if retried.operation.kind == .insert { retried.operation.kind = .update }
         retried.baseVersion = serverVersion
@@ -452,14 +452,14 @@ struct Pusher {
             if policy == .serverWins {
                 report.settledByPolicy += 1
                 pending.done.insert(operation.sequence)
-                if let server, !ServerRecord.isDeleted(server) {
+                if let server, !server.deleted {
                     pending.serverCopies[operation.table, default: []].append(server)
                 } else {
                     pending.removals[operation.table, default: []].append(operation.id)
                 }
                 return
             }
-            let reason = server == nil || ServerRecord.isDeleted(server!)
+            let reason = server?.deleted != false
                 ? "the record was deleted on the server"
                 : "the server's copy changed since version \(operation.baseVersion ?? "(none: the id exists on the server)")"
             try await store.writeConflict(ConflictRecord(operation: operation, local: sent, server: server, status: status, reason: reason))

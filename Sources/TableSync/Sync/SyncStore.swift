@@ -29,7 +29,7 @@ protocol PushingStore: Actor {
     /// Keeps a conflict under `conflicts/`.
     func writeConflict(_ conflict: ConflictRecord) throws
     /// Writes records as the server has them and marks them synced; removes those in `removals`.
-    func applySynced(table: String, records: [[String: JSONValue]], removals: [String],
+    func applySynced(table: String, records: [ServerRecord], removals: [String],
                      guard localGuard: SyncedRecordWriter.LocalGuard) throws -> SyncedRecordWriter.Outcome
     /// ``applySynced(table:records:removals:guard:)`` with the records encoded, and perhaps staged, already.
     func applySynced(table: String, encoded: EncodedRecords, removals: [String],

@@ -16,10 +16,12 @@ struct Undeleter {
         for operation in operations where operation.undelete {
             let client = try await connection.client(table: operation.table)
             let response = try await client.undelete(table: operation.table, id: operation.id, baseVersion: operation.baseVersion)
-            let server = (try? JSONParser.parse(response.body)).flatMap { try? ServerRecord.check($0, requireUpdatedAt: false) }
+            let server = (try? JSONParser.parse(response.body)).flatMap {
+                try? ServerRecord(validating: $0, requireUpdatedAt: false)
+            }
             switch response.status {
             case 200..<300:
-                guard let version = server?[SystemProperty.version]?.stringValue else {
+                guard let version = server?.version else {
                     throw SyncError.malformedResponse(url: client.http.baseURL + TablePath.record(table: operation.table, id: operation.id),
                                                       reason: "the record brought back has no version")
                 }

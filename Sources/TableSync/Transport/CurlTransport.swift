@@ -201,12 +201,15 @@ private final class Transfer: @unchecked Sendable {
                 tablesync_curl_set_pointer(easy, CURLOPT_POSTFIELDS, requestBody.baseAddress)
             }
         }
+        // A callback without its transfer takes nothing, which makes libcurl end the transfer with an error.
         tablesync_curl_set_write_function(easy, CURLOPT_WRITEFUNCTION) { data, size, count, context in
-            Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue().receiveBody(data, size * count)
+            guard let context else { return 0 }
+            return Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue().receiveBody(data, size * count)
         }
         tablesync_curl_set_pointer(easy, CURLOPT_WRITEDATA, context)
         tablesync_curl_set_write_function(easy, CURLOPT_HEADERFUNCTION) { data, size, count, context in
-            Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue().receiveHeader(data, size * count)
+            guard let context else { return 0 }
+            return Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue().receiveHeader(data, size * count)
         }
         tablesync_curl_set_pointer(easy, CURLOPT_HEADERDATA, context)
     }
