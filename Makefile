@@ -2,7 +2,7 @@
 SWIFT ?= swift
 BUILD_FLAGS ?=
 
-.PHONY: all build test stress fuzz demo bench bench-scale bench-smoke deps clean
+.PHONY: all build test lint format stress fuzz demo bench bench-scale bench-smoke deps clean
 
 all: build
 
@@ -14,6 +14,13 @@ build: deps
 
 test: deps
 	@scripts/run-tests.sh
+
+# The code as swift-format writes it (.swift-format: 4 spaces, 120 columns); CI runs it before the tests.
+lint:
+	$(SWIFT) format lint --strict --recursive --parallel Package.swift Sources Tests examples
+
+format:
+	$(SWIFT) format --in-place --recursive --parallel Package.swift Sources Tests examples
 
 stress: deps
 	@scripts/stress.sh

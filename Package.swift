@@ -12,7 +12,7 @@ let package = Package(
         .executable(name: "tablesync", targets: ["tablesync"]),
         .library(name: "TableSyncServer", targets: ["TableSyncServer"]),
         .library(name: "GzipCompression", targets: ["GzipCompression"]),
-        .executable(name: "tablesync-server", targets: ["tablesync-server"]),
+        .executable(name: "tablesync-server", targets: ["tablesync-server"])
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -34,7 +34,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         // `swift package generate-documentation --target TableSync` (the DocC catalogue in Sources/TableSync).
-        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0")
     ],
     targets: [
         .target(name: "SyncProtocol"),
@@ -59,7 +59,7 @@ let package = Package(
                 "GzipCompression",
                 .target(name: "CCurl", condition: .when(platforms: [.linux])),
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log")
             ]
         ),
         .executableTarget(
@@ -67,7 +67,7 @@ let package = Package(
             dependencies: [
                 "TableSync",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log")
             ]
         ),
         // gzip over zlib, shared by the server and the client; no Foundation.
@@ -89,7 +89,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "JWTKit", package: "jwt-kit")
             ]
         ),
         .executableTarget(
@@ -99,7 +99,7 @@ let package = Package(
                 // The process's heap policy (ServerHeapPolicy).
                 "CFileSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log")
             ]
         ),
         // The seed tutorial's TodoItem app on the public library API alone (examples/TodoApp).
@@ -116,7 +116,7 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // Signs the JWTs whose checking A1 measures.
                 .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto")
             ]
         ),
         // Helpers every test target shares: temporary directories, seeded randomness, processes, a live server.
@@ -132,7 +132,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 // Tokens signed as an identity provider signs them (TestTokenIssuer).
                 .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto")
             ],
             path: "Tests/TestSupport"
         ),
@@ -145,11 +145,11 @@ let package = Package(
                 "GzipCompression",
                 "TestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "JWTKit", package: "jwt-kit")
             ]
         ),
         // `tablesync` too: the CLI's pure rules (progress figures) are tested in process.
-        .testTarget(name: "TableSyncTests", dependencies: ["TableSync", "tablesync", "GzipCompression", "TestSupport"]),
+        .testTarget(name: "TableSyncTests", dependencies: ["TableSync", "tablesync", "GzipCompression", "TestSupport"])
     ],
     swiftLanguageModes: [.v6]
 )

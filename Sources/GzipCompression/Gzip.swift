@@ -24,8 +24,9 @@ public enum Gzip {
     public static func compress(_ input: [UInt8], level: Int32 = defaultLevel) throws(GzipError) -> [UInt8] {
         var stream = z_stream()
         // windowBits 15 + 16 asks zlib for a gzip header and trailer instead of a zlib wrapper.
-        let status = deflateInit2_(&stream, max(0, min(9, level)), Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY,
-                                   zlibVersion(), Int32(MemoryLayout<z_stream>.size))
+        let status = deflateInit2_(
+            &stream, max(0, min(9, level)), Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY,
+            zlibVersion(), Int32(MemoryLayout<z_stream>.size))
         guard status == Z_OK else { throw GzipError.zlib(code: status, operation: "deflateInit2") }
         defer { deflateEnd(&stream) }
 
@@ -82,7 +83,9 @@ public enum Gzip {
                 case Z_STREAM_END:
                     guard stream.avail_in > 0 else { return }
                     // Another gzip member follows.
-                    guard inflateReset(&stream) == Z_OK else { throw GzipError.zlib(code: result, operation: "inflateReset") }
+                    guard inflateReset(&stream) == Z_OK else {
+                        throw GzipError.zlib(code: result, operation: "inflateReset")
+                    }
                 case Z_OK:
                     continue
                 case Z_BUF_ERROR:

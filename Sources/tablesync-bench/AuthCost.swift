@@ -34,38 +34,51 @@ struct AuthCostBenchmark {
         try Data("\(staticToken) bench\n".utf8).write(to: URL(fileURLWithPath: directory + "/tokens"))
         let sharedKey = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
         try Data(sharedKey.utf8).write(to: URL(fileURLWithPath: directory + "/jwt-key"))
-        let rsa = try JWTKit.Insecure.RSA.PrivateKey(pem: try _RSA.Signing.PrivateKey(keySize: .bits2048).pemRepresentation)
+        let rsa = try JWTKit.Insecure.RSA.PrivateKey(
+            pem: try _RSA.Signing.PrivateKey(keySize: .bits2048).pemRepresentation)
         let (modulus, exponent) = try rsa.publicKey.getKeyPrimitives()
-        let jwks = #"{"keys":[{"kty":"RSA","kid":"bench","alg":"RS256","n":"\#(Self.base64URL(modulus))","e":"\#(Self.base64URL(exponent))"}]}"#
+        let jwks =
+            #"{"keys":[{"kty":"RSA","kid":"bench","alg":"RS256","n":"\#(Self.base64URL(modulus))","e":"\#(Self.base64URL(exponent))"}]}"#
         try Data(jwks.utf8).write(to: URL(fileURLWithPath: directory + "/jwks.json"))
 
-        let claims = Claims(exp: ExpirationClaim(value: Date().addingTimeInterval(3600)), iss: IssuerClaim(value: Self.issuer),
-                            aud: AudienceClaim(value: [Self.audience]), sub: SubjectClaim(value: "bench"))
-        let hs256 = try await JWTKeyCollection().add(hmac: HMACKey(from: Array(sharedKey.utf8)), digestAlgorithm: .sha256).sign(claims)
-        let rs256 = try await JWTKeyCollection().add(rsa: rsa, digestAlgorithm: .sha256, kid: "bench").sign(claims, kid: "bench")
+        let claims = Claims(
+            exp: ExpirationClaim(value: Date().addingTimeInterval(3600)), iss: IssuerClaim(value: Self.issuer),
+            aud: AudienceClaim(value: [Self.audience]), sub: SubjectClaim(value: "bench"))
+        let hs256 = try await JWTKeyCollection().add(
+            hmac: HMACKey(from: Array(sharedKey.utf8)), digestAlgorithm: .sha256
+        ).sign(claims)
+        let rs256 = try await JWTKeyCollection().add(rsa: rsa, digestAlgorithm: .sha256, kid: "bench").sign(
+            claims, kid: "bench")
         let credentials = [("static token", staticToken), ("HS256 JWT", hs256), ("RS256 JWT", rs256)]
 
         let server = try ServerProcess(
-            executable: binaries + "/tablesync-server", database: "sqlite:" + directory + "/auth.sqlite", tables: ["pages", "batches"],
+            executable: binaries + "/tablesync-server", database: "sqlite:" + directory + "/auth.sqlite",
+            tables: ["pages", "batches"],
             logFile: directory + "/server.log",
-            options: ["--tokens-file", directory + "/tokens", "--jwt-hs256-key-file", directory + "/jwt-key", "--jwt-jwks", directory + "/jwks.json",
-                      "--jwt-issuer", Self.issuer, "--jwt-audience", Self.audience])
+            options: [
+                "--tokens-file", directory + "/tokens", "--jwt-hs256-key-file", directory + "/jwt-key", "--jwt-jwks",
+                directory + "/jwks.json",
+                "--jwt-issuer", Self.issuer, "--jwt-audience", Self.audience
+            ])
         defer { server.stop() }
         let connections = try credentials.map { _ in try PageConnection(port: server.port) }
         let seed = try PageConnection(port: server.port)
         for part in 0..<2 {
-            _ = try seed.request("POST", "/batch", headers: ["Authorization: Bearer \(staticToken)"],
-                              body: Self.batch(table: "pages", ids: (part * 500..<(part + 1) * 500).map { "p\($0)" }))
+            _ = try seed.request(
+                "POST", "/batch", headers: ["Authorization: Bearer \(staticToken)"],
+                body: Self.batch(table: "pages", ids: (part * 500..<(part + 1) * 500).map { "p\($0)" }))
         }
 
         var pages = [[Double]](repeating: [], count: credentials.count)
         var batches = [[Double]](repeating: [], count: credentials.count)
         for sample in -2..<samples {
             for (index, credential) in credentials.enumerated() {
-                let (seconds, body) = try connections[index].request("GET", "/tables/pages?$top=\(Self.pageRecords)",
-                                                                  headers: ["Authorization: Bearer \(credential.1)"])
+                let (seconds, body) = try connections[index].request(
+                    "GET", "/tables/pages?$top=\(Self.pageRecords)",
+                    headers: ["Authorization: Bearer \(credential.1)"])
                 guard try JSONParser.parse(body)["items"]?.arrayValue?.count == Self.pageRecords else {
-                    throw BenchError(what: "A1", detail: "a page with the \(credential.0) did not hold \(Self.pageRecords) records")
+                    throw BenchError(
+                        what: "A1", detail: "a page with the \(credential.0) did not hold \(Self.pageRecords) records")
                 }
                 if sample >= 0 { pages[index].append(seconds * 1_000) }
             }
@@ -73,10 +86,13 @@ struct AuthCostBenchmark {
         for sample in -1..<samples {
             for (index, credential) in credentials.enumerated() {
                 let ids = (0..<Self.batchOperations).map { "b\(sample + 1)-\(index)-\($0)" }
-                let (seconds, body) = try connections[index].request("POST", "/batch", headers: ["Authorization: Bearer \(credential.1)"],
-                                                                  body: Self.batch(table: "batches", ids: ids))
-                guard let results = try JSONParser.parse(body)["results"]?.arrayValue, results.count == Self.batchOperations,
-                      results.allSatisfy({ $0["status"] == 201 }) else {
+                let (seconds, body) = try connections[index].request(
+                    "POST", "/batch", headers: ["Authorization: Bearer \(credential.1)"],
+                    body: Self.batch(table: "batches", ids: ids))
+                guard let results = try JSONParser.parse(body)["results"]?.arrayValue,
+                    results.count == Self.batchOperations,
+                    results.allSatisfy({ $0["status"] == 201 })
+                else {
                     throw BenchError(what: "A1", detail: "a batch with the \(credential.0) was not stored whole")
                 }
                 if sample >= 0 { batches[index].append(seconds * 1_000) }
@@ -84,12 +100,18 @@ struct AuthCostBenchmark {
         }
         var rows: [ResultRow] = []
         for (index, credential) in credentials.enumerated().dropFirst() {
-            rows.append(ResultRow(id: "A1", what: "page of \(Self.pageRecords) records, \(credential.0)", unit: "ms", value: Sample(pages[index]),
-                                  baselineName: "the same page, static token", baseline: Sample(pages[0]), target: "≤ 1.1×",
-                                  met: Sample(pages[index]).median / Sample(pages[0]).median <= 1.1))
-            rows.append(ResultRow(id: "A1", what: "batch of \(Self.batchOperations) inserts, \(credential.0)", unit: "ms", value: Sample(batches[index]),
-                                  baselineName: "the same batch, static token", baseline: Sample(batches[0]), target: "≤ 1.1×",
-                                  met: Sample(batches[index]).median / Sample(batches[0]).median <= 1.1))
+            rows.append(
+                ResultRow(
+                    id: "A1", what: "page of \(Self.pageRecords) records, \(credential.0)", unit: "ms",
+                    value: Sample(pages[index]),
+                    baselineName: "the same page, static token", baseline: Sample(pages[0]), target: "≤ 1.1×",
+                    met: Sample(pages[index]).median / Sample(pages[0]).median <= 1.1))
+            rows.append(
+                ResultRow(
+                    id: "A1", what: "batch of \(Self.batchOperations) inserts, \(credential.0)", unit: "ms",
+                    value: Sample(batches[index]),
+                    baselineName: "the same batch, static token", baseline: Sample(batches[0]), target: "≤ 1.1×",
+                    met: Sample(batches[index]).median / Sample(batches[0]).median <= 1.1))
         }
         return rows
     }
@@ -97,7 +119,10 @@ struct AuthCostBenchmark {
     /// A batch inserting a record of about 500 bytes under each of `ids` into `table`.
     static func batch(table: String, ids: [String]) -> [UInt8] {
         let operations = ids.map { id in
-            JSONValue.object(["op": "insert", "table": .string(table), "item": ["id": .string(id), "text": .string(ServerPagesBenchmark.filler)]])
+            JSONValue.object([
+                "op": "insert", "table": .string(table),
+                "item": ["id": .string(id), "text": .string(ServerPagesBenchmark.filler)]
+            ])
         }
         return CanonicalJSON.encode(.object(["operations": .array(operations)]), style: .compact)
     }

@@ -10,7 +10,10 @@ struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tablesync-bench",
         abstract: "TableSync's benchmarks, each figure beside a baseline measured in the same run.",
-        subcommands: [RunCommand.self, ServerPagesCommand.self, StockPullCommand.self, MarkdownCommand.self, DirtyWriterCommand.self],
+        subcommands: [
+            RunCommand.self, ServerPagesCommand.self, StockPullCommand.self, MarkdownCommand.self,
+            DirtyWriterCommand.self
+        ],
         defaultSubcommand: RunCommand.self
     )
 }
@@ -37,20 +40,31 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Runs of each benchmark.") var runs = 3
     @Flag(help: "Run A1 (the cost of checking a JWT) alone.")
     var authOnly = false
-    @Option(help: "Run C1 alone: the push's processor time per update against the tablesync binaries in this directory.")
+    @Option(
+        help: "Run C1 alone: the push's processor time per update against the tablesync binaries in this directory.")
     var pushProcessorBaseline: String?
 
     func validate() throws {
-        guard records >= 10, runs >= 1 else { throw ValidationError("--records must be at least 10 and --runs at least 1") }
-        guard smallRecords >= 1, smallRecords <= records else { throw ValidationError("--small-records must be 1 … --records") }
-        guard pushRecords >= 1, pushRecords <= smallRecords, pushRecords * 2 <= records, editedFiles >= 1, editedFiles <= records else {
-            throw ValidationError("--push-records must be 1 … --small-records and at most half of --records, --edited-files 1 … --records")
+        guard records >= 10, runs >= 1 else {
+            throw ValidationError("--records must be at least 10 and --runs at least 1")
+        }
+        guard smallRecords >= 1, smallRecords <= records else {
+            throw ValidationError("--small-records must be 1 … --records")
+        }
+        guard pushRecords >= 1, pushRecords <= smallRecords, pushRecords * 2 <= records, editedFiles >= 1,
+            editedFiles <= records
+        else {
+            throw ValidationError(
+                "--push-records must be 1 … --small-records and at most half of --records, --edited-files 1 … --records"
+            )
         }
         guard slowLinkPushRecords >= 1, slowLinkPushRecords <= smallRecords, slowLinkDelayMs >= 0 else {
-            throw ValidationError("--slow-link-push-records must be 1 … --small-records, --slow-link-delay-ms at least 0")
+            throw ValidationError(
+                "--slow-link-push-records must be 1 … --small-records, --slow-link-delay-ms at least 0")
         }
         guard busyDiskEdits >= 3, busyDiskMegabytes >= 16 else {
-            throw ValidationError("--busy-disk-edits must be at least 3 (fewer never use syncfs), --busy-disk-megabytes at least 16")
+            throw ValidationError(
+                "--busy-disk-edits must be at least 3 (fewer never use syncfs), --busy-disk-megabytes at least 16")
         }
         guard changedRecords >= 1, changedRecords * runs <= records else {
             throw ValidationError("--changed-records × --runs must be at most --records")
@@ -105,7 +119,9 @@ struct MarkdownCommand: AsyncParsableCommand {
     func run() async throws {
         let bytes = try Data(contentsOf: URL(fileURLWithPath: results))
         let json = try JSONParser.parse(Array(bytes))
-        print("\(json["machine"]?.stringValue ?? ""); \(json["records"]?.integerValue ?? 0) records, \(json["runs"]?.integerValue ?? 0) runs each; \(json["date"]?.stringValue ?? "")\n")
+        print(
+            "\(json["machine"]?.stringValue ?? ""); \(json["records"]?.integerValue ?? 0) records, \(json["runs"]?.integerValue ?? 0) runs each; \(json["date"]?.stringValue ?? "")\n"
+        )
         print(ResultTable.markdown(json))
         for note in json["notes"]?.arrayValue ?? [] { print("\nnote: \(note.stringValue ?? "")") }
     }

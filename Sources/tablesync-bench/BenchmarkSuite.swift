@@ -76,10 +76,12 @@ struct BenchmarkSuite {
 
         let database = work + "/server.sqlite"
         progress("seeding the server with \(records) + \(configuration.smallRecords) records")
-        try await ServerSeeder.seed(database: database, tables: [(Self.mainTable, records), (Self.smallTable, configuration.smallRecords)],
-                                    dataSet: dataSet)
-        let server = try ServerProcess(executable: configuration.binaries + "/tablesync-server", database: "sqlite:" + database,
-                                       tables: [Self.mainTable, Self.smallTable], logFile: work + "/server.log")
+        try await ServerSeeder.seed(
+            database: database, tables: [(Self.mainTable, records), (Self.smallTable, configuration.smallRecords)],
+            dataSet: dataSet)
+        let server = try ServerProcess(
+            executable: configuration.binaries + "/tablesync-server", database: "sqlite:" + database,
+            tables: [Self.mainTable, Self.smallTable], logFile: work + "/server.log")
         defer { server.stop() }
         let store = work + "/store"
         try measureInitialPull(server: server, store: store)
@@ -99,7 +101,8 @@ struct BenchmarkSuite {
         try await measureCloneFirstSync(store: store, database: database)
         try await measureAuthCost()
         results.notes.append("load average at the end: \(Machine.loadAverage()) (other processes share this machine)")
-        results.rows = results.rows.enumerated().sorted { ($0.element.id, $0.offset) < ($1.element.id, $1.offset) }.map(\.element)
+        results.rows = results.rows.enumerated().sorted { ($0.element.id, $0.offset) < ($1.element.id, $1.offset) }.map(
+            \.element)
         return results
     }
 
@@ -108,8 +111,11 @@ struct BenchmarkSuite {
     private mutating func measureAuthCost() async throws {
         progress("A1: a page and a batch with a static token, an HS256 JWT and an RS256 JWT")
         let samples = max(10, runs * 10)
-        results.rows += try await AuthCostBenchmark(binaries: configuration.binaries, work: work, samples: samples).run()
-        results.notes.append("A1: \(samples) requests per credential after 2 (pages) and 1 (batches) unmeasured, interleaved, on SQLite; every request's token is checked anew")
+        results.rows += try await AuthCostBenchmark(binaries: configuration.binaries, work: work, samples: samples)
+            .run()
+        results.notes.append(
+            "A1: \(samples) requests per credential after 2 (pages) and 1 (batches) unmeasured, interleaved, on SQLite; every request's token is checked anew"
+        )
     }
 
     // MARK: - P0
@@ -118,7 +124,8 @@ struct BenchmarkSuite {
         let codable = served.map(CodableRecord.init)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        var canonical: [Double] = [], foundation: [Double] = []
+        var canonical: [Double] = []
+        var foundation: [Double] = []
         var checksum = 0
         for _ in 0..<runs {
             var start = Clock.now()
@@ -129,34 +136,47 @@ struct BenchmarkSuite {
             foundation.append(Double(records) / (Clock.now() - start))
         }
         let ratio = Sample(canonical).median / Sample(foundation).median
-        results.rows.append(ResultRow(id: "P0", what: "CanonicalJSON.encode, one record file each", unit: "records/s",
-                                      value: Sample(canonical), baselineName: "JSONEncoder .prettyPrinted+.sortedKeys",
-                                      baseline: Sample(foundation), target: "≥ 1.0×", met: ratio >= 1))
-        results.notes.append("P0 encodes \(records) records per run (\(checksum / runs / 2) bytes of output each way, about)")
+        results.rows.append(
+            ResultRow(
+                id: "P0", what: "CanonicalJSON.encode, one record file each", unit: "records/s",
+                value: Sample(canonical), baselineName: "JSONEncoder .prettyPrinted+.sortedKeys",
+                baseline: Sample(foundation), target: "≥ 1.0×", met: ratio >= 1))
+        results.notes.append(
+            "P0 encodes \(records) records per run (\(checksum / runs / 2) bytes of output each way, about)")
     }
 
     // MARK: - P1, P4 at full size
 
     private mutating func measureInitialPull(server: ServerProcess, store: String) throws {
         // The files as the pull writes them: canonical, stamped with their synced marks.
-        let files = served.map { (name: RecordFileName.fileName(for: $0[SystemProperty.id]!.stringValue!), bytes: SyncedMark.stamped($0)) }
+        let files = served.map {
+            (name: RecordFileName.fileName(for: $0[SystemProperty.id]!.stringValue!), bytes: SyncedMark.stamped($0))
+        }
         let floor = DiskFloor(files: files, pageSize: Self.pullPageSize)
-        let floorDirectory = work + "/floor", stockStore = work + "/stock-store"
-        var floorRates: [Double] = [], pullRates: [Double] = [], stockRates: [Double] = [], memory: [Double] = []
+        let floorDirectory = work + "/floor"
+        let stockStore = work + "/stock-store"
+        var floorRates: [Double] = []
+        var pullRates: [Double] = []
+        var stockRates: [Double] = []
+        var memory: [Double] = []
         for run in 1...runs {
             // On the small table: at 50 records a page the SDKs' way takes minutes for the main one, and its rate
             // is set by the cost of a page, not by the size of the table.
             progress("P1 run \(run)/\(runs): SDK paging (ge + $skip, 50 a page), \(configuration.smallRecords) records")
             try freshStore(stockStore, remote: server.url, table: Self.smallTable)
-            let stock = try ChildProcess.run(configuration.binaries + "/tablesync-bench",
-                                             ["stock-pull", "-C", stockStore, Self.smallTable, "--query-id", Self.queryID])
+            let stock = try ChildProcess.run(
+                configuration.binaries + "/tablesync-bench",
+                ["stock-pull", "-C", stockStore, Self.smallTable, "--query-id", Self.queryID])
             stockRates.append(Double(configuration.smallRecords) / stock.seconds)
             try discard(stockStore)
 
             progress("P1 run \(run)/\(runs): disk floor")
             try discard(floorDirectory)
             try FileManager.default.createDirectory(atPath: floorDirectory, withIntermediateDirectories: true)
-            floorRates.append(Double(records) / (try floor.run(directory: floorDirectory + "/files", temporaryDirectory: floorDirectory + "/tmp")))
+            floorRates.append(
+                Double(records)
+                    / (try floor.run(directory: floorDirectory + "/files", temporaryDirectory: floorDirectory + "/tmp"))
+            )
             try discard(floorDirectory)
 
             progress("P1 run \(run)/\(runs): tablesync pull")
@@ -169,17 +189,24 @@ struct BenchmarkSuite {
         for index in [0, records / 2, records - 1] {
             let path = "\(store)/tables/\(Self.mainTable)/\(files[index].name)"
             guard FileManager.default.contents(atPath: path).map(Array.init) == files[index].bytes else {
-                throw BenchError(what: "P1", detail: "\(path) differs from the disk floor's bytes; the floor would not write the same files")
+                throw BenchError(
+                    what: "P1",
+                    detail: "\(path) differs from the disk floor's bytes; the floor would not write the same files")
             }
         }
-        let pull = Sample(pullRates), floorSample = Sample(floorRates)
-        results.rows.append(ResultRow(id: "P1", what: "initial pull, tablesync pull (\(records) records)", unit: "records/s",
-                                      value: pull, baselineName: "disk floor: same files, same fsync scheme",
-                                      baseline: floorSample, target: "≥ 15,000/s, ≥ 0.75×",
-                                      met: pull.median >= 15_000 && pull.median / floorSample.median >= 0.75))
-        results.rows.append(ResultRow(id: "P1", what: "initial pull, tablesync pull (\(records) records)", unit: "records/s",
-                                      value: pull, baselineName: "SDK mode: ge + $skip, 50/page (small table)",
-                                      baseline: Sample(stockRates), target: nil, met: nil))
+        let pull = Sample(pullRates)
+        let floorSample = Sample(floorRates)
+        results.rows.append(
+            ResultRow(
+                id: "P1", what: "initial pull, tablesync pull (\(records) records)", unit: "records/s",
+                value: pull, baselineName: "disk floor: same files, same fsync scheme",
+                baseline: floorSample, target: "≥ 15,000/s, ≥ 0.75×",
+                met: pull.median >= 15_000 && pull.median / floorSample.median >= 0.75))
+        results.rows.append(
+            ResultRow(
+                id: "P1", what: "initial pull, tablesync pull (\(records) records)", unit: "records/s",
+                value: pull, baselineName: "SDK mode: ge + $skip, 50/page (small table)",
+                baseline: Sample(stockRates), target: nil, met: nil))
         initialPullRates = pull
         initialPullMemory = Sample(memory)
     }
@@ -196,12 +223,16 @@ struct BenchmarkSuite {
         }
         try discard(store)
         let small = Sample(memory)
-        results.rows.append(ResultRow(id: "P4", what: "peak RSS of tablesync pull, \(configuration.smallRecords) records", unit: "MB",
-                                      value: small, target: "≤ 150 MB", met: small.max <= 150))
-        results.rows.append(ResultRow(id: "P4", what: "peak RSS of tablesync pull, \(records) records", unit: "MB",
-                                      value: initialPullMemory, baselineName: "the same at \(configuration.smallRecords) records",
-                                      baseline: small, target: "≤ 150 MB, ≤ 1.25×",
-                                      met: initialPullMemory.max <= 150 && initialPullMemory.median / small.median <= 1.25))
+        results.rows.append(
+            ResultRow(
+                id: "P4", what: "peak RSS of tablesync pull, \(configuration.smallRecords) records", unit: "MB",
+                value: small, target: "≤ 150 MB", met: small.max <= 150))
+        results.rows.append(
+            ResultRow(
+                id: "P4", what: "peak RSS of tablesync pull, \(records) records", unit: "MB",
+                value: initialPullMemory, baselineName: "the same at \(configuration.smallRecords) records",
+                baseline: small, target: "≤ 150 MB, ≤ 1.25×",
+                met: initialPullMemory.max <= 150 && initialPullMemory.median / small.median <= 1.25))
     }
 
     // MARK: - P5
@@ -214,30 +245,41 @@ struct BenchmarkSuite {
         try expect(pull, member: "written", equals: records)
         let counts = proxy.counts
         results.rows.append(Self.wireRow(what: "initial pull", counts: counts, records: served, direction: "pulled"))
-        results.notes.append("P5 counts every byte through a TCP proxy on loopback (headers included; one run, not timed): pull \(counts.toServer) B to the server, \(counts.toClient) B back")
+        results.notes.append(
+            "P5 counts every byte through a TCP proxy on loopback (headers included; one run, not timed): pull \(counts.toServer) B to the server, \(counts.toClient) B back"
+        )
     }
 
     /// A P5 row: the bytes through the proxy both ways against the compact JSON of the records moved.
-    private static func wireRow(what: String, counts: (toServer: Int, toClient: Int), records: [[String: JSONValue]],
-                                direction: String) -> ResultRow {
+    private static func wireRow(
+        what: String, counts: (toServer: Int, toClient: Int), records: [[String: JSONValue]],
+        direction: String
+    ) -> ResultRow {
         let raw = records.reduce(0) { $0 + CanonicalJSON.encode(.object($1), style: .compact).count }
-        let wire = Double(counts.toServer + counts.toClient) / 1_000_000, rawMB = Double(raw) / 1_000_000
-        return ResultRow(id: "P5", what: "bytes on the wire, \(what) (both ways)", unit: "MB", value: Sample([wire]),
-                         baselineName: "compact JSON of the records \(direction)", baseline: Sample([rawMB]),
-                         target: "≤ 0.3×", met: wire / rawMB <= 0.3)
+        let wire = Double(counts.toServer + counts.toClient) / 1_000_000
+        let rawMB = Double(raw) / 1_000_000
+        return ResultRow(
+            id: "P5", what: "bytes on the wire, \(what) (both ways)", unit: "MB", value: Sample([wire]),
+            baselineName: "compact JSON of the records \(direction)", baseline: Sample([rawMB]),
+            target: "≤ 0.3×", met: wire / rawMB <= 0.3)
     }
 
     private mutating func measurePushWire(proxy: LinkProxy, store: String) throws {
         progress("P5: push of \(configuration.pushRecords) updates through the counting proxy")
         // The last records of the main table: the pushes of P2's store never touch them.
-        let sent = try editRecords(store: store, table: Self.mainTable, indexes: (records - configuration.pushRecords)..<records) {
+        let sent = try editRecords(
+            store: store, table: Self.mainTable, indexes: (records - configuration.pushRecords)..<records
+        ) {
             $0["quantity"] = .integer(4_000_000)
         }
         proxy.reset()
         let push = try tablesync(["-C", store, "push", "--json"])
         try expect(push, member: "applied", equals: configuration.pushRecords)
         let counts = proxy.counts
-        results.rows.append(Self.wireRow(what: "push of \(configuration.pushRecords) updates", counts: counts, records: sent, direction: "pushed"))
+        results.rows.append(
+            Self.wireRow(
+                what: "push of \(configuration.pushRecords) updates", counts: counts, records: sent, direction: "pushed"
+            ))
         results.notes.append("P5 push: \(counts.toServer) B to the server, \(counts.toClient) B back")
     }
 
@@ -251,34 +293,43 @@ struct BenchmarkSuite {
         // The commit holds the whole store as `git add -A` would; this first status also takes the files' `stat`
         // data into git's index.
         let unchanged = try git.run(["status", "--porcelain"]).standardOutput
-        guard unchanged.isEmpty else { throw BenchError(what: "P2", detail: "git status after the commit: \(unchanged.prefix(500))") }
+        guard unchanged.isEmpty else {
+            throw BenchError(what: "P2", detail: "git status after the commit: \(unchanged.prefix(500))")
+        }
         _ = try editRecords(store: store, table: Self.mainTable, indexes: 0..<configuration.editedFiles) { record in
             record["title"] = .string((record["title"]?.stringValue ?? "") + " (edited)")
         }
         // Warm: both read a warm page cache.
         try git.run(["status", "--porcelain"])
         try tablesync(["-C", store, "status", "--json"])
-        var gitTimes: [Double] = [], statusTimes: [Double] = []
+        var gitTimes: [Double] = []
+        var statusTimes: [Double] = []
         for run in 1...runs {
             progress("P2 run \(run)/\(runs)")
             let gitStatus = try git.run(["status", "--porcelain"])
             let changed = gitStatus.standardOutput.split(separator: "\n").count
             guard changed == configuration.editedFiles else {
-                throw BenchError(what: "P2", detail: "git status lists \(changed) changes, expected \(configuration.editedFiles)")
+                throw BenchError(
+                    what: "P2", detail: "git status lists \(changed) changes, expected \(configuration.editedFiles)")
             }
             gitTimes.append(gitStatus.seconds)
             let status = try tablesync(["-C", store, "status", "--json"])
             let edits = try JSONParser.parse(status.standardOutput)["handEdits"]?.arrayValue?.count ?? -1
             guard edits == configuration.editedFiles else {
-                throw BenchError(what: "P2", detail: "tablesync status lists \(edits) hand edits, expected \(configuration.editedFiles)")
+                throw BenchError(
+                    what: "P2",
+                    detail: "tablesync status lists \(edits) hand edits, expected \(configuration.editedFiles)")
             }
             statusTimes.append(status.seconds)
         }
         try git.run(["checkout", "-q", "--", "tables"])
-        let status = Sample(statusTimes), gitSample = Sample(gitTimes)
-        results.rows.append(ResultRow(id: "P2", what: "tablesync status, \(configuration.editedFiles) files edited of \(records)", unit: "s",
-                                      value: status, baselineName: "git status on the same tree, index warm",
-                                      baseline: gitSample, target: "≤ 1.0×", met: status.median <= gitSample.median))
+        let status = Sample(statusTimes)
+        let gitSample = Sample(gitTimes)
+        results.rows.append(
+            ResultRow(
+                id: "P2", what: "tablesync status, \(configuration.editedFiles) files edited of \(records)", unit: "s",
+                value: status, baselineName: "git status on the same tree, index warm",
+                baseline: gitSample, target: "≤ 1.0×", met: status.median <= gitSample.median))
     }
 
     // MARK: - P3
@@ -289,29 +340,44 @@ struct BenchmarkSuite {
     private mutating func measurePush(server: ServerProcess) throws {
         let store = work + "/push-store"
         try freshStore(store, remote: server.url, table: Self.smallTable)
-        try expect(try tablesync(["-C", store, "pull", Self.smallTable, "--json"]), member: "written", equals: configuration.smallRecords)
+        try expect(
+            try tablesync(["-C", store, "pull", Self.smallTable, "--json"]), member: "written",
+            equals: configuration.smallRecords)
         let measured = try pushRuns(store: store, count: configuration.pushRecords, label: "P3", firstValue: 2_000_000)
-        let single = measured.rates[.onePerOperation]!, batched = measured.rates[.batched]!
+        let single = measured.rates[.onePerOperation]!
+        let batched = measured.rates[.batched]!
         let count = configuration.pushRecords
         loopbackBatchedPushRates = batched
-        results.rows.append(ResultRow(id: "P3", what: "push \(count) updates, one request each", unit: "ops/s",
-                                      value: single, target: nil, met: nil))
-        results.rows.append(ResultRow(id: "P3", what: "push \(count) updates, batched", unit: "ops/s",
-                                      value: batched, baselineName: "one request per operation", baseline: single,
-                                      target: "≥ 20×, ≥ 5,000/s", met: batched.median / single.median >= 20 && batched.median >= 5_000))
+        results.rows.append(
+            ResultRow(
+                id: "P3", what: "push \(count) updates, one request each", unit: "ops/s",
+                value: single, target: nil, met: nil))
+        results.rows.append(
+            ResultRow(
+                id: "P3", what: "push \(count) updates, batched", unit: "ops/s",
+                value: batched, baselineName: "one request per operation", baseline: single,
+                target: "≥ 20×, ≥ 5,000/s", met: batched.median / single.median >= 20 && batched.median >= 5_000))
         // The floor over the single route is the most any push of these edits could show on this machine.
         let floor = try measurePushDiskFloor(store: store, count: count)
-        results.rows.append(ResultRow(id: "P3", what: "push \(count) updates: disk floor (read, replace durably)", unit: "ops/s",
-                                      value: floor, baselineName: "one request per operation", baseline: single, target: nil, met: nil))
-        results.rows.append(ResultRow(id: "P3", what: "push \(count) updates, batched, against its disk floor", unit: "ops/s",
-                                      value: batched, baselineName: "disk floor: read each file, replace it durably",
-                                      baseline: floor, target: nil, met: nil))
-        results.rows.append(ResultRow(id: "P3", what: "push \(count) updates, batched: requests", unit: "requests",
-                                      value: measured.requests[.batched]!, baselineName: "one request per operation",
-                                      baseline: measured.requests[.onePerOperation]!, target: nil, met: nil))
-        results.rows.append(ResultRow(id: "P3", what: "push \(count) updates, batched: body bytes both ways", unit: "MB",
-                                      value: measured.bodyBytes[.batched]!, baselineName: "one request per operation",
-                                      baseline: measured.bodyBytes[.onePerOperation]!, target: nil, met: nil))
+        results.rows.append(
+            ResultRow(
+                id: "P3", what: "push \(count) updates: disk floor (read, replace durably)", unit: "ops/s",
+                value: floor, baselineName: "one request per operation", baseline: single, target: nil, met: nil))
+        results.rows.append(
+            ResultRow(
+                id: "P3", what: "push \(count) updates, batched, against its disk floor", unit: "ops/s",
+                value: batched, baselineName: "disk floor: read each file, replace it durably",
+                baseline: floor, target: nil, met: nil))
+        results.rows.append(
+            ResultRow(
+                id: "P3", what: "push \(count) updates, batched: requests", unit: "requests",
+                value: measured.requests[.batched]!, baselineName: "one request per operation",
+                baseline: measured.requests[.onePerOperation]!, target: nil, met: nil))
+        results.rows.append(
+            ResultRow(
+                id: "P3", what: "push \(count) updates, batched: body bytes both ways", unit: "MB",
+                value: measured.bodyBytes[.batched]!, baselineName: "one request per operation",
+                baseline: measured.bodyBytes[.onePerOperation]!, target: nil, met: nil))
         try discard(store)
     }
 
@@ -325,8 +391,11 @@ struct BenchmarkSuite {
             progress("P3 run \(run)/\(runs): disk floor of the push")
             try discard(floorDirectory)
             try FileManager.default.createDirectory(atPath: floorDirectory, withIntermediateDirectories: true)
-            try FileManager.default.copyItem(atPath: "\(store)/tables/\(Self.smallTable)", toPath: floorDirectory + "/files")
-            rates.append(Double(count) / (try floor.run(directory: floorDirectory + "/files", spareDirectory: floorDirectory + "/spares")))
+            try FileManager.default.copyItem(
+                atPath: "\(store)/tables/\(Self.smallTable)", toPath: floorDirectory + "/files")
+            rates.append(
+                Double(count)
+                    / (try floor.run(directory: floorDirectory + "/files", spareDirectory: floorDirectory + "/spares")))
         }
         try discard(floorDirectory)
         return Sample(rates)
@@ -340,39 +409,58 @@ struct BenchmarkSuite {
         let store = work + "/slow-link-store"
         // Pulled after P3's pushes, so its versions are the server's.
         try freshStore(store, remote: link.url, table: Self.smallTable)
-        try expect(try tablesync(["-C", store, "pull", Self.smallTable, "--json"]), member: "written", equals: configuration.smallRecords)
+        try expect(
+            try tablesync(["-C", store, "pull", Self.smallTable, "--json"]), member: "written",
+            equals: configuration.smallRecords)
         let count = configuration.slowLinkPushRecords
         let roundTrip = String(format: "%.0f ms", configuration.slowLinkDelay * 2_000)
-        let measured = try pushRuns(store: store, count: count, label: "P3 over a \(roundTrip) round trip", firstValue: 5_000_000)
-        let single = measured.rates[.onePerOperation]!, batched = measured.rates[.batched]!
-        results.rows.append(ResultRow(id: "P3", what: "push \(count) updates over a \(roundTrip) round trip, one request each", unit: "ops/s",
-                                      value: single, target: nil, met: nil))
-        results.rows.append(ResultRow(id: "P3", what: "push \(count) updates over a \(roundTrip) round trip, batched", unit: "ops/s",
-                                      value: batched, baselineName: "one request per operation, same link", baseline: single,
-                                      target: "≥ 20×", met: batched.median / single.median >= 20))
+        let measured = try pushRuns(
+            store: store, count: count, label: "P3 over a \(roundTrip) round trip", firstValue: 5_000_000)
+        let single = measured.rates[.onePerOperation]!
+        let batched = measured.rates[.batched]!
+        results.rows.append(
+            ResultRow(
+                id: "P3", what: "push \(count) updates over a \(roundTrip) round trip, one request each", unit: "ops/s",
+                value: single, target: nil, met: nil))
+        results.rows.append(
+            ResultRow(
+                id: "P3", what: "push \(count) updates over a \(roundTrip) round trip, batched", unit: "ops/s",
+                value: batched, baselineName: "one request per operation, same link", baseline: single,
+                target: "≥ 20×", met: batched.median / single.median >= 20))
         // The loopback push's size over the slow link, batched only (one request each would take minutes): what
         // the pipelined batches leave of the latency.
         let fullCount = configuration.pushRecords
-        let pipelined = try pushRuns(store: store, count: fullCount, label: "P3 over a \(roundTrip) round trip",
-                                     firstValue: 7_000_000, variants: [.batched]).rates[.batched]!
-        results.rows.append(ResultRow(id: "P3", what: "push \(fullCount) updates over a \(roundTrip) round trip, batched", unit: "ops/s",
-                                      value: pipelined, baselineName: "the same push on loopback", baseline: loopbackBatchedPushRates,
-                                      target: "≥ 0.9×", met: pipelined.median / loopbackBatchedPushRates.median >= 0.9))
+        let pipelined = try pushRuns(
+            store: store, count: fullCount, label: "P3 over a \(roundTrip) round trip",
+            firstValue: 7_000_000, variants: [.batched]
+        ).rates[.batched]!
+        results.rows.append(
+            ResultRow(
+                id: "P3", what: "push \(fullCount) updates over a \(roundTrip) round trip, batched", unit: "ops/s",
+                value: pipelined, baselineName: "the same push on loopback", baseline: loopbackBatchedPushRates,
+                target: "≥ 0.9×", met: pipelined.median / loopbackBatchedPushRates.median >= 0.9))
         try discard(store)
     }
 
     /// `runs` pushes of `count` hand edits of the small table's first records with each of `variants`, the
     /// variants alternating so that drift on a shared machine hits both alike.
-    private func pushRuns(store: String, count: Int, label: String, firstValue: Int64, variants: [PushVariant] = PushVariant.allCases)
-        throws -> (rates: [PushVariant: Sample], requests: [PushVariant: Sample], bodyBytes: [PushVariant: Sample]) {
-        var rates: [PushVariant: [Double]] = [:], requests: [PushVariant: [Double]] = [:], bodyBytes: [PushVariant: [Double]] = [:]
+    private func pushRuns(
+        store: String, count: Int, label: String, firstValue: Int64, variants: [PushVariant] = PushVariant.allCases
+    )
+        throws -> (rates: [PushVariant: Sample], requests: [PushVariant: Sample], bodyBytes: [PushVariant: Sample])
+    {
+        var rates: [PushVariant: [Double]] = [:]
+        var requests: [PushVariant: [Double]] = [:]
+        var bodyBytes: [PushVariant: [Double]] = [:]
         var value = firstValue
         for run in 1...runs {
             for variant in variants {
                 progress("\(label) run \(run)/\(runs): push of \(count) updates, \(variant.description)")
                 value += 1
                 let quantity = value
-                _ = try editRecords(store: store, table: Self.smallTable, indexes: 0..<count) { $0["quantity"] = .integer(quantity) }
+                _ = try editRecords(store: store, table: Self.smallTable, indexes: 0..<count) {
+                    $0["quantity"] = .integer(quantity)
+                }
                 let push = try tablesync(["-C", store, "push", "--json"] + variant.arguments)
                 try expect(push, member: "applied", equals: count)
                 rates[variant, default: []].append(Double(count) / push.seconds)
@@ -390,25 +478,35 @@ struct BenchmarkSuite {
     private mutating func measureNoChangeSync(store: String) throws {
         progress("P6: sync with nothing to do (one warm-up sync first)")
         try tablesync(["-C", store, "sync", "--json"])
-        var syncTimes: [Double] = [], statusTimes: [Double] = [], written: [Double] = []
+        var syncTimes: [Double] = []
+        var statusTimes: [Double] = []
+        var written: [Double] = []
         var writtenNames: [String] = []
         for run in 1...runs {
             progress("P6 run \(run)/\(runs)")
             statusTimes.append(try tablesync(["-C", store, "status", "--json"]).seconds)
             let before = TreeSnapshot(root: store, excluding: [".tablesync", ".git"])
             let sync = try tablesync(["-C", store, "sync", "--json"])
-            let changed = before.changedFiles(comparedWith: TreeSnapshot(root: store, excluding: [".tablesync", ".git"]))
+            let changed = before.changedFiles(
+                comparedWith: TreeSnapshot(root: store, excluding: [".tablesync", ".git"]))
             written.append(Double(changed.count))
             writtenNames += changed
             syncTimes.append(sync.seconds)
         }
-        let files = Sample(written), sync = Sample(syncTimes)
-        results.rows.append(ResultRow(id: "P6", what: "sync with nothing new: files written in the store", unit: "files",
-                                      value: files, target: "0", met: files.max == 0))
-        results.rows.append(ResultRow(id: "P6", what: "sync with nothing new: wall time (\(records) records)", unit: "s",
-                                      value: sync, baselineName: "tablesync status on the same clean store",
-                                      baseline: Sample(statusTimes), target: "≤ 1 s", met: sync.median <= 1))
-        if !writtenNames.isEmpty { results.notes.append("P6 wrote: \(Set(writtenNames).sorted().prefix(10).joined(separator: ", "))") }
+        let files = Sample(written)
+        let sync = Sample(syncTimes)
+        results.rows.append(
+            ResultRow(
+                id: "P6", what: "sync with nothing new: files written in the store", unit: "files",
+                value: files, target: "0", met: files.max == 0))
+        results.rows.append(
+            ResultRow(
+                id: "P6", what: "sync with nothing new: wall time (\(records) records)", unit: "s",
+                value: sync, baselineName: "tablesync status on the same clean store",
+                baseline: Sample(statusTimes), target: "≤ 1 s", met: sync.median <= 1))
+        if !writtenNames.isEmpty {
+            results.notes.append("P6 wrote: \(Set(writtenNames).sorted().prefix(10).joined(separator: ", "))")
+        }
     }
 
     // MARK: - P7
@@ -418,14 +516,18 @@ struct BenchmarkSuite {
         var rates: [Double] = []
         for run in 0..<runs {
             progress("P7 run \(run + 1)/\(runs): \(changed) records changed on the server, then an incremental pull")
-            try await ServerSeeder.touch(database: database, table: Self.mainTable, indexes: (run * changed)..<((run + 1) * changed),
-                                         dataSet: dataSet, value: Int64(3_000_000 + run))
+            try await ServerSeeder.touch(
+                database: database, table: Self.mainTable, indexes: (run * changed)..<((run + 1) * changed),
+                dataSet: dataSet, value: Int64(3_000_000 + run))
             let pull = try tablesync(["-C", store, "pull", Self.mainTable, "--query-id", Self.queryID, "--json"])
             try expect(pull, member: "written", equals: changed)
             rates.append(Double(changed) / pull.seconds)
         }
-        results.rows.append(ResultRow(id: "P7", what: "incremental pull, \(changed) changed of \(records)", unit: "records/s",
-                                      value: Sample(rates), baselineName: "P1: initial pull rate", baseline: initialPullRates, target: nil, met: nil))
+        results.rows.append(
+            ResultRow(
+                id: "P7", what: "incremental pull, \(changed) changed of \(records)", unit: "records/s",
+                value: Sample(rates), baselineName: "P1: initial pull rate", baseline: initialPullRates, target: nil,
+                met: nil))
     }
 
     // MARK: - P8
@@ -434,7 +536,10 @@ struct BenchmarkSuite {
     /// files it takes for the server's copies from their synced marks, without a request; against a sync of the same
     /// store with its cache (P6's figure, measured again here).
     private mutating func measureSyncWithoutCache(store: String) throws {
-        var times: [Double] = [], withCache: [Double] = [], sent: [Double] = [], indexed: [Double] = []
+        var times: [Double] = []
+        var withCache: [Double] = []
+        var sent: [Double] = []
+        var indexed: [Double] = []
         for run in 1...runs {
             progress("P8 run \(run)/\(runs): sync after removing .tablesync/")
             withCache.append(try tablesync(["-C", store, "sync", "--json"]).seconds)
@@ -446,12 +551,19 @@ struct BenchmarkSuite {
             times.append(sync.seconds)
         }
         let operations = Sample(sent)
-        results.rows.append(ResultRow(id: "P8", what: "sync without .tablesync/ (\(records) records): operations sent", unit: "operations",
-                                      value: operations, target: "0", met: operations.max == 0))
-        results.rows.append(ResultRow(id: "P8", what: "sync without .tablesync/: files indexed from their synced marks, no request", unit: "files",
-                                      value: Sample(indexed), target: "\(records)", met: Sample(indexed).min == Double(records)))
-        results.rows.append(ResultRow(id: "P8", what: "sync without .tablesync/: wall time", unit: "s", value: Sample(times),
-                                      baselineName: "the same sync with its cache", baseline: Sample(withCache), target: nil, met: nil))
+        results.rows.append(
+            ResultRow(
+                id: "P8", what: "sync without .tablesync/ (\(records) records): operations sent", unit: "operations",
+                value: operations, target: "0", met: operations.max == 0))
+        results.rows.append(
+            ResultRow(
+                id: "P8", what: "sync without .tablesync/: files indexed from their synced marks, no request",
+                unit: "files",
+                value: Sample(indexed), target: "\(records)", met: Sample(indexed).min == Double(records)))
+        results.rows.append(
+            ResultRow(
+                id: "P8", what: "sync without .tablesync/: wall time", unit: "s", value: Sample(times),
+                baselineName: "the same sync with its cache", baseline: Sample(withCache), target: nil, met: nil))
     }
 
     /// What a push report says was written to the server or refused there: operations applied, conflicts, refusals.
@@ -478,62 +590,98 @@ struct BenchmarkSuite {
         let identity = ["-c", "user.name=bench", "-c", "user.email=bench@localhost", "-c", "commit.gpgsign=false"]
         let git = GitWorkTree(directory: store)
         let clone = work + "/clone"
-        var cloneTimes: [Double] = [], originTimes: [Double] = [], cloneRequests: [Double] = [], originRequests: [Double] = []
-        var cloneWrites: [Double] = [], conflicts: [Double] = [], costs: [MarkCost.Growth] = []
+        var cloneTimes: [Double] = []
+        var originTimes: [Double] = []
+        var cloneRequests: [Double] = []
+        var originRequests: [Double] = []
+        var cloneWrites: [Double] = []
+        var conflicts: [Double] = []
+        var costs: [MarkCost.Growth] = []
         // After P7's changes, so that each run's changes are records no earlier run touched.
         let first = min(runs * changed, records - runs * changed)
         for run in 0..<runs {
-            progress("P10 run \(run + 1)/\(runs): commit, clone, \(changed) records changed on the server, the clone's first sync")
+            progress(
+                "P10 run \(run + 1)/\(runs): commit, clone, \(changed) records changed on the server, the clone's first sync"
+            )
             try git.run(["add", "-A"])
             try git.run(identity + ["commit", "-q", "--no-verify", "--allow-empty", "-m", "synced"])
             try discard(clone)
-            try ChildProcess.run("/usr/bin/env", ["git", "-c", "gc.auto=0", "clone", "-q", "--no-hardlinks", store, clone])
+            try ChildProcess.run(
+                "/usr/bin/env", ["git", "-c", "gc.auto=0", "clone", "-q", "--no-hardlinks", store, clone])
             let indexes = (first + run * changed)..<(first + (run + 1) * changed)
-            try await ServerSeeder.touch(database: database, table: Self.mainTable, indexes: indexes, dataSet: dataSet,
-                                         value: Int64(8_000_000 + run))
+            try await ServerSeeder.touch(
+                database: database, table: Self.mainTable, indexes: indexes, dataSet: dataSet,
+                value: Int64(8_000_000 + run))
             let cloneSync = try tablesync(["-C", clone, "sync", "--json"])
             let cloneAnswer = try JSONParser.parse(cloneSync.standardOutput)
             try expect(written: changed, in: cloneAnswer, label: "P10 clone")
             cloneWrites.append(Double(Self.writes(cloneAnswer["push"])))
-            conflicts.append(Double((cloneAnswer["push"]?["conflicts"]?.arrayValue?.count ?? 0)
-                                    + (cloneAnswer["push"]?["compared"]?["conflicts"]?.arrayValue?.count ?? 0)))
+            conflicts.append(
+                Double(
+                    (cloneAnswer["push"]?["conflicts"]?.arrayValue?.count ?? 0)
+                        + (cloneAnswer["push"]?["compared"]?["conflicts"]?.arrayValue?.count ?? 0)))
             cloneRequests.append(Double(Self.requests(cloneAnswer)))
             cloneTimes.append(cloneSync.seconds)
 
             progress("P10 run \(run + 1)/\(runs): the same changes pulled by the store it was cloned from")
-            let before = try MarkCost.files(store: store, table: Self.mainTable, names: indexes.map { RecordFileName.fileName(for: dataSet.id($0)) })
+            let before = try MarkCost.files(
+                store: store, table: Self.mainTable, names: indexes.map { RecordFileName.fileName(for: dataSet.id($0)) }
+            )
             let originSync = try tablesync(["-C", store, "sync", "--json"])
             let originAnswer = try JSONParser.parse(originSync.standardOutput)
             try expect(written: changed, in: originAnswer, label: "P10 origin")
             originRequests.append(Double(Self.requests(originAnswer)))
             originTimes.append(originSync.seconds)
             let after = try MarkCost.files(store: store, table: Self.mainTable, names: before.map(\.name))
-            costs.append(try MarkCost.growth(before: before, after: after, scratch: work + "/mark-cost", identity: identity))
+            costs.append(
+                try MarkCost.growth(before: before, after: after, scratch: work + "/mark-cost", identity: identity))
         }
         try discard(clone)
-        let writes = Sample(cloneWrites), conflictSample = Sample(conflicts)
-        results.rows.append(ResultRow(id: "P10", what: "first sync of a clone after \(changed) changes on the server: writes sent", unit: "operations",
-                                      value: writes, target: "0", met: writes.max == 0))
-        results.rows.append(ResultRow(id: "P10", what: "first sync of a clone after \(changed) changes on the server: conflicts", unit: "conflicts",
-                                      value: conflictSample, target: "0", met: conflictSample.max == 0))
-        results.rows.append(ResultRow(id: "P10", what: "first sync of a clone (\(records) records, \(changed) changed): requests", unit: "requests",
-                                      value: Sample(cloneRequests), baselineName: "the origin's incremental sync of the same changes",
-                                      baseline: Sample(originRequests), target: nil, met: nil))
-        results.rows.append(ResultRow(id: "P10", what: "first sync of a clone (\(records) records, \(changed) changed): wall time", unit: "s",
-                                      value: Sample(cloneTimes), baselineName: "the origin's incremental sync of the same changes",
-                                      baseline: Sample(originTimes), target: nil, met: nil))
-        results.rows.append(ResultRow(id: "P10", what: "git objects a commit of \(changed) pulled record files adds (loose, zlib)", unit: "KB",
-                                      value: Sample(costs.map(\.marked.loose)), baselineName: "the same files without their synced marks",
-                                      baseline: Sample(costs.map(\.unmarked.loose)), target: nil, met: nil))
-        results.rows.append(ResultRow(id: "P10", what: "pack growth of that commit after git repack -adf (deltas)", unit: "KB",
-                                      value: Sample(costs.map(\.marked.packed)), baselineName: "the same files without their synced marks",
-                                      baseline: Sample(costs.map(\.unmarked.packed)), target: nil, met: nil))
+        let writes = Sample(cloneWrites)
+        let conflictSample = Sample(conflicts)
+        results.rows.append(
+            ResultRow(
+                id: "P10", what: "first sync of a clone after \(changed) changes on the server: writes sent",
+                unit: "operations",
+                value: writes, target: "0", met: writes.max == 0))
+        results.rows.append(
+            ResultRow(
+                id: "P10", what: "first sync of a clone after \(changed) changes on the server: conflicts",
+                unit: "conflicts",
+                value: conflictSample, target: "0", met: conflictSample.max == 0))
+        results.rows.append(
+            ResultRow(
+                id: "P10", what: "first sync of a clone (\(records) records, \(changed) changed): requests",
+                unit: "requests",
+                value: Sample(cloneRequests), baselineName: "the origin's incremental sync of the same changes",
+                baseline: Sample(originRequests), target: nil, met: nil))
+        results.rows.append(
+            ResultRow(
+                id: "P10", what: "first sync of a clone (\(records) records, \(changed) changed): wall time", unit: "s",
+                value: Sample(cloneTimes), baselineName: "the origin's incremental sync of the same changes",
+                baseline: Sample(originTimes), target: nil, met: nil))
+        results.rows.append(
+            ResultRow(
+                id: "P10", what: "git objects a commit of \(changed) pulled record files adds (loose, zlib)",
+                unit: "KB",
+                value: Sample(costs.map(\.marked.loose)), baselineName: "the same files without their synced marks",
+                baseline: Sample(costs.map(\.unmarked.loose)), target: nil, met: nil))
+        results.rows.append(
+            ResultRow(
+                id: "P10", what: "pack growth of that commit after git repack -adf (deltas)", unit: "KB",
+                value: Sample(costs.map(\.marked.packed)), baselineName: "the same files without their synced marks",
+                baseline: Sample(costs.map(\.unmarked.packed)), target: nil, met: nil))
     }
 
     private func expect(written count: Int, in sync: JSONValue, label: String) throws {
-        let written = sync["pulls"]?.objectValue?.values.reduce(Int64(0)) { $0 + ($1["written"]?.integerValue ?? 0) } ?? -1
+        let written =
+            sync["pulls"]?.objectValue?.values.reduce(Int64(0)) { $0 + ($1["written"]?.integerValue ?? 0) } ?? -1
         guard written == Int64(count) else {
-            throw BenchError(what: label, detail: "the sync wrote \(written) pulled records, expected \(count): \(CanonicalJSON.string(sync).prefix(800))")
+            throw BenchError(
+                what: label,
+                detail:
+                    "the sync wrote \(written) pulled records, expected \(count): \(CanonicalJSON.string(sync).prefix(800))"
+            )
         }
     }
 
@@ -545,21 +693,29 @@ struct BenchmarkSuite {
     /// ``DurabilityPlan``), the two busy syncs taking turns at going first; then what one durable batch of that many
     /// new files costs with one `syncfs` and with an `fsync` each (``DurableBatchProbe``), busy and quiet.
     private mutating func measureSyncOnBusyDisk(server: ServerProcess) throws {
-        let store = work + "/busy-store", probes = work + "/busy-probes"
+        let store = work + "/busy-store"
+        let probes = work + "/busy-probes"
         let count = min(configuration.busyDiskEdits, configuration.smallRecords)
         try freshStore(store, remote: server.url, table: Self.smallTable)
-        try expect(try tablesync(["-C", store, "pull", Self.smallTable, "--json"]), member: "written", equals: configuration.smallRecords)
-        var times: [String: [Double]] = [:], unwritten: [Double] = []
+        try expect(
+            try tablesync(["-C", store, "pull", Self.smallTable, "--json"]), member: "written",
+            equals: configuration.smallRecords)
+        var times: [String: [Double]] = [:]
+        var unwritten: [Double] = []
         var probeTimes: [String: [Double]] = [:]
         var value: Int64 = 6_000_000
         func timedSync(_ label: String, environment: [String: String] = [:]) throws {
             value += 1
             let quantity = value
-            _ = try editRecords(store: store, table: Self.smallTable, indexes: 0..<count) { $0["quantity"] = .integer(quantity) }
-            let sync = try ChildProcess.run(configuration.binaries + "/tablesync", ["-C", store, "sync", "--json"], environment: environment)
+            _ = try editRecords(store: store, table: Self.smallTable, indexes: 0..<count) {
+                $0["quantity"] = .integer(quantity)
+            }
+            let sync = try ChildProcess.run(
+                configuration.binaries + "/tablesync", ["-C", store, "sync", "--json"], environment: environment)
             let applied = try JSONParser.parse(sync.standardOutput)["push"]?["applied"]?.integerValue
             guard applied == Int64(count) else {
-                throw BenchError(what: "P9", detail: "the sync pushed \(applied.map(String.init) ?? "nothing"), expected \(count)")
+                throw BenchError(
+                    what: "P9", detail: "the sync pushed \(applied.map(String.init) ?? "nothing"), expected \(count)")
             }
             times[label, default: []].append(sync.seconds)
         }
@@ -574,43 +730,63 @@ struct BenchmarkSuite {
             try timedSync("quiet")
             try probe("quiet")
             progress("P9 run \(run)/\(runs): the same on a busy disk, by plan and with syncfs only")
-            let neighbour = try BusyDisk.start(benchExecutable: configuration.binaries + "/tablesync-bench",
-                                               file: work + "/busy-neighbour.bin", megabytes: configuration.busyDiskMegabytes, seconds: 120)
+            let neighbour = try BusyDisk.start(
+                benchExecutable: configuration.binaries + "/tablesync-bench",
+                file: work + "/busy-neighbour.bin", megabytes: configuration.busyDiskMegabytes, seconds: 120)
             defer { neighbour.stop() }
-            unwritten.append(Double(neighbour.waitForUnwritten(atLeast: configuration.busyDiskMegabytes << 18, seconds: 5)) / 1_000_000)
+            unwritten.append(
+                Double(neighbour.waitForUnwritten(atLeast: configuration.busyDiskMegabytes << 18, seconds: 5))
+                    / 1_000_000)
             let ways = [("busy", [String: String]()), ("busy, syncfs only", ["TABLESYNC_DURABILITY": "syncfs"])]
-            for (label, environment) in run % 2 == 1 ? ways : ways.reversed() { try timedSync(label, environment: environment) }
+            for (label, environment) in run % 2 == 1 ? ways : ways.reversed() {
+                try timedSync(label, environment: environment)
+            }
             try probe("busy")
         }
         try discard(store)
         try discard(probes)
         try remove(work + "/busy-neighbour.bin")
-        let quiet = Sample(times["quiet"]!), busy = Sample(times["busy"]!), syncfsOnly = Sample(times["busy, syncfs only"]!)
+        let quiet = Sample(times["quiet"]!)
+        let busy = Sample(times["busy"]!)
+        let syncfsOnly = Sample(times["busy, syncfs only"]!)
         let load = String(format: "%.0f", Sample(unwritten).median)
-        results.rows.append(ResultRow(id: "P9", what: "sync of \(count) hand edits, another process keeping ~\(load) MB unwritten", unit: "s",
-                                      value: busy, baselineName: "the same sync on the quiet disk", baseline: quiet,
-                                      target: "≤ 2×", met: busy.median / quiet.median <= 2))
-        results.rows.append(ResultRow(id: "P9", what: "sync of \(count) hand edits, busy disk, TABLESYNC_DURABILITY=syncfs", unit: "s",
-                                      value: syncfsOnly, baselineName: "the same sync, same moment, by plan", baseline: busy,
-                                      target: nil, met: nil))
+        results.rows.append(
+            ResultRow(
+                id: "P9", what: "sync of \(count) hand edits, another process keeping ~\(load) MB unwritten", unit: "s",
+                value: busy, baselineName: "the same sync on the quiet disk", baseline: quiet,
+                target: "≤ 2×", met: busy.median / quiet.median <= 2))
+        results.rows.append(
+            ResultRow(
+                id: "P9", what: "sync of \(count) hand edits, busy disk, TABLESYNC_DURABILITY=syncfs", unit: "s",
+                value: syncfsOnly, baselineName: "the same sync, same moment, by plan", baseline: busy,
+                target: nil, met: nil))
         for disk in ["busy", "quiet"] {
-            results.rows.append(ResultRow(id: "P9", what: "\(count) new files made durable, \(disk) disk: an fsync each", unit: "ms",
-                                          value: Sample(probeTimes["\(disk) fsync each"]!), baselineName: "one syncfs, same disk, same moment",
-                                          baseline: Sample(probeTimes["\(disk) syncfs"]!), target: nil, met: nil))
+            results.rows.append(
+                ResultRow(
+                    id: "P9", what: "\(count) new files made durable, \(disk) disk: an fsync each", unit: "ms",
+                    value: Sample(probeTimes["\(disk) fsync each"]!),
+                    baselineName: "one syncfs, same disk, same moment",
+                    baseline: Sample(probeTimes["\(disk) syncfs"]!), target: nil, met: nil))
         }
-        results.notes.append("P9: the busy neighbour rewrites \(configuration.busyDiskMegabytes) MB of a file without syncing; unwritten data (Dirty + Writeback) when each busy window started: \(unwritten.map { String(format: "%.0f", $0) }.joined(separator: ", ")) MB")
+        results.notes.append(
+            "P9: the busy neighbour rewrites \(configuration.busyDiskMegabytes) MB of a file without syncing; unwritten data (Dirty + Writeback) when each busy window started: \(unwritten.map { String(format: "%.0f", $0) }.joined(separator: ", ")) MB"
+        )
     }
 
     // MARK: - Helpers
 
     /// Rewrites the record files of `indexes` in `table` as a person would (plain writes, no fsync), changed by
     /// `change`; returns the records written.
-    func editRecords(store: String, table: String, indexes: Range<Int>,
-                             change: (inout [String: JSONValue]) -> Void) throws -> [[String: JSONValue]] {
+    func editRecords(
+        store: String, table: String, indexes: Range<Int>,
+        change: (inout [String: JSONValue]) -> Void
+    ) throws -> [[String: JSONValue]] {
         var written: [[String: JSONValue]] = []
         for index in indexes {
             let path = "\(store)/tables/\(table)/\(RecordFileName.fileName(for: dataSet.id(index)))"
-            guard let bytes = FileManager.default.contents(atPath: path), var record = try JSONParser.parse(Array(bytes)).objectValue else {
+            guard let bytes = FileManager.default.contents(atPath: path),
+                var record = try JSONParser.parse(Array(bytes)).objectValue
+            else {
                 throw BenchError(what: "edit", detail: "cannot read \(path)")
             }
             change(&record)
@@ -650,11 +826,16 @@ struct BenchmarkSuite {
     func expect(_ run: ChildRun, member: String, equals expected: Int) throws {
         let value = try JSONParser.parse(run.standardOutput)[member]?.integerValue
         guard value == Int64(expected) else {
-            throw BenchError(what: "tablesync", detail: "\"\(member)\" is \(value.map(String.init) ?? "missing"), expected \(expected): \(run.standardOutput.prefix(500))")
+            throw BenchError(
+                what: "tablesync",
+                detail:
+                    "\"\(member)\" is \(value.map(String.init) ?? "missing"), expected \(expected): \(run.standardOutput.prefix(500))"
+            )
         }
     }
 
     func progress(_ message: String) {
-        FileHandle.standardError.write(Data("[bench \(String(format: "%6.1f", Clock.now() - startedAt))s] \(message)\n".utf8))
+        FileHandle.standardError.write(
+            Data("[bench \(String(format: "%6.1f", Clock.now() - startedAt))s] \(message)\n".utf8))
     }
 }

@@ -16,8 +16,12 @@ struct BusyDisk {
 
     /// Starts the writer on `file` (`megabytes` of it, rewritten in a loop) for at most `seconds`.
     static func start(benchExecutable: String, file: String, megabytes: Int, seconds: Int) throws -> BusyDisk {
-        let pid = try ChildProcess.spawn(benchExecutable, ["dirty-writer", "--file", file, "--megabytes", String(megabytes),
-                                                           "--seconds", String(seconds)])
+        let pid = try ChildProcess.spawn(
+            benchExecutable,
+            [
+                "dirty-writer", "--file", file, "--megabytes", String(megabytes),
+                "--seconds", String(seconds)
+            ])
         return BusyDisk(pid: pid, file: file)
     }
 
@@ -55,7 +59,9 @@ struct DirtyWriterCommand: ParsableCommand {
 
     func run() throws {
         let descriptor = open(file, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw BenchError(what: "dirty-writer", detail: "cannot open \(file): errno \(errno)") }
+        guard descriptor >= 0 else {
+            throw BenchError(what: "dirty-writer", detail: "cannot open \(file): errno \(errno)")
+        }
         defer { close(descriptor) }
         let block = [UInt8](repeating: 0x5A, count: 1 << 20)
         let end = Clock.now() + Double(seconds)
@@ -63,7 +69,9 @@ struct DirtyWriterCommand: ParsableCommand {
         while Clock.now() < end {
             let offset = off_t(index % max(1, megabytes)) << 20
             let written = block.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, offset) }
-            guard written == block.count else { throw BenchError(what: "dirty-writer", detail: "write to \(file): errno \(errno)") }
+            guard written == block.count else {
+                throw BenchError(what: "dirty-writer", detail: "write to \(file): errno \(errno)")
+            }
             index += 1
         }
     }

@@ -31,16 +31,20 @@ enum ChildProcess {
     /// Runs `executable` with `arguments` to completion; throws when it exits non-zero and `allowFailure` is false.
     /// `environment` is added to this process's own; the child reads `standardInput` (a file's path).
     @discardableResult
-    static func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:],
-                    standardInput: String = "/dev/null", allowFailure: Bool = false) throws -> ChildRun {
-        let outputPath = temporaryPath("out"), errorPath = temporaryPath("err")
+    static func run(
+        _ executable: String, _ arguments: [String], environment: [String: String] = [:],
+        standardInput: String = "/dev/null", allowFailure: Bool = false
+    ) throws -> ChildRun {
+        let outputPath = temporaryPath("out")
+        let errorPath = temporaryPath("err")
         defer {
             unlink(outputPath)
             unlink(errorPath)
         }
         let start = Clock.now()
-        let pid = try spawn(executable, arguments, standardInput: standardInput, standardOutput: outputPath,
-                            standardError: errorPath, environment: environment)
+        let pid = try spawn(
+            executable, arguments, standardInput: standardInput, standardOutput: outputPath,
+            standardError: errorPath, environment: environment)
         // Not `ru_maxrss` from `wait4`: Linux carries the high-water mark of the memory an `exec` replaces into it,
         // and `posix_spawn` execs from the parent's memory, so every child would report at least this process's
         // peak. `VmHWM` in /proc belongs to the child's own memory; it is read every few milliseconds until exit.
@@ -50,29 +54,37 @@ enum ChildProcess {
         while true {
             let result = wait4(pid, &status, WNOHANG, &usage)
             if result == pid { break }
-            if result < 0 && errno != EINTR { throw BenchError(what: executable, detail: "wait4 failed: errno \(errno)") }
+            if result < 0 && errno != EINTR {
+                throw BenchError(what: executable, detail: "wait4 failed: errno \(errno)")
+            }
             peakKilobytes = max(peakKilobytes, Self.highWaterMarkKilobytes(pid) ?? 0)
             usleep(2_000)
         }
         let seconds = Clock.now() - start
         let exitStatus = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
-        let processorSeconds = [usage.ru_utime, usage.ru_stime].reduce(0) { $0 + Double($1.tv_sec) + Double($1.tv_usec) / 1e6 }
-        let run = ChildRun(exitStatus: exitStatus, seconds: seconds, peakResidentBytes: peakKilobytes * 1024,
-                           processorSeconds: processorSeconds,
-                           standardOutput: (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "",
-                           standardError: (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? "")
+        let processorSeconds = [usage.ru_utime, usage.ru_stime].reduce(0) {
+            $0 + Double($1.tv_sec) + Double($1.tv_usec) / 1e6
+        }
+        let run = ChildRun(
+            exitStatus: exitStatus, seconds: seconds, peakResidentBytes: peakKilobytes * 1024,
+            processorSeconds: processorSeconds,
+            standardOutput: (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "",
+            standardError: (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? "")
         if exitStatus != 0 && !allowFailure {
             let command = ([executable] + arguments).joined(separator: " ")
-            throw BenchError(what: command, detail: "exit \(exitStatus): \(run.standardError)\(run.standardOutput.suffix(2000))")
+            throw BenchError(
+                what: command, detail: "exit \(exitStatus): \(run.standardError)\(run.standardOutput.suffix(2000))")
         }
         return run
     }
 
     /// Starts `executable` without waiting; it reads `standardInput` and writes to the given files (all
     /// `/dev/null` unless given), and `environment` is added to this process's own.
-    static func spawn(_ executable: String, _ arguments: [String], standardInput: String = "/dev/null",
-                      standardOutput: String = "/dev/null", standardError: String = "/dev/null",
-                      environment: [String: String] = [:]) throws -> pid_t {
+    static func spawn(
+        _ executable: String, _ arguments: [String], standardInput: String = "/dev/null",
+        standardOutput: String = "/dev/null", standardError: String = "/dev/null",
+        environment: [String: String] = [:]
+    ) throws -> pid_t {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -93,7 +105,8 @@ enum ChildProcess {
     /// `VmHWM` of process `pid` in kB, or `nil` once it is gone.
     private static func highWaterMarkKilobytes(_ pid: pid_t) -> Int? {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-              let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }) else { return nil }
+            let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") })
+        else { return nil }
         return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
     }
 

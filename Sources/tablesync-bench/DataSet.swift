@@ -7,16 +7,19 @@ import SyncProtocol
 struct DataSet {
     let count: Int
 
-    private static let words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india",
-                                "juliett", "kilo", "lima", "mike", "november", "oscar", "papa", "quebec", "romeo",
-                                "sierra", "tango", "uniform", "victor", "whiskey", "x-ray", "yankee", "zulu",
-                                "café", "naïve", "\"quoted\"", "tab\there"]
+    private static let words = [
+        "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india",
+        "juliett", "kilo", "lima", "mike", "november", "oscar", "papa", "quebec", "romeo",
+        "sierra", "tango", "uniform", "victor", "whiskey", "x-ray", "yankee", "zulu",
+        "café", "naïve", "\"quoted\"", "tab\there"
+    ]
     private static let categories = ["inbox", "errands", "work", "home", "garden", "finance", "travel", "health"]
 
     /// The id of record `index`: UUID-shaped lowercase hex, as clients usually generate them.
     func id(_ index: Int) -> String {
         var random = SplitMix64(seed: UInt64(index) &* 0x9E37_79B9 &+ 17)
-        let high = random.next(), low = random.next()
+        let high = random.next()
+        let low = random.next()
         let hex = String(high, radix: 16).leftPadded(to: 16) + String(low, radix: 16).leftPadded(to: 16)
         let characters = Array(hex)
         return [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(characters[$0]) }.joined(separator: "-")
@@ -28,7 +31,10 @@ struct DataSet {
         func sentence(_ wordCount: Int) -> String {
             (0..<wordCount).map { _ in Self.words[random.below(Self.words.count)] }.joined(separator: " ")
         }
-        let month = 1 + random.below(12), day = 1 + random.below(28), hour = random.below(24), minute = random.below(60)
+        let month = 1 + random.below(12)
+        let day = 1 + random.below(28)
+        let hour = random.below(24)
+        let minute = random.below(60)
         return [
             SystemProperty.id: .string(id(index)),
             "title": .string(sentence(4 + random.below(3))),
@@ -40,9 +46,11 @@ struct DataSet {
             "price": .double(Double(random.below(1_000_000)) / 100),
             "score": .double(Double(random.next() >> 11) / Double(1 << 53)),
             "complete": .bool(random.below(2) == 0),
-            "dueDate": .string("2025-\(month.twoDigits)-\(day.twoDigits)T\(hour.twoDigits):\(minute.twoDigits):00.000Z"),
-            "tags": .array((0..<(1 + random.below(4))).map { _ in .string(Self.categories[random.below(Self.categories.count)]) }),
-            "parentId": random.below(2) == 0 ? .null : .string(id(random.below(max(count, 1)))),
+            "dueDate": .string(
+                "2025-\(month.twoDigits)-\(day.twoDigits)T\(hour.twoDigits):\(minute.twoDigits):00.000Z"),
+            "tags": .array(
+                (0..<(1 + random.below(4))).map { _ in .string(Self.categories[random.below(Self.categories.count)]) }),
+            "parentId": random.below(2) == 0 ? .null : .string(id(random.below(max(count, 1))))
         ]
     }
 }

@@ -32,7 +32,9 @@ struct DiskFloor {
             }
             try syncFileSystem(containing: temporaryDirectory)
             for (offset, file) in page.enumerated() {
-                guard rename(temporaryPaths[offset], directory + "/" + file.name) == 0 else { throw failure("rename", directory) }
+                guard rename(temporaryPaths[offset], directory + "/" + file.name) == 0 else {
+                    throw failure("rename", directory)
+                }
             }
             try syncPath(directory)
             first += pageSize
@@ -135,7 +137,9 @@ private func overwriteFile(_ path: String, _ bytes: [UInt8]) throws {
 
 private func exchange(_ spare: String, _ destination: String) throws {
     #if os(Linux)
-    guard tablesync_renameat2(AT_FDCWD, spare, AT_FDCWD, destination, TABLESYNC_RENAME_EXCHANGE) == 0 else { throw failure("renameat2", destination) }
+    guard tablesync_renameat2(AT_FDCWD, spare, AT_FDCWD, destination, TABLESYNC_RENAME_EXCHANGE) == 0 else {
+        throw failure("renameat2", destination)
+    }
     #else
     guard rename(spare, destination) == 0 else { throw failure("rename", destination) }
     #endif

@@ -15,8 +15,9 @@ struct GitWorkTree {
     /// Runs `git` in the work tree, reading `standardInput` (a file's path).
     @discardableResult
     func run(_ arguments: [String], standardInput: String = "/dev/null") throws -> ChildRun {
-        try ChildProcess.run("/usr/bin/env", ["git", "-C", directory, "-c", "gc.auto=0", "-c", "maintenance.auto=false"] + arguments,
-                             standardInput: standardInput)
+        try ChildProcess.run(
+            "/usr/bin/env", ["git", "-C", directory, "-c", "gc.auto=0", "-c", "maintenance.auto=false"] + arguments,
+            standardInput: standardInput)
     }
 
     /// Makes the work tree a repository whose first commit holds every file that `git add -A` would add, and an
@@ -32,8 +33,12 @@ struct GitWorkTree {
         try run(["init", "-q"])
         let listed = try run(["ls-files", "-z", "--others", "--exclude-standard"]).standardOutput
         let paths = listed.split(separator: "\0").map(String.init)
-        guard !paths.isEmpty else { throw BenchError(what: "git commit", detail: "\(directory) holds no file to commit") }
-        let stream = scratch + "/git-blobs.fast-import", marks = scratch + "/git-blobs.marks", entries = scratch + "/git-index-info"
+        guard !paths.isEmpty else {
+            throw BenchError(what: "git commit", detail: "\(directory) holds no file to commit")
+        }
+        let stream = scratch + "/git-blobs.fast-import"
+        let marks = scratch + "/git-blobs.marks"
+        let entries = scratch + "/git-index-info"
         defer { for path in [stream, marks, entries] { unlink(path) } }
 
         var modes: [String] = []
@@ -42,7 +47,8 @@ struct GitWorkTree {
         for (number, path) in paths.enumerated() {
             var info = stat()
             guard lstat(directory + "/" + path, &info) == 0, info.st_mode & S_IFMT == S_IFREG,
-                  let contents = FileManager.default.contents(atPath: directory + "/" + path) else {
+                let contents = FileManager.default.contents(atPath: directory + "/" + path)
+            else {
                 throw BenchError(what: "git commit", detail: "\(path) is not a regular file that can be read")
             }
             modes.append(info.st_mode & S_IXUSR != 0 ? "100755" : "100644")
@@ -65,13 +71,16 @@ struct GitWorkTree {
         }
         let index = try AppendingFile(creating: entries)
         for (position, path) in paths.enumerated() {
-            guard !objectIDs[position].isEmpty else { throw BenchError(what: "git fast-import", detail: "no object for \(path)") }
+            guard !objectIDs[position].isEmpty else {
+                throw BenchError(what: "git fast-import", detail: "no object for \(path)")
+            }
             try index.append("\(modes[position]) \(objectIDs[position])\t\(path)\0".utf8)
         }
         try index.finish()
         try run(["update-index", "-z", "--index-info"], standardInput: entries)
         let tree = try run(["write-tree"]).standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)
-        let commit = try run(identity + ["commit-tree", tree, "-m", message]).standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)
+        let commit = try run(identity + ["commit-tree", tree, "-m", message]).standardOutput.trimmingCharacters(
+            in: .whitespacesAndNewlines)
         try run(["update-ref", "HEAD", commit])
     }
 }

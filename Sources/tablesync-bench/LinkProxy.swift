@@ -38,9 +38,13 @@ final class LinkProxy: @unchecked Sendable {
         let listener = try Loopback.openSocket()
         var address = Loopback.loopbackAddress(port: 0)
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
-        guard bound == 0, listen(listener, 64) == 0 else { throw BenchError(what: "proxy", detail: "cannot listen: errno \(errno)") }
+        guard bound == 0, listen(listener, 64) == 0 else {
+            throw BenchError(what: "proxy", detail: "cannot listen: errno \(errno)")
+        }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         _ = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
@@ -85,7 +89,9 @@ final class LinkProxy: @unchecked Sendable {
             }
             // Forward each write at once: without this, Nagle's algorithm against delayed ACKs adds ~40 ms a request.
             var one: Int32 = 1
-            for socket in [client, upstream] { setsockopt(socket, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size)) }
+            for socket in [client, upstream] {
+                setsockopt(socket, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+            }
             lock.lock()
             openPumps += 2
             lock.unlock()
@@ -124,7 +130,9 @@ final class LinkProxy: @unchecked Sendable {
     static func writeAll(_ bytes: ArraySlice<UInt8>, to destination: Int32) -> Bool {
         var offset = bytes.startIndex
         while offset < bytes.endIndex {
-            let written = bytes.withUnsafeBytes { write(destination, $0.baseAddress! + (offset - bytes.startIndex), bytes.endIndex - offset) }
+            let written = bytes.withUnsafeBytes {
+                write(destination, $0.baseAddress! + (offset - bytes.startIndex), bytes.endIndex - offset)
+            }
             if written < 0 {
                 if errno == EINTR { continue }
                 return false

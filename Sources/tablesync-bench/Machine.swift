@@ -4,7 +4,8 @@ import Foundation
 enum Machine {
     /// Cores, CPU model, and the load at the start (other processes share the machine).
     static func description() -> String {
-        let cpu = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?
+        let cpu =
+            (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8))?
             .split(separator: "\n").first { $0.hasPrefix("model name") }?
             .split(separator: ":", maxSplits: 1).last?.trimmingCharacters(in: .whitespaces) ?? "unknown CPU"
         return "\(ProcessInfo.processInfo.activeProcessorCount) cores, \(cpu), load average \(loadAverage())"
@@ -12,6 +13,7 @@ enum Machine {
 
     /// The 1-minute load average.
     static func loadAverage() -> String {
-        (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").first.map(String.init) ?? "?"
+        (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").first.map(String.init)
+            ?? "?"
     }
 }

@@ -23,33 +23,44 @@ enum MarkCost {
     static func files(store: String, table: String, names: [String]) throws -> [(name: String, bytes: [UInt8])] {
         try names.map { name in
             let path = "\(store)/tables/\(table)/\(name)"
-            guard let bytes = FileManager.default.contents(atPath: path) else { throw BenchError(what: "mark cost", detail: "cannot read \(path)") }
+            guard let bytes = FileManager.default.contents(atPath: path) else {
+                throw BenchError(what: "mark cost", detail: "cannot read \(path)")
+            }
             return (name, Array(bytes))
         }
     }
 
     /// Commits `before`, then `after`, in a repository under `scratch`, with marks and without; the growth of the
     /// second commit each way.
-    static func growth(before: [(name: String, bytes: [UInt8])], after: [(name: String, bytes: [UInt8])], scratch: String,
-                       identity: [String]) throws -> Growth {
+    static func growth(
+        before: [(name: String, bytes: [UInt8])], after: [(name: String, bytes: [UInt8])], scratch: String,
+        identity: [String]
+    ) throws -> Growth {
         let marked = try measure(before: before, after: after, directory: scratch + "/marked", identity: identity)
-        let unmarked = try measure(before: try unmarkedFiles(before), after: try unmarkedFiles(after), directory: scratch + "/unmarked",
-                                   identity: identity)
+        let unmarked = try measure(
+            before: try unmarkedFiles(before), after: try unmarkedFiles(after), directory: scratch + "/unmarked",
+            identity: identity)
         try ChildProcess.run("/bin/rm", ["-rf", scratch])
         return Growth(marked: marked, unmarked: unmarked)
     }
 
     /// The files with their `"@synced"` property taken out, written canonically as before.
-    private static func unmarkedFiles(_ files: [(name: String, bytes: [UInt8])]) throws -> [(name: String, bytes: [UInt8])] {
+    private static func unmarkedFiles(
+        _ files: [(name: String, bytes: [UInt8])]
+    ) throws -> [(name: String, bytes: [UInt8])] {
         try files.map { file in
-            guard var record = try JSONParser.parse(file.bytes).objectValue else { throw BenchError(what: "mark cost", detail: "\(file.name) is no record") }
+            guard var record = try JSONParser.parse(file.bytes).objectValue else {
+                throw BenchError(what: "mark cost", detail: "\(file.name) is no record")
+            }
             record[SyncedMark.property] = nil
             return (file.name, CanonicalJSON.encode(.object(record)))
         }
     }
 
-    private static func measure(before: [(name: String, bytes: [UInt8])], after: [(name: String, bytes: [UInt8])], directory: String,
-                                identity: [String]) throws -> Size {
+    private static func measure(
+        before: [(name: String, bytes: [UInt8])], after: [(name: String, bytes: [UInt8])], directory: String,
+        identity: [String]
+    ) throws -> Size {
         try ChildProcess.run("/bin/rm", ["-rf", directory])
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         func git(_ arguments: [String]) throws -> String {

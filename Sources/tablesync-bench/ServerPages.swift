@@ -32,19 +32,26 @@ struct ServerPagesBenchmark {
     func run() throws -> ResultTable {
         var table = ResultTable(machine: Machine.description(), records: largeRows, runs: samples)
         try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
-        var databases: [(name: String, url: String, seed: (String, Int) throws -> Void, drop: (String) throws -> Void)] = []
+        var databases:
+            [(name: String, url: String, seed: (String, Int) throws -> Void, drop: (String) throws -> Void)] = []
         let sqlitePath = work + "/pages.sqlite"
-        databases.append(("SQLite", "sqlite:" + sqlitePath, { try Self.seedSQLite(sqlitePath, table: $0, rows: $1) }, { _ in }))
+        databases.append(
+            ("SQLite", "sqlite:" + sqlitePath, { try Self.seedSQLite(sqlitePath, table: $0, rows: $1) }, { _ in }))
         if let postgresURL {
-            databases.append(("PostgreSQL", postgresURL, { try Self.seedPostgres(postgresURL, table: $0, rows: $1) },
-                              { try Self.psql(postgresURL, "DELETE FROM tablesync_records WHERE table_name = '\($0)'") }))
+            databases.append(
+                (
+                    "PostgreSQL", postgresURL, { try Self.seedPostgres(postgresURL, table: $0, rows: $1) },
+                    { try Self.psql(postgresURL, "DELETE FROM tablesync_records WHERE table_name = '\($0)'") }
+                ))
         }
         for database in databases {
             let suffix = String(UInt32.random(in: 0...UInt32.max), radix: 36)
-            let small = "pages_small_\(suffix)", large = "pages_large_\(suffix)"
+            let small = "pages_small_\(suffix)"
+            let large = "pages_large_\(suffix)"
             progress("S1 \(database.name): starting the server")
-            let server = try ServerProcess(executable: binaries + "/tablesync-server", database: database.url, tables: [small, large],
-                                           logFile: work + "/pages-server.log")
+            let server = try ServerProcess(
+                executable: binaries + "/tablesync-server", database: database.url, tables: [small, large],
+                logFile: work + "/pages-server.log")
             defer { server.stop() }
             progress("S1 \(database.name): filling \(small) with \(smallRows) rows and \(large) with \(largeRows)")
             try database.seed(small, smallRows)
@@ -55,31 +62,42 @@ struct ServerPagesBenchmark {
                 for (name, rows) in [(small, smallRows), (large, largeRows)] {
                     // Positions spread over the table, never within the last page.
                     let position = (max(0, sample) * (rows - pageSize - 1)) / max(1, samples - 1)
-                    let (seconds, body) = try connection.get(Self.keysetPath(table: name, after: position, pageSize: pageSize))
+                    let (seconds, body) = try connection.get(
+                        Self.keysetPath(table: name, after: position, pageSize: pageSize))
                     let items = try JSONParser.parse(body)["items"]?.arrayValue?.count ?? -1
                     guard items == pageSize else {
-                        throw BenchError(what: "S1", detail: "\(database.name) \(name) at \(position): \(items) items, expected \(pageSize)")
+                        throw BenchError(
+                            what: "S1",
+                            detail: "\(database.name) \(name) at \(position): \(items) items, expected \(pageSize)")
                     }
                     if sample >= 0 { times[name, default: []].append(seconds * 1_000) }
                 }
             }
-            let smallTimes = Sample(times[small]!), largeTimes = Sample(times[large]!)
-            table.rows.append(ResultRow(
-                id: "S1", what: "server: keyset page of \(pageSize) from \(largeRows) rows, \(database.name)", unit: "ms",
-                value: largeTimes, baselineName: "the same page from \(smallRows) rows", baseline: smallTimes,
-                target: "≤ 1.5×", met: largeTimes.median / smallTimes.median <= 1.5))
+            let smallTimes = Sample(times[small]!)
+            let largeTimes = Sample(times[large]!)
+            table.rows.append(
+                ResultRow(
+                    id: "S1", what: "server: keyset page of \(pageSize) from \(largeRows) rows, \(database.name)",
+                    unit: "ms",
+                    value: largeTimes, baselineName: "the same page from \(smallRows) rows", baseline: smallTimes,
+                    target: "≤ 1.5×", met: largeTimes.median / smallTimes.median <= 1.5))
             try database.drop(small)
             try database.drop(large)
         }
-        table.notes.append("S1: \(samples) pages per table at positions spread over it (after 3 unmeasured), one loopback connection, no gzip; the test PostgreSQL of scripts/postgres-for-tests.sh runs with fsync=off (reads are what is measured)")
+        table.notes.append(
+            "S1: \(samples) pages per table at positions spread over it (after 3 unmeasured), one loopback connection, no gzip; the test PostgreSQL of scripts/postgres-for-tests.sh runs with fsync=off (reads are what is measured)"
+        )
         return table
     }
 
     /// The request of a keyset page whose cursor is row `position`: the pull's own (``PullPlan``).
     static func keysetPath(table: String, after position: Int, pageSize: Int) -> String {
-        let watermark = PullWatermark(updatedAt: Timestamp(ticks: firstTicks + Int64(position) * 10_000).text, lastID: rowID(position))
+        let watermark = PullWatermark(
+            updatedAt: Timestamp(ticks: firstTicks + Int64(position) * 10_000).text, lastID: rowID(position))
         let query = PullPlan.query(mode: .keyset, baseFilter: nil, watermark: watermark, skip: 0, pageSize: pageSize)
-        let encoded = query.map { "\($0.name)=\($0.value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0.value)" }
+        let encoded = query.map {
+            "\($0.name)=\($0.value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0.value)"
+        }
         return "/tables/\(table)?" + encoded.joined(separator: "&")
     }
 
@@ -92,21 +110,25 @@ struct ServerPagesBenchmark {
         let queue = try DatabaseQueue(path: path)
         defer { try? queue.close() }
         try queue.write { db in
-            try db.execute(sql: """
-                WITH RECURSIVE g(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM g WHERE n < ?)
-                INSERT INTO tablesync_records (table_name, id, created_at, updated_at, deleted, body)
-                SELECT ?, 'r' || substr('0000000' || n, -7, 7), ? + n * 10000, ? + n * 10000, 0,
-                       json_object('n', n, 'title', 'record ' || n, 'text', ?)
-                FROM g
-                """, arguments: [rows - 1, table, firstTicks, firstTicks, filler])
-            try db.execute(sql: "UPDATE tablesync_table_clock SET last_updated_at = ? WHERE table_name = ?",
-                           arguments: [firstTicks + Int64(rows - 1) * 10_000, table])
+            try db.execute(
+                sql: """
+                    WITH RECURSIVE g(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM g WHERE n < ?)
+                    INSERT INTO tablesync_records (table_name, id, created_at, updated_at, deleted, body)
+                    SELECT ?, 'r' || substr('0000000' || n, -7, 7), ? + n * 10000, ? + n * 10000, 0,
+                           json_object('n', n, 'title', 'record ' || n, 'text', ?)
+                    FROM g
+                    """, arguments: [rows - 1, table, firstTicks, firstTicks, filler])
+            try db.execute(
+                sql: "UPDATE tablesync_table_clock SET last_updated_at = ? WHERE table_name = ?",
+                arguments: [firstTicks + Int64(rows - 1) * 10_000, table])
         }
     }
 
     private static func seedPostgres(_ url: String, table: String, rows: Int) throws {
         let text = filler.replacingOccurrences(of: "'", with: "''")
-        try psql(url, """
+        try psql(
+            url,
+            """
             INSERT INTO tablesync_records (table_name, id, created_at, updated_at, deleted, body)
             SELECT '\(table)', 'r' || lpad(n::text, 7, '0'), \(firstTicks) + n * 10000, \(firstTicks) + n * 10000, false,
                    jsonb_build_object('n', n, 'title', 'record ' || n, 'text', '\(text)')
@@ -136,7 +158,9 @@ final class PageConnection {
     init(port: UInt16) throws {
         self.port = port
         socket = try Loopback.openSocket()
-        guard Loopback.connect(socket, port: port) else { throw BenchError(what: "connect", detail: "127.0.0.1:\(port): errno \(errno)") }
+        guard Loopback.connect(socket, port: port) else {
+            throw BenchError(what: "connect", detail: "127.0.0.1:\(port): errno \(errno)")
+        }
     }
 
     deinit { close(socket) }
@@ -148,8 +172,11 @@ final class PageConnection {
 
     /// `METHOD path` (v3) with `headers` (`Name: value` lines) and a JSON `body`; the seconds from sending to the
     /// answer's last byte, and the answer's body.
-    func request(_ method: String, _ path: String, headers: [String] = [], body: [UInt8] = []) throws -> (seconds: Double, body: [UInt8]) {
-        var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nZUMO-API-VERSION: 3.0.0\r\nAccept: application/json\r\n"
+    func request(
+        _ method: String, _ path: String, headers: [String] = [], body: [UInt8] = []
+    ) throws -> (seconds: Double, body: [UInt8]) {
+        var head =
+            "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nZUMO-API-VERSION: 3.0.0\r\nAccept: application/json\r\n"
         for header in headers { head += header + "\r\n" }
         if !body.isEmpty { head += "Content-Type: application/json\r\nContent-Length: \(body.count)\r\n" }
         let bytes = Array((head + "\r\n").utf8) + body
@@ -161,14 +188,20 @@ final class PageConnection {
         var contentLength: Int?
         while headerEnd == nil || received.count < headerEnd! + contentLength! {
             let count = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
-            guard count > 0 else { throw BenchError(what: "recv", detail: "the server closed the connection (errno \(errno))") }
+            guard count > 0 else {
+                throw BenchError(what: "recv", detail: "the server closed the connection (errno \(errno))")
+            }
             received.append(contentsOf: buffer[..<count])
             if headerEnd == nil, let end = Self.headerEnd(received) {
                 headerEnd = end
                 let head = String(decoding: received[..<end], as: UTF8.self)
                 guard head.hasPrefix("HTTP/1.1 200") else { throw BenchError(what: "\(method) \(path)", detail: head) }
-                guard let length = head.split(separator: "\r\n").first(where: { $0.lowercased().hasPrefix("content-length:") })
-                    .flatMap({ Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) }) else {
+                guard
+                    let length = head.split(separator: "\r\n").first(where: {
+                        $0.lowercased().hasPrefix("content-length:")
+                    })
+                    .flatMap({ Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) })
+                else {
                     throw BenchError(what: "\(method) \(path)", detail: "no Content-Length: \(head)")
                 }
                 contentLength = length
@@ -180,7 +213,8 @@ final class PageConnection {
 
     private static func headerEnd(_ bytes: [UInt8]) -> Int? {
         guard bytes.count >= 4 else { return nil }
-        for index in 3..<bytes.count where bytes[index - 3] == 13 && bytes[index - 2] == 10 && bytes[index - 1] == 13 && bytes[index] == 10 {
+        for index in 3..<bytes.count
+        where bytes[index - 3] == 13 && bytes[index - 2] == 10 && bytes[index - 1] == 13 && bytes[index] == 10 {
             return index + 1
         }
         return nil
@@ -205,13 +239,15 @@ struct ServerPagesCommand: ParsableCommand {
 
     func validate() throws {
         guard pageSize >= 1, smallRows > pageSize + 1, largeRows >= smallRows, samples >= 2 else {
-            throw ValidationError("--small-rows must exceed --page-size + 1, --large-rows be at least --small-rows, --samples at least 2")
+            throw ValidationError(
+                "--small-rows must exceed --page-size + 1, --large-rows be at least --small-rows, --samples at least 2")
         }
     }
 
     func run() throws {
-        let benchmark = ServerPagesBenchmark(binaries: bin, work: work, smallRows: smallRows, largeRows: largeRows,
-                                             pageSize: pageSize, samples: samples, postgresURL: postgres)
+        let benchmark = ServerPagesBenchmark(
+            binaries: bin, work: work, smallRows: smallRows, largeRows: largeRows,
+            pageSize: pageSize, samples: samples, postgresURL: postgres)
         let table = try benchmark.run()
         print(table.text())
         try Data(table.json()).write(to: URL(fileURLWithPath: output))

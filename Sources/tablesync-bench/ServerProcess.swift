@@ -15,7 +15,8 @@ final class ServerProcess {
     /// `tables`, with `options` (more flags) and waits until it accepts connections.
     init(executable: String, database: String, tables: [String], logFile: String, options: [String] = []) throws {
         port = try Loopback.freePort()
-        var arguments = ["--host", "127.0.0.1", "--port", String(port), "--database", database, "--log-level", "warning"] + options
+        var arguments =
+            ["--host", "127.0.0.1", "--port", String(port), "--database", database, "--log-level", "warning"] + options
         for table in tables { arguments += ["--table", table + ":maxTop=1000"] }
         pid = try ChildProcess.spawn(executable, arguments, standardOutput: logFile, standardError: logFile)
         let deadline = Clock.now() + 30
@@ -24,7 +25,9 @@ final class ServerProcess {
             if waitpid(pid, &status, WNOHANG) == pid {
                 throw BenchError(what: executable, detail: "exited at start; see \(logFile)")
             }
-            guard Clock.now() < deadline else { throw BenchError(what: executable, detail: "not listening after 30 s; see \(logFile)") }
+            guard Clock.now() < deadline else {
+                throw BenchError(what: executable, detail: "not listening after 30 s; see \(logFile)")
+            }
             usleep(50_000)
         }
     }
@@ -44,7 +47,9 @@ enum Loopback {
         defer { close(socket) }
         var address = loopbackAddress(port: 0)
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard bound == 0 else { throw BenchError(what: "bind", detail: "errno \(errno)") }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)

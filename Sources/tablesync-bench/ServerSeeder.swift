@@ -17,18 +17,23 @@ enum ServerSeeder {
         let queue = try DatabaseQueue(path: database)
         try await queue.write { db in
             for table in tables {
-                let insert = try db.makeStatement(sql: """
-                    INSERT INTO tablesync_records (table_name, id, created_at, updated_at, deleted, body) VALUES (?, ?, ?, ?, 0, ?)
-                    """)
+                let insert = try db.makeStatement(
+                    sql: """
+                        INSERT INTO tablesync_records (table_name, id, created_at, updated_at, deleted, body) VALUES (?, ?, ?, ?, 0, ?)
+                        """)
                 var ticks = firstTicks
                 for index in 0..<table.count {
                     var properties = dataSet.record(index)
                     let id = properties.removeValue(forKey: SystemProperty.id)!.stringValue!
                     ticks = firstTicks + Int64(index) * 10_000
-                    try insert.execute(arguments: [table.name, id, ticks, ticks, CanonicalJSON.string(.object(properties), style: .compact)])
+                    try insert.execute(arguments: [
+                        table.name, id, ticks, ticks, CanonicalJSON.string(.object(properties), style: .compact)
+                    ])
                 }
-                try db.execute(sql: "UPDATE tablesync_table_clock SET last_updated_at = max(last_updated_at, ?) WHERE table_name = ?",
-                               arguments: [ticks, table.name])
+                try db.execute(
+                    sql:
+                        "UPDATE tablesync_table_clock SET last_updated_at = max(last_updated_at, ?) WHERE table_name = ?",
+                    arguments: [ticks, table.name])
             }
         }
         try queue.close()
@@ -39,12 +44,14 @@ enum ServerSeeder {
         var properties = dataSet.record(index)
         let id = properties.removeValue(forKey: SystemProperty.id)!.stringValue!
         let ticks = firstTicks + Int64(index) * 10_000
-        return StoredRecord(id: id, createdAt: ticks, updatedAt: ticks, deleted: false, properties: properties).json().objectValue!
+        return StoredRecord(id: id, createdAt: ticks, updatedAt: ticks, deleted: false, properties: properties).json()
+            .objectValue!
     }
 
     /// Changes `quantity` of the records `indexes` of `table` through the server's own repository (so each
     /// write gets its `updatedAt` exactly as a request would), while the server runs.
-    static func touch(database: String, table: String, indexes: Range<Int>, dataSet: DataSet, value: Int64) async throws {
+    static func touch(database: String, table: String, indexes: Range<Int>, dataSet: DataSet, value: Int64) async throws
+    {
         let repository = try SQLiteRecordRepository(path: database)
         for index in indexes {
             _ = try await repository.write(table: table, id: dataSet.id(index)) { existing in

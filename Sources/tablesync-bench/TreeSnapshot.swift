@@ -45,9 +45,11 @@ struct TreeSnapshot {
                 walk(path, relative: relativePath, excluding: excluding)
             } else {
                 #if canImport(Darwin)
-                let modified = info.st_mtimespec, changed = info.st_ctimespec
+                let modified = info.st_mtimespec
+                let changed = info.st_ctimespec
                 #else
-                let modified = info.st_mtim, changed = info.st_ctim
+                let modified = info.st_mtim
+                let changed = info.st_ctim
                 #endif
                 files[relativePath] = Identity(
                     size: Int64(info.st_size),

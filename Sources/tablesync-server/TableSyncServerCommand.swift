@@ -29,69 +29,119 @@ struct TableSyncServerCommand: AsyncParsableCommand {
     @Option(help: "The TCP port to listen on (default 8080; 0 picks a free port).")
     var port: Int?
 
-    @Option(help: "sqlite:PATH or postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=MODE&sslrootcert=FILE] (or TABLESYNC_SERVER_DATABASE; the password, sslmode and sslrootcert also from PGPASSWORD, PGSSLMODE and PGSSLROOTCERT). sslmode: disable, prefer (default), require, verify-ca, verify-full; verify-* trust the system's certificate authorities unless sslrootcert names a PEM file. Default: sqlite:tablesync-server.sqlite in the working directory.")
+    @Option(
+        help:
+            "sqlite:PATH or postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=MODE&sslrootcert=FILE] (or TABLESYNC_SERVER_DATABASE; the password, sslmode and sslrootcert also from PGPASSWORD, PGSSLMODE and PGSSLROOTCERT). sslmode: disable, prefer (default), require, verify-ca, verify-full; verify-* trust the system's certificate authorities unless sslrootcert names a PEM file. Default: sqlite:tablesync-server.sqlite in the working directory."
+    )
     var database: String?
 
-    @Option(name: .customLong("table"), help: ArgumentHelp(
-        "A table to serve, repeatable: NAME or NAME:option=value,… with softDelete=true|false, pageSize=N, maxTop=N, columns=name:type;… (types string, number, boolean, date) to accept only those properties, read= and write= anonymous|authenticated|role:NAME|disabled, and perUser=true to keep each user to their own records.",
-        valueName: "NAME[:OPTIONS]"))
+    @Option(
+        name: .customLong("table"),
+        help: ArgumentHelp(
+            "A table to serve, repeatable: NAME or NAME:option=value,… with softDelete=true|false, pageSize=N, maxTop=N, columns=name:type;… (types string, number, boolean, date) to accept only those properties, read= and write= anonymous|authenticated|role:NAME|disabled, and perUser=true to keep each user to their own records.",
+            valueName: "NAME[:OPTIONS]"))
     var tables: [String] = []
 
-    @Option(name: .customLong("tokens-file"), help: "A file with the accepted tokens, one per line: TOKEN or TOKEN NAME.")
+    @Option(
+        name: .customLong("tokens-file"), help: "A file with the accepted tokens, one per line: TOKEN or TOKEN NAME.")
     var tokensFile: String?
 
     @OptionGroup(title: "JSON Web Tokens")
     var jwtOptions: JWTOptions
 
-    @Option(name: .customLong("max-body-size"), help: "The largest request body in bytes, after gzip decompression (default 16 MiB).")
+    @Option(
+        name: .customLong("max-body-size"),
+        help: "The largest request body in bytes, after gzip decompression (default 16 MiB).")
     var maxBodySize: Int?
 
-    @Option(name: .customLong("max-page-bytes"), help: "The most bytes the records of one page may take; a page ends before the record that would pass it, with a link to the next (default 8 MiB).")
+    @Option(
+        name: .customLong("max-page-bytes"),
+        help:
+            "The most bytes the records of one page may take; a page ends before the record that would pass it, with a link to the next (default 8 MiB)."
+    )
     var maxPageBytes: Int?
 
-    @Option(name: .customLong("max-bulk-reads"), help: "The most bulk reads (pages of more than 100 records, $filters that call functions) running at once; the others wait their turn, at most --statement-timeout, then 503 (default: half the cores, at least 1).")
+    @Option(
+        name: .customLong("max-bulk-reads"),
+        help:
+            "The most bulk reads (pages of more than 100 records, $filters that call functions) running at once; the others wait their turn, at most --statement-timeout, then 503 (default: half the cores, at least 1)."
+    )
     var maxBulkReads: Int?
 
-    @Flag(name: .customLong("no-batch"), help: "Do not offer the batch endpoint (POST /batch); clients then send one request per operation.")
+    @Flag(
+        name: .customLong("no-batch"),
+        help: "Do not offer the batch endpoint (POST /batch); clients then send one request per operation.")
     var noBatch = false
 
-    @Option(name: .customLong("max-batch-operations"), help: "The most operations one batch request may carry (default 1000).")
+    @Option(
+        name: .customLong("max-batch-operations"),
+        help: "The most operations one batch request may carry (default 1000).")
     var maxBatchOperations: Int?
 
-    @Option(name: .customLong("postgres-pool-size"), help: "The most connections to PostgreSQL this process opens at once (default 20); several instances on one database need their sum under its max_connections.")
+    @Option(
+        name: .customLong("postgres-pool-size"),
+        help:
+            "The most connections to PostgreSQL this process opens at once (default 20); several instances on one database need their sum under its max_connections."
+    )
     var postgresPoolSize: Int?
 
-    @Option(name: .customLong("header-timeout"), help: "Seconds a client may take to send a request's line and headers, from their first byte; then 408 and the connection is closed (default 10).")
+    @Option(
+        name: .customLong("header-timeout"),
+        help:
+            "Seconds a client may take to send a request's line and headers, from their first byte; then 408 and the connection is closed (default 10)."
+    )
     var headerTimeout: Double?
 
-    @Option(name: .customLong("body-timeout"), help: "Seconds a client may take to send a request's body after its headers; then 408 and the connection is closed (default 60).")
+    @Option(
+        name: .customLong("body-timeout"),
+        help:
+            "Seconds a client may take to send a request's body after its headers; then 408 and the connection is closed (default 60)."
+    )
     var bodyTimeout: Double?
 
-    @Option(name: .customLong("idle-timeout"), help: "Seconds a kept-alive connection may wait for its next request before it is closed (default 60).")
+    @Option(
+        name: .customLong("idle-timeout"),
+        help: "Seconds a kept-alive connection may wait for its next request before it is closed (default 60).")
     var idleTimeout: Double?
 
-    @Option(name: .customLong("max-connections"), help: "The most client connections open at once; more wait until one closes (default 1000).")
+    @Option(
+        name: .customLong("max-connections"),
+        help: "The most client connections open at once; more wait until one closes (default 1000).")
     var maxConnections: Int?
 
-    @Option(name: .customLong("statement-timeout"), help: "Seconds a page read may run; then it is cancelled and the request answered 503 (default 30). Writes wait for their tables' locks unlimited.")
+    @Option(
+        name: .customLong("statement-timeout"),
+        help:
+            "Seconds a page read may run; then it is cancelled and the request answered 503 (default 30). Writes wait for their tables' locks unlimited."
+    )
     var statementTimeout: Double?
 
-    @Option(name: .customLong("shutdown-timeout"), help: "Seconds a stopping server waits for the requests in flight before it cancels them (default 5).")
+    @Option(
+        name: .customLong("shutdown-timeout"),
+        help: "Seconds a stopping server waits for the requests in flight before it cancels them (default 5).")
     var shutdownTimeout: Double?
 
-    @Option(name: .customLong("max-change-wait"), help: """
-        The most whole seconds a change feed request (GET /changes) waits for a change before it is answered 304 \
-        (default 30; never more than half --idle-timeout).
-        """)
+    @Option(
+        name: .customLong("max-change-wait"),
+        help: """
+            The most whole seconds a change feed request (GET /changes) waits for a change before it is answered 304 \
+            (default 30; never more than half --idle-timeout).
+            """)
     var maxChangeWait: Int?
 
     @Option(name: .customLong("max-filter-depth"), help: "The deepest nesting of a $filter's expression (default 32).")
     var maxFilterDepth: Int?
 
-    @Option(name: .customLong("max-filter-terms"), help: "The most terms in a $filter: properties, literals, operators, functions, in-list items (default 500).")
+    @Option(
+        name: .customLong("max-filter-terms"),
+        help: "The most terms in a $filter: properties, literals, operators, functions, in-list items (default 500).")
     var maxFilterTerms: Int?
 
-    @Option(name: .customLong("max-filter-growth"), help: "The most times longer than what it reads a $filter's string functions may make a string (nested replace() calls multiply; default 16).")
+    @Option(
+        name: .customLong("max-filter-growth"),
+        help:
+            "The most times longer than what it reads a $filter's string functions may make a string (nested replace() calls multiply; default 16)."
+    )
     var maxFilterGrowth: Int?
 
     @Option(help: "A JSON configuration file; flags win over it.")
@@ -123,15 +173,21 @@ struct TableSyncServerCommand: AsyncParsableCommand {
         let environment = ProcessInfo.processInfo.environment
         var file = ServerConfigurationFile()
         if let config {
-            guard let data = FileManager.default.contents(atPath: config), let text = String(data: data, encoding: .utf8) else {
+            guard let data = FileManager.default.contents(atPath: config),
+                let text = String(data: data, encoding: .utf8)
+            else {
                 throw ConfigurationError("cannot read the configuration file \(config)")
             }
             file = try ServerConfigurationFile.parse(text, path: config)
         }
         let configuredDatabase = database ?? environment["TABLESYNC_SERVER_DATABASE"] ?? file.database
         if configuredDatabase == nil {
-            logger.notice("no --database given: keeping the records in SQLite", metadata: [
-                "file": "\(FileManager.default.currentDirectoryPath)/\(Self.defaultDatabase.dropFirst("sqlite:".count))"])
+            logger.notice(
+                "no --database given: keeping the records in SQLite",
+                metadata: [
+                    "file":
+                        "\(FileManager.default.currentDirectoryPath)/\(Self.defaultDatabase.dropFirst("sqlite:".count))"
+                ])
         }
         let databaseText = configuredDatabase ?? Self.defaultDatabase
         var location = try DatabaseLocation.parse(databaseText)
@@ -145,7 +201,8 @@ struct TableSyncServerCommand: AsyncParsableCommand {
             tableOptions.append(options)
         }
         if tableOptions.isEmpty {
-            logger.notice("no --table given: serving the quickstart's table", metadata: ["table": "\(Self.defaultTable)"])
+            logger.notice(
+                "no --table given: serving the quickstart's table", metadata: ["table": "\(Self.defaultTable)"])
             tableOptions = [TableOptions(name: Self.defaultTable)]
         }
         var tokens: [StaticToken] = []
@@ -159,18 +216,20 @@ struct TableSyncServerCommand: AsyncParsableCommand {
             tables: tableOptions, tokens: tokens,
             maxBodySize: maxBodySize ?? file.maxBodySize ?? ServerConfiguration.defaultMaxBodySize,
             batch: noBatch ? false : file.batch ?? true,
-            maxBatchOperations: maxBatchOperations ?? file.maxBatchOperations ?? ServerConfiguration.defaultMaxBatchOperations,
+            maxBatchOperations: maxBatchOperations ?? file.maxBatchOperations
+                ?? ServerConfiguration.defaultMaxBatchOperations,
             postgresPoolSize: postgresPoolSize ?? file.postgresPoolSize ?? ServerConfiguration.defaultPostgresPoolSize)
         let timeLimits: [(flag: String, seconds: Double?, setting: WritableKeyPath<ServerConfiguration, Duration>)] = [
             ("--header-timeout", headerTimeout ?? file.headerTimeout, \.headerTimeout),
             ("--body-timeout", bodyTimeout ?? file.bodyTimeout, \.bodyTimeout),
             ("--idle-timeout", idleTimeout ?? file.idleTimeout, \.idleTimeout),
             ("--statement-timeout", statementTimeout ?? file.statementTimeout, \.statementTimeout),
-            ("--shutdown-timeout", shutdownTimeout ?? file.shutdownTimeout, \.shutdownTimeout),
+            ("--shutdown-timeout", shutdownTimeout ?? file.shutdownTimeout, \.shutdownTimeout)
         ]
         for limit in timeLimits {
             if let seconds = limit.seconds {
-                configuration[keyPath: limit.setting] = try ServerConfiguration.timeLimit(seconds: seconds, setting: limit.flag)
+                configuration[keyPath: limit.setting] = try ServerConfiguration.timeLimit(
+                    seconds: seconds, setting: limit.flag)
             }
         }
         configuration.jwt = try jwtOptions.settings(file: file.jwt, environment: environment)

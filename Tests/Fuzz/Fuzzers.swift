@@ -11,7 +11,9 @@ public func fuzzFilter(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let text = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
     guard let expression = try? FilterParser.parse(text) else { return 0 }
     let printed = FilterPrinter.print(expression)
-    guard let reparsed = try? FilterParser.parse(printed) else { fatalError("printed filter does not parse: \(printed)") }
+    guard let reparsed = try? FilterParser.parse(printed) else {
+        fatalError("printed filter does not parse: \(printed)")
+    }
     if reparsed != expression { fatalError("round trip changed the filter: \(text) → \(printed)") }
     _ = FilterEvaluator.matches(expression, record: ["id": "a", "text": "b", "n": 1, "d": 2.5, "f": false, "z": nil])
     return 0
@@ -57,7 +59,8 @@ public func fuzzServer(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
 }
 
 private func fuzzListQuery(_ text: String, version: ProtocolVersion) {
-    guard let query = try? QueryString(text), let list = try? ListQuery.parse(query, version: version, table: TableOptions(name: "todo"))
+    guard let query = try? QueryString(text),
+        let list = try? ListQuery.parse(query, version: version, table: TableOptions(name: "todo"))
     else { return }
     for dialect in [SQLDialect.sqlite, .postgres] {
         // A filter the translator refuses is a 400, as the route answers it.
@@ -68,7 +71,8 @@ private func fuzzListQuery(_ text: String, version: ProtocolVersion) {
             // Every placeholder has its value. (A value may go unused: a date literal compared with a body property
             // binds its instant, then its text.)
             if statement.bindings.isEmpty || !numbers.isSubset(of: 1...statement.bindings.count) {
-                fatalError("placeholders \(numbers.sorted()) for \(statement.bindings.count) bindings: \(statement.sql)")
+                fatalError(
+                    "placeholders \(numbers.sorted()) for \(statement.bindings.count) bindings: \(statement.sql)")
             }
             if dialect == .sqlite { FuzzDatabase.shared.run(statement) }
         }
@@ -113,20 +117,23 @@ private final class FuzzDatabase: @unchecked Sendable {
 
     private init() {
         guard sqlite3_open(":memory:", &handle) == SQLITE_OK,
-              RecordColumns.schema(.sqlite).allSatisfy({ sqlite3_exec(handle, $0.sql, nil, nil, nil) == SQLITE_OK }) else {
+            RecordColumns.schema(.sqlite).allSatisfy({ sqlite3_exec(handle, $0.sql, nil, nil, nil) == SQLITE_OK })
+        else {
             fatalError("cannot set up SQLite")
         }
         // Besides small rows of every JSON type, rows whose strings are as long as records get, for the cost of string
         // functions: what a filter does to a stored value, it does to the longest one.
         let long = String(repeating: "abcdé", count: 20_000)
-        let bodies = [
-            #"{"text":"milk","n":1,"d":2.5,"f":true,"z":null,"when":"2024-05-01T10:20:30.123Z"}"#,
-            #"{"text":"ÉCLAIR","n":-3,"d":1e300,"f":false,"when":"not a date","nested":{"a":[1,2]},"list":["x"]}"#,
-            #"{"n":"7","text":7,"f":"true","d":null}"#,
-            #"{}"#,
-        ] + (0..<8).map { #"{"text":"\#(long)","when":"\#(long)","n":\#($0)}"# }
+        let bodies =
+            [
+                #"{"text":"milk","n":1,"d":2.5,"f":true,"z":null,"when":"2024-05-01T10:20:30.123Z"}"#,
+                #"{"text":"ÉCLAIR","n":-3,"d":1e300,"f":false,"when":"not a date","nested":{"a":[1,2]},"list":["x"]}"#,
+                #"{"n":"7","text":7,"f":"true","d":null}"#,
+                #"{}"#
+            ] + (0..<8).map { #"{"text":"\#(long)","when":"\#(long)","n":\#($0)}"# }
         for (index, body) in bodies.enumerated() {
-            let insert = "INSERT INTO \(RecordColumns.recordsTable) VALUES ('todo', 'r\(index)', \(index), \(index * 10), \(index % 2), '\(body)')"
+            let insert =
+                "INSERT INTO \(RecordColumns.recordsTable) VALUES ('todo', 'r\(index)', \(index), \(index * 10), \(index % 2), '\(body)')"
             guard sqlite3_exec(handle, insert, nil, nil, nil) == SQLITE_OK else { fatalError("cannot insert \(body)") }
         }
     }
@@ -146,7 +153,9 @@ private final class FuzzDatabase: @unchecked Sendable {
             sqlite3_progress_handler(handle, 0, nil, nil)
             let elapsed = ContinuousClock.now - started
             if elapsed > Self.timeLimit + Self.grace {
-                fatalError("a statement the cost check accepts ran \(elapsed), past the limit of \(Self.timeLimit) and its grace: \(statement.sql) with \(statement.bindings)")
+                fatalError(
+                    "a statement the cost check accepts ran \(elapsed), past the limit of \(Self.timeLimit) and its grace: \(statement.sql) with \(statement.bindings)"
+                )
             }
         }
         var prepared: OpaquePointer?
@@ -158,7 +167,9 @@ private final class FuzzDatabase: @unchecked Sendable {
         if let tail, tail.pointee != 0 { fatalError("more than one statement: \(text)") }
         if sqlite3_stmt_readonly(prepared) == 0 { fatalError("a list query that writes: \(text)") }
         let parameters = Int(sqlite3_bind_parameter_count(prepared))
-        if parameters > statement.bindings.count { fatalError("\(parameters) parameters for \(statement.bindings.count) bindings: \(text)") }
+        if parameters > statement.bindings.count {
+            fatalError("\(parameters) parameters for \(statement.bindings.count) bindings: \(text)")
+        }
         for (offset, value) in statement.bindings.prefix(parameters).enumerated() {
             let position = Int32(offset + 1)
             switch value {
@@ -166,13 +177,16 @@ private final class FuzzDatabase: @unchecked Sendable {
             case .bool(let flag): sqlite3_bind_int64(prepared, position, flag ? 1 : 0)
             case .integer(let integer): sqlite3_bind_int64(prepared, position, integer)
             case .double(let double): sqlite3_bind_double(prepared, position, double)
-            case .text(let string): sqlite3_bind_text(prepared, position, string, -1, unsafeBitCast(-1, to: sqlite3_destructor_type.self))
+            case .text(let string):
+                sqlite3_bind_text(prepared, position, string, -1, unsafeBitCast(-1, to: sqlite3_destructor_type.self))
             }
         }
         while true {
             let step = sqlite3_step(prepared)
             if step == SQLITE_DONE || step == SQLITE_INTERRUPT { return }
-            if step != SQLITE_ROW { fatalError("SQLite failed at run time: \(message()) in \(text) with \(statement.bindings)") }
+            if step != SQLITE_ROW {
+                fatalError("SQLite failed at run time: \(message()) in \(text) with \(statement.bindings)")
+            }
         }
     }
 

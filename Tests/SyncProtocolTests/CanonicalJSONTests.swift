@@ -26,13 +26,16 @@ import TestSupport
 
     @Test func keysSortByUTF8BytesNotByLocale() {
         let value: JSONValue = ["b": 1, "B": 2, "é": 3, "e": 4, "_": 5, "10": 6, "9": 7, "😀": 8, "ｚ": 9]
-        #expect(CanonicalJSON.string(value, style: .compact) == #"{"10":6,"9":7,"B":2,"_":5,"b":1,"e":4,"é":3,"ｚ":9,"😀":8}"#)
+        #expect(
+            CanonicalJSON.string(value, style: .compact) == #"{"10":6,"9":7,"B":2,"_":5,"b":1,"e":4,"é":3,"ｚ":9,"😀":8}"#
+        )
     }
 
     @Test(arguments: [
         (JSONValue.double(1.0), "1"), (.double(-0.0), "0"), (.double(0.1), "0.1"), (.double(1e-7), "1e-07"),
         (.double(1.5e300), "1.5e+300"), (.double(9007199254740993.0), "9007199254740992"),
-        (.double(1e16), "10000000000000000"), (.double(1e19), "1e+19"), (.integer(-42), "-42"), (.double(2.5), "2.5"), (.double(.nan), "null"),
+        (.double(1e16), "10000000000000000"), (.double(1e19), "1e+19"), (.integer(-42), "-42"), (.double(2.5), "2.5"),
+        (.double(.nan), "null")
     ])
     func numbersHaveOneSpelling(_ value: JSONValue, _ spelling: String) {
         #expect(CanonicalJSON.string(value, style: .compact) == spelling)
@@ -66,10 +69,16 @@ import TestSupport
         case 0: return .null
         case 1: return .bool(Bool.random(using: &generator))
         case 2: return .integer(Int64.random(in: Int64.min...Int64.max, using: &generator))
-        case 3: return .double(Double(bitPattern: UInt64.random(in: 0...UInt64.max, using: &generator)).isFinite
+        case 3:
+            return .double(
+                Double(bitPattern: UInt64.random(in: 0...UInt64.max, using: &generator)).isFinite
                     ? Double.random(in: -1e20...1e20, using: &generator) : 0.5)
         case 4, 5: return .string(randomString(using: &generator))
-        case 6: return .array((0..<Int.random(in: 0..<5, using: &generator)).map { _ in randomValue(depth: depth + 1, using: &generator) })
+        case 6:
+            return .array(
+                (0..<Int.random(in: 0..<5, using: &generator)).map { _ in
+                    randomValue(depth: depth + 1, using: &generator)
+                })
         default:
             var members: [String: JSONValue] = [:]
             for _ in 0..<Int.random(in: 0..<6, using: &generator) {
@@ -81,6 +90,7 @@ import TestSupport
 
     static func randomString(using generator: inout SeededGenerator) -> String {
         let pieces: [String] = ["a", "Z", "é", "e\u{301}", "\"", "\\", "\n", "\u{1}", "😀", " ", "/", "\u{2028}", "中"]
-        return (0..<Int.random(in: 0..<8, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }.joined()
+        return (0..<Int.random(in: 0..<8, using: &generator)).map { _ in pieces.randomElement(using: &generator)! }
+            .joined()
     }
 }

@@ -15,7 +15,7 @@ import TestSupport
         "empty": nil,
         "tags": ["a"],
         "nested": ["a": 1],
-        "spaced": "  hi  ",
+        "spaced": "  hi  "
     ]
 
     static func matches(_ text: String) throws -> Bool {
@@ -115,11 +115,17 @@ import TestSupport
         ("text in ('a', 'Buy milk')", true),
         ("updatedAt in (2024-01-02T04:04:05.123+01:00)", true),
         // The Azure SDK's incremental pull filter.
-        ("(updatedAt gt datetimeoffset'2024-01-02T03:04:05.1230000+00:00') or ((updatedAt eq datetimeoffset'2024-01-02T03:04:05.1230000+00:00') and (id gt 'abb'))", true),
-        ("(updatedAt gt datetimeoffset'2024-01-02T03:04:05.1230000+00:00') or ((updatedAt eq datetimeoffset'2024-01-02T03:04:05.1230000+00:00') and (id gt 'abc'))", false),
+        (
+            "(updatedAt gt datetimeoffset'2024-01-02T03:04:05.1230000+00:00') or ((updatedAt eq datetimeoffset'2024-01-02T03:04:05.1230000+00:00') and (id gt 'abb'))",
+            true
+        ),
+        (
+            "(updatedAt gt datetimeoffset'2024-01-02T03:04:05.1230000+00:00') or ((updatedAt eq datetimeoffset'2024-01-02T03:04:05.1230000+00:00') and (id gt 'abc'))",
+            false
+        ),
         ("substringof('milk',text)", true),
         ("substringof('Milk',text)", false),
-        ("startswith(tolower(text), 'buy') and complete eq false", true),
+        ("startswith(tolower(text), 'buy') and complete eq false", true)
     ]
 
     @Test(arguments: conditionCases)
@@ -138,7 +144,7 @@ import TestSupport
         ("not text", .null),
         ("text and true", .null),
         ("n eq missing", .bool(false)),
-        ("missing lt n", .bool(false)),
+        ("missing lt n", .bool(false))
     ]
 
     @Test(arguments: logic)
@@ -181,7 +187,7 @@ import TestSupport
         ("n add missing", .null),
         ("n add 'a'", .null),
         ("n add true", .null),
-        ("updatedAt add 1", .null),
+        ("updatedAt add 1", .null)
     ]
 
     @Test(arguments: arithmeticCases)
@@ -246,7 +252,7 @@ import TestSupport
         ("concat(missing, 'a')", .null),
         ("tolower(null)", .null),
         ("substring(missing, 1)", .null),
-        ("substring(text, null)", .null),
+        ("substring(text, null)", .null)
     ]
 
     @Test(arguments: strings)
@@ -291,7 +297,7 @@ import TestSupport
         ("isof(missing, Edm.String)", .bool(false)),
         ("isof(empty, Edm.String)", .bool(false)),
         ("isof(tags, Edm.String)", .bool(false)),
-        ("isof(length(text), Edm.Double)", .bool(true)),
+        ("isof(length(text), Edm.Double)", .bool(true))
     ]
 
     @Test(arguments: datesAndNumbers)
@@ -330,7 +336,7 @@ import TestSupport
         (.call(.isof, .p("text")), .null),
         (.call(.isof, .p("text"), .str("Edm.Int32")), .null),
         (.call(.startswith, .str("a")), .null),
-        (.in(.int(1), []), .bool(false)),
+        (.in(.int(1), []), .bool(false))
     ]
 
     @Test(arguments: handBuiltCases)
@@ -343,7 +349,7 @@ import TestSupport
         var rng = SeededGenerator(seed: 0xE7A1)
         let extremes: [String: JSONValue] = [
             "id": "", "text": "'é😀", "complete": true, "updatedAt": "2024-02-29T23:59:59.9999999Z",
-            "n": .integer(.min), "x_1": .double(.greatestFiniteMagnitude), "_private": .integer(.max), "Übung": nil,
+            "n": .integer(.min), "x_1": .double(.greatestFiniteMagnitude), "_private": .integer(.max), "Übung": nil
         ]
         for _ in 0..<3_000 {
             _ = FilterEvaluator.evaluate(RandomFilter.expression(depth: 6, using: &rng), record: extremes)

@@ -44,7 +44,7 @@ import TestSupport
         ("_private2", .p("_private2")),
         ("Übung", .p("Übung")),
         ("year", .p("year")),
-        ("datetime", .p("datetime")),
+        ("datetime", .p("datetime"))
     ]
 
     @Test(arguments: literals)
@@ -56,7 +56,7 @@ import TestSupport
         for (text, kept) in [
             ("datetimeoffset'2024-01-02T03:04:05.1230000+00:00'", "2024-01-02T03:04:05.1230000+00:00"),
             ("2024-01-02T03:04:05.123Z", "2024-01-02T03:04:05.123Z"),
-            ("datetime'2024-01-02T03:04:05'", "2024-01-02T03:04:05Z"),
+            ("datetime'2024-01-02T03:04:05'", "2024-01-02T03:04:05Z")
         ] {
             guard case .literal(.dateTime(let timestamp)) = try FilterParser.parse(text) else {
                 Issue.record("\(text) is not a date-time literal")
@@ -88,7 +88,7 @@ import TestSupport
         ("a sub -1", .op(.sub, .p("a"), .int(-1))),
         ("a in (1)", .in(.p("a"), [.int(1)])),
         ("id in ('a', 'b', null)", .in(.p("id"), [.str("a"), .str("b"), .null])),
-        ("a EQ 1 AND NOT b Or c", .op(.or, .op(.and, .op(.eq, .p("a"), .int(1)), .unary(.not, .p("b"))), .p("c"))),
+        ("a EQ 1 AND NOT b Or c", .op(.or, .op(.and, .op(.eq, .p("a"), .int(1)), .unary(.not, .p("b"))), .p("c")))
     ]
 
     @Test(arguments: operators)
@@ -114,7 +114,7 @@ import TestSupport
         ("a add 1 in (2, 3)", .in(.op(.add, .p("a"), .int(1)), [.int(2), .int(3)])),
         ("a in (1) and b", .op(.and, .in(.p("a"), [.int(1)]), .p("b"))),
         ("((a))", .p("a")),
-        (" \t a\neq\r\n1 ", .op(.eq, .p("a"), .int(1))),
+        (" \t a\neq\r\n1 ", .op(.eq, .p("a"), .int(1)))
     ]
 
     @Test(arguments: precedence)
@@ -153,7 +153,7 @@ import TestSupport
         ("CAST(createdAt, edm.datetimeoffset)", .call(.castDateTimeOffset, .p("createdAt"))),
         ("StartsWith(Text, 'a')", .call(.startswith, .p("Text"), .str("a"))),
         ("length (text)", .call(.length, .p("text"))),
-        ("-length(text)", .unary(.negate, .call(.length, .p("text")))),
+        ("-length(text)", .unary(.negate, .call(.length, .p("text"))))
     ]
 
     @Test(arguments: functions)
@@ -163,21 +163,37 @@ import TestSupport
 
     /// What the Azure Mobile Apps SDKs actually send.
     static let azureSDKCases: [(String, FilterExpression)] = [
-        ("(updatedAt ge datetimeoffset'2024-01-02T03:04:05.1230000+00:00')",
-         .op(.ge, .p("updatedAt"), .date("2024-01-02T03:04:05.123Z"))),
-        ("(updatedAt gt datetimeoffset'2024-01-02T03:04:05.1230000+00:00') or ((updatedAt eq datetimeoffset'2024-01-02T03:04:05.1230000+00:00') and (id gt 'abc'))",
-         .op(.or,
-             .op(.gt, .p("updatedAt"), .date("2024-01-02T03:04:05.123Z")),
-             .op(.and, .op(.eq, .p("updatedAt"), .date("2024-01-02T03:04:05.123Z")), .op(.gt, .p("id"), .str("abc"))))),
+        (
+            "(updatedAt ge datetimeoffset'2024-01-02T03:04:05.1230000+00:00')",
+            .op(.ge, .p("updatedAt"), .date("2024-01-02T03:04:05.123Z"))
+        ),
+        (
+            "(updatedAt gt datetimeoffset'2024-01-02T03:04:05.1230000+00:00') or ((updatedAt eq datetimeoffset'2024-01-02T03:04:05.1230000+00:00') and (id gt 'abc'))",
+            .op(
+                .or,
+                .op(.gt, .p("updatedAt"), .date("2024-01-02T03:04:05.123Z")),
+                .op(.and, .op(.eq, .p("updatedAt"), .date("2024-01-02T03:04:05.123Z")), .op(.gt, .p("id"), .str("abc")))
+            )
+        ),
         ("(complete eq false)", .op(.eq, .p("complete"), .bool(false))),
-        ("((complete eq false) and (updatedAt ge datetimeoffset'2024-01-02T03:04:05.1230000+00:00'))",
-         .op(.and, .op(.eq, .p("complete"), .bool(false)), .op(.ge, .p("updatedAt"), .date("2024-01-02T03:04:05.123Z")))),
+        (
+            "((complete eq false) and (updatedAt ge datetimeoffset'2024-01-02T03:04:05.1230000+00:00'))",
+            .op(
+                .and, .op(.eq, .p("complete"), .bool(false)),
+                .op(.ge, .p("updatedAt"), .date("2024-01-02T03:04:05.123Z")))
+        ),
         ("substringof('milk',text)", .call(.substringof, .str("milk"), .p("text"))),
-        ("(deleted eq true) and (updatedAt gt 2024-01-02T03:04:05.123Z)",
-         .op(.and, .op(.eq, .p("deleted"), .bool(true)), .op(.gt, .p("updatedAt"), .date("2024-01-02T03:04:05.123Z")))),
-        ("updatedAt gt cast(2024-01-02T03:04:05.123Z,Edm.DateTimeOffset)",
-         .op(.gt, .p("updatedAt"), .call(.castDateTimeOffset, .date("2024-01-02T03:04:05.123Z")))),
-        ("(startswith(tolower(text),'buy'))", .call(.startswith, .call(.tolower, .p("text")), .str("buy"))),
+        (
+            "(deleted eq true) and (updatedAt gt 2024-01-02T03:04:05.123Z)",
+            .op(
+                .and, .op(.eq, .p("deleted"), .bool(true)), .op(.gt, .p("updatedAt"), .date("2024-01-02T03:04:05.123Z"))
+            )
+        ),
+        (
+            "updatedAt gt cast(2024-01-02T03:04:05.123Z,Edm.DateTimeOffset)",
+            .op(.gt, .p("updatedAt"), .call(.castDateTimeOffset, .date("2024-01-02T03:04:05.123Z")))
+        ),
+        ("(startswith(tolower(text),'buy'))", .call(.startswith, .call(.tolower, .p("text")), .str("buy")))
     ]
 
     @Test(arguments: azureSDKCases)
@@ -190,7 +206,10 @@ import TestSupport
     static let errors: [(String, String)] = [
         ("", "column 1: expected a value, a property or a function, found the end of the filter"),
         ("   ", "column 4: expected a value, a property or a function, found the end of the filter"),
-        ("startswith(text, 'a'", "column 21: expected ')' after the arguments of startswith, found the end of the filter"),
+        (
+            "startswith(text, 'a'",
+            "column 21: expected ')' after the arguments of startswith, found the end of the filter"
+        ),
         ("startswith(text 'a')", "column 17: expected ')' after the arguments of startswith, found the string 'a'"),
         ("startswith(text)", "column 1: startswith takes 2 arguments, found 1"),
         ("length()", "column 1: length takes 1 argument, found 0"),
@@ -200,12 +219,27 @@ import TestSupport
         ("cast(a)", "column 7: expected ',' and Edm.DateTimeOffset after the value in cast, found ')'"),
         ("cast(a, Edm.String)", "column 9: cast supports only Edm.DateTimeOffset, found 'Edm.String'"),
         ("cast(a, 5)", "column 9: cast supports only Edm.DateTimeOffset, found the number 5"),
-        ("cast(a, Edm.DateTimeOffset", "column 27: expected ')' after the arguments of cast, found the end of the filter"),
+        (
+            "cast(a, Edm.DateTimeOffset",
+            "column 27: expected ')' after the arguments of cast, found the end of the filter"
+        ),
         ("replace(text, 'a')", "column 1: replace takes 3 arguments, found 2"),
-        ("isof(Edm.String)", "column 9: expected ',' and a type such as Edm.String after the value in isof, found '.'; isof takes a value and a type, as in isof(text, Edm.String) (isof(type) tests the type of the record itself, which records of a table do not differ in)"),
-        ("isof(n, Edm.Int32)", "column 9: isof supports Edm.String, Edm.Boolean, Edm.Double (the types a JSON value has), found 'Edm.Int32'"),
-        ("isof(n, Edm.DateTimeOffset)", "column 9: isof supports Edm.String, Edm.Boolean, Edm.Double (the types a JSON value has), found 'Edm.DateTimeOffset'"),
-        ("isof(n, 5)", "column 9: isof supports Edm.String, Edm.Boolean, Edm.Double (the types a JSON value has), found the number 5"),
+        (
+            "isof(Edm.String)",
+            "column 9: expected ',' and a type such as Edm.String after the value in isof, found '.'; isof takes a value and a type, as in isof(text, Edm.String) (isof(type) tests the type of the record itself, which records of a table do not differ in)"
+        ),
+        (
+            "isof(n, Edm.Int32)",
+            "column 9: isof supports Edm.String, Edm.Boolean, Edm.Double (the types a JSON value has), found 'Edm.Int32'"
+        ),
+        (
+            "isof(n, Edm.DateTimeOffset)",
+            "column 9: isof supports Edm.String, Edm.Boolean, Edm.Double (the types a JSON value has), found 'Edm.DateTimeOffset'"
+        ),
+        (
+            "isof(n, 5)",
+            "column 9: isof supports Edm.String, Edm.Boolean, Edm.Double (the types a JSON value has), found the number 5"
+        ),
         ("'milk", "column 1: unterminated string; a quote inside a string is written ''"),
         ("text eq 'it's'", "column 12: the string ends here; a quote inside a string is written ''"),
         ("a eq", "column 5: expected a value, a property or a function, found the end of the filter"),
@@ -227,11 +261,17 @@ import TestSupport
         ("1e", "column 3: expected digits in the exponent"),
         ("1.5L", "column 4: the suffix 'L' is only for integers"),
         ("12abc", "column 3: unexpected 'a' after the number 12"),
-        ("datetime'yesterday'", "column 1: invalid date-time 'yesterday'; expected yyyy-MM-ddTHH:mm[:ss[.fffffff]] followed by Z or an offset such as +01:00"),
-        ("2024-13-02T03:04:05Z", "column 1: invalid date-time '2024-13-02T03:04:05Z'; expected yyyy-MM-ddTHH:mm[:ss[.fffffff]] followed by Z or an offset such as +01:00"),
+        (
+            "datetime'yesterday'",
+            "column 1: invalid date-time 'yesterday'; expected yyyy-MM-ddTHH:mm[:ss[.fffffff]] followed by Z or an offset such as +01:00"
+        ),
+        (
+            "2024-13-02T03:04:05Z",
+            "column 1: invalid date-time '2024-13-02T03:04:05Z'; expected yyyy-MM-ddTHH:mm[:ss[.fffffff]] followed by Z or an offset such as +01:00"
+        ),
         ("guid'0000'", "column 1: unsupported literal guid'…'; use a 'string', a number or datetimeoffset'…'"),
         ("a.b eq 1", "column 2: expected an operator such as eq, and or add, found '.'"),
-        ("2024-01-02 eq a", "column 5: expected an operator such as eq, and or add, found '-'"),
+        ("2024-01-02 eq a", "column 5: expected an operator such as eq, and or add, found '-'")
     ]
 
     @Test(arguments: errors)
@@ -245,7 +285,8 @@ import TestSupport
     }
 
     @Test func columnsCountCharactersNotBytes() {
-        #expect(throws: FilterParseError(column: 12, reason: "expected an operator such as eq, and or add, found 'x'")) {
+        #expect(throws: FilterParseError(column: 12, reason: "expected an operator such as eq, and or add, found 'x'"))
+        {
             try FilterParser.parse("'é😀ß' eq x x")
         }
     }
@@ -270,7 +311,7 @@ import TestSupport
         "nested in lists": "a in (" + String(repeating: "a in (", count: 10_000),
         "long or chain": (1...5_000).map { "a\($0)" }.joined(separator: " or "),
         "long add chain": (1...5_000).map { "\($0)" }.joined(separator: " add "),
-        "200 alternatives": (1...200).map { "x eq \($0)" }.joined(separator: " or "),
+        "200 alternatives": (1...200).map { "x eq \($0)" }.joined(separator: " or ")
     ]
 
     @Test(arguments: hostileInputs.keys.sorted())
@@ -306,7 +347,8 @@ import TestSupport
         for round in 0..<6_000 {
             let text: String
             if round.isMultiple(of: 2) {
-                let bytes = (0..<Int.random(in: 0...40, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }
+                let bytes = (0..<Int.random(in: 0...40, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng)
+                }
                 text = String(decoding: bytes, as: UTF8.self)
             } else {
                 text = RandomFilter.tokenSoup(using: &rng)

@@ -47,7 +47,10 @@ import TestSupport
         (.call(.castDateTimeOffset, .p("createdAt")), "cast(createdAt, Edm.DateTimeOffset)"),
         (.call(.replace, .p("text"), .str("'"), .str("")), "replace(text, '''', '')"),
         (.call(.isof, .p("n"), .str("Edm.Double")), "isof(n, Edm.Double)"),
-        (.call(.startswith, .call(.tolower, .p("text")), .op(.or, .p("a"), .p("b"))), "startswith(tolower(text), a or b)"),
+        (
+            .call(.startswith, .call(.tolower, .p("text")), .op(.or, .p("a"), .p("b"))),
+            "startswith(tolower(text), a or b)"
+        )
     ]
 
     @Test(arguments: printed)
@@ -58,8 +61,10 @@ import TestSupport
 
     /// DESIGN §6: watermarks lost precision when clients re-formatted them. What the server wrote goes back.
     @Test func watermarksKeepTheServersTextExactly() throws {
-        for text in ["2024-01-02T03:04:05.1234567Z", "2024-01-02T03:04:05.1230000+00:00", "2024-01-02T03:04:05Z",
-                     "2024-01-02T05:04:05.12+02:00"] {
+        for text in [
+            "2024-01-02T03:04:05.1234567Z", "2024-01-02T03:04:05.1230000+00:00", "2024-01-02T03:04:05Z",
+            "2024-01-02T05:04:05.12+02:00"
+        ] {
             let watermark = try #require(Timestamp(parsing: text))
             let filter = FilterExpression.op(.gt, .p("updatedAt"), .literal(.dateTime(watermark)))
             #expect(FilterPrinter.print(filter) == "updatedAt gt datetimeoffset'\(text)'")
@@ -78,14 +83,16 @@ import TestSupport
         "month(d) add day(d) add hour(d) add minute(d) add second(d) gt 0 and 1e-7 lt 9223372036854775808",
         "NOT (Complete EQ TRUE) AND StartsWith(Text, 'x')",
         "deleted",
-        "isof(n, 'Edm.Double') and replace(text, ' ', '') eq 'Buymilk'",
+        "isof(n, 'Edm.Double') and replace(text, ' ', '') eq 'Buymilk'"
     ]
 
     @Test(arguments: texts)
     func textsRoundTrip(text: String) throws {
         let expression = try FilterParser.parse(text)
         #expect(try FilterParser.parse(FilterPrinter.print(expression)) == expression)
-        #expect(FilterPrinter.print(try FilterParser.parse(FilterPrinter.print(expression))) == FilterPrinter.print(expression))
+        #expect(
+            FilterPrinter.print(try FilterParser.parse(FilterPrinter.print(expression)))
+                == FilterPrinter.print(expression))
     }
 
     /// Any tree the parser could produce prints to text that parses back to the same tree.

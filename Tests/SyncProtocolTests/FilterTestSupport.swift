@@ -16,7 +16,8 @@ extension FilterExpression {
         return .literal(.dateTime(timestamp))
     }
 
-    static func op(_ op: FilterBinaryOperator, _ left: FilterExpression, _ right: FilterExpression) -> FilterExpression {
+    static func op(_ op: FilterBinaryOperator, _ left: FilterExpression, _ right: FilterExpression) -> FilterExpression
+    {
         .binary(op, left, right)
     }
 
@@ -76,15 +77,18 @@ enum RandomFilter {
     }
 
     static func integer(using rng: inout SeededGenerator) -> Int64 {
-        [Int64.min, .max, 0, -1, 1, Int64.random(in: -1000...1000, using: &rng), Int64.random(in: .min ... .max, using: &rng)]
-            .randomElement(using: &rng)!
+        [
+            Int64.min, .max, 0, -1, 1, Int64.random(in: -1000...1000, using: &rng),
+            Int64.random(in: .min ... .max, using: &rng)
+        ]
+        .randomElement(using: &rng)!
     }
 
     static func double(using rng: inout SeededGenerator) -> Double {
         let candidates: [Double] = [
             0, -0.0, 1, -1.5, 0.1, 1e20, .leastNonzeroMagnitude, .greatestFiniteMagnitude, -.leastNormalMagnitude,
             Double.random(in: -1e6...1e6, using: &rng),
-            Double(bitPattern: rng.next()),
+            Double(bitPattern: rng.next())
         ]
         let value = candidates.randomElement(using: &rng)!
         return value.isFinite ? value : 2.5
@@ -96,9 +100,13 @@ enum RandomFilter {
     }
 
     static func timestamp(using rng: inout SeededGenerator) -> Timestamp {
-        let texts = ["2024-01-02T03:04:05.1230000+00:00", "2024-01-02T03:04:05Z", "1999-12-31T23:59:59.9999999-08:00",
-                     "2024-02-29T00:00:00.000Z", "2024-01-02T03:04+05:30"]
-        if Bool.random(using: &rng), let parsed = Timestamp(parsing: texts.randomElement(using: &rng)!) { return parsed }
+        let texts = [
+            "2024-01-02T03:04:05.1230000+00:00", "2024-01-02T03:04:05Z", "1999-12-31T23:59:59.9999999-08:00",
+            "2024-02-29T00:00:00.000Z", "2024-01-02T03:04+05:30"
+        ]
+        if Bool.random(using: &rng), let parsed = Timestamp(parsing: texts.randomElement(using: &rng)!) {
+            return parsed
+        }
         return Timestamp(ticks: Int64.random(in: -100_000_000_000_000_000...100_000_000_000_000_000, using: &rng))
     }
 
@@ -108,7 +116,7 @@ enum RandomFilter {
             "(", ")", ",", "-", ".", "'a'", "'it''s'", "'", "eq", "NE", "and", "or", "not", "add", "mul", "in",
             "x", "Text", "1", "1.5", "2.5e3", "1e400", "-9223372036854775808", "9223372036854775808", "1M", "2L",
             "datetimeoffset'2024-01-02T03:04:05Z'", "2024-01-02T03:04:05.123Z", "datetime'bad'", "guid'x'",
-            "startswith", "substring", "cast", "Edm.DateTimeOffset", "length", "null", "true", "$", "é", "=", " ",
+            "startswith", "substring", "cast", "Edm.DateTimeOffset", "length", "null", "true", "$", "é", "=", " "
         ]
         let count = Int.random(in: 0...12, using: &rng)
         return (0..<count).map { _ in

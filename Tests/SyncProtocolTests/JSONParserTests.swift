@@ -4,7 +4,8 @@ import TestSupport
 
 @Suite struct JSONParserTests {
     @Test func parsesEveryKindOfValue() throws {
-        let value = try JSONParser.parse(#" {"a": [1, -2.5, 3e2, true, false, null, "x\n\u00e9\ud83d\ude00"], "b": {}} "#)
+        let value = try JSONParser.parse(
+            #" {"a": [1, -2.5, 3e2, true, false, null, "x\n\u00e9\ud83d\ude00"], "b": {}} "#)
         #expect(value == ["a": [1, -2.5, 300.0, true, false, nil, "x\né😀"], "b": [:]])
         #expect(try JSONParser.parse("9223372036854775807") == .integer(Int64.max))
         #expect(try JSONParser.parse("9223372036854775808") == .double(9_223_372_036_854_775_808.0))
@@ -36,7 +37,7 @@ import TestSupport
         BadInput(text: "\"\\ud800\"", line: 1, column: 2, reasonContains: "surrogate"),
         BadInput(text: "\"\\q\"", line: 1, column: 2, reasonContains: "invalid escape"),
         BadInput(text: "1e999", line: 1, column: 1, reasonContains: "out of range"),
-        BadInput(text: "{\r\n\"é\": x}", line: 2, column: 6, reasonContains: "unexpected 'x'"),
+        BadInput(text: "{\r\n\"é\": x}", line: 2, column: 6, reasonContains: "unexpected 'x'")
     ]
 
     @Test(arguments: badInputs)
@@ -79,7 +80,8 @@ import TestSupport
         for _ in 0..<5_000 {
             let length = Int.random(in: 0..<40, using: &generator)
             let bytes = (0..<length).map { _ in
-                Bool.random(using: &generator) ? alphabet.randomElement(using: &generator)! : UInt8.random(in: 0...255, using: &generator)
+                Bool.random(using: &generator)
+                    ? alphabet.randomElement(using: &generator)! : UInt8.random(in: 0...255, using: &generator)
             }
             _ = try? JSONParser.parse(bytes)
         }

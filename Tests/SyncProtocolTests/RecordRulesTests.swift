@@ -8,8 +8,10 @@ import TestSupport
         #expect(RecordID.problem(with: id) == nil)
     }
 
-    @Test(arguments: ["", ".", "..", "a/b", "a\\b", "a\"b", "a+b", "a?b", "a`b", "a\u{0}b", "a\nb", "\u{7F}", "a\u{1F}", "\u{85}x",
-                      String(repeating: "x", count: 256)])
+    @Test(arguments: [
+        "", ".", "..", "a/b", "a\\b", "a\"b", "a+b", "a?b", "a`b", "a\u{0}b", "a\nb", "\u{7F}", "a\u{1F}", "\u{85}x",
+        String(repeating: "x", count: 256)
+    ])
     func invalidIDs(_ id: String) {
         #expect(RecordID.problem(with: id) != nil)
     }
@@ -53,7 +55,7 @@ import TestSupport
         ("2024-05-01T05:50:30-04:30", "2024-05-01T10:20:30.000Z"),
         ("2024-02-29T00:00:00.000+0000", "2024-02-29T00:00:00.000Z"),
         ("1969-12-31T23:59:59.9990000Z", "1969-12-31T23:59:59.999Z"),
-        ("2024-05-01T10:20Z", "2024-05-01T10:20:00.000Z"),
+        ("2024-05-01T10:20Z", "2024-05-01T10:20:00.000Z")
     ])
     func parsesAndKeepsText(_ text: String, _ canonical: String) throws {
         let timestamp = try #require(Timestamp(parsing: text))
@@ -62,8 +64,10 @@ import TestSupport
         #expect(Timestamp(parsing: canonical) == timestamp)
     }
 
-    @Test(arguments: ["2024-05-01", "2024-05-01T10:20:30", "2024-05-01T10:20:30.12345678Z", "2024-13-01T00:00:00Z",
-                      "2023-02-29T00:00:00Z", "2024-05-01T24:00:00Z", "2024-05-01T10:20:30.Z", "x", "2024-05-01T10:20:30Zjunk"])
+    @Test(arguments: [
+        "2024-05-01", "2024-05-01T10:20:30", "2024-05-01T10:20:30.12345678Z", "2024-13-01T00:00:00Z",
+        "2023-02-29T00:00:00Z", "2024-05-01T24:00:00Z", "2024-05-01T10:20:30.Z", "x", "2024-05-01T10:20:30Zjunk"
+    ])
     func refusesMalformed(_ text: String) {
         #expect(Timestamp(parsing: text) == nil)
     }
@@ -82,9 +86,16 @@ import TestSupport
     }
 
     @Test func propertyNamesArePlainIdentifiersOfAtMost128Characters() throws {
-        for name in ["a", "_a1", "updatedAt", String(repeating: "p", count: 128)] { #expect(PropertyName.isPlain(name), "\(name)") }
-        for name in ["", "1a", "a-b", "a b", "é", "a'b", String(repeating: "p", count: 129)] { #expect(!PropertyName.isPlain(name), "\(name)") }
+        for name in ["a", "_a1", "updatedAt", String(repeating: "p", count: 128)] {
+            #expect(PropertyName.isPlain(name), "\(name)")
+        }
+        for name in ["", "1a", "a-b", "a b", "é", "a'b", String(repeating: "p", count: 129)] {
+            #expect(!PropertyName.isPlain(name), "\(name)")
+        }
         #expect(throws: OrderByParseError.self) { try OrderByKey.parseList(String(repeating: "p", count: 129)) }
-        #expect(try OrderByKey.parseList("_a desc, b") == [OrderByKey(property: "_a", descending: true), OrderByKey(property: "b")])
+        #expect(
+            try OrderByKey.parseList("_a desc, b") == [
+                OrderByKey(property: "_a", descending: true), OrderByKey(property: "b")
+            ])
     }
 }

@@ -11,10 +11,13 @@ import TestSupport
 @Suite("Abandoned requests")
 struct AbandonedRequestTests {
     /// A filter within the cost limits (growth 16) that matches nothing, so that a page read evaluates it on every
-    /// record: `chains` times four nested `replace` calls, enough to make the read take several seconds on each database.
+    /// record: `chains` times four nested `replace` calls, enough to make the read take several seconds on each
+    /// database.
     static func filter(chains: Int) -> String {
-        (0..<chains).map { "length(replace(replace(replace(replace(text,'a','bb'),'b','cc'),'c','dd'),'d','ee')) eq \($0)" }
-            .joined(separator: " or ")
+        (0..<chains).map {
+            "length(replace(replace(replace(replace(text,'a','bb'),'b','cc'),'c','dd'),'d','ee')) eq \($0)"
+        }
+        .joined(separator: " or ")
     }
 
     /// How soon after its client left a read must have stopped: SQLite's statement is interrupted and PostgreSQL's
@@ -28,18 +31,24 @@ struct AbandonedRequestTests {
     /// How long the whole read must take: twice the shortest ``stopWithin(whole:)``.
     static let longEnough = Duration.seconds(4)
 
-    @Test("a page read abandoned by its client, or in flight when the server stops, frees the database long before it would have ended",
-          arguments: Backend.available)
+    @Test(
+        "a page read abandoned by its client, or in flight when the server stops, frees the database long before it would have ended",
+        arguments: Backend.available)
     func abandonedReadStops(backend: Backend) async throws {
         let database = try await sideDatabase(backend, suffix: "_abandoned")
         defer { TestBackend.removeFiles(of: database) }
         let table = uniqueTableName()
         let directory = TemporaryDirectory()
-        let server = try await ServerProcess.start(["--database", "\(database)", "--table", table, "--statement-timeout", "300",
-                                                    "--shutdown-timeout", "1"],
-                                                   logPath: directory.file("server.log"))
+        let server = try await ServerProcess.start(
+            [
+                "--database", "\(database)", "--table", table, "--statement-timeout", "300",
+                "--shutdown-timeout", "1"
+            ],
+            logPath: directory.file("server.log"))
         do {
-            try await check(server: server, table: table, activity: DatabaseActivity(database: database, serverProcess: server.processIdentifier))
+            try await check(
+                server: server, table: table,
+                activity: DatabaseActivity(database: database, serverProcess: server.processIdentifier))
         } catch {
             await server.stop()
             throw error
@@ -59,7 +68,8 @@ struct AbandonedRequestTests {
         repeat {
             if natural > .zero { chains *= 2 }
             let filter = Self.filter(chains: chains)
-            request = "GET /tables/\(table)?$filter=\(TablePath.percentEncodeQueryComponent(filter)) HTTP/1.1\r\n"
+            request =
+                "GET /tables/\(table)?$filter=\(TablePath.percentEncodeQueryComponent(filter)) HTTP/1.1\r\n"
                 + "Host: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\n\r\n"
             let whole = try #require(RawHTTPConnection(port: port))
             let started = ContinuousClock.now
@@ -85,7 +95,8 @@ struct AbandonedRequestTests {
             }
         }
         let stoppedAfter = try #require(stopped, "the abandoned read ran on for as long as the whole read (\(natural))")
-        #expect(stoppedAfter < stopWithin, "stopped \(stoppedAfter) after its client left; the whole read takes \(natural)")
+        #expect(
+            stoppedAfter < stopWithin, "stopped \(stoppedAfter) after its client left; the whole read takes \(natural)")
 
         // The server goes on serving.
         let next = try #require(RawHTTPConnection(port: port))
@@ -118,11 +129,14 @@ struct AbandonedRequestTests {
         let text = String(repeating: "abcd", count: 5000)
         for batch in 0..<5 {
             let operations = (0..<300).map { index in
-                BatchOperation(kind: .insert, table: table, item: ["id": .string("r\(batch)-\(index)"), "text": .string(text)])
+                BatchOperation(
+                    kind: .insert, table: table, item: ["id": .string("r\(batch)-\(index)"), "text": .string(text)])
             }
             let body = CanonicalJSON.encode(BatchRequest(operations: operations).json, style: .compact)
             let connection = try #require(RawHTTPConnection(port: port))
-            await connection.send("POST /batch HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\nContent-Length: \(body.count)\r\n\r\n")
+            await connection.send(
+                "POST /batch HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\nContent-Length: \(body.count)\r\n\r\n"
+            )
             await connection.send(body)
             #expect(await connection.readAnswer(within: 120)?.status == 200)
         }
@@ -147,11 +161,13 @@ private struct DatabaseActivity: Sendable {
         case .postgres(let location):
             try await Task.sleep(for: .milliseconds(100))
             return try await withPostgresClient(location) { client in
-                let rows = try await client.query("""
+                let rows = try await client.query(
+                    """
                     SELECT count(*) FROM pg_stat_activity
                     WHERE datname = \(location.database) AND application_name = 'tablesync-server' AND state = 'active'
                       AND pid <> pg_backend_pid()
-                    """, logger: testLogger).collect()
+                    """, logger: testLogger
+                ).collect()
                 return try (rows.first?.decode(Int64.self) ?? 0) > 0
             }
         }
@@ -160,7 +176,8 @@ private struct DatabaseActivity: Sendable {
     /// The processor time (user and system) process `pid` has used, in seconds (`/proc/PID/stat`).
     static func processorTime(of pid: Int32) -> Double {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let end = text.lastIndex(of: ")") else { return 0 }
+            let end = text.lastIndex(of: ")")
+        else { return 0 }
         let fields = text[text.index(after: end)...].split(separator: " ")
         guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
         return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))

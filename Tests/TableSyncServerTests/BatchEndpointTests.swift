@@ -14,10 +14,13 @@ struct BatchEndpointTests {
     }
 
     /// Records a, b, c live and d soft-deleted, in `table`; returns their versions.
-    private static func seed(_ client: any TestClientProtocol, table: String, version: ProtocolVersion) async throws -> [String: String] {
+    private static func seed(
+        _ client: any TestClientProtocol, table: String, version: ProtocolVersion
+    ) async throws -> [String: String] {
         var versions: [String: String] = [:]
         for id in ["a", "b", "c", "d"] {
-            let created = try await client.send(.post, "/tables/\(table)", version: version, json: ["id": .string(id), "text": .string(id), "n": 1])
+            let created = try await client.send(
+                .post, "/tables/\(table)", version: version, json: ["id": .string(id), "text": .string(id), "n": 1])
             versions[id] = try created.json["version"]?.stringValue
         }
         _ = try await client.send(.delete, "/tables/\(table)/d", version: version)
@@ -30,10 +33,12 @@ struct BatchEndpointTests {
         [
             BatchOperation(kind: .insert, table: table, item: ["id": "new", "text": "fresh"]),
             BatchOperation(kind: .insert, table: table, item: ["id": "a", "text": "duplicate"]),
-            BatchOperation(kind: .replace, table: table, id: "b", version: versions["b"], item: ["id": "b", "text": "replaced"]),
+            BatchOperation(
+                kind: .replace, table: table, id: "b", version: versions["b"], item: ["id": "b", "text": "replaced"]),
             BatchOperation(kind: .replace, table: table, id: "c", version: "AAAAAAAAAAE=", item: ["text": "stale"]),
             BatchOperation(kind: .merge, table: table, id: "a", version: versions["a"], item: ["text": "merged"]),
-            BatchOperation(kind: .merge, table: table, id: "a", item: ["version": "AAAAAAAAAAE=", "text": "v2 body version"]),
+            BatchOperation(
+                kind: .merge, table: table, id: "a", item: ["version": "AAAAAAAAAAE=", "text": "v2 body version"]),
             BatchOperation(kind: .delete, table: table, id: "c", version: versions["c"]),
             BatchOperation(kind: .delete, table: table, id: "d"),
             BatchOperation(kind: .replace, table: table, id: "d", item: ["text": "on a deleted record"]),
@@ -42,20 +47,25 @@ struct BatchEndpointTests {
             BatchOperation(kind: .replace, table: table, id: "b", item: ["id": "other", "text": "x"]),
             BatchOperation(kind: .insert, table: table, item: ["createdAt": 5]),
             BatchOperation(kind: .delete, table: table, id: "b", version: versions["b"]),
-            BatchOperation(kind: .delete, table: table, id: "b?"),
+            BatchOperation(kind: .delete, table: table, id: "b?")
         ]
     }
 
     /// The single request an operation stands for.
-    private static func single(_ client: any TestClientProtocol, _ operation: BatchOperation, version: ProtocolVersion) async throws -> Reply {
+    private static func single(
+        _ client: any TestClientProtocol, _ operation: BatchOperation, version: ProtocolVersion
+    ) async throws -> Reply {
         var headers: HTTPFields = [:]
         if let recordVersion = operation.version { headers[.ifMatch] = "\"\(recordVersion)\"" }
         let path = TablePath.table(operation.table)
         let recordPath = operation.id.map { TablePath.record(table: operation.table, id: $0) } ?? path
         switch operation.kind {
-        case .insert: return try await client.send(.post, path, version: version, json: operation.item, headers: headers)
-        case .replace: return try await client.send(.put, recordPath, version: version, json: operation.item, headers: headers)
-        case .merge: return try await client.send(.patch, recordPath, version: version, json: operation.item, headers: headers)
+        case .insert:
+            return try await client.send(.post, path, version: version, json: operation.item, headers: headers)
+        case .replace:
+            return try await client.send(.put, recordPath, version: version, json: operation.item, headers: headers)
+        case .merge:
+            return try await client.send(.patch, recordPath, version: version, json: operation.item, headers: headers)
         case .delete: return try await client.send(.delete, recordPath, version: version, headers: headers)
         }
     }
@@ -72,12 +82,15 @@ struct BatchEndpointTests {
         let singleTable = uniqueTableName()
         let batchTable = uniqueTableName()
         let minimalTable = uniqueTableName()
-        try await withServer(backend, tables: [singleTable, batchTable, minimalTable].map { TableOptions(name: $0) }) { client in
+        try await withServer(backend, tables: [singleTable, batchTable, minimalTable].map { TableOptions(name: $0) }) {
+            client in
             let singleVersions = try await Self.seed(client, table: singleTable, version: version)
             var expected: [BatchResult] = []
             for operation in Self.operations(table: singleTable, versions: singleVersions) {
                 let reply = try await Self.single(client, operation, version: version)
-                expected.append(BatchResult(status: Int(reply.status.code), body: try reply.bytes.isEmpty ? JSONValue?.none : reply.json))
+                expected.append(
+                    BatchResult(
+                        status: Int(reply.status.code), body: try reply.bytes.isEmpty ? JSONValue?.none : reply.json))
             }
             let batchVersions = try await Self.seed(client, table: batchTable, version: version)
             let request = BatchRequest(operations: Self.operations(table: batchTable, versions: batchVersions))
@@ -105,7 +118,9 @@ struct BatchEndpointTests {
                 let minimalResults = try BatchResponse.parse(try answer.json, expectedCount: operations.count).results
                 #expect(minimalResults.map(\.status) == expected.map(\.status))
                 for (index, (result, single)) in zip(minimalResults, expected).enumerated() {
-                    let sent = operations[index].item?.objectValue?.filter { !SystemProperty.isSystemProperty($0.key) || $0.key == SystemProperty.id }
+                    let sent = operations[index].item?.objectValue?.filter {
+                        !SystemProperty.isSystemProperty($0.key) || $0.key == SystemProperty.id
+                    }
                     var full = Self.withoutStamps(result.body(sent: sent))
                     var reference = Self.withoutStamps(single.body)
                     // The table's name is in no body; ids of inserts without one are generated, so differ.
@@ -116,7 +131,9 @@ struct BatchEndpointTests {
                     #expect(full == reference, "operation \(index)")
                 }
                 let minimalIndexes = minimalResults.indices.filter { minimalResults[$0].systemProperties != nil }
-                #expect(minimalIndexes == [0, 2], "the insert and the replace were written as sent; the merges kept other properties")
+                #expect(
+                    minimalIndexes == [0, 2],
+                    "the insert and the replace were written as sent; the merges kept other properties")
             }
         }
     }
@@ -127,15 +144,24 @@ struct BatchEndpointTests {
         return .object(members)
     }
 
-    @Test("a batch over the operation or byte limit is refused with 413 naming the limit; nothing is applied", arguments: Backend.available)
+    @Test(
+        "a batch over the operation or byte limit is refused with 413 naming the limit; nothing is applied",
+        arguments: Backend.available)
     func limits(backend: Backend) async throws {
         let table = uniqueTableName()
-        try await withServer(backend, tables: [TableOptions(name: table)], maxBodySize: 4096, configure: { $0.maxBatchOperations = 3 }) { client in
-            let four = BatchRequest(operations: (1...4).map { BatchOperation(kind: .insert, table: table, item: ["id": .string("r\($0)")]) })
+        try await withServer(
+            backend, tables: [TableOptions(name: table)], maxBodySize: 4096, configure: { $0.maxBatchOperations = 3 }
+        ) { client in
+            let four = BatchRequest(
+                operations: (1...4).map { BatchOperation(kind: .insert, table: table, item: ["id": .string("r\($0)")]) }
+            )
             let tooMany = try await client.send(.post, TablePath.batch, json: four.json)
             #expect(tooMany.status == .contentTooLarge)
             #expect(tooMany.errorMessage?.contains("limit of 3") == true, "\(tooMany.errorMessage ?? "")")
-            let big = BatchRequest(operations: [BatchOperation(kind: .insert, table: table, item: ["text": .string(String(repeating: "x", count: 5000))])])
+            let big = BatchRequest(operations: [
+                BatchOperation(
+                    kind: .insert, table: table, item: ["text": .string(String(repeating: "x", count: 5000))])
+            ])
             let tooLarge = try await client.send(.post, TablePath.batch, json: big.json)
             #expect(tooLarge.status == .contentTooLarge)
             #expect(tooLarge.errorMessage?.contains("4096") == true)
@@ -144,23 +170,30 @@ struct BatchEndpointTests {
 
             let three = BatchRequest(operations: Array(four.operations.prefix(3)))
             let packed = try Gzip.compress(CanonicalJSON.encode(three.json, style: .compact))
-            let gzipped = try await client.send(.post, TablePath.batch, headers: [.contentEncoding: "gzip"], rawBody: packed)
-            #expect(try BatchResponse.parse(try gzipped.json, expectedCount: 3).results.map(\.status) == [201, 201, 201])
+            let gzipped = try await client.send(
+                .post, TablePath.batch, headers: [.contentEncoding: "gzip"], rawBody: packed)
+            #expect(
+                try BatchResponse.parse(try gzipped.json, expectedCount: 3).results.map(\.status) == [201, 201, 201])
         }
     }
 
-    @Test("malformed envelopes, unknown tables and a missing version are refused with what is wrong", arguments: Backend.available)
+    @Test(
+        "malformed envelopes, unknown tables and a missing version are refused with what is wrong",
+        arguments: Backend.available)
     func refusals(backend: Backend) async throws {
         let table = uniqueTableName()
         try await withServer(backend, tables: [TableOptions(name: table)]) { client in
-            let shape = try await client.send(.post, TablePath.batch, json: ["operations": [["op": "upsert", "table": .string(table)]]])
+            let shape = try await client.send(
+                .post, TablePath.batch, json: ["operations": [["op": "upsert", "table": .string(table)]]])
             #expect(shape.status == .badRequest)
             #expect(shape.errorMessage?.contains("operations[0].op") == true)
             let noVersion = try await client.send(.post, TablePath.batch, version: nil, json: ["operations": []])
             #expect(noVersion.status == .badRequest)
             #expect(noVersion.errorMessage?.contains("ZUMO-API-VERSION") == true)
-            let unknown = BatchRequest(operations: [BatchOperation(kind: .delete, table: "nosuchtable", id: "a"),
-                                                    BatchOperation(kind: .insert, table: table, item: ["id": "a"])])
+            let unknown = BatchRequest(operations: [
+                BatchOperation(kind: .delete, table: "nosuchtable", id: "a"),
+                BatchOperation(kind: .insert, table: table, item: ["id": "a"])
+            ])
             let reply = try await client.send(.post, TablePath.batch, json: unknown.json)
             let results = try BatchResponse.parse(try reply.json, expectedCount: 2).results
             #expect(results.map(\.status) == [404, 201])
@@ -173,13 +206,17 @@ struct BatchEndpointTests {
         let table = uniqueTableName()
         try await withServer(backend, tables: [TableOptions(name: table)]) { client in
             let health = try await client.send(.get, TablePath.health, version: nil)
-            #expect(health[ProtocolHeader.extensions].map(ProtocolExtension.parse(headerValue:))
+            #expect(
+                health[ProtocolHeader.extensions].map(ProtocolExtension.parse(headerValue:))
                     == [.gzipRequests, .batch, .batchMinimalAnswers, .changes])
-            #expect(BatchLimits.parse(healthDocument: try health.json) == BatchLimits(maxOperations: 1000, maxBytes: ServerConfiguration.defaultMaxBodySize))
+            #expect(
+                BatchLimits.parse(healthDocument: try health.json)
+                    == BatchLimits(maxOperations: 1000, maxBytes: ServerConfiguration.defaultMaxBodySize))
         }
         try await withServer(backend, tables: [TableOptions(name: table)], configure: { $0.batch = false }) { client in
             let health = try await client.send(.get, TablePath.health, version: nil)
-            #expect(health[ProtocolHeader.extensions].map(ProtocolExtension.parse(headerValue:))
+            #expect(
+                health[ProtocolHeader.extensions].map(ProtocolExtension.parse(headerValue:))
                     == [.gzipRequests, .changes])
             #expect(BatchLimits.parse(healthDocument: try health.json) == nil)
             let refused = try await client.send(.post, TablePath.batch, json: ["operations": []])

@@ -9,18 +9,20 @@ import TestSupport
 /// a live server on each database answers while bulk reads wait.
 @Suite("Bulk reads")
 struct BulkReadTests {
-    @Test("which page reads are bulk", arguments: [
-        ("", false),
-        ("$top=100", false),
-        ("$top=101", true),
-        ("$top=1000&$filter=updatedAt gt datetimeoffset'2024-01-01T00:00:00Z'", true),
-        ("$top=50&$filter=updatedAt gt datetimeoffset'2024-01-01T00:00:00Z' and id gt 'a'", false),
-        ("$top=50&$filter=text eq 'a' or n in (1, 2)", false),
-        ("$top=50&$filter=not startswith(text, 'a')", true),
-        ("$top=50&$filter=n in (1, length(text))", true),
-        ("$top=10&$filter=year(createdAt) eq 2024", true),
-        ("$top=10&$filter=n add 1 gt 2", false),
-    ])
+    @Test(
+        "which page reads are bulk",
+        arguments: [
+            ("", false),
+            ("$top=100", false),
+            ("$top=101", true),
+            ("$top=1000&$filter=updatedAt gt datetimeoffset'2024-01-01T00:00:00Z'", true),
+            ("$top=50&$filter=updatedAt gt datetimeoffset'2024-01-01T00:00:00Z' and id gt 'a'", false),
+            ("$top=50&$filter=text eq 'a' or n in (1, 2)", false),
+            ("$top=50&$filter=not startswith(text, 'a')", true),
+            ("$top=50&$filter=n in (1, length(text))", true),
+            ("$top=10&$filter=year(createdAt) eq 2024", true),
+            ("$top=10&$filter=n add 1 gt 2", false)
+        ])
     func readWeight(query: String, bulk: Bool) throws {
         let parsed = try ListQuery.parse(QueryString(query), version: .v3, table: TableOptions(name: "todo"))
         #expect(ReadWeight.isBulk(parsed) == bulk)
@@ -28,7 +30,8 @@ struct BulkReadTests {
 
     @Test("a table whose default page is large makes every read without $top a bulk read")
     func largeDefaultPage() throws {
-        let parsed = try ListQuery.parse(QueryString(""), version: .v3, table: TableOptions(name: "todo", pageSize: 500))
+        let parsed = try ListQuery.parse(
+            QueryString(""), version: .v3, table: TableOptions(name: "todo", pageSize: 500))
         #expect(ReadWeight.isBulk(parsed))
     }
 
@@ -74,10 +77,14 @@ struct BulkReadTests {
     }
 
     /// Waits (at most 10 s) until `count` reads wait for their turn, as `metrics` counts them.
-    private static func waitForWaiting(_ count: Int, _ metrics: ServerMetrics, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+    private static func waitForWaiting(
+        _ count: Int, _ metrics: ServerMetrics, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
         var waiting: Double?
         for _ in 0..<2000 {
-            waiting = MetricsTests.value(MetricsTests.samples(String(decoding: metrics.exposition(), as: UTF8.self)), "tablesync_bulk_reads_waiting")
+            waiting = MetricsTests.value(
+                MetricsTests.samples(String(decoding: metrics.exposition(), as: UTF8.self)),
+                "tablesync_bulk_reads_waiting")
             if waiting == Double(count) { return }
             try await Task.sleep(for: .milliseconds(5))
         }
@@ -130,7 +137,9 @@ struct BulkReadTests {
         try await reads.waitForStarts(1)
         // The holder keeps its turn until released below: only the bound can end this wait.
         let refusal = await #expect(throws: ProtocolError.self) {
-            try await admission.run(waitingAtMost: .milliseconds(100)) { _ = Issue.record("ran while the turn was taken") }
+            try await admission.run(waitingAtMost: .milliseconds(100)) {
+                _ = Issue.record("ran while the turn was taken")
+            }
         }
         #expect(refusal?.status == .serviceUnavailable && refusal?.retryAfterSeconds == 1)
         #expect(refusal?.message.contains("retry later") == true)
@@ -149,14 +158,17 @@ struct BulkReadTests {
         let reads = Reads()
         let holder = Task { try await admission.run(waitingAtMost: .seconds(60)) { try await reads.read(0) } }
         try await reads.waitForStarts(1)
-        let cancelled = Task { try await admission.run(waitingAtMost: .seconds(60)) { _ = Issue.record("a cancelled read ran") } }
+        let cancelled = Task {
+            try await admission.run(waitingAtMost: .seconds(60)) { _ = Issue.record("a cancelled read ran") }
+        }
         try await Self.waitForWaiting(1, metrics)
         let next = Task { try await admission.run(waitingAtMost: .seconds(60)) { try await reads.read(1) } }
         try await Self.waitForWaiting(2, metrics)
         let cancelledAt = ContinuousClock.now
         cancelled.cancel()
         await #expect(throws: CancellationError.self) { try await cancelled.value }
-        #expect(ContinuousClock.now - cancelledAt < .seconds(30), "left the queue when cancelled, not at its bound of 60 s")
+        #expect(
+            ContinuousClock.now - cancelledAt < .seconds(30), "left the queue when cancelled, not at its bound of 60 s")
         try await Self.waitForWaiting(1, metrics)
         reads.release()
         try await holder.value
@@ -192,13 +204,20 @@ struct BulkReadTests {
         let reads = Reads()
         var generator = SeededGenerator(seed: 29)
         let plans = (0..<400).map { _ in
-            (wait: Duration.microseconds(Int64.random(in: 0...3000, using: &generator)),
-             cancelAfter: Bool.random(using: &generator) ? Duration.microseconds(Int64.random(in: 0...3000, using: &generator)) : nil)
+            (
+                wait: Duration.microseconds(Int64.random(in: 0...3000, using: &generator)),
+                cancelAfter: Bool.random(using: &generator)
+                    ? Duration.microseconds(Int64.random(in: 0...3000, using: &generator)) : nil
+            )
         }
         await withTaskGroup(of: Void.self) { group in
             for plan in plans {
                 group.addTask {
-                    let read = Task { try await admission.run(waitingAtMost: plan.wait) { try await reads.read(for: .microseconds(500)) } }
+                    let read = Task {
+                        try await admission.run(waitingAtMost: plan.wait) {
+                            try await reads.read(for: .microseconds(500))
+                        }
+                    }
                     if let cancelAfter = plan.cancelAfter {
                         try? await Task.sleep(for: cancelAfter)
                         read.cancel()
@@ -225,8 +244,9 @@ struct BulkReadTests {
 
     // MARK: Over HTTP
 
-    @Test("over HTTP: small reads pass waiting bulk reads, a wait ends in 503 with Retry-After, a client that leaves leaves the queue",
-          arguments: Backend.available)
+    @Test(
+        "over HTTP: small reads pass waiting bulk reads, a wait ends in 503 with Retry-After, a client that leaves leaves the queue",
+        arguments: Backend.available)
     func overHTTP(backend: Backend) async throws {
         let table = uniqueTableName()
         let database = try backend.database()
@@ -238,7 +258,8 @@ struct BulkReadTests {
             ["--database", database.urlText, "--table", table, "--max-bulk-reads", "1", "--statement-timeout", "1.5"],
             logPath: directory.file("server.log"))
         do {
-            try await Self.checkTurns(port: try #require(Int(server.baseURL.split(separator: ":").last ?? "")), table: table)
+            try await Self.checkTurns(
+                port: try #require(Int(server.baseURL.split(separator: ":").last ?? "")), table: table)
         } catch {
             await server.stop()
             throw error
@@ -246,12 +267,14 @@ struct BulkReadTests {
         await server.stop()
     }
 
-    /// Bulk reads queueing on a server that runs one at a time, each for at most 1.5 s, and the requests beside them. What
+    /// Bulk reads queueing on a server that runs one at a time, each for at most 1.5 s, and the requests beside them.
+    /// What
     /// is checked holds however late this test's own tasks run on a busy machine: the server's figures say what waited.
     private static func checkTurns(port: Int, table: String) async throws {
         try await Self.seed(port: port, table: table)
         // Far longer than the limit on either database: each evaluation builds strings of 320 KB.
-        let costly = "GET /tables/\(table)?$filter=\(TablePath.percentEncodeQueryComponent(AbandonedRequestTests.filter(chains: 20))) HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\n\r\n"
+        let costly =
+            "GET /tables/\(table)?$filter=\(TablePath.percentEncodeQueryComponent(AbandonedRequestTests.filter(chains: 20))) HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\n\r\n"
         let reads = try (0..<3).map { _ in try #require(RawHTTPConnection(port: port)) }
         let leaving = try #require(RawHTTPConnection(port: port))
         // Sent together: one read takes the turn and runs to the limit, the next runs after it, and the third's wait
@@ -278,24 +301,33 @@ struct BulkReadTests {
             }
         }
         #expect(answered.allSatisfy { $0.status == 503 && $0.header("retry-after") == "1" })
-        #expect(answered.contains { Self.message($0).contains("statement time limit") }, "\(answered.map(Self.message))")
+        #expect(
+            answered.contains { Self.message($0).contains("statement time limit") }, "\(answered.map(Self.message))")
         let refused = answered.filter { Self.message($0).contains("busy with other large pages") }
         #expect(!refused.isEmpty, "\(answered.map(Self.message))")
 
         let afterwards = try #require(await Self.send(port: port, "/tables/\(table)?$top=101").readAnswer(within: 30))
-        #expect(afterwards.status == 200, "the turns of the reads that ended and left are free: \(Self.message(afterwards))")
+        #expect(
+            afterwards.status == 200, "the turns of the reads that ended and left are free: \(Self.message(afterwards))"
+        )
         let samples = try await Self.scrape(port: port)
         #expect(MetricsTests.value(samples, "tablesync_bulk_reads_waiting") == 0)
-        #expect(MetricsTests.value(samples, "tablesync_bulk_reads_refused_total") == Double(refused.count), "the read whose client left was not refused")
+        #expect(
+            MetricsTests.value(samples, "tablesync_bulk_reads_refused_total") == Double(refused.count),
+            "the read whose client left was not refused")
     }
 
     /// 300 records of 20,000 characters.
     private static func seed(port: Int, table: String) async throws {
         let text = String(repeating: "abcd", count: 5000)
-        let operations = (0..<300).map { BatchOperation(kind: .insert, table: table, item: ["id": .string("r\($0)"), "text": .string(text)]) }
+        let operations = (0..<300).map {
+            BatchOperation(kind: .insert, table: table, item: ["id": .string("r\($0)"), "text": .string(text)])
+        }
         let body = CanonicalJSON.encode(BatchRequest(operations: operations).json, style: .compact)
         let connection = try #require(RawHTTPConnection(port: port))
-        await connection.send("POST /batch HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\nContent-Length: \(body.count)\r\n\r\n")
+        await connection.send(
+            "POST /batch HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\nContent-Length: \(body.count)\r\n\r\n"
+        )
         await connection.send(body)
         #expect(await connection.readAnswer(within: 120)?.status == 200)
     }
@@ -315,7 +347,9 @@ struct BulkReadTests {
     /// Waits (at most 10 s) until a bulk read has been refused.
     private static func waitForRefusals(port: Int, sourceLocation: SourceLocation = #_sourceLocation) async throws {
         for _ in 0..<200 {
-            if (MetricsTests.value(try await scrape(port: port), "tablesync_bulk_reads_refused_total") ?? 0) >= 1 { return }
+            if (MetricsTests.value(try await scrape(port: port), "tablesync_bulk_reads_refused_total") ?? 0) >= 1 {
+                return
+            }
             try await Task.sleep(for: .milliseconds(50))
         }
         Issue.record("no bulk read was refused", sourceLocation: sourceLocation)

@@ -22,46 +22,56 @@ struct ChangeFeedTests {
         return wakeBound + (ContinuousClock.now - started) * 2
     }
 
-    @Test("""
+    @Test(
+        """
         a waiting request answers within a second of an insert, an update, a delete and a batch, \
         not of a write to another table
         """, arguments: Backend.available)
     func wakesOnEveryWritePath(backend: Backend) async throws {
-        let watched = uniqueTableName("watched"), other = uniqueTableName("other")
+        let watched = uniqueTableName("watched")
+        let other = uniqueTableName("other")
         try await withLiveServer(backend, tables: [watched, other]) { server in
             let feed = FeedClient(port: server.port)
             var eTag = try #require(await feed.ask(tables: watched)?.header("etag"))
-            #expect(await feed.marks(tables: watched)?.latest == [watched: Timestamp?.none],
-                    "an empty table has no mark")
+            #expect(
+                await feed.marks(tables: watched)?.latest == [watched: Timestamp?.none],
+                "an empty table has no mark")
 
             let waiting = try #require(feed.startWaiting(tables: watched, eTag: eTag))
             #expect(await feed.write("POST", "/tables/\(other)", json: #"{"id":"o1"}"#)?.status == 201)
             #expect(await waiting.readAnswer(within: 1.0) == nil, "a write to a table not listed wakes nothing")
 
             let inserted = try #require(await feed.write("POST", "/tables/\(watched)", json: #"{"id":"r1"}"#))
-            eTag = try await Self.expectWoken(waiting, after: inserted, eTag: eTag, feed: feed, table: watched,
-                                              what: "insert")
+            eTag = try await Self.expectWoken(
+                waiting, after: inserted, eTag: eTag, feed: feed, table: watched,
+                what: "insert")
 
             let version = try #require(inserted.json?["version"]?.stringValue)
             let patch = try #require(feed.startWaiting(tables: watched, eTag: eTag))
-            let updated = try #require(await feed.write("PATCH", "/tables/\(watched)/r1", json: #"{"text":"b"}"#,
-                                                        ifMatch: version))
-            eTag = try await Self.expectWoken(patch, after: updated, eTag: eTag, feed: feed, table: watched,
-                                              what: "update")
+            let updated = try #require(
+                await feed.write(
+                    "PATCH", "/tables/\(watched)/r1", json: #"{"text":"b"}"#,
+                    ifMatch: version))
+            eTag = try await Self.expectWoken(
+                patch, after: updated, eTag: eTag, feed: feed, table: watched,
+                what: "update")
 
             let delete = try #require(feed.startWaiting(tables: watched, eTag: eTag))
             let deleted = try #require(await feed.write("DELETE", "/tables/\(watched)/r1"))
             #expect(deleted.status == 204)
-            eTag = try await Self.expectWoken(delete, after: nil, eTag: eTag, feed: feed, table: watched,
-                                              what: "delete")
+            eTag = try await Self.expectWoken(
+                delete, after: nil, eTag: eTag, feed: feed, table: watched,
+                what: "delete")
 
             let batch = try #require(feed.startWaiting(tables: watched, eTag: eTag))
             let operations = BatchRequest(operations: [
                 BatchOperation(kind: .insert, table: other, item: ["id": "o2"]),
-                BatchOperation(kind: .insert, table: watched, item: ["id": "r2"]),
+                BatchOperation(kind: .insert, table: watched, item: ["id": "r2"])
             ]).json
-            let batched = try #require(await feed.write("POST", TablePath.batch,
-                                                        json: CanonicalJSON.string(operations, style: .compact)))
+            let batched = try #require(
+                await feed.write(
+                    "POST", TablePath.batch,
+                    json: CanonicalJSON.string(operations, style: .compact)))
             #expect(batched.status == 200, "\(batched.text)")
             _ = try await Self.expectWoken(batch, after: nil, eTag: eTag, feed: feed, table: watched, what: "batch")
         }
@@ -89,8 +99,9 @@ struct ChangeFeedTests {
         return newETag
     }
 
-    @Test("304 when the wait is up, at once for an old ETag, the wait capped by the server; the extension announced",
-          arguments: Backend.available)
+    @Test(
+        "304 when the wait is up, at once for an old ETag, the wait capped by the server; the extension announced",
+        arguments: Backend.available)
     func waitsAndETags(backend: Backend) async throws {
         let table = uniqueTableName()
         try await withLiveServer(backend, tables: [table], configure: { $0.maxChangeWait = 2 }) { server in
@@ -116,16 +127,18 @@ struct ChangeFeedTests {
             #expect(gauge == 1, "the waiting gauge: \(gauge.map(String.init) ?? "absent")")
             #expect(await feed.metric("tablesync_bulk_reads_waiting") == 0, "a wait takes no bulk-read turn")
             if backend == .postgres {
-                #expect(await feed.metric("tablesync_database_connections_in_use") == 0,
-                        "a wait holds no database connection")
+                #expect(
+                    await feed.metric("tablesync_database_connections_in_use") == 0,
+                    "a wait holds no database connection")
             }
             waiting.closeSocket()
             let leftBy = ContinuousClock.now + .seconds(10)
             while await feed.metric("tablesync_change_feed_waiting") != 0, ContinuousClock.now < leftBy {
                 try await Task.sleep(for: .milliseconds(20))
             }
-            #expect(await feed.metric("tablesync_change_feed_waiting") == 0,
-                    "a request whose client left stops waiting")
+            #expect(
+                await feed.metric("tablesync_change_feed_waiting") == 0,
+                "a request whose client left stops waiting")
 
             var started = ContinuousClock.now
             let timedOut = try #require(await feed.ask(tables: table, wait: 1, eTag: eTag, within: 10))
@@ -138,8 +151,9 @@ struct ChangeFeedTests {
             let capped = try #require(await feed.ask(tables: table, wait: 600, eTag: eTag, within: 10))
             elapsed = ContinuousClock.now - started
             bound = await Self.wakeBound(feed: feed, tables: table)
-            #expect(capped.status == 304 && elapsed >= .milliseconds(1950) && elapsed < .seconds(2) + bound,
-                    "wait=600 on a server capped at 2 s answered \(capped.status) after \(elapsed)")
+            #expect(
+                capped.status == 304 && elapsed >= .milliseconds(1950) && elapsed < .seconds(2) + bound,
+                "wait=600 on a server capped at 2 s answered \(capped.status) after \(elapsed)")
 
             _ = await feed.write("POST", "/tables/\(table)", json: #"{"id":"r1"}"#)
             started = ContinuousClock.now
@@ -161,7 +175,7 @@ struct ChangeFeedTests {
             let refused = [
                 ("tables=\(table)&wait=-1", "wait"), ("tables=\(table)&wait=soon", "wait"),
                 ("tables=\(table)&wait=1.5", "wait"), ("wait=3", "tables"), ("tables=", "tables"),
-                ("tables=\(table),,\(table)", "tables"), ("tables=\(table),\(table.uppercased())", "tables"),
+                ("tables=\(table),,\(table)", "tables"), ("tables=\(table),\(table.uppercased())", "tables")
             ]
             for (query, parameter) in refused {
                 let answer = try #require(await feed.write("GET", "\(TablePath.changes)?\(query)"))
@@ -175,19 +189,29 @@ struct ChangeFeedTests {
         }
     }
 
-    @Test("""
+    @Test(
+        """
         access as the list route answers it; in a per-user table another user's writes neither wake nor change \
         the answer
         """, arguments: Backend.available)
     func accessAndPerUserIsolation(backend: Backend) async throws {
-        let shared = uniqueTableName("shared"), own = uniqueTableName("own"), closed = uniqueTableName("closed")
-        let tokens = [StaticToken(secret: "ann-feed-4b1", name: "ann"),
-                      StaticToken(secret: "bob-feed-8c2", name: "bob"), StaticToken(secret: "nameless-feed-1d9")]
-        try await withLiveServer(backend, tables: [shared, own, closed], configure: { configuration in
-            configuration.tokens = tokens
-            configuration.tables = [TableOptions(name: shared), TableOptions(name: own, perUser: true),
-                                    TableOptions(name: closed, read: .disabled)]
-        }) { server in
+        let shared = uniqueTableName("shared")
+        let own = uniqueTableName("own")
+        let closed = uniqueTableName("closed")
+        let tokens = [
+            StaticToken(secret: "ann-feed-4b1", name: "ann"),
+            StaticToken(secret: "bob-feed-8c2", name: "bob"), StaticToken(secret: "nameless-feed-1d9")
+        ]
+        try await withLiveServer(
+            backend, tables: [shared, own, closed],
+            configure: { configuration in
+                configuration.tokens = tokens
+                configuration.tables = [
+                    TableOptions(name: shared), TableOptions(name: own, perUser: true),
+                    TableOptions(name: closed, read: .disabled)
+                ]
+            }
+        ) { server in
             let anonymous = FeedClient(port: server.port)
             let ann = FeedClient(port: server.port, token: "ann-feed-4b1")
             let bob = FeedClient(port: server.port, token: "bob-feed-8c2")
@@ -195,8 +219,9 @@ struct ChangeFeedTests {
             for (client, table) in [(anonymous, shared), (anonymous, "nosuchtable"), (nameless, own), (ann, closed)] {
                 let list = try #require(await client.write("GET", "/tables/\(table)"))
                 let feed = try #require(await client.ask(tables: table))
-                #expect(feed.status == list.status && list.status >= 400,
-                        "\(table): the feed \(feed.status), the list \(list.status)")
+                #expect(
+                    feed.status == list.status && list.status >= 400,
+                    "\(table): the feed \(feed.status), the list \(list.status)")
             }
 
             #expect(await ann.write("POST", "/tables/\(own)", json: #"{"id":"a1"}"#)?.status == 201)
@@ -217,13 +242,15 @@ struct ChangeFeedTests {
             let elapsed = ContinuousClock.now - started
             #expect(woken.status == 200)
             #expect(elapsed < (await Self.wakeBound(feed: ann, tables: own)), "answered \(elapsed) after the write")
-            #expect(ChangeMarks.parse(try JSONParser.parse(woken.body))?.latest[own]??.text
+            #expect(
+                ChangeMarks.parse(try JSONParser.parse(woken.body))?.latest[own]??.text
                     == written.json?[SystemProperty.updatedAt]?.stringValue)
         }
     }
 
-    @Test("the marks are one probe of the updatedAt index per table, on both databases (EXPLAIN)",
-          arguments: Backend.available)
+    @Test(
+        "the marks are one probe of the updatedAt index per table, on both databases (EXPLAIN)",
+        arguments: Backend.available)
     func marksReadTheUpdatedIndex(backend: Backend) async throws {
         let table = uniqueTableName("marked")
         try await withDatabase(backend) { repository, sql, database in
@@ -243,13 +270,15 @@ struct ChangeFeedTests {
             let plan = try await sql(SQLStatement(sql: explain + statement, bindings: [.text(table)]))
                 .joined(separator: "\n")
             #expect(plan.contains("tablesync_records_updated"), "the updatedAt index: \(plan)")
-            #expect(!plan.contains("TEMP B-TREE") && !plan.contains("Sort") && !plan.contains("Seq Scan"),
-                    "no scan, no sort: \(plan)")
+            #expect(
+                !plan.contains("TEMP B-TREE") && !plan.contains("Sort") && !plan.contains("Seq Scan"),
+                "no scan, no sort: \(plan)")
         }
     }
 
-    @Test("PostgreSQL: a write through one server process wakes a request waiting on another",
-          arguments: Backend.postgresIfAvailable)
+    @Test(
+        "PostgreSQL: a write through one server process wakes a request waiting on another",
+        arguments: Backend.postgresIfAvailable)
     func wakesAcrossServerProcesses(backend: Backend) async throws {
         let table = uniqueTableName()
         let directory = TemporaryDirectory()
@@ -273,8 +302,9 @@ struct ChangeFeedTests {
                 try await Task.sleep(for: .milliseconds(300))
                 let written = try #require(await writer.write("POST", "/tables/\(table)", json: #"{"id":"\#(id)"}"#))
                 #expect(written.status == 201)
-                eTag = try await Self.expectWoken(waiting, after: written, eTag: eTag, feed: watcher, table: table,
-                                                  what: "a write through the other process")
+                eTag = try await Self.expectWoken(
+                    waiting, after: written, eTag: eTag, feed: watcher, table: table,
+                    what: "a write through the other process")
             }
         } catch {
             await first.stop()
@@ -302,7 +332,8 @@ struct ChangeFeedTests {
             logPath: directory.file("server.log"))
         let feed = FeedClient(port: server.port)
         var connections: [RawHTTPConnection] = []
-        let idleRSS: Int, waitingRSS: Int
+        let idleRSS: Int
+        let waitingRSS: Int
         do {
             let eTag = try #require(await feed.ask(tables: table)?.header("etag"))
             try await Task.sleep(for: .milliseconds(500))
@@ -326,7 +357,8 @@ struct ChangeFeedTests {
         let bound = ServerConfiguration.defaultShutdownTimeout + ServerConfiguration.cancellationTimeout
         let megabytes = { (bytes: Int) in String(format: "%.1f MB", Double(bytes) / 1_048_576) }
         let ratio = String(format: "%.2f", Double(waitingRSS) / Double(max(1, idleRSS)))
-        print("""
+        print(
+            """
             change feed, \(count) waiting requests on SQLite: RSS \(megabytes(idleRSS)) idle, \
             \(megabytes(waitingRSS)) waiting (+\(megabytes(waitingRSS - idleRSS)), \(ratio)×); \
             exit \(exit) after SIGTERM
@@ -380,7 +412,8 @@ struct FeedClient: Sendable {
     /// Sends a change feed request that waits on `eTag`, without reading its answer.
     func startWaiting(tables: String, eTag: String, wait: Int = 20) -> RawHTTPConnection? {
         guard let connection = RawHTTPConnection(port: port),
-              connection.sendNow(changesRequest(tables: tables, wait: wait, eTag: eTag)) else { return nil }
+            connection.sendNow(changesRequest(tables: tables, wait: wait, eTag: eTag))
+        else { return nil }
         return connection
     }
 

@@ -31,12 +31,15 @@ private actor SideDatabaseCreation {
         guard !ready.contains(location.database), case .postgres(let sharedLocation) = shared else { return }
         try await withPostgresClient(sharedLocation) { client in
             func exists() async throws -> Bool {
-                try await client.query("SELECT 1 FROM pg_database WHERE datname = \(location.database)", logger: testLogger)
-                    .collect().isEmpty == false
+                try await client.query(
+                    "SELECT 1 FROM pg_database WHERE datname = \(location.database)", logger: testLogger
+                )
+                .collect().isEmpty == false
             }
             guard try await !exists() else { return }
             do {
-                try await client.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \"\(location.database)\""), logger: testLogger)
+                try await client.query(
+                    PostgresQuery(unsafeSQL: "CREATE DATABASE \"\(location.database)\""), logger: testLogger)
             } catch {
                 // Another test run created it meanwhile.
                 guard try await exists() else { throw error }
@@ -50,8 +53,9 @@ private actor SideDatabaseCreation {
 func withPostgresClient<Value: Sendable>(
     _ location: PostgresLocation, _ body: @Sendable (PostgresClient) async throws -> Value
 ) async throws -> Value {
-    let client = PostgresClient(configuration: try location.clientConfiguration(poolSize: ServerConfiguration.defaultPostgresPoolSize),
-                                backgroundLogger: testLogger)
+    let client = PostgresClient(
+        configuration: try location.clientConfiguration(poolSize: ServerConfiguration.defaultPostgresPoolSize),
+        backgroundLogger: testLogger)
     return try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask { await client.run() }
         defer { group.cancelAll() }
@@ -65,7 +69,8 @@ func analyzeRecords(_ location: PostgresLocation) async throws {
     try await withPostgresClient(location) { client in
         try await client.withConnection { connection in
             while try await connection.query("SELECT pg_try_advisory_lock(7244831)", logger: testLogger)
-                .collect().first?.decode(Bool.self) != true {
+                .collect().first?.decode(Bool.self) != true
+            {
                 try await Task.sleep(for: .milliseconds(50))
             }
             do {
@@ -83,36 +88,46 @@ func analyzeRecords(_ location: PostgresLocation) async throws {
 /// answers the last column of each row as text), and where that database is.
 func withDatabase(
     _ backend: Backend,
-    _ body: @Sendable (any RecordRepository, _ sql: @Sendable (SQLStatement) async throws -> [String], DatabaseLocation) async throws -> Void
+    _ body:
+        @Sendable (any RecordRepository, _ sql: @Sendable (SQLStatement) async throws -> [String], DatabaseLocation)
+        async throws -> Void
 ) async throws {
     let database = try await columnsDatabase(backend)
     switch database {
     case .sqlite(let path):
         defer { TestBackend.removeFiles(of: .sqlite(path: path)) }
         let repository = try SQLiteRecordRepository(path: path)
-        try await body(repository, { statement in
-            let queue = try DatabaseQueue(path: path)
-            defer { try? queue.close() }
-            return try await queue.read { db in
-                try Row.fetchAll(db, sql: statement.sql, arguments: SQLiteRecordRepository.arguments(statement.bindings)).map { row in
-                    switch row.databaseValues.last?.storage {
-                    case .string(let text): return text
-                    case .int64(let number): return String(number)
-                    default: return ""
+        try await body(
+            repository,
+            { statement in
+                let queue = try DatabaseQueue(path: path)
+                defer { try? queue.close() }
+                return try await queue.read { db in
+                    try Row.fetchAll(
+                        db, sql: statement.sql, arguments: SQLiteRecordRepository.arguments(statement.bindings)
+                    ).map { row in
+                        switch row.databaseValues.last?.storage {
+                        case .string(let text): return text
+                        case .int64(let number): return String(number)
+                        default: return ""
+                        }
                     }
                 }
-            }
-        }, database)
+            }, database)
     case .postgres(let location):
         try await withPostgresClient(location) { client in
-            try await body(try PostgresRecordRepository(client: client, logger: testLogger), { statement in
-                var lines: [String] = []
-                for try await row in try await client.query(PostgresRecordRepository.query(statement), logger: testLogger) {
-                    let cells = row.makeRandomAccess()
-                    lines.append((try? cells[cells.count - 1].decode(String.self)) ?? "")
-                }
-                return lines
-            }, database)
+            try await body(
+                try PostgresRecordRepository(client: client, logger: testLogger),
+                { statement in
+                    var lines: [String] = []
+                    for try await row in try await client.query(
+                        PostgresRecordRepository.query(statement), logger: testLogger)
+                    {
+                        let cells = row.makeRandomAccess()
+                        lines.append((try? cells[cells.count - 1].decode(String.self)) ?? "")
+                    }
+                    return lines
+                }, database)
         }
     }
 }

@@ -16,14 +16,23 @@ struct ConfigurationTests {
 
     @Test("--table declares columns with columns=name:type;…")
     func declaredColumns() throws {
-        let options = try TableOptions.parse("todo:pageSize=10,columns=text:string;done:boolean;due:date;rank:number,softDelete=false")
+        let options = try TableOptions.parse(
+            "todo:pageSize=10,columns=text:string;done:boolean;due:date;rank:number,softDelete=false")
         #expect(options.schema?.text == "done:boolean;due:date;rank:number;text:string")
         #expect(options.pageSize == 10 && !options.softDelete)
         #expect(try TableOptions.parse("todo").schema == nil)
-        #expect(throws: ConfigurationError("--table todo:columns=rank:int: columns: the column 'rank' has the unknown type 'int'; use string, number, boolean, date")) {
+        #expect(
+            throws: ConfigurationError(
+                "--table todo:columns=rank:int: columns: the column 'rank' has the unknown type 'int'; use string, number, boolean, date"
+            )
+        ) {
             try TableOptions.parse("todo:columns=rank:int")
         }
-        #expect(throws: ConfigurationError("--table todo:columns=id:string: columns: 'id' is a system property; the server manages it and it cannot be declared")) {
+        #expect(
+            throws: ConfigurationError(
+                "--table todo:columns=id:string: columns: 'id' is a system property; the server manages it and it cannot be declared"
+            )
+        ) {
             try TableOptions.parse("todo:columns=id:string")
         }
     }
@@ -31,9 +40,12 @@ struct ConfigurationTests {
     @Test("database locations")
     func databases() throws {
         #expect(try DatabaseLocation.parse("sqlite:server.sqlite") == .sqlite(path: "server.sqlite"))
-        #expect(try DatabaseLocation.parse("postgres://me:p%40ss@db.local:6543/sync")
-                == .postgres(PostgresLocation(host: "db.local", port: 6543, username: "me", password: "p@ss", database: "sync")))
-        #expect(try DatabaseLocation.parse("postgres://me@127.0.0.1/sync")
+        #expect(
+            try DatabaseLocation.parse("postgres://me:p%40ss@db.local:6543/sync")
+                == .postgres(
+                    PostgresLocation(host: "db.local", port: 6543, username: "me", password: "p@ss", database: "sync")))
+        #expect(
+            try DatabaseLocation.parse("postgres://me@127.0.0.1/sync")
                 == .postgres(PostgresLocation(host: "127.0.0.1", username: "me", database: "sync")))
         #expect(throws: ConfigurationError.self) { try DatabaseLocation.parse("mysql://x@y/z") }
         #expect(throws: ConfigurationError.self) { try DatabaseLocation.parse("postgres://host/db") }
@@ -56,7 +68,8 @@ struct ConfigurationTests {
             try ServerConfiguration(database: .sqlite(path: "x"), tables: []).validate()
         }
         #expect(throws: ConfigurationError.self) {
-            try ServerConfiguration(database: .sqlite(path: "x"), tables: tables + [TableOptions(name: "TODO")]).validate()
+            try ServerConfiguration(database: .sqlite(path: "x"), tables: tables + [TableOptions(name: "TODO")])
+                .validate()
         }
     }
 
@@ -67,7 +80,9 @@ struct ConfigurationTests {
         #expect(tokens.map(\.name) == ["token (line 2)", "phone-of-ann"])
         #expect(tokens.map(\.givenName) == [nil, "phone-of-ann"], "only a named token stands for a user")
         #expect(TokenList.parse(environmentValue: "a1, b2 c3").map(\.secret) == ["a1", "b2", "c3"])
-        for (text, problem) in [("t1 a b\n", "3 words"), ("t1 na/me\n", "a token's name"), ("t1 ann\nt2 ann\n", "given twice")] {
+        for (text, problem) in [
+            ("t1 a b\n", "3 words"), ("t1 na/me\n", "a token's name"), ("t1 ann\nt2 ann\n", "given twice")
+        ] {
             #expect { try TokenList.parse(fileContents: text) } throws: { "\($0)".contains(problem) }
         }
     }
@@ -77,8 +92,9 @@ struct ConfigurationTests {
         let table = try TableOptions.parse("todo:perUser=true,read=authenticated,write=role:editor")
         #expect(table.perUser && table.read == .authenticated && table.write == .role("editor"))
         #expect(throws: ConfigurationError.self) { try TableOptions.parse("todo:read=everyone") }
-        let file = try ServerConfigurationFile.parse(#"{"tables": [{"name": "notes", "read": "anonymous", "write": "disabled", "perUser": false}]}"#,
-                                                     path: "s.json")
+        let file = try ServerConfigurationFile.parse(
+            #"{"tables": [{"name": "notes", "read": "anonymous", "write": "disabled", "perUser": false}]}"#,
+            path: "s.json")
         #expect(file.tables.first?.read == .anonymous && file.tables.first?.write == .disabled)
         func refusal(_ tables: [TableOptions], tokens: [StaticToken] = []) -> String? {
             do {
@@ -88,20 +104,31 @@ struct ConfigurationTests {
                 return "\(error)"
             }
         }
-        #expect(refusal([table])?.contains("perUser needs users") == true || refusal([table])?.contains("needs credentials") == true)
+        #expect(
+            refusal([table])?.contains("perUser needs users") == true
+                || refusal([table])?.contains("needs credentials") == true)
         #expect(refusal([table], tokens: ["t"]) == nil)
-        #expect(refusal([try TableOptions.parse("todo:perUser=true,read=anonymous")], tokens: ["t"])?.contains("not read=anonymous") == true)
-        #expect(refusal([try TableOptions.parse("todo:perUser=true,columns=text:string")], tokens: ["t"])?.contains("cannot be combined") == true)
+        #expect(
+            refusal([try TableOptions.parse("todo:perUser=true,read=anonymous")], tokens: ["t"])?.contains(
+                "not read=anonymous") == true)
+        #expect(
+            refusal([try TableOptions.parse("todo:perUser=true,columns=text:string")], tokens: ["t"])?.contains(
+                "cannot be combined") == true)
         #expect(refusal([try TableOptions.parse("todo:read=authenticated")])?.contains("needs credentials") == true)
     }
 
     @Test("JWT settings: the file's jwt object, and the keys, claims and URLs a server starts with")
     func jwtSettings() throws {
-        let file = try ServerConfigurationFile.parse(#"""
+        let file = try ServerConfigurationFile.parse(
+            #"""
             {"jwt": {"issuer": "https://id.example/", "audience": "api", "jwks": "https://id.example/keys", "leeway": 30, "roleClaim": "groups"}}
             """#, path: "s.json")
-        #expect(file.jwt.issuer == "https://id.example/" && file.jwt.jwks == "https://id.example/keys" && file.jwt.leeway == 30)
-        #expect(throws: ConfigurationError.self) { try ServerConfigurationFile.parse(#"{"jwt": {"key": "x"}}"#, path: "s.json") }
+        #expect(
+            file.jwt.issuer == "https://id.example/" && file.jwt.jwks == "https://id.example/keys"
+                && file.jwt.leeway == 30)
+        #expect(throws: ConfigurationError.self) {
+            try ServerConfigurationFile.parse(#"{"jwt": {"key": "x"}}"#, path: "s.json")
+        }
         var settings = JWTSettings(keySet: .url("http://id.example/keys"), issuer: "i", audience: "a")
         #expect { try settings.validate() } throws: { "\($0)".contains("https://") }
         settings.keySet = JWTSettings.KeySetLocation(parsing: "http://127.0.0.1:9/keys")
@@ -117,13 +144,17 @@ struct ConfigurationTests {
 
     @Test("configuration file")
     func file() throws {
-        let file = try ServerConfigurationFile.parse("""
+        let file = try ServerConfigurationFile.parse(
+            """
             {"host": "127.0.0.1", "port": 9000, "database": "sqlite:s.sqlite",
              "tables": ["todo:pageSize=10", {"name": "notes", "softDelete": false}], "maxBodySize": 2048}
             """, path: "server.json")
         #expect(file.port == 9000)
-        #expect(file.tables == [TableOptions(name: "todo", pageSize: 10), TableOptions(name: "notes", softDelete: false)])
-        #expect(throws: ConfigurationError.self) { try ServerConfigurationFile.parse(#"{"tokens": ["x"]}"#, path: "s.json") }
+        #expect(
+            file.tables == [TableOptions(name: "todo", pageSize: 10), TableOptions(name: "notes", softDelete: false)])
+        #expect(throws: ConfigurationError.self) {
+            try ServerConfigurationFile.parse(#"{"tokens": ["x"]}"#, path: "s.json")
+        }
         #expect(try ServerConfigurationFile.parse(#"{"postgresPoolSize": 4}"#, path: "s.json").postgresPoolSize == 4)
     }
 
@@ -133,8 +164,9 @@ struct ConfigurationTests {
         #expect(throws: ConfigurationError.self) {
             try ServerConfigurationFile.parse(#"{"maxChangeWait": "long"}"#, path: "s.json")
         }
-        var configuration = ServerConfiguration(database: .sqlite(path: "s.sqlite"),
-                                                tables: [TableOptions(name: "todo")])
+        var configuration = ServerConfiguration(
+            database: .sqlite(path: "s.sqlite"),
+            tables: [TableOptions(name: "todo")])
         #expect(configuration.changeWaitLimitSeconds == 30)
         configuration.idleTimeout = .seconds(20)
         #expect(configuration.changeWaitLimitSeconds == 10)
@@ -150,17 +182,24 @@ struct ConfigurationTests {
     func connectionLimits() throws {
         let file = try ServerConfigurationFile.parse(
             #"{"headerTimeout": 2.5, "bodyTimeout": 30, "idleTimeout": 120, "maxConnections": 50}"#, path: "s.json")
-        #expect(file.headerTimeout == 2.5 && file.bodyTimeout == 30 && file.idleTimeout == 120 && file.maxConnections == 50)
-        #expect(throws: ConfigurationError.self) { try ServerConfigurationFile.parse(#"{"idleTimeout": "long"}"#, path: "s.json") }
+        #expect(
+            file.headerTimeout == 2.5 && file.bodyTimeout == 30 && file.idleTimeout == 120 && file.maxConnections == 50)
+        #expect(throws: ConfigurationError.self) {
+            try ServerConfigurationFile.parse(#"{"idleTimeout": "long"}"#, path: "s.json")
+        }
         let costs = try ServerConfigurationFile.parse(
-            #"{"statementTimeout": 0.5, "shutdownTimeout": 3, "maxFilterDepth": 10, "maxFilterTerms": 99, "maxFilterGrowth": 4}"#, path: "s.json")
+            #"{"statementTimeout": 0.5, "shutdownTimeout": 3, "maxFilterDepth": 10, "maxFilterTerms": 99, "maxFilterGrowth": 4}"#,
+            path: "s.json")
         #expect(costs.statementTimeout == 0.5 && costs.shutdownTimeout == 3)
         #expect(costs.maxFilterDepth == 10 && costs.maxFilterTerms == 99 && costs.maxFilterGrowth == 4)
         #expect(try ServerConfiguration.timeLimit(seconds: 2.5, setting: "--header-timeout") == .milliseconds(2500))
         for seconds in [0, -1, 86_401, Double.infinity, Double.nan] {
-            #expect(throws: ConfigurationError.self) { try ServerConfiguration.timeLimit(seconds: seconds, setting: "--idle-timeout") }
+            #expect(throws: ConfigurationError.self) {
+                try ServerConfiguration.timeLimit(seconds: seconds, setting: "--idle-timeout")
+            }
         }
-        var configuration = ServerConfiguration(database: .sqlite(path: "s.sqlite"), tables: [TableOptions(name: "todo")])
+        var configuration = ServerConfiguration(
+            database: .sqlite(path: "s.sqlite"), tables: [TableOptions(name: "todo")])
         #expect(configuration.headerTimeout == .seconds(10) && configuration.maxConnections == 1000)
         try configuration.validate()
         configuration.maxConnections = 0
@@ -180,8 +219,11 @@ struct ConfigurationTests {
     func maxPageBytes() throws {
         let file = try ServerConfigurationFile.parse(#"{"maxPageBytes": 65536}"#, path: "s.json")
         #expect(file.maxPageBytes == 65536)
-        #expect(throws: ConfigurationError.self) { try ServerConfigurationFile.parse(#"{"maxPageBytes": "8M"}"#, path: "s.json") }
-        var configuration = ServerConfiguration(database: .sqlite(path: "s.sqlite"), tables: [TableOptions(name: "todo")])
+        #expect(throws: ConfigurationError.self) {
+            try ServerConfigurationFile.parse(#"{"maxPageBytes": "8M"}"#, path: "s.json")
+        }
+        var configuration = ServerConfiguration(
+            database: .sqlite(path: "s.sqlite"), tables: [TableOptions(name: "todo")])
         #expect(configuration.maxPageBytes == 8 * 1024 * 1024)
         for (bytes, valid) in [(1023, false), (1024, true), (128 * 1024 * 1024, true), (128 * 1024 * 1024 + 1, false)] {
             configuration.maxPageBytes = bytes
@@ -192,8 +234,10 @@ struct ConfigurationTests {
     @Test("--max-bulk-reads: half the cores unless given, from 1 to 10000")
     func maxBulkReads() throws {
         #expect(try ServerConfigurationFile.parse(#"{"maxBulkReads": 3}"#, path: "s.json").maxBulkReads == 3)
-        var configuration = ServerConfiguration(database: .sqlite(path: "s.sqlite"), tables: [TableOptions(name: "todo")])
-        #expect(configuration.maxBulkReads == ServerConfiguration.defaultMaxBulkReads && configuration.maxBulkReads >= 1)
+        var configuration = ServerConfiguration(
+            database: .sqlite(path: "s.sqlite"), tables: [TableOptions(name: "todo")])
+        #expect(
+            configuration.maxBulkReads == ServerConfiguration.defaultMaxBulkReads && configuration.maxBulkReads >= 1)
         for refused in [0, 10_001] {
             configuration.maxBulkReads = refused
             #expect(throws: ConfigurationError.self) { try configuration.validate() }
@@ -204,14 +248,20 @@ struct ConfigurationTests {
 
     @Test("configuration file: a table's columns as an object or as the flag's text")
     func fileColumns() throws {
-        let file = try ServerConfigurationFile.parse("""
+        let file = try ServerConfigurationFile.parse(
+            """
             {"tables": [{"name": "todo", "columns": {"text": "string", "rank": "number"}, "maxTop": 50},
                         {"name": "notes", "columns": "due:date"}, "tasks:columns=done:boolean"]}
             """, path: "s.json")
         #expect(file.tables.map { $0.schema?.text } == ["rank:number;text:string", "due:date", "done:boolean"])
         #expect(file.tables.first?.maxTop == 50)
-        #expect(throws: ConfigurationError("s.json: table todo: columns: the type of the column 'rank' must be a string: string, number, boolean or date")) {
-            try ServerConfigurationFile.parse(#"{"tables": [{"name": "todo", "columns": {"rank": 5}}]}"#, path: "s.json")
+        #expect(
+            throws: ConfigurationError(
+                "s.json: table todo: columns: the type of the column 'rank' must be a string: string, number, boolean or date"
+            )
+        ) {
+            try ServerConfigurationFile.parse(
+                #"{"tables": [{"name": "todo", "columns": {"rank": 5}}]}"#, path: "s.json")
         }
         #expect(throws: ConfigurationError("s.json: table todo: columns: declare at least one column, as name:type")) {
             try ServerConfigurationFile.parse(#"{"tables": [{"name": "todo", "columns": {}}]}"#, path: "s.json")
@@ -220,7 +270,8 @@ struct ConfigurationTests {
 
     @Test("--postgres-pool-size: 20 unless given, from 1 to 10000")
     func postgresPoolSize() throws {
-        var configuration = ServerConfiguration(database: .sqlite(path: "s.sqlite"), tables: [TableOptions(name: "todo")])
+        var configuration = ServerConfiguration(
+            database: .sqlite(path: "s.sqlite"), tables: [TableOptions(name: "todo")])
         #expect(configuration.postgresPoolSize == 20)
         for size in [1, 64, 10_000] {
             configuration.postgresPoolSize = size
@@ -235,10 +286,15 @@ struct ConfigurationTests {
     @Test("a pool of 2 PostgreSQL connections serves 16 concurrent writes", arguments: Backend.postgresIfAvailable)
     func smallPostgresPool(_ backend: Backend) async throws {
         let table = uniqueTableName("pool")
-        let statuses = try await withServer(backend, tables: [TableOptions(name: table)], configure: { $0.postgresPoolSize = 2 }) { client in
+        let statuses = try await withServer(
+            backend, tables: [TableOptions(name: table)], configure: { $0.postgresPoolSize = 2 }
+        ) { client in
             try await withThrowingTaskGroup(of: UInt.self) { group in
                 for index in 0..<16 {
-                    group.addTask { try await client.send(.post, "/tables/\(table)", json: ["id": .string("p\(index)")]).status.code.magnitude }
+                    group.addTask {
+                        try await client.send(.post, "/tables/\(table)", json: ["id": .string("p\(index)")]).status.code
+                            .magnitude
+                    }
                 }
                 var statuses: [UInt] = []
                 for try await status in group { statuses.append(status) }

@@ -16,17 +16,20 @@ struct ConnectionHeaderTests {
         try await withServer(.sqlite, tables: [TableOptions(name: "todo")], setup: .live) { client in
             let port = try #require(client.port)
             let closing = RawHTTPExchange.send(
-                "GET /tables/todo HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\nConnection: close\r\n\r\n", port: port)
+                "GET /tables/todo HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\nConnection: close\r\n\r\n",
+                port: port)
             #expect(closing.status == 200)
             #expect(closing.header("connection")?.lowercased() == "close")
             #expect(closing.closedByServer)
 
-            let refused = RawHTTPExchange.send("GET /tables/todo HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", port: port)
+            let refused = RawHTTPExchange.send(
+                "GET /tables/todo HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n", port: port)
             #expect(refused.status == 400, "no ZUMO-API-VERSION")
             #expect(refused.header("connection")?.lowercased() == "close")
 
             let kept = RawHTTPExchange.send(
-                "GET /tables/todo HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\n\r\n", port: port, closeWait: 1)
+                "GET /tables/todo HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\n\r\n", port: port,
+                closeWait: 1)
             #expect(kept.status == 200)
             #expect(kept.header("connection")?.lowercased() != "close")
             #expect(!kept.closedByServer)

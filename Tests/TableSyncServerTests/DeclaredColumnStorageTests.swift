@@ -19,8 +19,9 @@ struct DeclaredColumnStorageTests {
             try await repository.prepare(tables: [TableSyncServer.TableOptions(name: table, schema: schema)])
             let writes = (0..<2000).map { index in
                 let properties: [String: JSONValue] = [
-                    "rank": .integer(Int64(index % 500)), "text": .string("item \(index)"), "done": .bool(index % 2 == 0),
-                    "due": .string(Timestamp(ticks: 17_040_672_000_000_000 + Int64(index) * 600_000_000).text),
+                    "rank": .integer(Int64(index % 500)), "text": .string("item \(index)"),
+                    "done": .bool(index % 2 == 0),
+                    "due": .string(Timestamp(ticks: 17_040_672_000_000_000 + Int64(index) * 600_000_000).text)
                 ]
                 return RecordWriteRequest(table: table, id: "r\(index)") { _ in .insert(properties) }
             }
@@ -34,45 +35,57 @@ struct DeclaredColumnStorageTests {
                 ("text eq 'item 7'", [], "text"),
                 (nil, [OrderByKey(property: "text", descending: false)], "text"),
                 (nil, [OrderByKey(property: "rank", descending: false)], "rank"),
-                ("due ge 2024-01-08T00:00:00Z", [OrderByKey(property: "due", descending: false)], "due"),
+                ("due ge 2024-01-08T00:00:00Z", [OrderByKey(property: "due", descending: false)], "due")
             ]
             for (filter, orderBy, name) in queries {
                 var query = ListQuery(top: 50)
                 query.schema = schema
                 query.filter = try filter.map(FilterParser.parse)
                 query.orderBy = orderBy
-                let page = try RecordQuerySQL.list(table: table, query: query, dialect: backend == .sqlite ? .sqlite : .postgres).page
+                let page = try RecordQuerySQL.list(
+                    table: table, query: query, dialect: backend == .sqlite ? .sqlite : .postgres
+                ).page
                 let explain = backend == .sqlite ? "EXPLAIN QUERY PLAN " : "EXPLAIN "
-                let plan = try await sql(SQLStatement(sql: explain + page.sql, bindings: page.bindings)).joined(separator: "\n")
+                let plan = try await sql(SQLStatement(sql: explain + page.sql, bindings: page.bindings)).joined(
+                    separator: "\n")
                 let index = DeclaredColumnSQL.indexName(table: table, column: try #require(schema.column(named: name)))
                 let described = "\(filter ?? "") \(orderBy.map(\.property)): \(plan)"
                 #expect(plan.contains(index), "\(described)")
                 if !orderBy.isEmpty {
-                    #expect(!plan.contains("TEMP B-TREE") && !plan.contains("Sort"), "the index gives the order: \(described)")
+                    #expect(
+                        !plan.contains("TEMP B-TREE") && !plan.contains("Sort"),
+                        "the index gives the order: \(described)")
                 }
             }
-            let pages = try await repository.list(table: table, query: {
-                var query = ListQuery(top: 3)
-                query.schema = schema
-                query.orderBy = [OrderByKey(property: "rank", descending: true)]
-                return query
-            }())
+            let pages = try await repository.list(
+                table: table,
+                query: {
+                    var query = ListQuery(top: 3)
+                    query.schema = schema
+                    query.orderBy = [OrderByKey(property: "rank", descending: true)]
+                    return query
+                }())
             // Ties in rank are ordered by id, as text.
             #expect(pages.records.map(\.id) == ["r1499", "r1999", "r499"])
             try await repository.prepare(tables: [TableSyncServer.TableOptions(name: table)])
         }
     }
 
-    @Test("a new or changed declaration is checked against the stored rows at start; indexes follow it", arguments: Backend.available)
+    @Test(
+        "a new or changed declaration is checked against the stored rows at start; indexes follow it",
+        arguments: Backend.available)
     func changedDeclarations(backend: Backend) async throws {
         let table = uniqueTableName("changing")
         let rankNumber = try Self.index(table, "rank", .number)
         let text = try Self.index(table, "text", .string)
         let dueString = try Self.index(table, "due", .string)
-        let candidates: Set<String> = [rankNumber, text, dueString, try Self.index(table, "rank", .string), try Self.index(table, "due", .date)]
+        let candidates: Set<String> = [
+            rankNumber, text, dueString, try Self.index(table, "rank", .string), try Self.index(table, "due", .date)
+        ]
         try await withDatabase(backend) { repository, sql, _ in
             func indexes() async throws -> Set<String> {
-                let listing = backend == .sqlite
+                let listing =
+                    backend == .sqlite
                     ? "SELECT name FROM sqlite_master WHERE type = 'index'"
                     : "SELECT indexname FROM pg_indexes WHERE tablename = '\(RecordColumns.recordsTable)'"
                 return Set(try await sql(SQLStatement(sql: listing, bindings: []))).intersection(candidates)
@@ -87,12 +100,17 @@ struct DeclaredColumnStorageTests {
                 return ""
             }
             try await repository.prepare(tables: [try Self.options(table, nil)])
-            for (id, properties) in [("r1", ["rank": 5, "text": "a"]), ("r2", ["rank": "high"]), ("r3", ["due": "2024-05-01T10:20:30Z"])] as [(String, [String: JSONValue])] {
+            for (id, properties) in [
+                ("r1", ["rank": 5, "text": "a"]), ("r2", ["rank": "high"]), ("r3", ["due": "2024-05-01T10:20:30Z"])
+            ] as [(String, [String: JSONValue])] {
                 _ = try await repository.write(table: table, id: id) { _ in .insert(properties) }
             }
 
             let wrongType = try await refusal("rank:number;text:string;due:string")
-            #expect(wrongType.contains("table \(table): the stored record 'r2' does not fit the declared columns: the property 'rank' must be a number"))
+            #expect(
+                wrongType.contains(
+                    "table \(table): the stored record 'r2' does not fit the declared columns: the property 'rank' must be a number"
+                ))
             #expect(wrongType.contains("Serve the table without columns"))
             #expect(try await indexes().isEmpty, "a refused start changes nothing")
 

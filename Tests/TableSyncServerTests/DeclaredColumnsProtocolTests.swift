@@ -13,24 +13,31 @@ struct DeclaredColumnsProtocolTests {
         try TableOptions.parse("\(name):columns=text:string;done:boolean;due:date;rank:number")
     }
 
-    @Test("POST, PATCH, PUT and batch operations refuse undeclared properties and wrong types with 400 naming the property",
-          arguments: Backend.available)
+    @Test(
+        "POST, PATCH, PUT and batch operations refuse undeclared properties and wrong types with 400 naming the property",
+        arguments: Backend.available)
     func everyWriteIsValidated(backend: Backend) async throws {
         let table = uniqueTableName()
         let free = uniqueTableName("free")
         try await withServer(backend, tables: [try Self.declared(table), TableOptions(name: free)]) { client in
-            let created = try await client.send(.post, "/tables/\(table)", json: [
-                "id": "a", "text": "milk", "done": false, "due": "2024-05-01T12:20:30+02:00", "rank": 2,
-            ])
+            let created = try await client.send(
+                .post, "/tables/\(table)",
+                json: [
+                    "id": "a", "text": "milk", "done": false, "due": "2024-05-01T12:20:30+02:00", "rank": 2
+                ])
             #expect(created.status == .created)
             #expect(try created.json["due"] == "2024-05-01T10:20:30.000Z")
             #expect(try await client.send(.get, "/tables/\(table)/a").json["due"] == "2024-05-01T10:20:30.000Z")
-            let nulls = try await client.send(.post, "/tables/\(table)", json: ["id": "b", "text": .null, "rank": .null, "due": .null])
+            let nulls = try await client.send(
+                .post, "/tables/\(table)", json: ["id": "b", "text": .null, "rank": .null, "due": .null])
             #expect(nulls.status == .created)
             // System properties are checked as for every table, not against the columns.
-            let system = try await client.send(.post, "/tables/\(table)", json: [
-                "id": "s", "createdAt": "2024-01-01T00:00:00Z", "updatedAt": .null, "version": "x", "deleted": false, "rank": 1,
-            ])
+            let system = try await client.send(
+                .post, "/tables/\(table)",
+                json: [
+                    "id": "s", "createdAt": "2024-01-01T00:00:00Z", "updatedAt": .null, "version": "x",
+                    "deleted": false, "rank": 1
+                ])
             #expect(system.status == .created)
 
             let refused: [(JSONValue, String)] = [
@@ -39,7 +46,7 @@ struct DeclaredColumnsProtocolTests {
                 (["id": "c", "done": 1], "'done' must be true or false"),
                 (["id": "c", "text": ["a"]], "'text' must be a string"),
                 (["id": "c", "due": "soon"], "'due' must be a date"),
-                (["id": "c", "due": "2024-05-01T10:20:30.0001Z"], "'due' has more precision than a millisecond"),
+                (["id": "c", "due": "2024-05-01T10:20:30.0001Z"], "'due' has more precision than a millisecond")
             ]
             for (body, message) in refused {
                 let reply = try await client.send(.post, "/tables/\(table)", json: body)
@@ -55,7 +62,8 @@ struct DeclaredColumnsProtocolTests {
             let patchUndeclared = try await client.send(.patch, "/tables/\(table)/a", version: .v2, json: ["extra": 1])
             #expect(patchUndeclared.status == .badRequest)
             #expect(patchUndeclared.errorMessage?.contains("'extra'") == true)
-            let patched = try await client.send(.patch, "/tables/\(table)/a", json: ["rank": 3, "due": "2024-06-01T00:00Z"])
+            let patched = try await client.send(
+                .patch, "/tables/\(table)/a", json: ["rank": 3, "due": "2024-06-01T00:00Z"])
             #expect(patched.status == .ok)
             #expect(try patched.json["text"] == "milk")
             #expect(try patched.json["due"] == "2024-06-01T00:00:00.000Z")
@@ -71,7 +79,7 @@ struct DeclaredColumnsProtocolTests {
                 BatchOperation(kind: .merge, table: table, id: "a", item: ["done": true]),
                 BatchOperation(kind: .replace, table: table, id: "a", item: ["id": "a", "nope": 1]),
                 BatchOperation(kind: .insert, table: table, item: ["id": "f", "due": "2024-05-01T10:20:30.5+00:00"]),
-                BatchOperation(kind: .insert, table: free, item: ["id": "x", "colour": "red", "rank": "high"]),
+                BatchOperation(kind: .insert, table: free, item: ["id": "x", "colour": "red", "rank": "high"])
             ])
             let answer = try await client.send(.post, TablePath.batch, json: batch.json)
             let results = try BatchResponse.parse(try answer.json, expectedCount: 5).results
@@ -85,7 +93,9 @@ struct DeclaredColumnsProtocolTests {
         try await forgetDeclaredColumns(backend, tables: [table])
     }
 
-    @Test("$filter and $orderby name declared columns only; order is typed, missing values first", arguments: Backend.available)
+    @Test(
+        "$filter and $orderby name declared columns only; order is typed, missing values first",
+        arguments: Backend.available)
     func queries(backend: Backend) async throws {
         let table = uniqueTableName()
         try await withServer(backend, tables: [try Self.declared(table)]) { client in
@@ -93,9 +103,11 @@ struct DeclaredColumnsProtocolTests {
                 ["id": "a", "rank": 10, "text": "b", "due": "2024-05-01T10:00:00.000Z"],
                 ["id": "b", "rank": 9, "text": "a", "due": "2023-05-01T10:00:00+02:00"],
                 ["id": "c", "text": "B"],
-                ["id": "d", "rank": 10.5, "text": "é", "due": "2024-05-01T10:00:00.001Z"],
+                ["id": "d", "rank": 10.5, "text": "é", "due": "2024-05-01T10:00:00.001Z"]
             ]
-            for record in records { #expect(try await client.send(.post, "/tables/\(table)", json: record).status == .created) }
+            for record in records {
+                #expect(try await client.send(.post, "/tables/\(table)", json: record).status == .created)
+            }
             func ids(_ query: String) async throws -> [String] {
                 let reply = try await client.send(.get, "/tables/\(table)?\(query)")
                 #expect(reply.status == .ok, "\(query): \(reply.errorMessage ?? "")")

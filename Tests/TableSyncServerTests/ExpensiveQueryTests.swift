@@ -18,17 +18,22 @@ struct ExpensiveQueryTests {
         let text = String(repeating: "abcd", count: textLength / 4)
         var operations: [BatchOperation] = []
         for index in 0..<records {
-            operations.append(BatchOperation(kind: .insert, table: table, item: ["id": .string("r\(index)"), "text": .string(text)]))
+            operations.append(
+                BatchOperation(kind: .insert, table: table, item: ["id": .string("r\(index)"), "text": .string(text)]))
         }
         let body = CanonicalJSON.encode(BatchRequest(operations: operations).json, style: .compact)
         let connection = try #require(RawHTTPConnection(port: server.port))
-        await connection.send("POST /batch HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\n\r\n")
+        await connection.send(
+            "POST /batch HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\n\r\n"
+        )
         await connection.send(body)
         #expect(await connection.readAnswer(within: 60)?.status == 200)
     }
 
     /// The answer to `GET target`, which must come within `seconds` of the request.
-    private static func get(_ server: LiveServer, _ target: String, within seconds: Double = 60) async throws -> RawHTTPConnection.Answer {
+    private static func get(
+        _ server: LiveServer, _ target: String, within seconds: Double = 60
+    ) async throws -> RawHTTPConnection.Answer {
         let connection = try #require(RawHTTPConnection(port: server.port))
         await connection.send("GET \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\n\r\n")
         return try #require(await connection.readAnswer(within: seconds), "no answer within \(seconds) s")
@@ -49,14 +54,16 @@ struct ExpensiveQueryTests {
             try await Self.seed(server, table: table, records: 50, textLength: 4000)
             var nested = "text"
             for _ in 0..<8 { nested = "replace(\(nested),'a','aaaa')" }
-            let refused = try await Self.get(server, "/tables/\(table)?$filter=" + TablePath.percentEncodeQueryComponent("length(\(nested)) gt 0"),
-                                             within: Self.seconds(Self.grace))
+            let refused = try await Self.get(
+                server, "/tables/\(table)?$filter=" + TablePath.percentEncodeQueryComponent("length(\(nested)) gt 0"),
+                within: Self.seconds(Self.grace))
             #expect(refused.status == 400)
             #expect(Self.message(refused).contains("nest fewer replace() calls"), "\(Self.message(refused))")
         }
     }
 
-    @Test("a statement past the time limit is cancelled and answered 503 with Retry-After", arguments: Backend.available)
+    @Test(
+        "a statement past the time limit is cancelled and answered 503 with Retry-After", arguments: Backend.available)
     func statementTimeLimit(backend: Backend) async throws {
         let table = uniqueTableName()
         let database = try backend.database()
@@ -65,23 +72,29 @@ struct ExpensiveQueryTests {
             try await Self.seed(server, table: table, records: 300, textLength: 20_000)
         }
         let limit = Duration.milliseconds(20)
-        try await withLiveServer(backend, tables: [table], database: database, configure: { $0.statementTimeout = limit }) { server in
+        try await withLiveServer(
+            backend, tables: [table], database: database, configure: { $0.statementTimeout = limit }
+        ) { server in
             // Allowed (growth 16), and on 300 records of 20,000 characters far longer than 20 ms.
             let filter = "length(replace(replace(replace(replace(text,'a','bb'),'b','cc'),'c','dd'),'d','ee')) gt 0"
-            let answer = try await Self.get(server, "/tables/\(table)?$filter=" + TablePath.percentEncodeQueryComponent(filter),
-                                            within: Self.seconds(limit + Self.grace))
+            let answer = try await Self.get(
+                server, "/tables/\(table)?$filter=" + TablePath.percentEncodeQueryComponent(filter),
+                within: Self.seconds(limit + Self.grace))
             #expect(answer.status == 503, "\(Self.message(answer))")
             #expect(answer.header("retry-after") == "1")
             #expect(Self.message(answer).contains("statement time limit"), "\(Self.message(answer))")
             // The server goes on serving (a short read may itself meet a 20 ms limit on a loaded machine: a few tries).
             var answers: [RawHTTPConnection.Answer] = []
-            for _ in 0..<5 where answers.last?.status != 200 { answers.append(try await Self.get(server, "/tables/\(table)/r0")) }
+            for _ in 0..<5 where answers.last?.status != 200 {
+                answers.append(try await Self.get(server, "/tables/\(table)/r0"))
+            }
             #expect(answers.last?.status == 200, "\(answers.map(Self.message))")
         }
     }
 
-    @Test("PostgreSQL: a read cancelled at the time limit gives its connection back whole, to the request waiting for it",
-          arguments: Backend.postgresIfAvailable)
+    @Test(
+        "PostgreSQL: a read cancelled at the time limit gives its connection back whole, to the request waiting for it",
+        arguments: Backend.postgresIfAvailable)
     func cancelledReadKeepsConnection(backend: Backend) async throws {
         let table = uniqueTableName()
         let database = try backend.database()
@@ -89,13 +102,18 @@ struct ExpensiveQueryTests {
             try await Self.seed(server, table: table, records: 300, textLength: 20_000)
         }
         let limit = Duration.seconds(1)
-        try await withLiveServer(backend, tables: [table], database: database, configure: {
-            $0.statementTimeout = limit
-            $0.postgresPoolSize = 1
-        }) { server in
+        try await withLiveServer(
+            backend, tables: [table], database: database,
+            configure: {
+                $0.statementTimeout = limit
+                $0.postgresPoolSize = 1
+            }
+        ) { server in
             let filter = AbandonedRequestTests.filter(chains: 20)
             let costly = try #require(RawHTTPConnection(port: server.port))
-            await costly.send("GET /tables/\(table)?$filter=\(TablePath.percentEncodeQueryComponent(filter)) HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\n\r\n")
+            await costly.send(
+                "GET /tables/\(table)?$filter=\(TablePath.percentEncodeQueryComponent(filter)) HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\n\r\n"
+            )
             try await Task.sleep(for: .milliseconds(300))
             // Waits for the pool's only connection, which the costly read holds until it is cancelled.
             let waiting = try #require(RawHTTPConnection(port: server.port))
@@ -107,7 +125,9 @@ struct ExpensiveQueryTests {
         }
     }
 
-    @Test("SIGTERM ends the server within the shutdown and cancellation limits while requests hang", arguments: Backend.available)
+    @Test(
+        "SIGTERM ends the server within the shutdown and cancellation limits while requests hang",
+        arguments: Backend.available)
     func sigtermUnderLoad(backend: Backend) async throws {
         let table = uniqueTableName()
         let database = try backend.database()
@@ -121,7 +141,9 @@ struct ExpensiveQueryTests {
         var hanging: [RawHTTPConnection] = []
         for index in 0..<5 {
             let connection = try #require(RawHTTPConnection(port: port))
-            await connection.send("POST /tables/\(table) HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\nContent-Length: 1000\r\n\r\n{\"id\":\"h\(index)\"")
+            await connection.send(
+                "POST /tables/\(table) HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\nContent-Length: 1000\r\n\r\n{\"id\":\"h\(index)\""
+            )
             hanging.append(connection)
         }
         let probe = try #require(RawHTTPConnection(port: port))
@@ -131,36 +153,45 @@ struct ExpensiveQueryTests {
         await server.stop()
         let elapsed = ContinuousClock.now - started
         // The shutdown timeout, the cancellation limit, and a grace for a loaded machine: within 10 s in all.
-        #expect(elapsed < .seconds(1) + ServerConfiguration.cancellationTimeout + .seconds(5), "exited after \(elapsed)\n\(server.log)")
+        #expect(
+            elapsed < .seconds(1) + ServerConfiguration.cancellationTimeout + .seconds(5),
+            "exited after \(elapsed)\n\(server.log)")
         #expect(!server.isRunning)
     }
 
-    @Test("PostgreSQL: SIGTERM ends the server within its bound while a write waits for a lock and ignores its cancellation",
-          arguments: Backend.postgresIfAvailable)
+    @Test(
+        "PostgreSQL: SIGTERM ends the server within its bound while a write waits for a lock and ignores its cancellation",
+        arguments: Backend.postgresIfAvailable)
     func sigtermWhileCancellationHangs(backend: Backend) async throws {
         let table = uniqueTableName()
         let database = try backend.database()
         guard case .postgres(let location) = database else { return }
         let directory = TemporaryDirectory()
-        let server = try await ServerProcess.start(["--database", database.urlText, "--table", table, "--shutdown-timeout", "1"],
-                                                   logPath: directory.file("server.log"))
+        let server = try await ServerProcess.start(
+            ["--database", database.urlText, "--table", table, "--shutdown-timeout", "1"],
+            logPath: directory.file("server.log"))
         let port = try #require(Int(server.baseURL.split(separator: ":").last ?? ""))
         try await withPostgresClient(location) { client in
             try await client.withConnection { connection in
                 // The table's write lock, held here: the server's write waits for it, and a statement PostgresNIO has
                 // sent is not cancelled with its task.
                 try await connection.query("BEGIN", logger: testLogger)
-                try await connection.query("SELECT last_updated_at FROM tablesync_table_clock WHERE table_name = \(table) FOR UPDATE",
-                                           logger: testLogger)
+                try await connection.query(
+                    "SELECT last_updated_at FROM tablesync_table_clock WHERE table_name = \(table) FOR UPDATE",
+                    logger: testLogger)
                 let writing = try #require(RawHTTPConnection(port: port))
                 let body = "{\"id\":\"locked\"}"
-                await writing.send("POST /tables/\(table) HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+                await writing.send(
+                    "POST /tables/\(table) HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+                )
                 #expect(await writing.readAnswer(within: 1) == nil, "the write waits for the lock")
                 let started = ContinuousClock.now
                 let status = await server.stop()
                 let elapsed = ContinuousClock.now - started
                 try await connection.query("ROLLBACK", logger: testLogger)
-                #expect(elapsed < .seconds(1) + ServerConfiguration.cancellationTimeout + Self.grace, "exited after \(elapsed)\n\(server.log)")
+                #expect(
+                    elapsed < .seconds(1) + ServerConfiguration.cancellationTimeout + Self.grace,
+                    "exited after \(elapsed)\n\(server.log)")
                 #expect(status == 0, "\(server.log)")
                 #expect(server.log.contains("the process ends without them"), "\(server.log)")
             }

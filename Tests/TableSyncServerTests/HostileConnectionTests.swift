@@ -22,7 +22,8 @@ struct HostileConnectionTests {
 
     private static func post(_ table: String, id: String, extra: String = "") -> String {
         let body = "{\"id\":\"\(id)\",\"text\":\"\(id)\"}"
-        return "POST /tables/\(table) HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\nContent-Type: application/json\r\n\(extra)Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
+        return
+            "POST /tables/\(table) HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\nContent-Type: application/json\r\n\(extra)Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
     }
 
     private static func get(_ target: String, version: String = "HTTP/1.1", extra: String = "") -> String {
@@ -45,7 +46,9 @@ struct HostileConnectionTests {
     ) async {
         let answer = await connection.readAnswer(within: seconds)
         #expect(answer?.status == status, sourceLocation: sourceLocation)
-        #expect(errorMessage(answer)?.contains(word) == true, "\(answer?.text ?? "no answer")", sourceLocation: sourceLocation)
+        #expect(
+            errorMessage(answer)?.contains(word) == true, "\(answer?.text ?? "no answer")",
+            sourceLocation: sourceLocation)
         #expect(answer?.header("connection") == "close", sourceLocation: sourceLocation)
         #expect(await connection.waitForClose(within: grace), sourceLocation: sourceLocation)
     }
@@ -55,7 +58,9 @@ struct HostileConnectionTests {
         let table = uniqueTableName()
         try await withLiveServer(backend, tables: [table], configure: { $0.maxBodySize = 4096 }) { server in
             let connection = try Self.connect(server)
-            await connection.send(Self.post(table, id: "a") + Self.post(table, id: "b") + Self.get("/tables/\(table)/a") + Self.post(table, id: "c"))
+            await connection.send(
+                Self.post(table, id: "a") + Self.post(table, id: "b") + Self.get("/tables/\(table)/a")
+                    + Self.post(table, id: "c"))
             var statuses: [Int] = []
             var locations: [String] = []
             for _ in 0..<4 {
@@ -64,7 +69,8 @@ struct HostileConnectionTests {
                 locations.append(answer.header("location") ?? "")
             }
             #expect(statuses == [201, 201, 200, 201])
-            #expect(locations.filter { !$0.isEmpty } == ["/tables/\(table)/a", "/tables/\(table)/b", "/tables/\(table)/c"])
+            #expect(
+                locations.filter { !$0.isEmpty } == ["/tables/\(table)/a", "/tables/\(table)/b", "/tables/\(table)/c"])
             await connection.send(Self.get("/tables/\(table)"))
             let list = try #require(await connection.readAnswer(within: 10))
             #expect(try JSONParser.parse(list.body)["items"]?.arrayValue?.count == 3)
@@ -74,31 +80,40 @@ struct HostileConnectionTests {
     @Test("a head sent too slowly is answered 408 and the connection closed", arguments: Backend.available)
     func slowHead(backend: Backend) async throws {
         let table = uniqueTableName()
-        try await withLiveServer(backend, tables: [table], configure: { $0.headerTimeout = Self.headerTimeout }) { server in
+        try await withLiveServer(backend, tables: [table], configure: { $0.headerTimeout = Self.headerTimeout }) {
+            server in
             let connection = try Self.connect(server)
             await connection.send("GET /tables/\(table) HTTP/1.1\r\nHost: 127.0.0.1\r\n")
             for _ in 0..<3 {
                 try await Task.sleep(for: .milliseconds(250))
                 await connection.send("X-Slow: a\r\n")
             }
-            await Self.expectLastAnswer(connection, within: Self.seconds(Self.headerTimeout) + Self.grace, status: 408, mentioning: "headers")
+            await Self.expectLastAnswer(
+                connection, within: Self.seconds(Self.headerTimeout) + Self.grace, status: 408, mentioning: "headers")
         }
     }
 
-    @Test("a body sent too slowly is answered 408 and the connection closed; nothing is stored", arguments: Backend.available)
+    @Test(
+        "a body sent too slowly is answered 408 and the connection closed; nothing is stored",
+        arguments: Backend.available)
     func slowBody(backend: Backend) async throws {
         let table = uniqueTableName()
         try await withLiveServer(backend, tables: [table], configure: { $0.bodyTimeout = Self.bodyTimeout }) { server in
             let connection = try Self.connect(server)
-            await connection.send("POST /tables/\(table) HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\nContent-Length: 100\r\n\r\n{\"id\":\"slow\"")
-            await Self.expectLastAnswer(connection, within: Self.seconds(Self.bodyTimeout) + Self.grace, status: 408, mentioning: "body")
+            await connection.send(
+                "POST /tables/\(table) HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\nContent-Length: 100\r\n\r\n{\"id\":\"slow\""
+            )
+            await Self.expectLastAnswer(
+                connection, within: Self.seconds(Self.bodyTimeout) + Self.grace, status: 408, mentioning: "body")
             let check = try Self.connect(server)
             await check.send(Self.get("/tables/\(table)/slow"))
             #expect(await check.readAnswer(within: 10)?.status == 404)
         }
     }
 
-    @Test("a connection without requests is closed after the idle time, before and after a request", arguments: Backend.available)
+    @Test(
+        "a connection without requests is closed after the idle time, before and after a request",
+        arguments: Backend.available)
     func idle(backend: Backend) async throws {
         let table = uniqueTableName()
         try await withLiveServer(backend, tables: [table], configure: { $0.idleTimeout = Self.idleTimeout }) { server in
@@ -111,19 +126,24 @@ struct HostileConnectionTests {
         }
     }
 
-    @Test("a Content-Length over the limit is answered 413 at once, without waiting for the body", arguments: Backend.available)
+    @Test(
+        "a Content-Length over the limit is answered 413 at once, without waiting for the body",
+        arguments: Backend.available)
     func hugeContentLength(backend: Backend) async throws {
         let table = uniqueTableName()
         try await withLiveServer(backend, tables: [table], configure: { $0.maxBodySize = 4096 }) { server in
             let connection = try Self.connect(server)
-            await connection.send("POST /tables/\(table) HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\nContent-Length: 999999999999\r\n\r\n{")
+            await connection.send(
+                "POST /tables/\(table) HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\nContent-Length: 999999999999\r\n\r\n{"
+            )
             // Well under the body timeout (60 s): the answer does not wait for the body.
             await Self.expectLastAnswer(connection, within: 10, status: 413, mentioning: "4096")
         }
     }
 
-    @Test("HTTP/1.0 is answered with Connection: close and the connection closed, unless it asks for keep-alive",
-          arguments: Backend.available)
+    @Test(
+        "HTTP/1.0 is answered with Connection: close and the connection closed, unless it asks for keep-alive",
+        arguments: Backend.available)
     func http10(backend: Backend) async throws {
         let table = uniqueTableName()
         try await withLiveServer(backend, tables: [table], configure: { $0.maxBodySize = 4096 }) { server in

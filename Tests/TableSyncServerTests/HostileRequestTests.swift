@@ -10,7 +10,9 @@ import TestSupport
 /// Requests that are wrong in small ways, each answered with a JSON error that says what to change, on a live server.
 @Suite("Hostile requests")
 struct HostileRequestTests {
-    @Test("a method a path is not served with is a JSON 405 with Allow; a path nobody serves a JSON 404", arguments: Backend.available)
+    @Test(
+        "a method a path is not served with is a JSON 405 with Allow; a path nobody serves a JSON 404",
+        arguments: Backend.available)
     func wrongMethod(backend: Backend) async throws {
         let table = uniqueTableName()
         try await withServer(backend, tables: [TableOptions(name: table)], setup: .live) { client in
@@ -28,28 +30,33 @@ struct HostileRequestTests {
         }
     }
 
-    @Test("the paths and their methods", arguments: [
-        ("/health", true, [HTTPRequest.Method.get] as [HTTPRequest.Method]?),
-        ("/batch", true, [.post]),
-        ("/batch", false, nil),
-        ("/tables/todo", true, [.get, .post]),
-        ("/tables/todo/", true, [.get, .post]),
-        ("/tables/todo/a1", true, [.get, .patch, .put, .delete, .post]),
-        ("/tables", true, nil),
-        ("/tables/todo/a1/more", true, nil),
-        ("/other/todo", true, nil),
-    ])
+    @Test(
+        "the paths and their methods",
+        arguments: [
+            ("/health", true, [HTTPRequest.Method.get] as [HTTPRequest.Method]?),
+            ("/batch", true, [.post]),
+            ("/batch", false, nil),
+            ("/tables/todo", true, [.get, .post]),
+            ("/tables/todo/", true, [.get, .post]),
+            ("/tables/todo/a1", true, [.get, .patch, .put, .delete, .post]),
+            ("/tables", true, nil),
+            ("/tables/todo/a1/more", true, nil),
+            ("/other/todo", true, nil)
+        ])
     func routeMethods(path: String, batch: Bool, methods: [HTTPRequest.Method]?) {
         #expect(RouteMethods.allowed(path: path, batch: batch) == methods)
     }
 
-    @Test("invalid UTF-8 in the path is reported as the path's; in the query as the query's", arguments: Backend.available)
+    @Test(
+        "invalid UTF-8 in the path is reported as the path's; in the query as the query's", arguments: Backend.available
+    )
     func invalidUTF8(backend: Backend) async throws {
         let table = uniqueTableName()
         try await withServer(backend, tables: [TableOptions(name: table)], setup: .live) { client in
             let inID = try await client.send(.get, "/tables/\(table)/a%FFb")
             #expect(inID.status == .badRequest)
-            #expect(inID.errorMessage?.contains("the URL path is not valid UTF-8") == true, "\(inID.errorMessage ?? "")")
+            #expect(
+                inID.errorMessage?.contains("the URL path is not valid UTF-8") == true, "\(inID.errorMessage ?? "")")
             let inTable = try await client.send(.get, "/tables/t%C3")
             #expect(inTable.status == .badRequest)
             #expect(inTable.errorMessage?.contains("the URL path") == true, "\(inTable.errorMessage ?? "")")
@@ -76,7 +83,8 @@ struct HostileRequestTests {
     func serverFault() async throws {
         struct Fault: Error {}
         let router = Router(context: TableRequestContext.self)
-        router.add(middleware: ProtocolResponseMiddleware(extensions: [], writer: ResponseWriter(gzipMinimumSize: 1024)))
+        router.add(
+            middleware: ProtocolResponseMiddleware(extensions: [], writer: ResponseWriter(gzipMinimumSize: 1024)))
         router.get("/fault") { _, _ -> Response in throw Fault() }
         // The fault is logged at `error`, which this test expects and need not print.
         var logger = Logger(label: "tablesync-server-tests")

@@ -22,13 +22,18 @@ struct MetricsTests {
     /// The samples of Prometheus's text exposition format (comment lines skipped).
     static func samples(_ text: String) -> [Sample] {
         text.split(separator: "\n").compactMap { line -> Sample? in
-            guard !line.hasPrefix("#"), let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else {
+            guard !line.hasPrefix("#"), let space = line.lastIndex(of: " "),
+                let value = Double(line[line.index(after: space)...])
+            else {
                 return nil
             }
             let series = line[..<space]
-            guard let brace = series.firstIndex(of: "{") else { return Sample(name: String(series), labels: [:], value: value) }
+            guard let brace = series.firstIndex(of: "{") else {
+                return Sample(name: String(series), labels: [:], value: value)
+            }
             var labels: [String: String] = [:]
-            for pair in series[series.index(after: brace)..<series.index(before: series.endIndex)].split(separator: ",") {
+            for pair in series[series.index(after: brace)..<series.index(before: series.endIndex)].split(separator: ",")
+            {
                 let parts = pair.split(separator: "=", maxSplits: 1)
                 guard parts.count == 2 else { continue }
                 labels[String(parts[0])] = String(parts[1].dropFirst().dropLast())
@@ -39,17 +44,21 @@ struct MetricsTests {
 
     /// The value of the sample of `name` whose labels include `labels`; `nil` when the scrape has none.
     static func value(_ samples: [Sample], _ name: String, _ labels: [String: String] = [:]) -> Double? {
-        samples.first { sample in sample.name == name && labels.allSatisfy { key, value in sample.labels[key] == value } }?.value
+        samples.first { sample in sample.name == name && labels.allSatisfy { key, value in sample.labels[key] == value }
+        }?.value
     }
 
-    private static func get(_ port: Int, _ target: String, headers: String = "") async throws -> RawHTTPConnection.Answer {
+    private static func get(
+        _ port: Int, _ target: String, headers: String = ""
+    ) async throws -> RawHTTPConnection.Answer {
         let connection = try #require(RawHTTPConnection(port: port))
         await connection.send("GET \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\n\(headers)\r\n")
         return try #require(await connection.readAnswer(within: 60))
     }
 
-    @Test("a scrape after real requests counts them by route and status, with durations, pages, timeouts, refusals and the pool",
-          arguments: Backend.available)
+    @Test(
+        "a scrape after real requests counts them by route and status, with durations, pages, timeouts, refusals and the pool",
+        arguments: Backend.available)
     func scrapeAfterRequests(backend: Backend) async throws {
         let table = uniqueTableName()
         try await withLiveServer(backend, tables: [table], configure: { $0.maxPageBytes = 1024 }) { server in
@@ -58,7 +67,9 @@ struct MetricsTests {
             for index in 0..<3 {
                 let body = "{\"id\":\"r\(index)\",\"text\":\"\(String(repeating: "x", count: 600))\"}"
                 let connection = try #require(RawHTTPConnection(port: port))
-                await connection.send("POST /tables/\(table) HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+                await connection.send(
+                    "POST /tables/\(table) HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+                )
                 #expect(await connection.readAnswer(within: 30)?.status == 201)
             }
             for _ in 0..<2 { #expect(try await Self.get(port, "/tables/\(table)?$top=10").status == 200) }
@@ -73,14 +84,21 @@ struct MetricsTests {
             #expect(scrape.header("content-type")?.hasPrefix("text/plain; version=0.0.4") == true)
             let samples = Self.samples(scrape.text)
             let requests = "tablesync_http_requests_total"
-            #expect(Self.value(samples, requests, ["route": "/tables/{table}", "method": "POST", "status": "201"]) == 3, "\(scrape.text)")
+            #expect(
+                Self.value(samples, requests, ["route": "/tables/{table}", "method": "POST", "status": "201"]) == 3,
+                "\(scrape.text)")
             #expect(Self.value(samples, requests, ["route": "/tables/{table}", "method": "GET", "status": "200"]) == 2)
-            #expect(Self.value(samples, requests, ["route": "/tables/{table}/{id}", "method": "GET", "status": "404"]) == 1)
+            #expect(
+                Self.value(samples, requests, ["route": "/tables/{table}/{id}", "method": "GET", "status": "404"]) == 1)
             #expect(Self.value(samples, requests, ["route": "NotFound", "method": "GET", "status": "404"]) == 1)
-            #expect(Self.value(samples, "tablesync_http_request_duration_seconds_count",
-                               ["route": "/tables/{table}", "method": "POST", "status": "201"]) == 3)
-            #expect(Self.value(samples, "tablesync_http_request_duration_seconds_bucket",
-                               ["route": "/tables/{table}", "method": "GET", "status": "200", "le": "+Inf"]) == 2)
+            #expect(
+                Self.value(
+                    samples, "tablesync_http_request_duration_seconds_count",
+                    ["route": "/tables/{table}", "method": "POST", "status": "201"]) == 3)
+            #expect(
+                Self.value(
+                    samples, "tablesync_http_request_duration_seconds_bucket",
+                    ["route": "/tables/{table}", "method": "GET", "status": "200", "le": "+Inf"]) == 2)
             // Each list request ended its page after one of the three records.
             #expect(Self.value(samples, "tablesync_pages_ended_early_total") == 2)
             #expect(Self.value(samples, "tablesync_http_connection_refusals_total", ["status": "400"]) == 1)
@@ -91,7 +109,9 @@ struct MetricsTests {
             #expect(Self.value(samples, "tablesync_http_requests_abandoned_total") == 0)
             switch backend {
             case .postgres:
-                #expect(Self.value(samples, "tablesync_database_connections_max") == Double(ServerConfiguration.defaultPostgresPoolSize))
+                #expect(
+                    Self.value(samples, "tablesync_database_connections_max")
+                        == Double(ServerConfiguration.defaultPostgresPoolSize))
                 #expect(Self.value(samples, "tablesync_database_connections_in_use") == 0)
                 #expect(Self.value(samples, "tablesync_database_connections_awaited") == 0)
             case .sqlite:
@@ -100,7 +120,9 @@ struct MetricsTests {
         }
     }
 
-    @Test("a read past the statement time limit is counted and logged with the request's id", arguments: Backend.available)
+    @Test(
+        "a read past the statement time limit is counted and logged with the request's id", arguments: Backend.available
+    )
     func statementTimeoutCountedAndLogged(backend: Backend) async throws {
         let table = uniqueTableName()
         let lines = CapturedLogLines()
@@ -108,21 +130,29 @@ struct MetricsTests {
         logger.logLevel = .debug
         let database = try backend.database()
         defer { TestBackend.removeFiles(of: database) }
-        var configuration = ServerConfiguration(host: "127.0.0.1", port: 0, database: database, tables: [TableOptions(name: table)])
+        var configuration = ServerConfiguration(
+            host: "127.0.0.1", port: 0, database: database, tables: [TableOptions(name: table)])
         configuration.statementTimeout = .milliseconds(20)
         let app = try makeServerApplication(configuration: configuration, logger: logger)
         try await app.test(.router) { client in
             let text = String(repeating: "abcd", count: 5000)
-            let operations = (0..<300).map { BatchOperation(kind: .insert, table: table, item: ["id": .string("r\($0)"), "text": .string(text)]) }
-            #expect(try await client.send(.post, "/batch", json: BatchRequest(operations: operations).json).status == .ok)
+            let operations = (0..<300).map {
+                BatchOperation(kind: .insert, table: table, item: ["id": .string("r\($0)"), "text": .string(text)])
+            }
+            #expect(
+                try await client.send(.post, "/batch", json: BatchRequest(operations: operations).json).status == .ok)
             let filter = "length(replace(replace(replace(replace(text,'a','bb'),'b','cc'),'c','dd'),'d','ee')) gt 0"
-            let answer = try await client.send(.get, "/tables/\(table)?$filter=" + TablePath.percentEncodeQueryComponent(filter),
-                                               headers: [.requestID: "trace-me.42"])
+            let answer = try await client.send(
+                .get, "/tables/\(table)?$filter=" + TablePath.percentEncodeQueryComponent(filter),
+                headers: [.requestID: "trace-me.42"])
             #expect(answer.status == .serviceUnavailable)
             #expect(answer["X-Request-ID"] == "trace-me.42")
-            let samples = Self.samples(String(decoding: try await client.send(.get, ServerMetrics.path, version: nil).bytes, as: UTF8.self))
+            let samples = Self.samples(
+                String(decoding: try await client.send(.get, ServerMetrics.path, version: nil).bytes, as: UTF8.self))
             #expect(Self.value(samples, "tablesync_statement_timeouts_total") == 1)
-            #expect(Self.value(samples, "tablesync_http_requests_total", ["route": "/tables/{table}", "status": "503"]) == 1)
+            #expect(
+                Self.value(samples, "tablesync_http_requests_total", ["route": "/tables/{table}", "status": "503"]) == 1
+            )
         }
         let warnings = lines.all.filter { $0.message.contains("statement time limit") }
         #expect(warnings.count == 1)
@@ -134,7 +164,8 @@ struct MetricsTests {
     func requestIDs() async throws {
         let table = uniqueTableName()
         try await withServer(.sqlite, tables: [TableOptions(name: table)]) { client in
-            let given = try await client.send(.get, "/tables/\(table)", headers: [.requestID: "3f2c9a1e-0b7d-4c1e-9a55-2f1e0c3d4b6a"])
+            let given = try await client.send(
+                .get, "/tables/\(table)", headers: [.requestID: "3f2c9a1e-0b7d-4c1e-9a55-2f1e0c3d4b6a"])
             #expect(given["X-Request-ID"] == "3f2c9a1e-0b7d-4c1e-9a55-2f1e0c3d4b6a")
             var seen: Set<String> = []
             for sent in ["bad id with spaces", "", String(repeating: "a", count: 129), "x\u{7f}"] {
@@ -150,17 +181,19 @@ struct MetricsTests {
         }
     }
 
-    @Test("which client request ids are taken", arguments: [
-        ("3f2c9a1e-0b7d-4c1e-9a55-2f1e0c3d4b6a", true),
-        ("trace:span.1_2", true),
-        (String(repeating: "a", count: 128), true),
-        (String(repeating: "a", count: 129), false),
-        ("", false),
-        ("has space", false),
-        ("quote\"", false),
-        ("newline\n", false),
-        ("é", false),
-    ])
+    @Test(
+        "which client request ids are taken",
+        arguments: [
+            ("3f2c9a1e-0b7d-4c1e-9a55-2f1e0c3d4b6a", true),
+            ("trace:span.1_2", true),
+            (String(repeating: "a", count: 128), true),
+            (String(repeating: "a", count: 129), false),
+            ("", false),
+            ("has space", false),
+            ("quote\"", false),
+            ("newline\n", false),
+            ("é", false)
+        ])
     func requestIDRule(value: String, accepted: Bool) {
         #expect(RequestIdentifier.accepts(value) == accepted)
     }
@@ -170,10 +203,14 @@ struct MetricsTests {
         let table = uniqueTableName()
         try await withServer(.sqlite, tables: [TableOptions(name: table)], tokens: ["secret"]) { client in
             #expect(try await client.send(.get, ServerMetrics.path, version: nil).status == .unauthorized)
-            let answer = try await client.send(.get, ServerMetrics.path, version: nil, headers: [.authorization: "Bearer secret"])
+            let answer = try await client.send(
+                .get, ServerMetrics.path, version: nil, headers: [.authorization: "Bearer secret"])
             #expect(answer.status == .ok)
             #expect(String(decoding: answer.bytes, as: UTF8.self).contains("tablesync_http_requests_total"))
-            #expect(try await client.send(.post, ServerMetrics.path, version: nil, headers: [.authorization: "Bearer secret"]).status
+            #expect(
+                try await client.send(
+                    .post, ServerMetrics.path, version: nil, headers: [.authorization: "Bearer secret"]
+                ).status
                     == .methodNotAllowed)
         }
         try await withServer(.sqlite, tables: [TableOptions(name: table)]) { client in
@@ -211,6 +248,7 @@ struct CapturingLogHandler: LogHandler {
 
     func log(event: LogEvent) {
         let merged = metadata.merging(event.metadata ?? [:]) { _, new in new }
-        lines.append(.init(message: event.message.description, requestID: merged[RequestIdentifier.logMetadataKey]?.description))
+        lines.append(
+            .init(message: event.message.description, requestID: merged[RequestIdentifier.logMetadataKey]?.description))
     }
 }

@@ -19,7 +19,9 @@ struct MillisecondReaderTests {
     static let batchesPerWriter = 2
     static let batchSize = 1000
 
-    @Test("bursts of 1,000 writes per batch: a millisecond reader and a keyset reader see every row", arguments: Backend.available)
+    @Test(
+        "bursts of 1,000 writes per batch: a millisecond reader and a keyset reader see every row",
+        arguments: Backend.available)
     func millisecondReaderSeesEveryRow(backend: Backend) async throws {
         let table = uniqueTableName("ms")
         try await withServer(backend, tables: [TableOptions(name: table)]) { client in
@@ -30,9 +32,11 @@ struct MillisecondReaderTests {
                     group.addTask {
                         for batch in 0..<Self.batchesPerWriter {
                             let operations = (0..<Self.batchSize).map { index in
-                                BatchOperation(kind: .insert, table: table, item: ["id": .string("w\(writer)-b\(batch)-\(index)")])
+                                BatchOperation(
+                                    kind: .insert, table: table, item: ["id": .string("w\(writer)-b\(batch)-\(index)")])
                             }
-                            let reply = try await client.send(.post, TablePath.batch, json: BatchRequest(operations: operations).json)
+                            let reply = try await client.send(
+                                .post, TablePath.batch, json: BatchRequest(operations: operations).json)
                             #expect(reply.status == .ok)
                         }
                     }
@@ -91,7 +95,8 @@ struct MillisecondPullReader {
         while true {
             var query = "$orderby=updatedAt&$top=\(Self.pageSize)&__includeDeleted=true"
             if let watermark {
-                query += "&$filter=" + Self.formEncode("updatedAt ge datetimeoffset'\(Timestamp(ticks: watermark).text)'")
+                query +=
+                    "&$filter=" + Self.formEncode("updatedAt ge datetimeoffset'\(Timestamp(ticks: watermark).text)'")
             }
             if skip > 0 { query += "&$skip=\(skip)" }
             let reply = try await client.send(.get, "\(TablePath.table(table))?\(query)")
@@ -126,14 +131,18 @@ struct MillisecondPullReader {
 
 /// Pages by `(updatedAt, id)` as TableSync's client does, returning every `updatedAt` in order.
 enum KeysetReader {
-    static func readAll(_ client: any TestClientProtocol, table: String) async throws -> (ids: [String], stamps: [String]) {
+    static func readAll(
+        _ client: any TestClientProtocol, table: String
+    ) async throws -> (ids: [String], stamps: [String]) {
         var ids: [String] = []
         var stamps: [String] = []
         while true {
             var query = "$orderby=updatedAt,id&$top=1000&__includeDeleted=true"
             if let stamp = stamps.last, let id = ids.last {
                 let at = "datetimeoffset'\(stamp)'"
-                query += "&$filter=" + MillisecondPullReader.formEncode("updatedAt gt \(at) or (updatedAt eq \(at) and id gt '\(id)')")
+                query +=
+                    "&$filter="
+                    + MillisecondPullReader.formEncode("updatedAt gt \(at) or (updatedAt eq \(at) and id gt '\(id)')")
             }
             let reply = try await client.send(.get, "\(TablePath.table(table))?\(query)")
             guard reply.status == .ok, let items = try reply.json["items"]?.arrayValue else {

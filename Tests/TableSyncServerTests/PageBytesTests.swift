@@ -22,7 +22,9 @@ struct PageBytesTests {
     }
 
     private static func seed(_ client: any TestClientProtocol, table: String) async throws {
-        let operations = seeded.map { BatchOperation(kind: .insert, table: table, item: ["id": .string($0.id), "text": .string($0.text)]) }
+        let operations = seeded.map {
+            BatchOperation(kind: .insert, table: table, item: ["id": .string($0.id), "text": .string($0.text)])
+        }
         let answer = try await client.send(.post, "/batch", json: BatchRequest(operations: operations).json)
         #expect(answer.status == .ok)
     }
@@ -34,44 +36,57 @@ struct PageBytesTests {
 
     /// Checks one page against the limit: within it, or one record alone.
     private static func checkBound(_ items: [JSONValue], page: Int) {
-        #expect(items.count == 1 || itemBytes(items) <= limit, "page \(page): \(items.count) records in \(itemBytes(items)) bytes")
+        #expect(
+            items.count == 1 || itemBytes(items) <= limit,
+            "page \(page): \(items.count) records in \(itemBytes(items)) bytes")
     }
 
     // MARK: Pure rules
 
-    @Test("where a byte-bounded page ends", arguments: [
-        // (record bytes, page bytes, records in the page, limit, admitted)
-        (5000, 0, 0, 4096, true),       // the first record, however large
-        (100, 0, 0, 4096, true),
-        (100, 3995, 1, 4096, true),     // 3995 + comma + 100 = 4096: exactly at the limit
-        (101, 3995, 1, 4096, false),    // one byte past it
-        (1, 4096, 3, 4096, false),      // a full page takes nothing more
-        (0, 100, 2, 101, true),
-    ])
+    @Test(
+        "where a byte-bounded page ends",
+        arguments: [
+            // (record bytes, page bytes, records in the page, limit, admitted)
+            (5000, 0, 0, 4096, true), // the first record, however large
+            (100, 0, 0, 4096, true),
+            (100, 3995, 1, 4096, true), // 3995 + comma + 100 = 4096: exactly at the limit
+            (101, 3995, 1, 4096, false), // one byte past it
+            (1, 4096, 3, 4096, false), // a full page takes nothing more
+            (0, 100, 2, 101, true)
+        ])
     func pageByteLimit(recordBytes: Int, pageBytes: Int, records: Int, limit: Int, admitted: Bool) {
-        #expect(PageByteLimit.admits(recordBytes: recordBytes, pageBytes: pageBytes, records: records, limit: limit) == admitted)
+        #expect(
+            PageByteLimit.admits(recordBytes: recordBytes, pageBytes: pageBytes, records: records, limit: limit)
+                == admitted)
     }
 
-    @Test("how many rows each FETCH of a PostgreSQL page cursor asks for", arguments: [
-        // (rows wanted, previous fetch, largest row bytes, rows asked)
-        (1001, 0, 0, 1),                      // the first fetch learns the rows' size
-        (0, 0, 0, 0),                         // $top=0 and its row past the page: nothing, then one
-        (1000, 1, 520, 16),                   // small rows: growing by 16 times
-        (984, 16, 520, 256),
-        (728, 256, 520, 728),                 // no more than the page still wants
-        (1000, 1, 15_000_000, 1),             // rows larger than a fetch's bytes: one at a time
-        (1000, 16, 1_048_576, 4),             // 4 MiB by the largest row
-        (1000, 64, 1, 1000),
-    ])
+    @Test(
+        "how many rows each FETCH of a PostgreSQL page cursor asks for",
+        arguments: [
+            // (rows wanted, previous fetch, largest row bytes, rows asked)
+            (1001, 0, 0, 1), // the first fetch learns the rows' size
+            (0, 0, 0, 0), // $top=0 and its row past the page: nothing, then one
+            (1000, 1, 520, 16), // small rows: growing by 16 times
+            (984, 16, 520, 256),
+            (728, 256, 520, 728), // no more than the page still wants
+            (1000, 1, 15_000_000, 1), // rows larger than a fetch's bytes: one at a time
+            (1000, 16, 1_048_576, 4), // 4 MiB by the largest row
+            (1000, 64, 1, 1000)
+        ])
     func cursorFetchSize(rowsWanted: Int, previous: Int, largestRowBytes: Int, asked: Int) {
-        #expect(CursorFetchSize.next(rowsWanted: rowsWanted, previous: previous, largestRowBytes: largestRowBytes) == asked)
+        #expect(
+            CursorFetchSize.next(rowsWanted: rowsWanted, previous: previous, largestRowBytes: largestRowBytes) == asked)
     }
 
-    @Test("a page's encoded body is the canonical JSON of the whole answer, and a page ends before the record past its limit")
+    @Test(
+        "a page's encoded body is the canonical JSON of the whole answer, and a page ends before the record past its limit"
+    )
     func encodedPageBody() throws {
         let records = (0..<5).map { index in
-            StoredRecord(id: "r\(index)", createdAt: 10_000 * Int64(index), updatedAt: 20_000 * Int64(index), deleted: index == 3,
-                         properties: ["text": .string(String(repeating: "é", count: 30 * index)), "n": .integer(Int64(index))])
+            StoredRecord(
+                id: "r\(index)", createdAt: 10_000 * Int64(index), updatedAt: 20_000 * Int64(index),
+                deleted: index == 3,
+                properties: ["text": .string(String(repeating: "é", count: 30 * index)), "n": .integer(Int64(index))])
         }
         var page = EncodedPage(select: ["n"], maxBytes: 1 << 20)
         #expect(records.allSatisfy { page.take($0) })
@@ -80,15 +95,20 @@ struct PageBytesTests {
         let envelope: [String: JSONValue] = ["count": 5, "nextLink": .string("/tables/t?$skip=5")]
         var whole = envelope
         whole["items"] = items
-        #expect(joined(page.body(member: "items", envelope: envelope)) == CanonicalJSON.encode(.object(whole), style: .compact))
-        #expect(joined(page.body(member: "results", envelope: ["count": 5]))
+        #expect(
+            joined(page.body(member: "items", envelope: envelope))
+                == CanonicalJSON.encode(.object(whole), style: .compact))
+        #expect(
+            joined(page.body(member: "results", envelope: ["count": 5]))
                 == CanonicalJSON.encode(["count": 5, "results": items], style: .compact))
 
         let sizes = records.map { CanonicalJSON.encode($0.json(), style: .compact).count }
         var bounded = EncodedPage(select: nil, maxBytes: sizes[0] + 1 + sizes[1])
         let taken = [bounded.take(records[0]), bounded.take(records[1]), bounded.take(records[2])]
         #expect(taken == [true, true, false])
-        #expect(joined(bounded.body()) == CanonicalJSON.encode(.array([records[0].json(), records[1].json()]), style: .compact))
+        #expect(
+            joined(bounded.body())
+                == CanonicalJSON.encode(.array([records[0].json(), records[1].json()]), style: .compact))
         var alone = EncodedPage(select: nil, maxBytes: 1024)
         let tookFirst = alone.take(records[4])
         #expect(tookFirst, "a first record larger than the limit: \(sizes[4]) bytes")
@@ -98,12 +118,15 @@ struct PageBytesTests {
 
     // MARK: Paging over a live table
 
-    static let cases: [(Backend, ProtocolVersion)] = Backend.available.flatMap { backend in ProtocolVersion.allCases.map { (backend, $0) } }
+    static let cases: [(Backend, ProtocolVersion)] = Backend.available.flatMap { backend in
+        ProtocolVersion.allCases.map { (backend, $0) }
+    }
 
     @Test("v3: nextLink after every page that ends early, followed to every record once", arguments: Backend.available)
     func nextLinkReachesEveryRecord(backend: Backend) async throws {
         let table = uniqueTableName()
-        try await withServer(backend, tables: [TableOptions(name: table)], configure: { $0.maxPageBytes = Self.limit }) { client in
+        try await withServer(backend, tables: [TableOptions(name: table)], configure: { $0.maxPageBytes = Self.limit })
+        { client in
             try await Self.seed(client, table: table)
             var link: String? = "/tables/\(table)?$top=50&$count=true"
             var ids: [String] = []
@@ -127,11 +150,13 @@ struct PageBytesTests {
         }
     }
 
-    @Test("v2: $skip by the records received reaches every record, and a page that ends early has a Link to the next",
-          arguments: Backend.available)
+    @Test(
+        "v2: $skip by the records received reaches every record, and a page that ends early has a Link to the next",
+        arguments: Backend.available)
     func skipPagingReachesEveryRecord(backend: Backend) async throws {
         let table = uniqueTableName()
-        try await withServer(backend, tables: [TableOptions(name: table)], configure: { $0.maxPageBytes = Self.limit }) { client in
+        try await withServer(backend, tables: [TableOptions(name: table)], configure: { $0.maxPageBytes = Self.limit })
+        { client in
             try await Self.seed(client, table: table)
             var ids: [String] = []
             var pages = 0
@@ -145,33 +170,40 @@ struct PageBytesTests {
                 }
                 Self.checkBound(items, page: pages)
                 let more = ids.count + items.count < Self.seeded.count
-                #expect(answer["Link"] == (more ? "</tables/\(table)?$top=50&$skip=\(ids.count + items.count)>; rel=next" : nil))
+                #expect(
+                    answer["Link"]
+                        == (more ? "</tables/\(table)?$top=50&$skip=\(ids.count + items.count)>; rel=next" : nil))
                 ids += items.compactMap { $0["id"]?.stringValue }
                 pages += 1
             }
             #expect(ids == Self.seeded.map(\.id))
-            let counted = try await client.send(.get, "/tables/\(table)?$top=50&$inlinecount=allpages", version: .v2).json
+            let counted = try await client.send(.get, "/tables/\(table)?$top=50&$inlinecount=allpages", version: .v2)
+                .json
             #expect(counted["count"] == .integer(Int64(Self.seeded.count)))
             #expect((counted["results"]?.arrayValue?.count ?? 0) < 50)
         }
     }
 
-    @Test("TableSync's keyset cursor ($orderby=updatedAt,id and a $filter past the last record) reaches every record",
-          arguments: cases)
+    @Test(
+        "TableSync's keyset cursor ($orderby=updatedAt,id and a $filter past the last record) reaches every record",
+        arguments: cases)
     func keysetPagingReachesEveryRecord(backend: Backend, version: ProtocolVersion) async throws {
         let table = uniqueTableName()
-        try await withServer(backend, tables: [TableOptions(name: table)], configure: { $0.maxPageBytes = Self.limit }) { client in
+        try await withServer(backend, tables: [TableOptions(name: table)], configure: { $0.maxPageBytes = Self.limit })
+        { client in
             try await Self.seed(client, table: table)
             var watermark: PullWatermark?
             var ids: [String] = []
             for _ in 0...100 {
                 let query = PullPlan.query(mode: .keyset, baseFilter: nil, watermark: watermark, skip: 0, pageSize: 50)
-                let text = query.map { "\($0.name)=\(TablePath.percentEncodeQueryComponent($0.value))" }.joined(separator: "&")
+                let text = query.map { "\($0.name)=\(TablePath.percentEncodeQueryComponent($0.value))" }.joined(
+                    separator: "&")
                 let body = try await client.send(.get, "/tables/\(table)?\(text)", version: version).json
                 let items = (version == .v3 ? body["items"]?.arrayValue : body.arrayValue) ?? []
                 guard let last = items.last else { break }
                 ids += items.compactMap { $0["id"]?.stringValue }
-                watermark = PullWatermark(updatedAt: try #require(last["updatedAt"]?.stringValue), lastID: last["id"]?.stringValue)
+                watermark = PullWatermark(
+                    updatedAt: try #require(last["updatedAt"]?.stringValue), lastID: last["id"]?.stringValue)
             }
             #expect(ids.sorted() == Self.seeded.map(\.id))
             #expect(Set(ids).count == ids.count)
@@ -183,20 +215,31 @@ struct PageBytesTests {
         let table = uniqueTableName()
         try await withLiveServer(backend, tables: [table], configure: { $0.maxPageBytes = Self.limit }) { server in
             let connection = try #require(RawHTTPConnection(port: server.port))
-            let body = CanonicalJSON.encode(BatchRequest(operations: Self.seeded.map {
-                BatchOperation(kind: .insert, table: table, item: ["id": .string($0.id), "text": .string($0.text)])
-            }).json, style: .compact)
-            await connection.send("POST /batch HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\nContent-Length: \(body.count)\r\n\r\n")
+            let body = CanonicalJSON.encode(
+                BatchRequest(
+                    operations: Self.seeded.map {
+                        BatchOperation(
+                            kind: .insert, table: table, item: ["id": .string($0.id), "text": .string($0.text)])
+                    }
+                ).json, style: .compact)
+            await connection.send(
+                "POST /batch HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\nContent-Length: \(body.count)\r\n\r\n"
+            )
             await connection.send(body)
             #expect(await connection.readAnswer(within: 60)?.status == 200)
 
             let tablesync = builtProduct("tablesync")
             let directory = TemporaryDirectory()
             let store = directory.file("store")
-            let initialized = try await runProgram(tablesync, ["-C", store, "init", "--remote", server.baseURL, "--table", table,
-                                                               "--api-version", version == .v2 ? "2" : "3"])
+            let initialized = try await runProgram(
+                tablesync,
+                [
+                    "-C", store, "init", "--remote", server.baseURL, "--table", table,
+                    "--api-version", version == .v2 ? "2" : "3"
+                ])
             #expect(initialized.status == 0, "\(initialized.stderr)")
-            let pulled = try await runProgram(tablesync, ["-C", store, "pull", table, "--query-id", "all", "--page-size", "50", "--quiet"])
+            let pulled = try await runProgram(
+                tablesync, ["-C", store, "pull", table, "--query-id", "all", "--page-size", "50", "--quiet"])
             #expect(pulled.status == 0, "\(pulled.stderr)")
             let files = try FileManager.default.contentsOfDirectory(atPath: store + "/tables/\(table)").sorted()
             #expect(files == Self.seeded.map { "\($0.id).json" })

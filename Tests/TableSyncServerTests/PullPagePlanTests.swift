@@ -12,31 +12,44 @@ import TestSupport
 /// would, and SQLite plans without statistics, as a server's file does.
 @Suite("Pull page plans")
 struct PullPagePlanTests {
-    @Test("a keyset page and an SDK page (updatedAt ge with $skip) read the updatedAt index in order, with no sort",
-          arguments: Backend.available)
+    @Test(
+        "a keyset page and an SDK page (updatedAt ge with $skip) read the updatedAt index in order, with no sort",
+        arguments: Backend.available)
     func pullPagesUseTheUpdatedIndex(backend: Backend) async throws {
         let table = uniqueTableName("planned")
         try await withDatabase(backend) { repository, sql, database in
             let options = TableSyncServer.TableOptions(name: table)
             try await repository.prepare(tables: [options])
             let writes = (0..<2000).map { index in
-                RecordWriteRequest(table: table, id: String(format: "r%05d", index)) { _ in .insert(["n": .integer(Int64(index))]) }
+                RecordWriteRequest(table: table, id: String(format: "r%05d", index)) { _ in
+                    .insert(["n": .integer(Int64(index))])
+                }
             }
             let written = try await repository.write(writes)
             if case .postgres(let location) = database { try await analyzeRecords(location) }
             // A cursor a quarter of the way in: three quarters of the rows lie after it.
             let stamp = try #require(try written[500].get()?.updatedAt)
             let watermark = PullWatermark(updatedAt: Timestamp(ticks: stamp).text, lastID: "r00500")
-            for (name, mode, skip) in [("keyset", PullPlan.Mode.keyset, 0), ("ge + $skip", .greaterOrEqualWithSkip, 200)] {
-                let request = PullPlan.query(mode: mode, baseFilter: nil, watermark: watermark, skip: skip, pageSize: 100)
-                let text = request.map { "\($0.name)=\($0.value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0.value)" }
-                    .joined(separator: "&")
+            for (name, mode, skip) in [
+                ("keyset", PullPlan.Mode.keyset, 0), ("ge + $skip", .greaterOrEqualWithSkip, 200)
+            ] {
+                let request = PullPlan.query(
+                    mode: mode, baseFilter: nil, watermark: watermark, skip: skip, pageSize: 100)
+                let text = request.map {
+                    "\($0.name)=\($0.value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0.value)"
+                }
+                .joined(separator: "&")
                 let query = try ListQuery.parse(QueryString(text), version: .v3, table: options)
-                let statement = try RecordQuerySQL.list(table: table, query: query, dialect: backend == .sqlite ? .sqlite : .postgres).page
+                let statement = try RecordQuerySQL.list(
+                    table: table, query: query, dialect: backend == .sqlite ? .sqlite : .postgres
+                ).page
                 let explain = backend == .sqlite ? "EXPLAIN QUERY PLAN " : "EXPLAIN "
-                let plan = try await sql(SQLStatement(sql: explain + statement.sql, bindings: statement.bindings)).joined(separator: "\n")
+                let plan = try await sql(SQLStatement(sql: explain + statement.sql, bindings: statement.bindings))
+                    .joined(separator: "\n")
                 #expect(plan.contains("tablesync_records_updated"), "\(name): the updatedAt index: \(plan)")
-                #expect(!plan.contains("TEMP B-TREE") && !plan.contains("Sort"), "\(name): the index gives the order: \(plan)")
+                #expect(
+                    !plan.contains("TEMP B-TREE") && !plan.contains("Sort"),
+                    "\(name): the index gives the order: \(plan)")
             }
         }
     }

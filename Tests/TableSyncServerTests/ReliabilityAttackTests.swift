@@ -38,12 +38,14 @@ struct ReliabilityAttackTests {
         /// `--shutdown-timeout`, in seconds.
         var shutdownTimeout: Int
 
-        static let small = Mix(phaseSeconds: 0.5, interactiveClients: 2, slowConnections: 10, costlyFilterClients: 1,
-                               largePageClients: 2, pipeliningClients: 1, stalledReaders: 1, largeRecords: 20,
-                               statementTimeout: 1, shutdownTimeout: 1)
-        static let full = Mix(phaseSeconds: 20, interactiveClients: 4, slowConnections: 200, costlyFilterClients: 4,
-                              largePageClients: 20, pipeliningClients: 4, stalledReaders: 5, largeRecords: 160,
-                              statementTimeout: 5, shutdownTimeout: 5)
+        static let small = Mix(
+            phaseSeconds: 0.5, interactiveClients: 2, slowConnections: 10, costlyFilterClients: 1,
+            largePageClients: 2, pipeliningClients: 1, stalledReaders: 1, largeRecords: 20,
+            statementTimeout: 1, shutdownTimeout: 1)
+        static let full = Mix(
+            phaseSeconds: 20, interactiveClients: 4, slowConnections: 200, costlyFilterClients: 4,
+            largePageClients: 20, pipeliningClients: 4, stalledReaders: 5, largeRecords: 160,
+            statementTimeout: 5, shutdownTimeout: 5)
     }
 
     static let mix = stressRun ? Mix.full : Mix.small
@@ -53,16 +55,21 @@ struct ReliabilityAttackTests {
     /// What a loaded machine may add to the shutdown bound: with the full mix's, 10 s in all.
     static let exitGrace = Duration.seconds(3)
 
-    @Test("interactive clients keep working, memory stays bounded, SIGTERM ends the server in time and no acknowledged write is lost, under an attack mix",
-          arguments: Backend.available, bulkReadLimits)
+    @Test(
+        "interactive clients keep working, memory stays bounded, SIGTERM ends the server in time and no acknowledged write is lost, under an attack mix",
+        arguments: Backend.available, bulkReadLimits)
     func attackMix(backend: Backend, maxBulkReads: Int?) async throws {
         let database = try backend.database()
         defer { TestBackend.removeFiles(of: database) }
         let interactive = uniqueTableName("interactive")
         let large = uniqueTableName("large")
         let directory = TemporaryDirectory()
-        let arguments = ["--database", database.urlText, "--table", interactive, "--table", "\(large):maxTop=1000",
-                         "--statement-timeout", "\(Self.mix.statementTimeout)", "--shutdown-timeout", "\(Self.mix.shutdownTimeout)"]
+        let arguments =
+            [
+                "--database", database.urlText, "--table", interactive, "--table", "\(large):maxTop=1000",
+                "--statement-timeout", "\(Self.mix.statementTimeout)", "--shutdown-timeout",
+                "\(Self.mix.shutdownTimeout)"
+            ]
             + (maxBulkReads.map { ["--max-bulk-reads", "\($0)"] } ?? [])
         let server = try await ServerProcess.start(arguments, logPath: directory.file("server.log"))
         let port = try #require(Int(server.baseURL.split(separator: ":").last ?? ""))
@@ -78,7 +85,8 @@ struct ReliabilityAttackTests {
             attack.start()
             // The attack's clients connect and fill the server's queues before the interactive clients measure.
             try await Task.sleep(for: .milliseconds(500))
-            let underAttack = try await Self.interactiveLoad(port: port, table: interactive, answers: interactiveAnswers)
+            let underAttack = try await Self.interactiveLoad(
+                port: port, table: interactive, answers: interactiveAnswers)
 
             // Writes in flight when the stop begins, and after: those acknowledged must be kept.
             attack.startWriter()
@@ -91,17 +99,25 @@ struct ReliabilityAttackTests {
             await attack.stop()
 
             let acknowledged = answers.acknowledgedIDs.union(interactiveAnswers.acknowledgedIDs)
-            let missing = try await Self.missingWrites(acknowledged, database: database, table: interactive, large: large,
-                                                       directory: directory)
-            let report = Self.report(backend: backend, maxBulkReads: maxBulkReads, quiet: quiet, underAttack: underAttack,
-                                     idleRSS: idleRSS, peakRSS: rss, exit: exit, exitStatus: exitStatus, attack: attack.summary,
-                                     answers: answers, interactiveAnswers: interactiveAnswers, acknowledged: acknowledged.count)
+            let missing = try await Self.missingWrites(
+                acknowledged, database: database, table: interactive, large: large,
+                directory: directory)
+            let report = Self.report(
+                backend: backend, maxBulkReads: maxBulkReads, quiet: quiet, underAttack: underAttack,
+                idleRSS: idleRSS, peakRSS: rss, exit: exit, exitStatus: exitStatus, attack: attack.summary,
+                answers: answers, interactiveAnswers: interactiveAnswers, acknowledged: acknowledged.count)
             print("attack mix: \(report)")
-            #expect(interactiveAnswers.unexpected.isEmpty,
-                    "interactive answers that are 5xx but not a 503 with Retry-After, or none: \(interactiveAnswers.unexpected.prefix(10)); \(report)")
-            #expect(answers.unexpected.isEmpty, "answers that are 5xx but not a 503 with Retry-After, or none: \(answers.unexpected.prefix(10)); \(report)")
-            #expect(exit <= .seconds(Self.mix.shutdownTimeout) + ServerConfiguration.cancellationTimeout + Self.exitGrace,
-                    "\(report)\n\(Self.endOfLog(server.log))")
+            #expect(
+                interactiveAnswers.unexpected.isEmpty,
+                "interactive answers that are 5xx but not a 503 with Retry-After, or none: \(interactiveAnswers.unexpected.prefix(10)); \(report)"
+            )
+            #expect(
+                answers.unexpected.isEmpty,
+                "answers that are 5xx but not a 503 with Retry-After, or none: \(answers.unexpected.prefix(10)); \(report)"
+            )
+            #expect(
+                exit <= .seconds(Self.mix.shutdownTimeout) + ServerConfiguration.cancellationTimeout + Self.exitGrace,
+                "\(report)\n\(Self.endOfLog(server.log))")
             #expect(missing.isEmpty, "acknowledged writes missing after the restart: \(missing.prefix(10)); \(report)")
             #expect(rss <= Self.rssLimit, "\(report)")
             #expect(attack.ranEveryKind, "every kind of attack ran: \(report)")
@@ -117,14 +133,18 @@ struct ReliabilityAttackTests {
     /// 500 small records in the interactive table; records of 100 KB in the large one, 80 to a page of 8 MiB.
     private static func seed(port: Int, interactive: String, large: String) async throws {
         let small = (0..<500).map {
-            BatchOperation(kind: .insert, table: interactive, item: ["id": .string("n\($0)"), "text": "an interactive record", "n": .integer(Int64($0))])
+            BatchOperation(
+                kind: .insert, table: interactive,
+                item: ["id": .string("n\($0)"), "text": "an interactive record", "n": .integer(Int64($0))])
         }
         try await post(port: port, operations: small)
         let text = String(repeating: "abcd", count: 25_000)
         for batch in stride(from: 0, to: mix.largeRecords, by: 40) {
-            try await post(port: port, operations: (batch..<min(batch + 40, mix.largeRecords)).map {
-                BatchOperation(kind: .insert, table: large, item: ["id": .string("l\($0)"), "text": .string(text)])
-            })
+            try await post(
+                port: port,
+                operations: (batch..<min(batch + 40, mix.largeRecords)).map {
+                    BatchOperation(kind: .insert, table: large, item: ["id": .string("l\($0)"), "text": .string(text)])
+                })
         }
     }
 
@@ -161,8 +181,11 @@ struct ReliabilityAttackTests {
                         case 1:
                             text = HTTPRequestText.head("GET", "/tables/\(table)/n\(Int.random(in: 0..<500))")
                         default:
-                            let query = PullPlan.query(mode: .keyset, baseFilter: nil, watermark: watermark, skip: 0, pageSize: 20)
-                                .map { "\($0.name)=\(TablePath.percentEncodeQueryComponent($0.value))" }.joined(separator: "&")
+                            let query = PullPlan.query(
+                                mode: .keyset, baseFilter: nil, watermark: watermark, skip: 0, pageSize: 20
+                            )
+                            .map { "\($0.name)=\(TablePath.percentEncodeQueryComponent($0.value))" }.joined(
+                                separator: "&")
                             text = HTTPRequestText.head("GET", "/tables/\(table)?\(query)")
                         }
                         let sent = ContinuousClock.now
@@ -176,7 +199,9 @@ struct ReliabilityAttackTests {
                         answers.record(answer, acknowledging: written)
                         if request % 3 == 2, answer.status == 200 {
                             let last = (try? JSONParser.parse(answer.body)["items"]?.arrayValue)??.last
-                            watermark = last?["updatedAt"]?.stringValue.map { PullWatermark(updatedAt: $0, lastID: last?["id"]?.stringValue) }
+                            watermark = last?["updatedAt"]?.stringValue.map {
+                                PullWatermark(updatedAt: $0, lastID: last?["id"]?.stringValue)
+                            }
                         }
                     }
                     return latencies
@@ -192,13 +217,16 @@ struct ReliabilityAttackTests {
 
     /// The acknowledged writes that a server started again on the same database does not hold.
     private static func missingWrites(
-        _ acknowledged: Set<String>, database: DatabaseLocation, table: String, large: String, directory: TemporaryDirectory
+        _ acknowledged: Set<String>, database: DatabaseLocation, table: String, large: String,
+        directory: TemporaryDirectory
     ) async throws -> [String] {
-        let server = try await ServerProcess.start(["--database", database.urlText, "--table", table, "--table", large],
-                                                   logPath: directory.file("restarted.log"))
+        let server = try await ServerProcess.start(
+            ["--database", database.urlText, "--table", table, "--table", large],
+            logPath: directory.file("restarted.log"))
         let stored: Set<String>
         do {
-            stored = try await storedIDs(port: try #require(Int(server.baseURL.split(separator: ":").last ?? "")), table: table)
+            stored = try await storedIDs(
+                port: try #require(Int(server.baseURL.split(separator: ":").last ?? "")), table: table)
         } catch {
             await server.stop()
             throw error
@@ -212,7 +240,9 @@ struct ReliabilityAttackTests {
         let connection = try #require(RawHTTPConnection(port: port))
         var ids: Set<String> = []
         while true {
-            await connection.send(HTTPRequestText.head("GET", "/tables/\(table)?__includeDeleted=true&$orderby=id&$top=1000&$skip=\(ids.count)"))
+            await connection.send(
+                HTTPRequestText.head(
+                    "GET", "/tables/\(table)?__includeDeleted=true&$orderby=id&$top=1000&$skip=\(ids.count)"))
             let answer = try #require(await connection.readAnswer(within: 60))
             try #require(answer.status == 200, "\(answer.text.prefix(200))")
             let items = try JSONParser.parse(answer.body)["items"]?.arrayValue ?? []
@@ -223,7 +253,9 @@ struct ReliabilityAttackTests {
 
     /// Where a server's log tells why it ended: from the first line of a crash report, or its last lines.
     private static func endOfLog(_ log: String) -> String {
-        guard let crash = log.range(of: "Fatal error") ?? log.range(of: "Program crashed") else { return String(log.suffix(3000)) }
+        guard let crash = log.range(of: "Fatal error") ?? log.range(of: "Program crashed") else {
+            return String(log.suffix(3000))
+        }
         return String(log[crash.lowerBound...].prefix(6000))
     }
 
@@ -231,7 +263,8 @@ struct ReliabilityAttackTests {
 
     private static func report(
         backend: Backend, maxBulkReads: Int?, quiet: [Duration], underAttack: [Duration], idleRSS: Int, peakRSS: Int,
-        exit: Duration, exitStatus: Int32, attack: String, answers: AnswerLog, interactiveAnswers: AnswerLog, acknowledged: Int
+        exit: Duration, exitStatus: Int32, attack: String, answers: AnswerLog, interactiveAnswers: AnswerLog,
+        acknowledged: Int
     ) -> String {
         let (quietP50, quietP99) = (percentile(quiet, 0.5), percentile(quiet, 0.99))
         let (attackP50, attackP99) = (percentile(underAttack, 0.5), percentile(underAttack, 0.99))
@@ -256,7 +289,9 @@ struct ReliabilityAttackTests {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
-    private static func milliseconds(_ duration: Duration) -> String { String(format: "%.1f ms", seconds(duration) * 1000) }
+    private static func milliseconds(_ duration: Duration) -> String {
+        String(format: "%.1f ms", seconds(duration) * 1000)
+    }
 
     private static func ratio(_ value: Duration, _ base: Duration) -> String {
         String(format: "%.2f×", seconds(value) / max(seconds(base), 1e-9))
@@ -355,7 +390,10 @@ private final class Attack: Sendable {
     }
 
     var ranEveryKind: Bool {
-        counts.withLock { $0.slowConnections > 0 && $0.costlyFiltersSent > 0 && $0.largePagesSent > 0 && $0.pipelinedRoundsSent > 0 && $0.stalledPages > 0 }
+        counts.withLock {
+            $0.slowConnections > 0 && $0.costlyFiltersSent > 0 && $0.largePagesSent > 0 && $0.pipelinedRoundsSent > 0
+                && $0.stalledPages > 0
+        }
     }
 
     private var isStopping: Bool { stopping.withLock { $0 } }
@@ -373,7 +411,9 @@ private final class Attack: Sendable {
     func start() {
         let mix = ReliabilityAttackTests.mix
         var started: [Task<Void, Never>] = []
-        for index in 0..<mix.slowConnections { started.append(Task { await self.slowConnection(sendingBody: index % 4 == 3) }) }
+        for index in 0..<mix.slowConnections {
+            started.append(Task { await self.slowConnection(sendingBody: index % 4 == 3) })
+        }
         for _ in 0..<mix.costlyFilterClients { started.append(Task { await self.costlyFilters() }) }
         for _ in 0..<mix.largePageClients { started.append(Task { await self.largePages() }) }
         for _ in 0..<mix.pipeliningClients { started.append(Task { await self.pipelined() }) }
@@ -405,9 +445,12 @@ private final class Attack: Sendable {
 
     /// A head (or, with `sendingBody`, a body) sent one byte a second; the server ends it at its header (body) timeout.
     private func slowConnection(sendingBody: Bool) async {
-        let text = sendingBody
-            ? HTTPRequestText.head("POST", "/tables/\(interactive)", contentLength: 100_000) + "{\"id\":\"slow\",\"text\":\""
-            : "GET /tables/\(large) HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\nX-Padding: " + String(repeating: "a", count: 100_000)
+        let text =
+            sendingBody
+            ? HTTPRequestText.head("POST", "/tables/\(interactive)", contentLength: 100_000)
+                + "{\"id\":\"slow\",\"text\":\""
+            : "GET /tables/\(large) HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\nX-Padding: "
+                + String(repeating: "a", count: 100_000)
         let bytes = Array(text.utf8)
         while let connection = await reconnect() {
             counts.withLock { $0.slowConnections += 1 }
@@ -424,7 +467,8 @@ private final class Attack: Sendable {
     /// time limit, or waits its turn and is refused.
     private func costlyFilters() async {
         let filter = AbandonedRequestTests.filter(chains: 20)
-        let request = HTTPRequestText.head("GET", "/tables/\(large)?$filter=\(TablePath.percentEncodeQueryComponent(filter))")
+        let request = HTTPRequestText.head(
+            "GET", "/tables/\(large)?$filter=\(TablePath.percentEncodeQueryComponent(filter))")
         while let connection = await reconnect() {
             while !isStopping, await connection.send(request) {
                 counts.withLock { $0.costlyFiltersSent += 1 }
@@ -458,8 +502,11 @@ private final class Attack: Sendable {
         while let connection = await reconnect() {
             while !isStopping {
                 let id = "p-\(UUID().uuidString.prefix(8))"
-                let requests = HTTPRequestText.post(interactive, id: id) + HTTPRequestText.head("GET", "/tables/\(interactive)/\(id)")
-                    + HTTPRequestText.head("GET", "/tables/\(large)?$top=1000") + HTTPRequestText.head("GET", "/tables/\(interactive)?$top=5")
+                let requests =
+                    HTTPRequestText.post(interactive, id: id)
+                    + HTTPRequestText.head("GET", "/tables/\(interactive)/\(id)")
+                    + HTTPRequestText.head("GET", "/tables/\(large)?$top=1000")
+                    + HTTPRequestText.head("GET", "/tables/\(interactive)?$top=5")
                 guard await connection.send(requests) else { break }
                 counts.withLock { $0.pipelinedRoundsSent += 1 }
                 var received: [RawHTTPConnection.Answer] = []
@@ -473,7 +520,9 @@ private final class Attack: Sendable {
                     break
                 }
                 if received[0].status == 201, received[1].status != 200 || !received[1].text.contains(id) {
-                    answers.fault("the read of \(id) after its pipelined insert: \(received[1].status) \(received[1].text.prefix(200))")
+                    answers.fault(
+                        "the read of \(id) after its pipelined insert: \(received[1].status) \(received[1].text.prefix(200))"
+                    )
                 }
                 counts.withLock { $0.pipelinedRounds += 1 }
             }
@@ -496,7 +545,8 @@ private final class Attack: Sendable {
             while !isStopping {
                 let id = "s-\(UUID().uuidString.prefix(8))"
                 guard await connection.send(HTTPRequestText.post(interactive, id: id)),
-                      let answer = await connection.readAnswer(within: 60) else { break }
+                    let answer = await connection.readAnswer(within: 60)
+                else { break }
                 answers.record(answer, acknowledging: id)
             }
         }
@@ -516,8 +566,9 @@ enum ProcessMemory {
     /// The RSS of `pid` now, in bytes.
     static func rss(of pid: Int32) -> Int {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-              let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-              let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "") else { return 0 }
+            let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+            let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "")
+        else { return 0 }
         return kilobytes * 1024
     }
 

@@ -14,11 +14,14 @@ struct TableProtocolTests {
         ProtocolVersion.allCases.map { (backend, $0) }
     }
 
-    @Test("insert: 201 with ETag and Location, generated ids, 400 for bad ids, 409 with the server's item", arguments: cases)
+    @Test(
+        "insert: 201 with ETag and Location, generated ids, 400 for bad ids, 409 with the server's item",
+        arguments: cases)
     func insert(backend: Backend, version: ProtocolVersion) async throws {
         let table = uniqueTableName()
         try await withServer(backend, tables: [TableOptions(name: table)]) { client in
-            let created = try await client.send(.post, "/tables/\(table)", version: version, json: ["id": "a1", "text": "milk", "n": 1.5])
+            let created = try await client.send(
+                .post, "/tables/\(table)", version: version, json: ["id": "a1", "text": "milk", "n": 1.5])
             #expect(created.status == .created)
             let item = try created.json
             #expect(item["id"] == "a1")
@@ -34,7 +37,8 @@ struct TableProtocolTests {
 
             // An id that is missing, null or "" is generated, as azure-mobile-apps-node does.
             var generatedIDs: Set<String> = []
-            for body: JSONValue in [["text": "no id"], ["id": .null, "text": "null id"], ["id": "", "text": "empty id"]] {
+            for body: JSONValue in [["text": "no id"], ["id": .null, "text": "null id"], ["id": "", "text": "empty id"]]
+            {
                 let generated = try await client.send(.post, "/tables/\(table)", version: version, json: body)
                 #expect(generated.status == .created, "\(body)")
                 let generatedID = try #require(try generated.json["id"]?.stringValue)
@@ -43,7 +47,8 @@ struct TableProtocolTests {
             }
             #expect(generatedIDs.count == 3)
 
-            let duplicate = try await client.send(.post, "/tables/\(table)", version: version, json: ["id": "a1", "text": "other"])
+            let duplicate = try await client.send(
+                .post, "/tables/\(table)", version: version, json: ["id": "a1", "text": "other"])
             #expect(duplicate.status == .conflict)
             #expect(try duplicate.json["text"] == "milk")
             #expect(duplicate["ETag"] == "\"\(recordVersion)\"")
@@ -56,11 +61,14 @@ struct TableProtocolTests {
         }
     }
 
-    @Test("read one: 200 with ETag, 404 when missing, deleted rows 404 (v2) or 410 (v3) unless __includeDeleted", arguments: cases)
+    @Test(
+        "read one: 200 with ETag, 404 when missing, deleted rows 404 (v2) or 410 (v3) unless __includeDeleted",
+        arguments: cases)
     func readOne(backend: Backend, version: ProtocolVersion) async throws {
         let table = uniqueTableName()
         try await withServer(backend, tables: [TableOptions(name: table)]) { client in
-            let created = try await client.send(.post, "/tables/\(table)", version: version, json: ["id": "r 1", "text": "x"])
+            let created = try await client.send(
+                .post, "/tables/\(table)", version: version, json: ["id": "r 1", "text": "x"])
             let found = try await client.send(.get, "/tables/\(table)/r%201", version: version)
             #expect(found.status == .ok)
             #expect(try found.json == (try created.json))
@@ -79,15 +87,19 @@ struct TableProtocolTests {
         }
     }
 
-    @Test("update: PATCH merges, PUT replaces, 400 for id mismatch, 412 for stale If-Match, 409 for a stale v2 body version", arguments: cases)
+    @Test(
+        "update: PATCH merges, PUT replaces, 400 for id mismatch, 412 for stale If-Match, 409 for a stale v2 body version",
+        arguments: cases)
     func update(backend: Backend, version: ProtocolVersion) async throws {
         let table = uniqueTableName()
         try await withServer(backend, tables: [TableOptions(name: table)]) { client in
-            let created = try await client.send(.post, "/tables/\(table)", version: version, json: ["id": "u1", "text": "a", "keep": true])
+            let created = try await client.send(
+                .post, "/tables/\(table)", version: version, json: ["id": "u1", "text": "a", "keep": true])
             let firstVersion = try #require(try created.json["version"]?.stringValue)
 
-            let patched = try await client.send(.patch, "/tables/\(table)/u1", version: version, json: ["text": "b"],
-                                                headers: [.ifMatch: "\"\(firstVersion)\""])
+            let patched = try await client.send(
+                .patch, "/tables/\(table)/u1", version: version, json: ["text": "b"],
+                headers: [.ifMatch: "\"\(firstVersion)\""])
             #expect(patched.status == .ok)
             let patchedItem = try patched.json
             #expect(patchedItem["text"] == "b")
@@ -100,18 +112,21 @@ struct TableProtocolTests {
             #expect(secondUpdated > firstUpdated)
             #expect(patchedItem["createdAt"] == (try created.json["createdAt"]))
 
-            let replaced = try await client.send(.put, "/tables/\(table)/u1", version: version, json: ["id": "u1", "text": "c"])
+            let replaced = try await client.send(
+                .put, "/tables/\(table)/u1", version: version, json: ["id": "u1", "text": "c"])
             #expect(replaced.status == .ok)
             #expect(try replaced.json["keep"] == nil)
             #expect(try replaced.json["text"] == "c")
 
-            let stale = try await client.send(.put, "/tables/\(table)/u1", version: version, json: ["text": "d"],
-                                              headers: [.ifMatch: "\"\(firstVersion)\""])
+            let stale = try await client.send(
+                .put, "/tables/\(table)/u1", version: version, json: ["text": "d"],
+                headers: [.ifMatch: "\"\(firstVersion)\""])
             #expect(stale.status == .preconditionFailed)
             #expect(try stale.json["text"] == "c")
             #expect(stale["ETag"] == "\"\(try replaced.json["version"]?.stringValue ?? "")\"")
 
-            let staleBody = try await client.send(.patch, "/tables/\(table)/u1", version: version, json: ["text": "e", "version": .string(firstVersion)])
+            let staleBody = try await client.send(
+                .patch, "/tables/\(table)/u1", version: version, json: ["text": "e", "version": .string(firstVersion)])
             if version == .v2 {
                 #expect(staleBody.status == .conflict)
                 #expect(try staleBody.json["text"] == "c")
@@ -132,16 +147,20 @@ struct TableProtocolTests {
         }
     }
 
-    @Test("delete: soft delete bumps version, v2 200 with the item, v3 204, 412 when stale, 404/410 after", arguments: cases)
+    @Test(
+        "delete: soft delete bumps version, v2 200 with the item, v3 204, 412 when stale, 404/410 after",
+        arguments: cases)
     func delete(backend: Backend, version: ProtocolVersion) async throws {
         let table = uniqueTableName()
         try await withServer(backend, tables: [TableOptions(name: table)]) { client in
             let created = try await client.send(.post, "/tables/\(table)", version: version, json: ["id": "d1"])
-            let stale = try await client.send(.delete, "/tables/\(table)/d1", version: version, headers: [.ifMatch: "\"bm90LWl0\""])
+            let stale = try await client.send(
+                .delete, "/tables/\(table)/d1", version: version, headers: [.ifMatch: "\"bm90LWl0\""])
             #expect(stale.status == .preconditionFailed)
             #expect(try stale.json["id"] == "d1")
 
-            let removed = try await client.send(.delete, "/tables/\(table)/d1", version: version, headers: [.ifMatch: created["ETag"] ?? ""])
+            let removed = try await client.send(
+                .delete, "/tables/\(table)/d1", version: version, headers: [.ifMatch: created["ETag"] ?? ""])
             switch version {
             case .v2:
                 #expect(removed.status == .ok)
@@ -162,8 +181,9 @@ struct TableProtocolTests {
         }
     }
 
-    @Test("undelete: POST to a deleted record brings it back on its version; 412 when stale, 409 for a live record, 404 for none",
-          arguments: cases)
+    @Test(
+        "undelete: POST to a deleted record brings it back on its version; 412 when stale, 409 for a live record, 404 for none",
+        arguments: cases)
     func undelete(backend: Backend, version: ProtocolVersion) async throws {
         let table = uniqueTableName()
         try await withServer(backend, tables: [TableOptions(name: table)]) { client in
@@ -173,9 +193,11 @@ struct TableProtocolTests {
             #expect(try live.json["text"] == "kept", "the live record's copy")
             _ = try await client.send(.delete, "/tables/\(table)/u1", version: version)
             let tombstone = try await client.send(.get, "/tables/\(table)/u1?__includeDeleted=true", version: version)
-            let stale = try await client.send(.post, "/tables/\(table)/u1", version: version, headers: [.ifMatch: "\"bm90LWl0\""])
+            let stale = try await client.send(
+                .post, "/tables/\(table)/u1", version: version, headers: [.ifMatch: "\"bm90LWl0\""])
             #expect(stale.status == .preconditionFailed)
-            let back = try await client.send(.post, "/tables/\(table)/u1", version: version, headers: [.ifMatch: tombstone["ETag"] ?? ""])
+            let back = try await client.send(
+                .post, "/tables/\(table)/u1", version: version, headers: [.ifMatch: tombstone["ETag"] ?? ""])
             #expect(back.status == .ok)
             #expect(try back.json["deleted"] == false && back.json["text"] == "kept")
             #expect(try back.json["version"] != (try tombstone.json["version"]), "a new version")
@@ -194,14 +216,17 @@ struct TableProtocolTests {
         }
     }
 
-    @Test("list shapes: v2 bare array or results+count, v3 items+count+nextLink; paging, order, select, deleted", arguments: cases)
+    @Test(
+        "list shapes: v2 bare array or results+count, v3 items+count+nextLink; paging, order, select, deleted",
+        arguments: cases)
     func list(backend: Backend, version: ProtocolVersion) async throws {
         let table = uniqueTableName()
         try await withServer(backend, tables: [TableOptions(name: table, maxTop: 200)]) { client in
             for index in 0..<120 {
                 let id = String(format: "id%03d", index)
-                _ = try await client.send(.post, "/tables/\(table)", version: version,
-                                          json: ["id": .string(id), "group": .integer(Int64(index % 3)), "text": .string("t\(index)")])
+                _ = try await client.send(
+                    .post, "/tables/\(table)", version: version,
+                    json: ["id": .string(id), "group": .integer(Int64(index % 3)), "text": .string("t\(index)")])
             }
             _ = try await client.send(.delete, "/tables/\(table)/id000", version: version)
 
@@ -212,7 +237,8 @@ struct TableProtocolTests {
                 let items = try #require(try page.json.arrayValue)
                 #expect(items.count == 50)
                 #expect(items.first?["id"] == "id001")
-                let counted = try await client.send(.get, "/tables/\(table)?$inlinecount=allpages&$top=5", version: version)
+                let counted = try await client.send(
+                    .get, "/tables/\(table)?$inlinecount=allpages&$top=5", version: version)
                 #expect(try counted.json["count"] == 119)
                 #expect(try counted.json["results"]?.arrayValue?.count == 5)
             case .v3:
@@ -250,7 +276,9 @@ struct TableProtocolTests {
             #expect(overMax.status == .badRequest)
             #expect(overMax.errorMessage?.contains("$top") == true)
             #expect(overMax[ProtocolHeader.maxTop] == "200", "the refusal says the table's maximum")
-            #expect(try await client.send(.get, "/tables/\(table)?$top=1", version: version)[ProtocolHeader.maxTop] == "200")
+            #expect(
+                try await client.send(.get, "/tables/\(table)?$top=1", version: version)[ProtocolHeader.maxTop] == "200"
+            )
         }
     }
 
@@ -258,59 +286,107 @@ struct TableProtocolTests {
     func badInput(backend: Backend, version: ProtocolVersion) async throws {
         let table = uniqueTableName()
         try await withServer(backend, tables: [TableOptions(name: table)], maxBodySize: 4096) { client in
-            func expectRefusal(_ reply: Reply, _ status: HTTPResponse.Status, mentioning word: String,
-                               sourceLocation: SourceLocation = #_sourceLocation) {
+            func expectRefusal(
+                _ reply: Reply, _ status: HTTPResponse.Status, mentioning word: String,
+                sourceLocation: SourceLocation = #_sourceLocation
+            ) {
                 #expect(reply.status == status, sourceLocation: sourceLocation)
-                #expect(reply.errorMessage?.contains(word) == true, "\(reply.errorMessage ?? "no error body")", sourceLocation: sourceLocation)
+                #expect(
+                    reply.errorMessage?.contains(word) == true, "\(reply.errorMessage ?? "no error body")",
+                    sourceLocation: sourceLocation)
             }
             let path = "/tables/\(table)"
-            expectRefusal(try await client.send(.post, path, version: version, rawBody: Array("{\"id\": ".utf8)), .badRequest, mentioning: "JSON")
-            expectRefusal(try await client.send(.post, path, version: version, json: [1, 2]), .badRequest, mentioning: "array")
-            expectRefusal(try await client.send(.post, path, version: version, json: ["createdAt": 5]), .badRequest, mentioning: "createdAt")
-            expectRefusal(try await client.send(.post, path, version: version, json: ["deleted": "yes"]), .badRequest, mentioning: "deleted")
-            expectRefusal(try await client.send(.post, path, version: version, json: ["version": 3]), .badRequest, mentioning: "version")
-            expectRefusal(try await client.send(.post, path, version: version, rawBody: []), .badRequest, mentioning: "empty")
-            expectRefusal(try await client.send(.get, "/tables/nosuchtable", version: version), .notFound, mentioning: "nosuchtable")
+            expectRefusal(
+                try await client.send(.post, path, version: version, rawBody: Array("{\"id\": ".utf8)), .badRequest,
+                mentioning: "JSON")
+            expectRefusal(
+                try await client.send(.post, path, version: version, json: [1, 2]), .badRequest, mentioning: "array")
+            expectRefusal(
+                try await client.send(.post, path, version: version, json: ["createdAt": 5]), .badRequest,
+                mentioning: "createdAt")
+            expectRefusal(
+                try await client.send(.post, path, version: version, json: ["deleted": "yes"]), .badRequest,
+                mentioning: "deleted")
+            expectRefusal(
+                try await client.send(.post, path, version: version, json: ["version": 3]), .badRequest,
+                mentioning: "version")
+            expectRefusal(
+                try await client.send(.post, path, version: version, rawBody: []), .badRequest, mentioning: "empty")
+            expectRefusal(
+                try await client.send(.get, "/tables/nosuchtable", version: version), .notFound,
+                mentioning: "nosuchtable")
             expectRefusal(try await client.send(.get, path, version: nil), .badRequest, mentioning: "ZUMO-API-VERSION")
-            expectRefusal(try await client.send(.get, path, version: nil, headers: [HTTPField.Name("zumo-api-version")!: "1.0.0"]), .badRequest, mentioning: "1.0.0")
+            expectRefusal(
+                try await client.send(
+                    .get, path, version: nil, headers: [HTTPField.Name("zumo-api-version")!: "1.0.0"]), .badRequest,
+                mentioning: "1.0.0")
             #expect(try await client.send(.get, "\(path)?zumo-api-version=2.0.0", version: nil).status == .ok)
-            expectRefusal(try await client.send(.get, "\(path)?$top=abc", version: version), .badRequest, mentioning: "$top")
-            expectRefusal(try await client.send(.get, "\(path)?$top=99999999999999999999", version: version), .badRequest, mentioning: "$top")
-            expectRefusal(try await client.send(.get, "\(path)?$skip=-1", version: version), .badRequest, mentioning: "$skip")
-            expectRefusal(try await client.send(.get, "\(path)?$orderby=text%20sideways", version: version), .badRequest, mentioning: "sideways")
-            expectRefusal(try await client.send(.get, "\(path)?$orderby=a;drop", version: version), .badRequest, mentioning: "$orderby")
-            expectRefusal(try await client.send(.get, "\(path)?$select=x'y", version: version), .badRequest, mentioning: "$select")
-            expectRefusal(try await client.send(.get, "\(path)?__includeDeleted=maybe", version: version), .badRequest, mentioning: "__includeDeleted")
-            expectRefusal(try await client.send(.get, "\(path)?$skip=1&$skip=2", version: version), .badRequest, mentioning: "$skip")
-            expectRefusal(try await client.send(.get, "\(path)?$top=%zz", version: version), .badRequest, mentioning: "%")
-            expectRefusal(try await client.send(.put, "\(path)/x", version: version, json: ["a": 1], headers: [.ifMatch: "nope"]), .badRequest, mentioning: "If-Match")
+            expectRefusal(
+                try await client.send(.get, "\(path)?$top=abc", version: version), .badRequest, mentioning: "$top")
+            expectRefusal(
+                try await client.send(.get, "\(path)?$top=99999999999999999999", version: version), .badRequest,
+                mentioning: "$top")
+            expectRefusal(
+                try await client.send(.get, "\(path)?$skip=-1", version: version), .badRequest, mentioning: "$skip")
+            expectRefusal(
+                try await client.send(.get, "\(path)?$orderby=text%20sideways", version: version), .badRequest,
+                mentioning: "sideways")
+            expectRefusal(
+                try await client.send(.get, "\(path)?$orderby=a;drop", version: version), .badRequest,
+                mentioning: "$orderby")
+            expectRefusal(
+                try await client.send(.get, "\(path)?$select=x'y", version: version), .badRequest, mentioning: "$select"
+            )
+            expectRefusal(
+                try await client.send(.get, "\(path)?__includeDeleted=maybe", version: version), .badRequest,
+                mentioning: "__includeDeleted")
+            expectRefusal(
+                try await client.send(.get, "\(path)?$skip=1&$skip=2", version: version), .badRequest,
+                mentioning: "$skip")
+            expectRefusal(
+                try await client.send(.get, "\(path)?$top=%zz", version: version), .badRequest, mentioning: "%")
+            expectRefusal(
+                try await client.send(.put, "\(path)/x", version: version, json: ["a": 1], headers: [.ifMatch: "nope"]),
+                .badRequest, mentioning: "If-Match")
             let big: JSONValue = ["text": .string(String(repeating: "x", count: 5000))]
-            expectRefusal(try await client.send(.post, path, version: version, json: big), .contentTooLarge, mentioning: "4096")
+            expectRefusal(
+                try await client.send(.post, path, version: version, json: big), .contentTooLarge, mentioning: "4096")
             let bomb = try Gzip.compress(CanonicalJSON.encode(big, style: .compact))
-            expectRefusal(try await client.send(.post, path, version: version, headers: [.contentEncoding: "gzip"], rawBody: bomb),
-                          .contentTooLarge, mentioning: "4096")
-            expectRefusal(try await client.send(.post, path, version: version, headers: [.contentEncoding: "gzip"], rawBody: [0x1F, 0x8B, 1, 2]),
-                          .badRequest, mentioning: "gzip")
-            expectRefusal(try await client.send(.post, path, version: version, headers: [.contentEncoding: "br"], rawBody: [1]),
-                          .unsupportedMediaType, mentioning: "br")
+            expectRefusal(
+                try await client.send(
+                    .post, path, version: version, headers: [.contentEncoding: "gzip"], rawBody: bomb),
+                .contentTooLarge, mentioning: "4096")
+            expectRefusal(
+                try await client.send(
+                    .post, path, version: version, headers: [.contentEncoding: "gzip"], rawBody: [0x1F, 0x8B, 1, 2]),
+                .badRequest, mentioning: "gzip")
+            expectRefusal(
+                try await client.send(.post, path, version: version, headers: [.contentEncoding: "br"], rawBody: [1]),
+                .unsupportedMediaType, mentioning: "br")
 
             // SQL metacharacters are data, never SQL.
             let sneaky = "x'); DROP TABLE tablesync_records; --"
-            let stored = try await client.send(.post, path, version: version, json: ["id": .string(sneaky), "text": .string(sneaky)])
+            let stored = try await client.send(
+                .post, path, version: version, json: ["id": .string(sneaky), "text": .string(sneaky)])
             #expect(stored.status == .created)
-            let back = try await client.send(.get, "\(path)/\(TablePath.percentEncodePathSegment(sneaky))", version: version)
+            let back = try await client.send(
+                .get, "\(path)/\(TablePath.percentEncodePathSegment(sneaky))", version: version)
             #expect(try back.json["text"] == .string(sneaky))
             #expect(try await client.send(.get, "\(path)?$orderby=text&$select=text", version: version).status == .ok)
         }
     }
 
-    @Test("gzip: compressed request bodies accepted, large responses compressed when accepted", arguments: Backend.available)
+    @Test(
+        "gzip: compressed request bodies accepted, large responses compressed when accepted",
+        arguments: Backend.available)
     func gzip(backend: Backend) async throws {
         let table = uniqueTableName()
         try await withServer(backend, tables: [TableOptions(name: table)]) { client in
             let record: JSONValue = ["id": "g1", "text": .string(String(repeating: "compress me ", count: 200))]
             let packed = try Gzip.compress(CanonicalJSON.encode(record, style: .compact))
-            let created = try await client.send(.post, "/tables/\(table)", headers: [.contentEncoding: "gzip", .acceptEncoding: "gzip, deflate"], rawBody: packed)
+            let created = try await client.send(
+                .post, "/tables/\(table)", headers: [.contentEncoding: "gzip", .acceptEncoding: "gzip, deflate"],
+                rawBody: packed)
             #expect(created.status == .created)
             #expect(created[HTTPField.Name.contentEncoding.rawName] == "gzip")
             #expect(try created.json["text"] == record["text"])
@@ -331,9 +407,15 @@ struct TableProtocolTests {
             let anonymous = try await client.send(.get, "/tables/\(table)")
             #expect(anonymous.status == .unauthorized)
             #expect(anonymous.errorMessage?.contains("token") == true)
-            #expect(try await client.send(.get, "/tables/\(table)", headers: [.authorization: "Bearer wrong"]).status == .unauthorized)
-            #expect(try await client.send(.get, "/tables/\(table)", headers: [.authorization: "Bearer s3cret"]).status == .ok)
-            #expect(try await client.send(.get, "/tables/\(table)", headers: [HTTPField.Name("X-ZUMO-AUTH")!: "s3cret"]).status == .ok)
+            #expect(
+                try await client.send(.get, "/tables/\(table)", headers: [.authorization: "Bearer wrong"]).status
+                    == .unauthorized)
+            #expect(
+                try await client.send(.get, "/tables/\(table)", headers: [.authorization: "Bearer s3cret"]).status
+                    == .ok)
+            #expect(
+                try await client.send(.get, "/tables/\(table)", headers: [HTTPField.Name("X-ZUMO-AUTH")!: "s3cret"])
+                    .status == .ok)
             #expect(try await client.send(.get, "/health", version: nil).status == .ok)
         }
     }
@@ -342,7 +424,8 @@ struct TableProtocolTests {
     func live(backend: Backend) async throws {
         let table = uniqueTableName()
         try await withServer(backend, tables: [TableOptions(name: table)], setup: .live) { client in
-            #expect(try await client.send(.post, "/tables/\(table)", version: .v2, json: ["id": "l1"]).status == .created)
+            #expect(
+                try await client.send(.post, "/tables/\(table)", version: .v2, json: ["id": "l1"]).status == .created)
             #expect(try await client.send(.get, "/tables/\(table)/l1", version: .v2).status == .ok)
             #expect(try await client.send(.get, "/tables/\(table)", version: .v2).json.arrayValue?.count == 1)
             #expect(try await client.send(.get, "/tables/\(table)/x", version: .v3).status == .notFound)

@@ -26,18 +26,22 @@ let testLogger: Logger = {
 /// Runs `body` against a server on `backend` serving `tables`, through the in-process router or a live socket.
 /// `database` replaces the backend's usual one (e.g. the test PostgreSQL reached with other TLS settings).
 func withServer<Value: Sendable>(
-    _ backend: Backend, tables: [TableOptions], tokens: [StaticToken] = [], maxBodySize: Int = ServerConfiguration.defaultMaxBodySize,
-    database: DatabaseLocation? = nil, setup: TestingSetup = .router, configure: (inout ServerConfiguration) -> Void = { _ in },
+    _ backend: Backend, tables: [TableOptions], tokens: [StaticToken] = [],
+    maxBodySize: Int = ServerConfiguration.defaultMaxBodySize,
+    database: DatabaseLocation? = nil, setup: TestingSetup = .router,
+    configure: (inout ServerConfiguration) -> Void = { _ in },
     _ body: @Sendable (any TestClientProtocol) async throws -> Value
 ) async throws -> Value {
-    let database = if let database { database } else if tables.contains(where: { $0.schema != nil }) {
-        try await columnsDatabase(backend)
-    } else {
-        try backend.database()
-    }
+    let database =
+        if let database { database } else if tables.contains(where: { $0.schema != nil }) {
+            try await columnsDatabase(backend)
+        } else {
+            try backend.database()
+        }
     defer { TestBackend.removeFiles(of: database) }
-    var configuration = ServerConfiguration(host: "127.0.0.1", port: 0, database: database, tables: tables,
-                                            tokens: tokens, maxBodySize: maxBodySize)
+    var configuration = ServerConfiguration(
+        host: "127.0.0.1", port: 0, database: database, tables: tables,
+        tokens: tokens, maxBodySize: maxBodySize)
     configure(&configuration)
     let app = try makeServerApplication(configuration: configuration, logger: testLogger)
     return try await app.test(setup) { client in try await body(client) }

@@ -17,27 +17,32 @@ struct UnstorableValueTests {
         (["address": ["street": "x", "city": ["name": "\u{0}"]]], "address.city.name"),
         (["a\u{0}b": "value"], "a\\u0000b"),
         (["nested": ["k\u{0}": 1]], "nested.k\\u0000"),
-        (["text": "U+0001 \u{1} and U+FFFD \u{FFFD} are fine"], nil),
+        (["text": "U+0001 \u{1} and U+FFFD \u{FFFD} are fine"], nil)
     ]
 
-    @Test("the first value holding U+0000 is found, in key order, in strings and property names at any depth",
-          arguments: unstorable)
+    @Test(
+        "the first value holding U+0000 is found, in key order, in strings and property names at any depth",
+        arguments: unstorable)
     func firstUnstorable(properties: [String: JSONValue], path: String?) {
         #expect(StorableProperties.firstUnstorable(in: properties) == path)
     }
 
-    @Test("POST, PUT and PATCH with U+0000 are a 400 naming the record and the property; nothing is stored",
-          arguments: Backend.available)
+    @Test(
+        "POST, PUT and PATCH with U+0000 are a 400 naming the record and the property; nothing is stored",
+        arguments: Backend.available)
     func singleWrites(backend: Backend) async throws {
         let table = uniqueTableName()
         try await withServer(backend, tables: [TableOptions(name: table)], setup: .live) { client in
             let inserted = try await client.send(.post, "/tables/\(table)", json: ["id": "a", "text": "a\u{0}b"])
             #expect(inserted.status == .badRequest)
             let message = try #require(inserted.errorMessage)
-            #expect(message.contains("record 'a'") && message.contains("'text'") && message.contains("U+0000"), "\(message)")
+            #expect(
+                message.contains("record 'a'") && message.contains("'text'") && message.contains("U+0000"), "\(message)"
+            )
             #expect(try await client.send(.get, "/tables/\(table)/a").status == .notFound)
 
-            #expect(try await client.send(.post, "/tables/\(table)", json: ["id": "b", "text": "fine"]).status == .created)
+            #expect(
+                try await client.send(.post, "/tables/\(table)", json: ["id": "b", "text": "fine"]).status == .created)
             for method in [HTTPRequest.Method.put, .patch] {
                 let updated = try await client.send(method, "/tables/\(table)/b", json: ["list": ["x", ["k\u{0}": 1]]])
                 #expect(updated.status == .badRequest, "\(method)")
@@ -54,7 +59,7 @@ struct UnstorableValueTests {
             let batch = BatchRequest(operations: [
                 BatchOperation(kind: .insert, table: table, item: ["id": "a", "text": "first"]),
                 BatchOperation(kind: .insert, table: table, item: ["id": "nul", "text": "x\u{0}y"]),
-                BatchOperation(kind: .insert, table: table, item: ["id": "c", "text": "third"]),
+                BatchOperation(kind: .insert, table: table, item: ["id": "c", "text": "third"])
             ])
             let reply = try await client.send(.post, "/batch", json: batch.json)
             #expect(reply.status == .ok)
@@ -69,7 +74,9 @@ struct UnstorableValueTests {
 
     /// The server refuses such values before they reach the database; this asks the database itself, to check that
     /// a write it refuses is answered alone, whatever the value, and the other writes of the transaction are kept.
-    @Test("a write the database itself refuses is that write's result; the writes beside it are stored", arguments: Backend.available)
+    @Test(
+        "a write the database itself refuses is that write's result; the writes beside it are stored",
+        arguments: Backend.available)
     func databaseRefusalIsolated(backend: Backend) async throws {
         let table = uniqueTableName()
         try await withRepository(backend) { repository in
@@ -77,7 +84,7 @@ struct UnstorableValueTests {
             let results = try await repository.write([
                 RecordWriteRequest(table: table, id: "a") { _ in .insert(["text": "first"]) },
                 RecordWriteRequest(table: table, id: "nul") { _ in .insert(["text": "x\u{0}y"]) },
-                RecordWriteRequest(table: table, id: "c") { _ in .insert(["text": "third"]) },
+                RecordWriteRequest(table: table, id: "c") { _ in .insert(["text": "third"]) }
             ])
             #expect(results.count == 3)
             #expect((try? results[0].get())??.id == "a")

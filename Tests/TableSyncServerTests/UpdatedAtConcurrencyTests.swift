@@ -25,7 +25,8 @@ struct UpdatedAtConcurrencyTests {
                             // Mostly inserts, with updates of the writer's own earlier records mixed in.
                             let id = index % 3 == 2 ? "w\(writer)-\(index - 1)" : "w\(writer)-\(index)"
                             let record = try await repository.write(table: table, id: id) { existing in
-                                existing == nil ? .insert(["n": .integer(Int64(index))]) : .update(["n": .integer(Int64(index))])
+                                existing == nil
+                                    ? .insert(["n": .integer(Int64(index))]) : .update(["n": .integer(Int64(index))])
                             }
                             stamps.append(try #require(record).updatedAt)
                         }
@@ -56,7 +57,8 @@ struct UpdatedAtConcurrencyTests {
                         for index in 0..<Self.writesPerWriter {
                             let id = "w\(writer)-\(index % 20)"
                             _ = try await repository.write(table: table, id: id) { existing in
-                                existing == nil ? .insert(["n": .integer(Int64(index))]) : .update(["n": .integer(Int64(index))])
+                                existing == nil
+                                    ? .insert(["n": .integer(Int64(index))]) : .update(["n": .integer(Int64(index))])
                             }
                         }
                     }
@@ -67,7 +69,9 @@ struct UpdatedAtConcurrencyTests {
             let readerState = try await seen
             let truth = try await Self.fullState(repository, table: table)
             #expect(truth.count == Self.writers * 20)
-            #expect(readerState == truth, "the paging reader missed \(truth.filter { readerState[$0.key] != $0.value }.count) changes")
+            #expect(
+                readerState == truth,
+                "the paging reader missed \(truth.filter { readerState[$0.key] != $0.value }.count) changes")
         }
     }
 
@@ -85,10 +89,12 @@ struct UpdatedAtConcurrencyTests {
             query.includeDeleted = true
             if let watermark {
                 let stamp = FilterExpression.literal(.dateTime(Timestamp(ticks: watermark.updatedAt)))
-                query.filter = .binary(.or,
+                query.filter = .binary(
+                    .or,
                     .binary(.gt, .property("updatedAt"), stamp),
-                    .binary(.and, .binary(.eq, .property("updatedAt"), stamp),
-                            .binary(.gt, .property("id"), .literal(.string(watermark.id)))))
+                    .binary(
+                        .and, .binary(.eq, .property("updatedAt"), stamp),
+                        .binary(.gt, .property("id"), .literal(.string(watermark.id)))))
             }
             let page = try await repository.list(table: table, query: query)
             for record in page.records { seen[record.id] = record.updatedAt }
@@ -101,7 +107,10 @@ struct UpdatedAtConcurrencyTests {
     static func fullState(_ repository: any RecordRepository, table: String) async throws -> [String: Int64] {
         var query = ListQuery(top: 100_000)
         query.includeDeleted = true
-        return Dictionary(uniqueKeysWithValues: try await repository.list(table: table, query: query).records.map { ($0.id, $0.updatedAt) })
+        return Dictionary(
+            uniqueKeysWithValues: try await repository.list(table: table, query: query).records.map {
+                ($0.id, $0.updatedAt)
+            })
     }
 }
 

@@ -63,9 +63,10 @@ import TestSupport
 
         static func make(server: LiveServer, table: String, directory: TemporaryDirectory) throws -> Side {
             let settings = StoreSettings(remote: server.baseURL, apiVersion: 3, tables: [table])
-            return Side(table: table,
-                        main: try SyncContext.initialize(directory: directory.file("\(table)-main"), settings: settings),
-                        other: try SyncContext.initialize(directory: directory.file("\(table)-other"), settings: settings))
+            return Side(
+                table: table,
+                main: try SyncContext.initialize(directory: directory.file("\(table)-main"), settings: settings),
+                other: try SyncContext.initialize(directory: directory.file("\(table)-other"), settings: settings))
         }
 
         /// Plays `history`, then pushes the local changes with `options`.
@@ -77,8 +78,10 @@ import TestSupport
             try await other.pull(table: table, options: options)
             for step in history.steps {
                 switch step {
-                case .remoteInsert(let id, let n): try await theirs.insert(["id": .string(id), "text": "theirs", "n": .integer(Int64(n))])
-                case .remoteUpdate(let id, let n): try await theirs.update(["id": .string(id), "text": "theirs", "n": .integer(Int64(n))])
+                case .remoteInsert(let id, let n):
+                    try await theirs.insert(["id": .string(id), "text": "theirs", "n": .integer(Int64(n))])
+                case .remoteUpdate(let id, let n):
+                    try await theirs.update(["id": .string(id), "text": "theirs", "n": .integer(Int64(n))])
                 case .remoteDelete(let id): try await theirs.delete(id: id)
                 default: break
                 }
@@ -86,12 +89,15 @@ import TestSupport
             try await other.push(options: options)
             for step in history.steps {
                 switch step {
-                case .localInsert(let id, let n): try await mine.insert(["id": .string(id), "text": "mine", "n": .integer(Int64(n))])
-                case .localUpdate(let id, let n): try await mine.update(["id": .string(id), "text": "mine", "n": .integer(Int64(n))])
+                case .localInsert(let id, let n):
+                    try await mine.insert(["id": .string(id), "text": "mine", "n": .integer(Int64(n))])
+                case .localUpdate(let id, let n):
+                    try await mine.update(["id": .string(id), "text": "mine", "n": .integer(Int64(n))])
                 case .localDelete(let id): try await mine.delete(id: id)
                 case .handEdit(let id, let n):
                     let path = main.layout.recordFile(table: table, id: id)
-                    try Data("{\"id\": \"\(id)\", \"text\": \"by hand\", \"n\": \(n)}\n".utf8).write(to: URL(fileURLWithPath: path))
+                    try Data("{\"id\": \"\(id)\", \"text\": \"by hand\", \"n\": \(n)}\n".utf8).write(
+                        to: URL(fileURLWithPath: path))
                 default: break
                 }
             }
@@ -106,14 +112,20 @@ import TestSupport
             let root = main.layout.root
             let enumerator = FileManager.default.enumerator(atPath: root)
             while let relative = enumerator?.nextObject() as? String {
-                guard relative.hasPrefix("tables/") || relative.hasPrefix("conflicts/") || relative == "journal.jsonl" else { continue }
+                guard relative.hasPrefix("tables/") || relative.hasPrefix("conflicts/") || relative == "journal.jsonl"
+                else { continue }
                 var isDirectory: ObjCBool = false
-                guard FileManager.default.fileExists(atPath: root + "/" + relative, isDirectory: &isDirectory), !isDirectory.boolValue else { continue }
+                guard FileManager.default.fileExists(atPath: root + "/" + relative, isDirectory: &isDirectory),
+                    !isDirectory.boolValue
+                else { continue }
                 files[mask(relative)] = mask(try String(contentsOfFile: root + "/" + relative, encoding: .utf8))
             }
-            let http = ServerHTTPClient(baseURL: server.baseURL, defaultHeaders: [ProtocolHeader.apiVersion: "3.0.0"], retryPolicy: .none)
-            let rows = try await http.send(HTTPRequest(method: "GET", path: TablePath.table(table),
-                                                       query: [("__includeDeleted", "true"), ("$top", "1000"), ("$orderby", "id")]))
+            let http = ServerHTTPClient(
+                baseURL: server.baseURL, defaultHeaders: [ProtocolHeader.apiVersion: "3.0.0"], retryPolicy: .none)
+            let rows = try await http.send(
+                HTTPRequest(
+                    method: "GET", path: TablePath.table(table),
+                    query: [("__includeDeleted", "true"), ("$top", "1000"), ("$orderby", "id")]))
             let items = try JSONParser.parse(rows.body)["items"]
             files["server rows"] = mask(CanonicalJSON.string(items ?? .null))
             return files
@@ -122,9 +134,12 @@ import TestSupport
         private func mask(_ text: String) -> String {
             // A synced mark is a digest of its file, versions and dates included: masked like them.
             text.replacingOccurrences(of: table, with: "TABLE")
-                .replacingOccurrences(of: #""@synced": "[A-Za-z0-9_-]{22}""#, with: #""@synced": "<mark>""#, options: .regularExpression)
+                .replacingOccurrences(
+                    of: #""@synced": "[A-Za-z0-9_-]{22}""#, with: #""@synced": "<mark>""#, options: .regularExpression
+                )
                 .replacingOccurrences(of: #"[A-Za-z0-9+/]{11}="#, with: "<version>", options: .regularExpression)
-                .replacingOccurrences(of: #"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z"#, with: "<date>", options: .regularExpression)
+                .replacingOccurrences(
+                    of: #"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z"#, with: "<date>", options: .regularExpression)
         }
     }
 
@@ -132,8 +147,11 @@ import TestSupport
         [(backend, .manual, 1), (backend, .manual, 2), (backend, .serverWins, 3), (backend, .clientWins, 4)]
     }
 
-    @Test("a randomised journal ends the same pushed in batches and one request per operation", arguments: differentialCases)
-    func batchEqualsSingle(_ backend: TestBackend, _ policy: StoreSettings.ConflictPolicy, _ seed: UInt64) async throws {
+    @Test(
+        "a randomised journal ends the same pushed in batches and one request per operation",
+        arguments: differentialCases)
+    func batchEqualsSingle(_ backend: TestBackend, _ policy: StoreSettings.ConflictPolicy, _ seed: UInt64) async throws
+    {
         let history = Self.history(seed: seed)
         let directory = TemporaryDirectory()
         let tables = [uniqueTableName(), uniqueTableName()]
@@ -166,7 +184,9 @@ import TestSupport
         await server.stop()
     }
 
-    @Test("a batch applied on the server whose answer was lost is sent again without a second effect", arguments: backends)
+    @Test(
+        "a batch applied on the server whose answer was lost is sent again without a second effect", arguments: backends
+    )
     func lostBatchAnswer(_ backend: TestBackend) async throws {
         let table = uniqueTableName()
         let server = try await LiveServer.start(backend, tables: [table])
@@ -193,13 +213,18 @@ import TestSupport
         let client = TableClient.make(settings: settings, apiVersion: 3, retryPolicy: .none)
         var sent: [OutgoingOperation] = []
         for operation in pending.prefix(4) {
-            let record = operation.kind == .delete ? nil : try await todo.read(id: operation.id).map(ServerRecord.content)
-            sent.append(OutgoingOperation(operation: operation, sent: record, sentFile: nil, baseVersion: operation.baseVersion))
+            let record =
+                operation.kind == .delete ? nil : try await todo.read(id: operation.id).map(ServerRecord.content)
+            sent.append(
+                OutgoingOperation(operation: operation, sent: record, sentFile: nil, baseVersion: operation.baseVersion)
+            )
         }
         _ = try await BatchSender(client: client, gzipLevel: 1).send(sent)
-        let http = ServerHTTPClient(baseURL: server.baseURL, defaultHeaders: [ProtocolHeader.apiVersion: "3.0.0"], retryPolicy: .none)
+        let http = ServerHTTPClient(
+            baseURL: server.baseURL, defaultHeaders: [ProtocolHeader.apiVersion: "3.0.0"], retryPolicy: .none)
         func serverRows() async throws -> [String: JSONValue] {
-            let rows = try await http.send(HTTPRequest(method: "GET", path: TablePath.table(table), query: [("__includeDeleted", "true")]))
+            let rows = try await http.send(
+                HTTPRequest(method: "GET", path: TablePath.table(table), query: [("__includeDeleted", "true")]))
             let items = try JSONParser.parse(rows.body)["items"]?.arrayValue ?? []
             return Dictionary(uniqueKeysWithValues: items.map { ($0["id"]!.stringValue!, $0) })
         }

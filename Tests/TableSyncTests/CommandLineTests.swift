@@ -13,10 +13,13 @@ import TestSupport
     @Test("library errors whose fix is an option get the command line's flag")
     func flagHints() {
         let massDelete = MassDeleteRefused(table: "todo", removing: 8, localRecords: 10)
-        #expect(FlagHint.adding(to: massDelete.description, for: massDelete).hasSuffix("really deleted them (--allow-mass-delete)."))
+        #expect(
+            FlagHint.adding(to: massDelete.description, for: massDelete).hasSuffix(
+                "really deleted them (--allow-mass-delete)."))
         let purge = PurgeRefused(table: "todo", pendingChanges: 2)
         #expect(FlagHint.adding(to: purge.description, for: purge).hasSuffix("(--force)."))
-        let learned = SyncError.protocolVersionRefused(url: "http://x", refused: 3, accepted: 2, learnedForNextRun: true)
+        let learned = SyncError.protocolVersionRefused(
+            url: "http://x", refused: 3, accepted: 2, learnedForNextRun: true)
         #expect(FlagHint.hint(for: learned) == nil, "nothing to do: the next run speaks the learned version")
         #expect(FlagHint.hint(for: SyncError.unreachable(url: "http://x", reason: "down")) == nil)
     }
@@ -24,8 +27,11 @@ import TestSupport
     @Test func initInsertStatusAndExitCodes() async throws {
         let directory = TemporaryDirectory()
         let store = directory.file("store")
-        #expect(try await runProgram(tablesync, ["-C", store, "init", "--remote", "http://127.0.0.1:9", "--table", "todo"]).status == 0)
-        let inserted = try await runProgram(tablesync, ["-C", store, "insert", "todo", #"{"id": "a", "text": "Buy milk"}"#, "--json"])
+        #expect(
+            try await runProgram(tablesync, ["-C", store, "init", "--remote", "http://127.0.0.1:9", "--table", "todo"])
+                .status == 0)
+        let inserted = try await runProgram(
+            tablesync, ["-C", store, "insert", "todo", #"{"id": "a", "text": "Buy milk"}"#, "--json"])
         #expect(inserted.status == 0)
         #expect(try JSONParser.parse(inserted.stdout)["id"] == "a")
         let status = try await runProgram(tablesync, ["-C", store, "status", "--json"])
@@ -43,31 +49,43 @@ import TestSupport
         #expect(try JSONParser.parse(query.stdout).arrayValue?.count == 1)
     }
 
-    @Test("TABLESYNC_DURABILITY: auto, syncfs and fsync work; any other value stops the command before it writes, naming the variable")
+    @Test(
+        "TABLESYNC_DURABILITY: auto, syncfs and fsync work; any other value stops the command before it writes, naming the variable"
+    )
     func durabilitySetting() async throws {
         let directory = TemporaryDirectory()
         let store = directory.file("store")
         var environment = ProcessInfo.processInfo.environment
         environment["TABLESYNC_DURABILITY"] = "sometimes"
-        let refused = try await runProgram(tablesync, ["-C", store, "init", "--remote", "http://127.0.0.1:9", "--table", "todo"],
-                                           environment: environment)
+        let refused = try await runProgram(
+            tablesync, ["-C", store, "init", "--remote", "http://127.0.0.1:9", "--table", "todo"],
+            environment: environment)
         #expect(refused.status == 2)
-        #expect(refused.stderr.contains("TABLESYNC_DURABILITY=sometimes is not understood; set it to auto, syncfs, fsync, or unset it"),
-                "\(refused.stderr)")
+        #expect(
+            refused.stderr.contains(
+                "TABLESYNC_DURABILITY=sometimes is not understood; set it to auto, syncfs, fsync, or unset it"),
+            "\(refused.stderr)")
         #expect(!FileManager.default.fileExists(atPath: store + "/tablesync.json"), "nothing was made")
-        #expect(try await runProgram(tablesync, ["-C", store, "init", "--remote", "http://127.0.0.1:9", "--table", "todo"]).status == 0)
+        #expect(
+            try await runProgram(tablesync, ["-C", store, "init", "--remote", "http://127.0.0.1:9", "--table", "todo"])
+                .status == 0)
         for (index, value) in ["auto", "syncfs", "fsync"].enumerated() {
             environment["TABLESYNC_DURABILITY"] = value
-            // Each accepted value lets a local change through (the disk-fault suite runs whole syncs under syncfs and fsync).
-            let inserted = try await runProgram(tablesync, ["-C", store, "insert", "todo", #"{"id": "r\#(index)", "n": 1}"#],
-                                                environment: environment)
+            // Each accepted value lets a local change through (the disk-fault suite runs whole syncs under syncfs and
+            // fsync).
+            let inserted = try await runProgram(
+                tablesync, ["-C", store, "insert", "todo", #"{"id": "r\#(index)", "n": 1}"#],
+                environment: environment)
             #expect(inserted.status == 0, "\(value): \(inserted.stderr)")
         }
         environment["TABLESYNC_DURABILITY"] = "always"
-        let insert = try await runProgram(tablesync, ["-C", store, "insert", "todo", #"{"id": "x"}"#], environment: environment)
+        let insert = try await runProgram(
+            tablesync, ["-C", store, "insert", "todo", #"{"id": "x"}"#], environment: environment)
         #expect(insert.status == 2 && insert.stderr.contains("TABLESYNC_DURABILITY=always"), "\(insert.stderr)")
         let status = try await runProgram(tablesync, ["-C", store, "status", "--json"])
-        #expect(try JSONParser.parse(status.stdout)["pending"]?.arrayValue?.count == 3, "the three accepted inserts, and not the refused one")
+        #expect(
+            try JSONParser.parse(status.stdout)["pending"]?.arrayValue?.count == 3,
+            "the three accepted inserts, and not the refused one")
         #expect(try await runProgram(tablesync, ["-C", store, "verify"]).status == 0)
     }
 
@@ -78,14 +96,21 @@ import TestSupport
         let server = try await LiveServer.start(.sqlite, tables: ["todo"], tokens: [StaticToken(secret: token)])
         defer { TestBackend.removeFiles(of: server.database) }
         let store = directory.file("store")
-        #expect(try await runProgram(tablesync, ["-C", store, "init", "--remote", server.baseURL, "--table", "todo"]).status == 0)
-        #expect(try await runProgram(tablesync, ["-C", store, "insert", "todo", #"{"id": "a", "text": "Buy milk"}"#]).status == 0)
+        #expect(
+            try await runProgram(tablesync, ["-C", store, "init", "--remote", server.baseURL, "--table", "todo"]).status
+                == 0)
+        #expect(
+            try await runProgram(tablesync, ["-C", store, "insert", "todo", #"{"id": "a", "text": "Buy milk"}"#]).status
+                == 0)
         let environment = TransportTests.environment(["TABLESYNC_TOKEN": token])
         let quiet = try await runProgram(tablesync, ["-C", store, "sync"], environment: environment)
         #expect(quiet.status == 0, "\(quiet.stderr)")
         #expect(!quiet.stderr.contains("request"), "no request lines without --verbose: \(quiet.stderr)")
 
-        #expect(try await runProgram(tablesync, ["-C", store, "update", "todo", #"{"id": "a", "text": "Buy milk", "done": true}"#]).status == 0)
+        #expect(
+            try await runProgram(
+                tablesync, ["-C", store, "update", "todo", #"{"id": "a", "text": "Buy milk", "done": true}"#]
+            ).status == 0)
         let verbose = try await runProgram(tablesync, ["-C", store, "sync", "--verbose"], environment: environment)
         #expect(verbose.status == 0, "\(verbose.stderr)")
         #expect(verbose.stderr.contains("request") && verbose.stderr.contains("HTTP 200"), "\(verbose.stderr)")
@@ -102,20 +127,31 @@ import TestSupport
         let help = try await runProgram(tablesync, ["--help"])
         #expect(help.stdout.contains("USAGE: tablesync [-C <STORE>] [--json] <subcommand>"), "\(help.stdout)")
         #expect(help.stdout.contains("-C <STORE>") && help.stdout.contains("--json"), "\(help.stdout)")
-        #expect(try await runProgram(tablesync, ["-C", store, "init", "--remote", "http://127.0.0.1:9", "--table", "todo"]).status == 0)
+        #expect(
+            try await runProgram(tablesync, ["-C", store, "init", "--remote", "http://127.0.0.1:9", "--table", "todo"])
+                .status == 0)
         #expect(try await runProgram(tablesync, ["insert", "todo", #"{"id": "a"}"#, "-C", store]).status == 0)
-        for arguments in [["-C", store, "status", "--json"], ["status", "-C", store, "--json"], ["-C" + store, "status", "--json"],
-                          ["--json", "status", "-C", store]] {
+        for arguments in [
+            ["-C", store, "status", "--json"], ["status", "-C", store, "--json"], ["-C" + store, "status", "--json"],
+            ["--json", "status", "-C", store]
+        ] {
             let status = try await runProgram(tablesync, arguments)
             #expect(status.status == 0, "\(arguments): \(status.stderr)")
-            #expect(try JSONParser.parse(status.stdout)["pending"]?.arrayValue?.count == 1, "\(arguments): \(status.stdout)")
+            #expect(
+                try JSONParser.parse(status.stdout)["pending"]?.arrayValue?.count == 1, "\(arguments): \(status.stdout)"
+            )
         }
-        #expect(try await runProgram(tablesync, ["-C", store, "query", "add", "todo", "all"]).status == 0, "a sub-subcommand")
+        #expect(
+            try await runProgram(tablesync, ["-C", store, "query", "add", "todo", "all"]).status == 0,
+            "a sub-subcommand")
         let listed = try await runProgram(tablesync, ["query", "list", "-C", store, "--json"])
         let ids = try JSONParser.parse(listed.stdout)["queries"]?.arrayValue?.compactMap { $0["id"]?.stringValue }
-        #expect(ids == ["all", "todo"], "the one added, and the one init adds per table: \(listed.stdout) \(listed.stderr)")
+        #expect(
+            ids == ["all", "todo"], "the one added, and the one init adds per table: \(listed.stdout) \(listed.stderr)")
         let selected = try await runProgram(tablesync, ["-C", store, "query", "todo", "--filter", "id eq 'a'"])
-        #expect(try JSONParser.parse(selected.stdout).arrayValue?.count == 1, "the default sub-subcommand: \(selected.stderr)")
+        #expect(
+            try JSONParser.parse(selected.stdout).arrayValue?.count == 1,
+            "the default sub-subcommand: \(selected.stderr)")
     }
 
     @Test("--conflict-policy and --api-version are typed: --help lists their values, any other value is bad usage")
@@ -126,16 +162,25 @@ import TestSupport
         let pushHelp = try await runProgram(tablesync, ["push", "--help"])
         for policy in ["manual", "server-wins", "client-wins"] {
             // A list of values, each in a column beside what it does (not a sentence naming them).
-            #expect(pushHelp.stdout.contains(policy + "  "), "push --help lists \(policy) with what it does: \(pushHelp.stdout)")
+            #expect(
+                pushHelp.stdout.contains(policy + "  "),
+                "push --help lists \(policy) with what it does: \(pushHelp.stdout)")
         }
-        let badPolicy = try await runProgram(tablesync, ["-C", directory.file("a"), "init", "--remote", "http://127.0.0.1:9", "--conflict-policy", "mine"])
+        let badPolicy = try await runProgram(
+            tablesync,
+            ["-C", directory.file("a"), "init", "--remote", "http://127.0.0.1:9", "--conflict-policy", "mine"])
         #expect(badPolicy.status == 2)
         #expect(badPolicy.stderr.contains("'manual', 'server-wins' or 'client-wins'"), "\(badPolicy.stderr)")
-        let badVersion = try await runProgram(tablesync, ["-C", directory.file("a"), "init", "--remote", "http://127.0.0.1:9", "--api-version", "4"])
+        let badVersion = try await runProgram(
+            tablesync, ["-C", directory.file("a"), "init", "--remote", "http://127.0.0.1:9", "--api-version", "4"])
         #expect(badVersion.status == 2, "bad usage, not a broken store: \(badVersion.stderr)")
         #expect(!directory.exists("a/tablesync.json"))
-        let good = try await runProgram(tablesync, ["-C", directory.file("a"), "init", "--remote", "http://127.0.0.1:9",
-                                                    "--api-version", "2", "--conflict-policy", "server-wins"])
+        let good = try await runProgram(
+            tablesync,
+            [
+                "-C", directory.file("a"), "init", "--remote", "http://127.0.0.1:9",
+                "--api-version", "2", "--conflict-policy", "server-wins"
+            ])
         #expect(good.status == 0, "\(good.stderr)")
         let settings = try JSONParser.parse(directory.read("a/tablesync.json"))
         #expect(settings["apiVersion"] == 2 && settings["conflictPolicy"] == "server-wins", "\(settings)")
@@ -145,9 +190,12 @@ import TestSupport
     func resolveTakesOneChoice() async throws {
         let directory = TemporaryDirectory()
         let store = directory.file("store")
-        #expect(try await runProgram(tablesync, ["-C", store, "init", "--remote", "http://127.0.0.1:9", "--table", "todo"]).status == 0)
+        #expect(
+            try await runProgram(tablesync, ["-C", store, "init", "--remote", "http://127.0.0.1:9", "--table", "todo"])
+                .status == 0)
         let two = try await runProgram(tablesync, ["-C", store, "resolve", "todo/a", "--keep-local", "--discard"])
-        #expect(two.status == 2 && two.stderr.contains("--discard") && two.stderr.contains("--keep-local"), "\(two.stderr)")
+        #expect(
+            two.status == 2 && two.stderr.contains("--discard") && two.stderr.contains("--keep-local"), "\(two.stderr)")
         let none = try await runProgram(tablesync, ["-C", store, "resolve", "todo/a"])
         #expect(none.status == 2 && none.stderr.contains("Missing one of"), "\(none.stderr)")
         let noSlash = try await runProgram(tablesync, ["-C", store, "resolve", "todo-a", "--discard"])
@@ -155,17 +203,24 @@ import TestSupport
         let help = try await runProgram(tablesync, ["resolve", "--help"])
         #expect(help.stdout.contains("<TABLE/ID> --keep-local|--take-server|--discard"), "\(help.stdout)")
         let one = try await runProgram(tablesync, ["-C", store, "resolve", "todo/a", "--take-server"])
-        #expect(one.status == 2 && one.stderr.contains("no conflict waits for todo/a"), "parsed, then refused by the store: \(one.stderr)")
+        #expect(
+            one.status == 2 && one.stderr.contains("no conflict waits for todo/a"),
+            "parsed, then refused by the store: \(one.stderr)")
     }
 
-    @Test("with --json, bad usage is one JSON document on standard output, exit code 2; without it, text on standard error",
-          arguments: [["status", "--bogus"], ["pull"], ["frob"], ["resolve", "todo/a", "--keep-local", "--discard"],
-                      ["push", "--attempts", "0"], ["init", "--remote", "http://127.0.0.1:9", "--api-version", "4"],
-                      ["insert", "todo", "{not json"]])
+    @Test(
+        "with --json, bad usage is one JSON document on standard output, exit code 2; without it, text on standard error",
+        arguments: [
+            ["status", "--bogus"], ["pull"], ["frob"], ["resolve", "todo/a", "--keep-local", "--discard"],
+            ["push", "--attempts", "0"], ["init", "--remote", "http://127.0.0.1:9", "--api-version", "4"],
+            ["insert", "todo", "{not json"]
+        ])
     func jsonCoversUsageErrors(_ arguments: [String]) async throws {
         let directory = TemporaryDirectory()
         let store = directory.file("store")
-        #expect(try await runProgram(tablesync, ["-C", store, "init", "--remote", "http://127.0.0.1:9", "--table", "todo"]).status == 0)
+        #expect(
+            try await runProgram(tablesync, ["-C", store, "init", "--remote", "http://127.0.0.1:9", "--table", "todo"])
+                .status == 0)
         for json in [["--json", "-C", store] + arguments, ["-C", store] + arguments + ["--json"]] {
             let run = try await runProgram(tablesync, json)
             #expect(run.status == 2, "\(json): \(run.stderr)")
@@ -175,26 +230,37 @@ import TestSupport
             #expect(run.stderr.isEmpty, "\(json): nothing else: \(run.stderr)")
         }
         let text = try await runProgram(tablesync, ["-C", store] + arguments)
-        #expect(text.status == 2 && text.stdout.isEmpty && text.stderr.hasPrefix("Error: "), "\(arguments): \(text.stderr)")
+        #expect(
+            text.status == 2 && text.stdout.isEmpty && text.stderr.hasPrefix("Error: "), "\(arguments): \(text.stderr)")
     }
 
     @Test("an error is never printed onto a progress line: on a terminal the line is erased first")
     func progressLineErasedBeforeAnError() async throws {
-        // A server without extensions that ignores $skip: the first page is taken (a progress line), its repeat is an error.
-        let item = #""createdAt":"2024-01-01T00:00:00.000Z","updatedAt":"2024-01-01T00:00:00.000Z","version":"AQ==","deleted":false"#
-        let page = "{\"items\":[" + (0..<3).map { #"{"id":"k\#($0)",\#(item)}"# }.joined(separator: ",") + "],\"nextLink\":\"/tables/todo?x\"}"
+        // A server without extensions that ignores $skip: the first page is taken (a progress line), its repeat is an
+        // error.
+        let item =
+            #""createdAt":"2024-01-01T00:00:00.000Z","updatedAt":"2024-01-01T00:00:00.000Z","version":"AQ==","deleted":false"#
+        let page =
+            "{\"items\":[" + (0..<3).map { #"{"id":"k\#($0)",\#(item)}"# }.joined(separator: ",")
+            + "],\"nextLink\":\"/tables/todo?x\"}"
         let hostile = try HostileServer { request in
-            request.method == "GET" ? .json(page, extensions: false) : .json(#"{"error":"no"}"#, status: 400, extensions: false)
+            request.method == "GET"
+                ? .json(page, extensions: false) : .json(#"{"error":"no"}"#, status: 400, extensions: false)
         }
         defer { hostile.stop() }
         let directory = TemporaryDirectory()
         let store = directory.file("store")
-        #expect(try await runProgram(tablesync, ["-C", store, "init", "--remote", hostile.baseURL, "--table", "todo"]).status == 0)
-        let pulled = try await TerminalRun.run(["-C", store, "pull", "todo", "--query-id", "all", "--page-size", "3", "--attempts", "1"])
+        #expect(
+            try await runProgram(tablesync, ["-C", store, "init", "--remote", hostile.baseURL, "--table", "todo"])
+                .status == 0)
+        let pulled = try await TerminalRun.run([
+            "-C", store, "pull", "todo", "--query-id", "all", "--page-size", "3", "--attempts", "1"
+        ])
         #expect(pulled.status == 4, "an answer the protocol does not allow: \(pulled.terminal)")
         #expect(pulled.terminal.contains("pull todo:"), "a progress line showed: \(pulled.terminal.debugDescription)")
-        #expect(pulled.terminal.contains("\r\u{1B}[2Ktablesync: ") && pulled.terminal.contains("ignores $skip"),
-                "the error starts on an erased line: \(pulled.terminal.debugDescription)")
+        #expect(
+            pulled.terminal.contains("\r\u{1B}[2Ktablesync: ") && pulled.terminal.contains("ignores $skip"),
+            "the error starts on an erased line: \(pulled.terminal.debugDescription)")
     }
 
     @Test("a pull shows done of total, rate and time left: rewritten in place on a terminal, as log lines otherwise")
@@ -203,7 +269,9 @@ import TestSupport
         defer { TestBackend.removeFiles(of: server.database) }
         let directory = TemporaryDirectory()
         let writer = directory.file("writer")
-        #expect(try await runProgram(tablesync, ["-C", writer, "init", "--remote", server.baseURL, "--table", "todo"]).status == 0)
+        #expect(
+            try await runProgram(tablesync, ["-C", writer, "init", "--remote", server.baseURL, "--table", "todo"])
+                .status == 0)
         for index in 0..<25 { try directory.write("writer/tables/todo/r\(index).json", #"{"id": "r\#(index)"}"#) }
         let pushed = try await runProgram(tablesync, ["-C", writer, "push"])
         #expect(pushed.status == 0, "\(pushed.stderr)")
@@ -212,20 +280,30 @@ import TestSupport
         let figures = #/pull todo: (page 1, )?10/25 records \(40%\), [0-9.,]+ records/s, [0-9]+:[0-9]{2} left/#
         for (name, onTerminal) in [("terminal", true), ("log", false)] {
             let store = directory.file(name)
-            #expect(try await runProgram(tablesync, ["-C", store, "init", "--remote", server.baseURL, "--table", "todo"]).status == 0)
+            #expect(
+                try await runProgram(tablesync, ["-C", store, "init", "--remote", server.baseURL, "--table", "todo"])
+                    .status == 0)
             let arguments = ["-C", store, "pull", "todo", "--query-id", "all", "--page-size", "10"]
             if onTerminal {
                 let pulled = try await TerminalRun.run(arguments)
                 #expect(pulled.status == 0, "\(pulled.terminal)")
-                #expect(pulled.terminal.contains("\r\u{1B}[2Kpull todo: 10/25 records (40%), "), "\(pulled.terminal.debugDescription)")
+                #expect(
+                    pulled.terminal.contains("\r\u{1B}[2Kpull todo: 10/25 records (40%), "),
+                    "\(pulled.terminal.debugDescription)")
                 #expect(pulled.terminal.contains(figures), "\(pulled.terminal.debugDescription)")
-                #expect(pulled.terminal.contains("pull todo: 25/25 records (100%), "), "\(pulled.terminal.debugDescription)")
-                #expect(pulled.terminal.hasSuffix(ProgressDisplay.eraseLine), "the line is erased at the end: \(pulled.terminal.debugDescription)")
+                #expect(
+                    pulled.terminal.contains("pull todo: 25/25 records (100%), "), "\(pulled.terminal.debugDescription)"
+                )
+                #expect(
+                    pulled.terminal.hasSuffix(ProgressDisplay.eraseLine),
+                    "the line is erased at the end: \(pulled.terminal.debugDescription)")
             } else {
                 let pulled = try await runProgram(tablesync, arguments)
                 #expect(pulled.status == 0, "\(pulled.stderr)")
                 let lines = pulled.stderr.split(separator: "\n")
-                #expect(lines.count == 3 && lines.allSatisfy { $0.contains(" info tablesync") }, "timestamped log lines: \(pulled.stderr)")
+                #expect(
+                    lines.count == 3 && lines.allSatisfy { $0.contains(" info tablesync") },
+                    "timestamped log lines: \(pulled.stderr)")
                 #expect(lines.first?.contains("pull todo: page 1, 10/25 records (40%), ") == true, "\(pulled.stderr)")
                 #expect(pulled.stderr.contains(figures) && !pulled.stderr.contains("\u{1B}"), "\(pulled.stderr)")
             }
@@ -237,7 +315,9 @@ import TestSupport
     func version() async throws {
         for program in [tablesync, builtProduct("tablesync-server")] {
             let run = try await runProgram(program, ["--version"])
-            #expect(run.status == 0 && run.stdout == TableSyncVersion.current + "\n", "\(program): \(run.stdout) \(run.stderr)")
+            #expect(
+                run.status == 0 && run.stdout == TableSyncVersion.current + "\n",
+                "\(program): \(run.stdout) \(run.stderr)")
         }
         #expect(try await runProgram(tablesync, ["--help"]).stdout.contains("--version"))
     }
@@ -259,16 +339,22 @@ import TestSupport
         let text: String = await withCheckedContinuation { continuation in
             DispatchQueue.global().async {
                 var seen = ""
-                while !seen.contains("listening on"), case let chunk = log.fileHandleForReading.availableData, !chunk.isEmpty {
+                while !seen.contains("listening on"), case let chunk = log.fileHandleForReading.availableData,
+                    !chunk.isEmpty
+                {
                     seen += String(decoding: chunk, as: UTF8.self)
                 }
                 continuation.resume(returning: seen)
             }
         }
-        #expect(text.contains("no --database given") && text.contains(directory.path + "/tablesync-server.sqlite"), "\(text)")
+        #expect(
+            text.contains("no --database given") && text.contains(directory.path + "/tablesync-server.sqlite"),
+            "\(text)")
         #expect(text.contains("no --table given") && text.contains("TodoItem"), "\(text)")
-        let port = try #require(text.split(separator: "listening on 127.0.0.1:").last.flatMap { Int($0.prefix { $0.isNumber }) })
-        let http = ServerHTTPClient(baseURL: "http://127.0.0.1:\(port)", defaultHeaders: ["ZUMO-API-VERSION": "3.0.0"], retryPolicy: .none)
+        let port = try #require(
+            text.split(separator: "listening on 127.0.0.1:").last.flatMap { Int($0.prefix { $0.isNumber }) })
+        let http = ServerHTTPClient(
+            baseURL: "http://127.0.0.1:\(port)", defaultHeaders: ["ZUMO-API-VERSION": "3.0.0"], retryPolicy: .none)
         #expect(try await http.send(HTTPRequest(method: "GET", path: "/tables/TodoItem")).status == 200)
         #expect(FileManager.default.fileExists(atPath: directory.file("tablesync-server.sqlite")))
     }
@@ -284,12 +370,16 @@ import TestSupport
         #expect(second.stderr.contains("locked") && second.stderr.contains("holding for a test"))
         #expect(Date().timeIntervalSince(started) < 10, "the second run does not wait for the lock")
         #expect(try await runProgram(tablesync, ["-C", store, "status"]).status == 0, "status needs no lock")
-        #expect(try await runProgram(tablesync, ["-C", store, "verify"]).status == 0, "nor does verify: it runs beside a sync")
+        #expect(
+            try await runProgram(tablesync, ["-C", store, "verify"]).status == 0,
+            "nor does verify: it runs beside a sync")
         await holder.close()
         #expect(try await runProgram(tablesync, ["-C", store, "insert", "todo", "{}"]).status == 0)
     }
 
-    @Test("control bytes in a file name never reach the terminal raw: status and verify print them escaped, in a fixed order")
+    @Test(
+        "control bytes in a file name never reach the terminal raw: status and verify print them escaped, in a fixed order"
+    )
     func controlBytesAreEscaped() async throws {
         let directory = TemporaryDirectory()
         let store = directory.file("store")
@@ -299,11 +389,17 @@ import TestSupport
         try directory.write("store/tables/todo/a\u{202E}txt.json", "{}\n")
         for command in ["status", "verify"] {
             let run = try await runProgram(tablesync, ["-C", store, command])
-            #expect(!run.stdout.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{07}" || $0 == "\u{202E}" }, "\(command): \(run.stdout.debugDescription)")
-            #expect(run.stdout.contains("\\x1B[31mred\\x07.txt") && run.stdout.contains("a\\u{202E}txt.json"), "\(command): \(run.stdout)")
+            #expect(
+                !run.stdout.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{07}" || $0 == "\u{202E}" },
+                "\(command): \(run.stdout.debugDescription)")
+            #expect(
+                run.stdout.contains("\\x1B[31mred\\x07.txt") && run.stdout.contains("a\\u{202E}txt.json"),
+                "\(command): \(run.stdout)")
         }
         let first = try await runProgram(tablesync, ["-C", store, "verify", "--json"]).stdout
-        #expect(try await runProgram(tablesync, ["-C", store, "verify", "--json"]).stdout == first, "the same findings in the same order")
+        #expect(
+            try await runProgram(tablesync, ["-C", store, "verify", "--json"]).stdout == first,
+            "the same findings in the same order")
     }
 
     @Test func aWriterKilledMidWriteLeavesTheOldOrTheNewFile() async throws {
@@ -316,8 +412,12 @@ import TestSupport
             try directory.write("version\(index).json", text)
             return directory.file("version\(index).json")
         }
-        #expect(try await runProgram(tablesync, ["-C", store, "insert", "todo", versions[0].replacingOccurrences(of: big, with: "")]).status == 0)
-        #expect(try await runProgram(tablesync, ["-C", store, "update", "todo", "-"], input: versionFiles[0]).status == 0)
+        #expect(
+            try await runProgram(
+                tablesync, ["-C", store, "insert", "todo", versions[0].replacingOccurrences(of: big, with: "")]
+            ).status == 0)
+        #expect(
+            try await runProgram(tablesync, ["-C", store, "update", "todo", "-"], input: versionFiles[0]).status == 0)
         let expected = try versions.map { try CanonicalJSON.encode(JSONParser.parse($0)) }
         var generator = SeededGenerator(seed: 5)
         var killed = 0

@@ -26,11 +26,14 @@ struct DocumentationExamplesTests {
         defer { TestBackend.removeFiles(of: server.database) }
         let directory = TemporaryDirectory()
         let settings = StoreSettings(remote: server.baseURL, tables: ["todo"])
-        let phone = try SyncContext.initialize(directory: directory.file("phone"), settings: settings,
-                                               queryPerTable: true)
-        let laptop = try SyncContext.initialize(directory: directory.file("laptop"), settings: settings,
-                                                queryPerTable: true)
-        let phoneTodo = try await phone.table("todo"), laptopTodo = try await laptop.table("todo")
+        let phone = try SyncContext.initialize(
+            directory: directory.file("phone"), settings: settings,
+            queryPerTable: true)
+        let laptop = try SyncContext.initialize(
+            directory: directory.file("laptop"), settings: settings,
+            queryPerTable: true)
+        let phoneTodo = try await phone.table("todo")
+        let laptopTodo = try await laptop.table("todo")
         try await phoneTodo.insert(["id": "a1", "text": "Buy milk"])
         try await phoneTodo.insert(["id": "b2", "text": "Walk the dog"])
         _ = try await phone.sync(options: options)
@@ -148,8 +151,10 @@ struct DocumentationExamplesTests {
 
     /// A git environment of the test's own: an identity, no user or system config.
     static func gitEnvironment(home: String) -> [String: String] {
-        var environment = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin", "HOME": home,
-                           "GIT_CONFIG_NOSYSTEM": "1"]
+        var environment = [
+            "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin", "HOME": home,
+            "GIT_CONFIG_NOSYSTEM": "1"
+        ]
         for role in ["AUTHOR", "COMMITTER"] {
             environment["GIT_\(role)_NAME"] = "TableSync docs"
             environment["GIT_\(role)_EMAIL"] = "docs@tablesync.invalid"
@@ -174,7 +179,8 @@ struct DocumentationExamplesTests {
         func tablesync(_ store: String, _ arguments: String...) async throws -> Run {
             try await run(builtProduct("tablesync"), ["-C", store] + arguments)
         }
-        let team = directory.file("team-todo"), store = team + "/store"
+        let team = directory.file("team-todo")
+        let store = team + "/store"
         try FileManager.default.createDirectory(atPath: team, withIntermediateDirectories: true)
         #expect(try await git("team-todo", "init", "-q", "-b", "main").status == 0)
         #expect(try await tablesync(store, "init", "--remote", server.baseURL, "--table", "todo").status == 0)
@@ -231,7 +237,9 @@ struct DocumentationExamplesTests {
         var updatedAt: Date?
 
         enum CodingKeys: String, CodingKey {
-            case id, title, isDone = "done", version, updatedAt
+            case id, title
+            case isDone = "done"
+            case version, updatedAt
         }
     }
 
@@ -240,8 +248,9 @@ struct DocumentationExamplesTests {
         let server = try await LiveServer.start(.sqlite, tables: ["notes"])
         defer { TestBackend.removeFiles(of: server.database) }
         let directory = TemporaryDirectory()
-        let context = try SyncContext.initialize(directory: directory.file("store"),
-                                                 settings: StoreSettings(remote: server.baseURL, tables: ["notes"]))
+        let context = try SyncContext.initialize(
+            directory: directory.file("store"),
+            settings: StoreSettings(remote: server.baseURL, tables: ["notes"]))
 
         // The article's example.
         let notes = try await context.table("notes", as: Note.self)

@@ -9,12 +9,15 @@ import TestSupport
 /// missing file, the journal's clone and acknowledgements, and the command line's escaping of what it prints.
 @Suite struct GitSafetyRuleTests {
     static let record: [String: JSONValue] = [
-        "id": "r1", "text": "a", "version": "v1", "updatedAt": "2026-01-01T00:00:00.000Z", "createdAt": "2026-01-01T00:00:00.000Z",
+        "id": "r1", "text": "a", "version": "v1", "updatedAt": "2026-01-01T00:00:00.000Z",
+        "createdAt": "2026-01-01T00:00:00.000Z"
     ]
 
     // MARK: - The synced mark
 
-    @Test("a stamped file is intact; re-indented it still is; any change of a property, a system property or the mark is not")
+    @Test(
+        "a stamped file is intact; re-indented it still is; any change of a property, a system property or the mark is not"
+    )
     func syncedMark() throws {
         let bytes = SyncedMark.stamped(Self.record)
         let stamped = try #require(try JSONParser.parse(bytes).objectValue)
@@ -23,8 +26,10 @@ import TestSupport
         #expect(bytes == RecordFile.encode(stamped), "the stamped file is canonical")
         let compact = CanonicalJSON.encode(.object(stamped), style: .compact)
         #expect(SyncedMark.isIntact(stamped, bytes: compact), "re-indented, still the server's copy")
-        for (name, value) in [("text", JSONValue.string("b")), ("version", "v2"), ("updatedAt", "2026-01-02T00:00:00.000Z"),
-                              ("added", true), (SyncedMark.property, "AAAAAAAAAAAAAAAAAAAAAA")] {
+        for (name, value) in [
+            ("text", JSONValue.string("b")), ("version", "v2"), ("updatedAt", "2026-01-02T00:00:00.000Z"),
+            ("added", true), (SyncedMark.property, "AAAAAAAAAAAAAAAAAAAAAA")
+        ] {
             var changed = stamped
             changed[name] = value
             #expect(!SyncedMark.isIntact(changed, bytes: RecordFile.encode(changed)), "\(name) changed")
@@ -39,26 +44,33 @@ import TestSupport
 
     // MARK: - What a scan finds
 
-    @Test("a changed file: every row of the rule", arguments: [
-        // (pending, version, server's system properties, mark intact, entry: nil, .some(nil) or version, edited while sent) → outcome
-        (PendingOperation.Kind.update, "v1", true, false, "v1", false, FileChangeRule.Present.covered),
-        (.insert, nil, false, false, nil, false, .covered),
-        (.delete, "v1", true, true, "v1", false, .deleteConflict),
-        (nil, "v1", true, true, nil, false, .serverCopy),
-        (nil, "v1", true, true, "v1", false, .serverCopy),
-        (nil, "v1", true, true, "v2", false, .uncompared),
-        (nil, nil, false, false, nil, false, .created),
-        (nil, nil, false, false, "v1", false, .modified),
-        (nil, "v1", true, false, "v1", false, .modified),
-        (nil, "v1", true, false, "v2", false, .uncompared),
-        (nil, "v1", true, false, "v2", true, .modified),
-        (nil, "v1", true, false, nil, false, .uncompared),
-    ] as [(PendingOperation.Kind?, String?, Bool, Bool, String?, Bool, FileChangeRule.Present)])
-    func changedFile(_ pending: PendingOperation.Kind?, _ version: String?, _ serverVersion: Bool, _ intact: Bool, _ entry: String?,
-                     _ editedWhileSent: Bool, _ expected: FileChangeRule.Present) {
+    @Test(
+        "a changed file: every row of the rule",
+        arguments: [
+            // (pending, version, server's system properties, mark intact, entry: nil, .some(nil) or version, edited
+            // while sent) → outcome
+            (PendingOperation.Kind.update, "v1", true, false, "v1", false, FileChangeRule.Present.covered),
+            (.insert, nil, false, false, nil, false, .covered),
+            (.delete, "v1", true, true, "v1", false, .deleteConflict),
+            (nil, "v1", true, true, nil, false, .serverCopy),
+            (nil, "v1", true, true, "v1", false, .serverCopy),
+            (nil, "v1", true, true, "v2", false, .uncompared),
+            (nil, nil, false, false, nil, false, .created),
+            (nil, nil, false, false, "v1", false, .modified),
+            (nil, "v1", true, false, "v1", false, .modified),
+            (nil, "v1", true, false, "v2", false, .uncompared),
+            (nil, "v1", true, false, "v2", true, .modified),
+            (nil, "v1", true, false, nil, false, .uncompared)
+        ] as [(PendingOperation.Kind?, String?, Bool, Bool, String?, Bool, FileChangeRule.Present)])
+    func changedFile(
+        _ pending: PendingOperation.Kind?, _ version: String?, _ serverVersion: Bool, _ intact: Bool, _ entry: String?,
+        _ editedWhileSent: Bool, _ expected: FileChangeRule.Present
+    ) {
         let file = FileChangeRule.File(version: version, carriesServerVersion: serverVersion, markIntact: intact)
         let indexed: String?? = entry.map { .some($0) } ?? .none
-        #expect(FileChangeRule.decide(file, indexedVersion: indexed, editedWhileSent: editedWhileSent, pending: pending) == expected)
+        #expect(
+            FileChangeRule.decide(file, indexedVersion: indexed, editedWhileSent: editedWhileSent, pending: pending)
+                == expected)
     }
 
     @Test("a missing file: deleted by hand where HEAD has it or outside git, removed by git where HEAD does not")
@@ -95,41 +107,52 @@ import TestSupport
     func journalKeepsIdentities() throws {
         let directory = TemporaryDirectory()
         let layout = StoreLayout(root: directory.path)
-        try FileManager.default.createDirectory(atPath: layout.cacheDirectory + "/tmp", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: layout.cacheDirectory + "/tmp", withIntermediateDirectories: true)
         let lines = [
             #"{"id":"a","op":"update","opid":"op-a","origin":"clone-a","seq":3,"table":"t","version":"v1"}"#,
             #"{"id":"b","op":"insert","opid":"op-b","origin":"clone-b","seq":2,"table":"t"}"#,
             #"{"id":"a","op":"update","opid":"op-a2","origin":"clone-b","seq":4,"table":"t","version":"v1"}"#,
-            #"{"id":"c","op":"delete","opid":"op-c","origin":"clone-a","seq":5,"table":"t","version":"v7"}"#,
+            #"{"id":"c","op":"delete","opid":"op-c","origin":"clone-a","seq":5,"table":"t","version":"v7"}"#
         ]
         try directory.write("journal.jsonl", lines.joined(separator: "\n") + "\n")
         let journal = try Journal.load(layout: layout, acknowledged: ["op-c"])
-        #expect(journal.operations.map(\.id) == ["b", "a"], "sorted by sequence, a folded, c acknowledged: \(journal.operations)")
-        #expect(journal.pending(RecordKey(table: "t", id: "a"))?.operationID == "op-a", "an update over an update keeps the first")
+        #expect(
+            journal.operations.map(\.id) == ["b", "a"],
+            "sorted by sequence, a folded, c acknowledged: \(journal.operations)")
+        #expect(
+            journal.pending(RecordKey(table: "t", id: "a"))?.operationID == "op-a",
+            "an update over an update keeps the first")
         #expect(journal.pending(RecordKey(table: "t", id: "b"))?.origin == "clone-b")
         #expect(journal.needsRewriteOnSave)
     }
 
-    @Test("acknowledgements: every operation sent goes into the machine-local log, those that travelled through git into sent.jsonl; lines git could not merge are skipped")
+    @Test(
+        "acknowledgements: every operation sent goes into the machine-local log, those that travelled through git into sent.jsonl; lines git could not merge are skipped"
+    )
     func acknowledgements() throws {
         let directory = TemporaryDirectory()
         let layout = StoreLayout(root: directory.path)
-        try FileManager.default.createDirectory(atPath: layout.cacheDirectory + "/tmp", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: layout.cacheDirectory + "/tmp", withIntermediateDirectories: true)
         let sent = [
             PendingOperation(sequence: 1, kind: .insert, table: "t", id: "a", origin: "c", operationID: "op-a"),
-            PendingOperation(sequence: 2, kind: .update, table: "t", id: "b", baseVersion: "v1", origin: "c", operationID: "op-b"),
-            PendingOperation(sequence: 3, kind: .update, table: "t", id: "c", baseVersion: "v1"),
+            PendingOperation(
+                sequence: 2, kind: .update, table: "t", id: "b", baseVersion: "v1", origin: "c", operationID: "op-b"),
+            PendingOperation(sequence: 3, kind: .update, table: "t", id: "c", baseVersion: "v1")
         ]
         try Acknowledgements.record(sent, committed: ["op-b"], layout: layout)
         #expect(Acknowledgements.load(layout: layout) == ["op-a", "op-b"])
         let committed = try directory.read("sent.jsonl")
         #expect(committed.contains(#""opid":"op-b""#) && !committed.contains("op-a"), "\(committed)")
-        // A line of a union git could not make, and a line older than the retention: one skipped, one dropped on the next write.
+        // A line of a union git could not make, and a line older than the retention: one skipped, one dropped on the
+        // next write.
         let old = #"{"id":"z","op":"delete","opid":"op-z","sent":"2020-01-01T00:00:00.000Z","table":"t"}"#
         try directory.write("sent.jsonl", "<<<<<<< ours\n" + committed + old + "\n>>>>>>> theirs\n")
         #expect(Acknowledgements.load(layout: layout) == ["op-a", "op-b", "op-z"])
-        try Acknowledgements.record([PendingOperation(sequence: 4, kind: .insert, table: "t", id: "d", origin: "c", operationID: "op-d")],
-                                   committed: ["op-d"], layout: layout)
+        try Acknowledgements.record(
+            [PendingOperation(sequence: 4, kind: .insert, table: "t", id: "d", origin: "c", operationID: "op-d")],
+            committed: ["op-d"], layout: layout)
         let rewritten = try directory.read("sent.jsonl")
         #expect(!rewritten.contains("op-z") && rewritten.contains("op-b") && rewritten.contains("op-d"), "\(rewritten)")
     }

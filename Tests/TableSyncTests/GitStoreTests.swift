@@ -6,7 +6,9 @@ import TestSupport
 /// Stores kept in git, with the real `git` and the real `tablesync` against a real server: clones, a lost cache,
 /// merges through the merge driver, a revert and a rebase of sync commits.
 @Suite(.serialized) struct GitStoreTests {
-    @Test("a clone's first sync sends one update per file edited in the clone, nothing for the rest, and no conflict where the server moved; a lost .tablesync/ sends nothing")
+    @Test(
+        "a clone's first sync sends one update per file edited in the clone, nothing for the rest, and no conflict where the server moved; a lost .tablesync/ sends nothing"
+    )
     func cloneAndLostCache() async throws {
         let world = try await GitWorld()
         try await world.seededRepository("a", count: 8)
@@ -33,7 +35,9 @@ import TestSupport
         let push = try #require(sync["push"])
         #expect(push["applied"] == 2, "exactly the two edits are sent: \(push)")
         #expect(push["compared"]?["edited"] == 2)
-        #expect(push["compared"]?["conflicts"] == [], "r2 moved on the server, but the clone's r2 is an untouched copy: no conflict")
+        #expect(
+            push["compared"]?["conflicts"] == [],
+            "r2 moved on the server, but the clone's r2 is an untouched copy: no conflict")
         #expect(push["waiting"] == [])
         #expect(try world.record("b", "r4") == nil, "the pull removed what the server deleted")
         #expect(try world.record("b", "r2")?["text"] == "changed on the server", "and brought r2 up to date")
@@ -60,7 +64,9 @@ import TestSupport
         await world.stop()
     }
 
-    @Test("two clones that sync and commit merge without conflicts; the merged store verifies and converges; reverts of a sync and of an edit")
+    @Test(
+        "two clones that sync and commit merge without conflicts; the merged store verifies and converges; reverts of a sync and of an edit"
+    )
     func mergeRevertAndRebase() async throws {
         let world = try await GitWorld()
         try await world.seededRepository("a", count: 6)
@@ -88,8 +94,10 @@ import TestSupport
         #expect(try world.record("a", "r4")?["done"] == true, "a's pushed edit stays")
         let queries = try JSONParser.parse(Array(try world.directory.read("a/store/queries.json").utf8))
         let bQueries = try JSONParser.parse(Array(try world.directory.read("b/store/queries.json").utf8))
-        #expect(try #require(queries["queries"]?["todo"]?["updatedAt"]?.stringValue) < (try #require(bQueries["queries"]?["todo"]?["updatedAt"]?.stringValue)),
-                "the older watermark of the two")
+        #expect(
+            try #require(queries["queries"]?["todo"]?["updatedAt"]?.stringValue)
+                < (try #require(bQueries["queries"]?["todo"]?["updatedAt"]?.stringValue)),
+            "the older watermark of the two")
         #expect(try await world.tablesync("a", "verify").status == 0)
         let merged = try await world.tablesyncJSON("a", "sync")
         #expect(merged["push"]?["applied"] == 0, "the merged copies are the server's: nothing to send: \(merged)")
@@ -120,7 +128,8 @@ import TestSupport
         #expect(reverted["push"]?["applied"] == 0, "\(reverted)")
         #expect(try world.record("a", "r5")?["text"] == "a server change a reverts", "brought up to date")
 
-        // a reverts a commit of its own hand edit after it was synced: the revert is an edit, sent on the server's version.
+        // a reverts a commit of its own hand edit after it was synced: the revert is an edit, sent on the server's
+        // version.
         try world.edit("a", "r6", ["text": "a's hand edit"])
         try await world.git("a", "commit", "-q", "-am", "a edits r6")
         let edit = try await world.head("a")
@@ -145,12 +154,15 @@ import TestSupport
         try await world.git("a", "commit", "-q", "-am", "a edits r1")
         try world.edit("b", "r1", ["text": "b's words", "done": true])
         try await world.git("b", "commit", "-q", "-am", "b edits r1")
-        let pull = try await world.git("b", "pull", "-q", "--no-rebase", "--no-edit", world.path("a"), "main", mayFail: true)
+        let pull = try await world.git(
+            "b", "pull", "-q", "--no-rebase", "--no-edit", world.path("a"), "main", mayFail: true)
         #expect(pull.status != 0, "a real conflict stops the merge")
         let status = try await world.tablesync("b", "status")
         #expect(status.status == 7)
         #expect(status.stdout.contains("tables/todo/r1.json"), "\(status.stdout)")
-        #expect(status.stdout.contains("ours has \"text\": \"b's words\", and theirs has \"text\": \"a's words\","), "\(status.stdout)")
+        #expect(
+            status.stdout.contains("ours has \"text\": \"b's words\", and theirs has \"text\": \"a's words\","),
+            "\(status.stdout)")
         let merged = try world.directory.read("b/store/tables/todo/r1.json")
         #expect(merged.contains("\"done\": true"), "b's other edit is merged, outside the markers")
         await world.stop()
@@ -163,17 +175,25 @@ import TestSupport
         try world.directory.write("a/notes.txt", "not the store's\n")
         try await world.git("a", "add", "notes.txt")
         #expect(try await world.tablesync("a", "sync", "--commit").status == 0)
-        #expect(try await world.git("a", "rev-list", "--count", "HEAD").stdout.hasPrefix("1"), "nothing changed: no commit")
+        #expect(
+            try await world.git("a", "rev-list", "--count", "HEAD").stdout.hasPrefix("1"), "nothing changed: no commit")
         try world.edit("a", "r1", ["text": "edited"])
         #expect(try await world.tablesync("a", "sync", "--commit").status == 0)
         let log = try await world.git("a", "log", "-1", "--format=%s")
         #expect(log.stdout.hasPrefix("tablesync sync: pushed 1, pulled 0"), "\(log.stdout)")
-        #expect(try await world.git("a", "diff", "--cached", "--name-only").stdout.contains("notes.txt"), "still staged, not committed")
-        #expect(try await world.git("a", "show", "--name-only", "--format=", "HEAD").stdout.contains("store/tables/todo/r1.json"))
+        #expect(
+            try await world.git("a", "diff", "--cached", "--name-only").stdout.contains("notes.txt"),
+            "still staged, not committed")
+        #expect(
+            try await world.git("a", "show", "--name-only", "--format=", "HEAD").stdout.contains(
+                "store/tables/todo/r1.json"))
 
         // A store without queries pushes, and says that it has nothing to pull.
         try FileManager.default.createDirectory(atPath: world.path("c"), withIntermediateDirectories: true)
-        #expect(try await world.tablesync("c", "init", "--remote", world.server.baseURL, "--table", "todo", "--no-default-queries").status == 0)
+        #expect(
+            try await world.tablesync(
+                "c", "init", "--remote", world.server.baseURL, "--table", "todo", "--no-default-queries"
+            ).status == 0)
         let nothing = try await world.tablesync("c", "sync")
         #expect(nothing.status == 0)
         #expect(nothing.stderr.contains("nothing to pull: queries.json has no query"), "\(nothing.stderr)")

@@ -9,7 +9,9 @@ import TestSupport
 @Suite(.serialized) struct GitWorkflowTests {
     // MARK: - Only real edits travel
 
-    @Test("git checkout of an older commit, then the cron sync: refused; allowed, it sends nothing and brings the files up to date")
+    @Test(
+        "git checkout of an older commit, then the cron sync: refused; allowed, it sends nothing and brings the files up to date"
+    )
     func checkoutOfHistory() async throws {
         let world = try await GitWorld()
         try await world.seededRepository("a", count: 4)
@@ -26,12 +28,15 @@ import TestSupport
         #expect(refused.stderr.contains("behind"), "\(refused.stderr)")
         #expect(try await world.serverRows() == newer, "nothing was sent")
         let status = try await world.tablesyncJSON("a", "status")
-        #expect(status["git"]?.arrayValue?.contains { $0.stringValue?.contains("behind") == true } == true, "status says so: \(status)")
+        #expect(
+            status["git"]?.arrayValue?.contains { $0.stringValue?.contains("behind") == true } == true,
+            "status says so: \(status)")
 
         let allowed = try await world.tablesyncJSON("a", "sync", "--allow-older-head")
         #expect(allowed["push"]?["applied"] == 0, "an old server copy is not an edit: \(allowed)")
         #expect(try await world.serverRows() == newer)
-        #expect(try world.record("a", "r1")?["text"] == "a teammate's newer words", "brought up to date from the server")
+        #expect(
+            try world.record("a", "r1")?["text"] == "a teammate's newer words", "brought up to date from the server")
 
         // The allowed sync brought the older commit's files up to date: local changes for git, dropped like any.
         try await world.git("a", "checkout", "-q", "-f", "main")
@@ -76,14 +81,18 @@ import TestSupport
         await world.stop()
     }
 
-    @Test("git stash of a hand edit, a checkout of another branch and back, git stash pop: the edit is sent once, nothing else")
+    @Test(
+        "git stash of a hand edit, a checkout of another branch and back, git stash pop: the edit is sent once, nothing else"
+    )
     func stashCheckoutAndPop() async throws {
         let world = try await GitWorld()
         try await world.seededRepository("a", count: 3)
         let server = try await world.serverRows()
         try world.edit("a", "r1", ["text": "edited, then stashed"])
         try await world.git("a", "stash", "-q")
-        #expect(try await world.tablesyncJSON("a", "sync")["push"]?["applied"] == 0, "the stashed edit is not in the work tree")
+        #expect(
+            try await world.tablesyncJSON("a", "sync")["push"]?["applied"] == 0,
+            "the stashed edit is not in the work tree")
         #expect(try await world.serverRows() == server)
         try await world.git("a", "checkout", "-q", "-b", "elsewhere")
         try await world.git("a", "checkout", "-q", "main")
@@ -96,7 +105,9 @@ import TestSupport
         await world.stop()
     }
 
-    @Test("git switch between two branches that synced at different times: old copies come up to date, records one branch lacks are brought back, nothing is sent")
+    @Test(
+        "git switch between two branches that synced at different times: old copies come up to date, records one branch lacks are brought back, nothing is sent"
+    )
     func switchBetweenBranches() async throws {
         let world = try await GitWorld()
         try await world.seededRepository("a", count: 4)
@@ -123,7 +134,9 @@ import TestSupport
         #expect(try world.record("a", "r9") == nil && world.record("a", "r2")?["text"] == "item 2")
         let switched = try await world.tablesyncJSON("a", "sync", "--commit")
         #expect(switched["push"]?["applied"] == 0, "\(switched)")
-        #expect(switched["push"]?["compared"]?["restored"] == 1, "r9 is brought back, not deleted on the server: \(switched)")
+        #expect(
+            switched["push"]?["compared"]?["restored"] == 1,
+            "r9 is brought back, not deleted on the server: \(switched)")
         #expect(try await world.serverRows() == server, "the server did not change")
         #expect(try world.record("a", "r9")?["text"] == "created while on main")
         #expect(try world.record("a", "r2")?["text"] == "changed while on main")
@@ -175,8 +188,10 @@ import TestSupport
         let server = try await world.serverRows()
         // The sequence editor swaps the two picks: the edit first, then the sync commit.
         var environment = world.environment
-        environment["GIT_SEQUENCE_EDITOR"] = #"sh -c 'sed -n "1p" "$1" > "$1.first"; sed -n "2p" "$1" > "$1.second"; cat "$1.second" "$1.first" > "$1"' --"#
-        let rebase = try await runProgram("/usr/bin/env", ["git", "-C", world.path("a"), "rebase", "-q", "-i", "HEAD~2"], environment: environment)
+        environment["GIT_SEQUENCE_EDITOR"] =
+            #"sh -c 'sed -n "1p" "$1" > "$1.first"; sed -n "2p" "$1" > "$1.second"; cat "$1.second" "$1.first" > "$1"' --"#
+        let rebase = try await runProgram(
+            "/usr/bin/env", ["git", "-C", world.path("a"), "rebase", "-q", "-i", "HEAD~2"], environment: environment)
         #expect(rebase.status == 0, "\(rebase.stdout) \(rebase.stderr)")
         let subjects = try await world.git("a", "log", "-2", "--format=%s").stdout
         #expect(subjects.hasPrefix("tablesync sync"), "reordered: \(subjects)")
@@ -197,9 +212,12 @@ import TestSupport
         try await world.git(".", "clone", "-q", "a", "b")
         try FileManager.default.removeItem(atPath: world.path("b/store/tables/todo/r2.json"))
         let status = try await world.tablesyncJSON("b", "status")
-        #expect(status["git"]?.arrayValue?.contains { $0.stringValue?.contains("git-setup") == true } == true,
-                "a clone without the merge driver is told to set it up: \(status)")
-        let deleted = status["handEdits"]?.arrayValue?.filter { $0["change"] == "missing" }.compactMap { $0["id"]?.stringValue }
+        #expect(
+            status["git"]?.arrayValue?.contains { $0.stringValue?.contains("git-setup") == true } == true,
+            "a clone without the merge driver is told to set it up: \(status)")
+        let deleted = status["handEdits"]?.arrayValue?.filter { $0["change"] == "missing" }.compactMap {
+            $0["id"]?.stringValue
+        }
         #expect(deleted == ["r2"], "status says what the next sync sends: \(status)")
         let sync = try await world.tablesyncJSON("b", "sync", "--commit")
         #expect(sync["push"]?["applied"] == 1, "\(sync)")
@@ -229,7 +247,8 @@ import TestSupport
         try await world.git("a", "commit", "-q", "-m", "a deletes r5")
         try world.edit("b", "r5", ["text": "b's words"])
         try await world.git("b", "commit", "-q", "-am", "b edits r5")
-        let merge = try await world.git("b", "pull", "-q", "--no-rebase", "--no-edit", world.path("a"), "main", mayFail: true)
+        let merge = try await world.git(
+            "b", "pull", "-q", "--no-rebase", "--no-edit", world.path("a"), "main", mayFail: true)
         #expect(merge.status != 0, "git stops at modify/delete")
         try await world.git("b", "add", "store/tables/todo/r5.json")
         try await world.git("b", "commit", "-q", "--no-edit")
@@ -277,9 +296,12 @@ import TestSupport
     func massDeleteBrakeOnPush() async throws {
         let world = try await GitWorld()
         try await world.seededRepository("a", count: 12)
-        for number in 1...7 { try FileManager.default.removeItem(atPath: world.path("a/store/tables/todo/r\(number).json")) }
+        for number in 1...7 {
+            try FileManager.default.removeItem(atPath: world.path("a/store/tables/todo/r\(number).json"))
+        }
         let refused = try await world.tablesync("a", "sync")
-        #expect(refused.status != 0 && refused.stderr.contains("allow-mass-delete"), "\(refused.stdout) \(refused.stderr)")
+        #expect(
+            refused.status != 0 && refused.stderr.contains("allow-mass-delete"), "\(refused.stdout) \(refused.stderr)")
         #expect(try await world.liveServerRows().count == 12, "nothing deleted")
         let allowed = try await world.tablesyncJSON("a", "sync", "--allow-mass-delete")
         #expect(allowed["push"]?["applied"] == 7)
@@ -289,7 +311,9 @@ import TestSupport
 
     // MARK: - Files pair by record id
 
-    @Test("git's rename pairing of two similar records: an edit is never sent to the other record (merge, rebase, cherry-pick, stash)")
+    @Test(
+        "git's rename pairing of two similar records: an edit is never sent to the other record (merge, rebase, cherry-pick, stash)"
+    )
     func renamePairing() async throws {
         let world = try await GitWorld()
         let long = String(repeating: "A paragraph that every record of this table shares, word for word. ", count: 20)
@@ -297,7 +321,10 @@ import TestSupport
         try await world.git("a", "init", "-q", "-b", "main")
         #expect(try await world.tablesync("a", "init", "--remote", world.server.baseURL, "--table", "todo").status == 0)
         for number in 1...5 {
-            try world.write("a", "t0\(number)", CanonicalJSON.string(["id": .string("t0\(number)"), "text": .string(long), "n": .integer(Int64(number))]))
+            try world.write(
+                "a", "t0\(number)",
+                CanonicalJSON.string(["id": .string("t0\(number)"), "text": .string(long), "n": .integer(Int64(number))]
+                ))
         }
         #expect(try await world.tablesync("a", "sync", "--commit").status == 0)
         try await world.syncedClone("a", "b")
@@ -317,7 +344,9 @@ import TestSupport
         // Merge: git pairs t04.json with t99.json as one renamed file (merge-ort does whatever merge.renames says);
         // the merge driver refuses to merge two records' files, so git stops instead of carrying b's edit into t99.
         try await world.git("b", "reset", "-q", "--hard", "edit")
-        let merge = try await runProgram("/usr/bin/env", ["git", "-C", world.path("b"), "merge", "--no-edit", "theirs"], environment: world.environment)
+        let merge = try await runProgram(
+            "/usr/bin/env", ["git", "-C", world.path("b"), "merge", "--no-edit", "theirs"],
+            environment: world.environment)
         #expect(merge.status != 0, "git stops: \(merge.stdout) \(merge.stderr)")
         #expect(merge.stderr.contains("different records"), "the driver says why: \(merge.stderr)")
         #expect(try await world.unmerged("b").contains("store/tables/todo/t99.json"))
@@ -340,7 +369,8 @@ import TestSupport
         // Rebase and cherry-pick of b's edit onto a's commit pair the files the same way, and stop the same way.
         for replay in [["rebase", "theirs"], ["cherry-pick", "edit"]] {
             try await world.git("b", "reset", "-q", "--hard", replay[0] == "rebase" ? "edit" : "theirs")
-            let run = try await runProgram("/usr/bin/env", ["git", "-C", world.path("b")] + replay, environment: world.environment)
+            let run = try await runProgram(
+                "/usr/bin/env", ["git", "-C", world.path("b")] + replay, environment: world.environment)
             #expect(run.status != 0, "\(replay[0]) stops at t99")
             #expect(run.stderr.contains("different records"), "\(replay[0]): \(run.stderr)")
             #expect(try await world.unmerged("b").contains("store/tables/todo/t99.json"), "\(replay[0])")
@@ -351,7 +381,8 @@ import TestSupport
         try world.edit("b", "t04", ["n": 40])
         try await world.git("b", "stash", "-q")
         try await world.git("b", "reset", "-q", "--hard", "theirs")
-        let pop = try await runProgram("/usr/bin/env", ["git", "-C", world.path("b"), "stash", "pop"], environment: world.environment)
+        let pop = try await runProgram(
+            "/usr/bin/env", ["git", "-C", world.path("b"), "stash", "pop"], environment: world.environment)
         #expect(pop.status != 0 && pop.stderr.contains("different records"), "stash pop stops at t99: \(pop.stderr)")
         #expect(try await world.unmerged("b").contains("store/tables/todo/t99.json"))
         await world.stop()
@@ -359,7 +390,8 @@ import TestSupport
 
     // MARK: - No markers in the index
 
-    @Test("sync --commit during an unsettled merge refuses before touching anything; sync never stages a conflicted file")
+    @Test(
+        "sync --commit during an unsettled merge refuses before touching anything; sync never stages a conflicted file")
     func commitDuringAMerge() async throws {
         let world = try await GitWorld()
         try await world.seededRepository("a", count: 3)
@@ -379,7 +411,8 @@ import TestSupport
         #expect(try await world.serverRows() == server, "nothing was sent")
         #expect(try await world.unmerged("b") == ["store/tables/todo/r1.json"], "the conflict is still git's to settle")
         let waiting = try await world.tablesync("b", "status")
-        #expect(waiting.stdout.contains("a git merge is under way"), "status says why the sync waits: \(waiting.stdout)")
+        #expect(
+            waiting.stdout.contains("a git merge is under way"), "status says why the sync waits: \(waiting.stdout)")
 
         let plain = try await world.tablesync("b", "sync")
         #expect(plain.status == 9, "a sync waits for the merge too: \(plain.stdout) \(plain.stderr)")
@@ -392,7 +425,9 @@ import TestSupport
 
     // MARK: - The cache ignores itself
 
-    @Test("the cache stays out of git after a clone's first sync, rm -rf .tablesync and git clean -fdx; a tracked cache is untracked")
+    @Test(
+        "the cache stays out of git after a clone's first sync, rm -rf .tablesync and git clean -fdx; a tracked cache is untracked"
+    )
     func cacheStaysOutOfGit() async throws {
         let world = try await GitWorld()
         try await world.seededRepository("a", count: 2)
@@ -408,7 +443,8 @@ import TestSupport
         let afterClean = try await world.porcelain("b")
         #expect(afterClean.isEmpty, "after git clean -fdx: \(afterClean)")
 
-        // A cache committed by `git add -f` (or by an add -A from before it ignored itself) leaves git at the next commit.
+        // A cache committed by `git add -f` (or by an add -A from before it ignored itself) leaves git at the next
+        // commit.
         try await world.git("b", "add", "-f", "store/.tablesync")
         try await world.git("b", "commit", "-q", "-m", "the cache, by mistake")
         try world.edit("b", "r1", ["text": "edited"])
@@ -421,13 +457,16 @@ import TestSupport
 
     // MARK: - An operation is sent once across clones
 
-    @Test("operations committed while pending and merged into another clone are sent once, by the clone that queued them")
+    @Test(
+        "operations committed while pending and merged into another clone are sent once, by the clone that queued them")
     func operationsSentOnce() async throws {
         let world = try await GitWorld()
         try await world.seededRepository("a", count: 3)
         try await world.syncedClone("a", "b")
         #expect(try await world.tablesync("a", "insert", "todo", #"{"id": "n1", "text": "new in a"}"#).status == 0)
-        #expect(try await world.tablesync("a", "update", "todo", #"{"id": "r1", "text": "a's update", "done": false}"#).status == 0)
+        #expect(
+            try await world.tablesync("a", "update", "todo", #"{"id": "r1", "text": "a's update", "done": false}"#)
+                .status == 0)
         try await world.git("a", "add", "-A")
         try await world.git("a", "commit", "-q", "-m", "a's pending operations")
         let pendingCommit = try await world.head("a")
@@ -439,7 +478,9 @@ import TestSupport
 
         try await world.git("b", "fetch", "-q", world.path("a"), "main:theirs")
         try await world.git("b", "merge", "-q", "--no-edit", pendingCommit)
-        #expect(try await world.tablesyncJSON("b", "log")["pending"]?.arrayValue?.count == 2, "the merge brought a's operations")
+        #expect(
+            try await world.tablesyncJSON("b", "log")["pending"]?.arrayValue?.count == 2,
+            "the merge brought a's operations")
         let sync = try await world.tablesyncJSON("b", "sync", "--commit")
         #expect(sync["push"]?["applied"] == 0 && sync["push"]?["conflicts"] == [], "not sent again: \(sync)")
         #expect(sync["push"]?["queuedElsewhere"]?.arrayValue?.count == 2, "\(sync)")
@@ -455,25 +496,33 @@ import TestSupport
         await world.stop()
     }
 
-    @Test("an operation sent by its clone and brought back by a cherry-pick of the commit that held it is dropped by its acknowledgement")
+    @Test(
+        "an operation sent by its clone and brought back by a cherry-pick of the commit that held it is dropped by its acknowledgement"
+    )
     func cherryPickedOperationIsAcknowledged() async throws {
         let world = try await GitWorld()
         try await world.seededRepository("a", count: 3)
         let start = try await world.head("a")
         try await world.syncedClone("a", "b")
-        #expect(try await world.tablesync("a", "update", "todo", #"{"id": "r2", "text": "a's update", "done": false}"#).status == 0)
+        #expect(
+            try await world.tablesync("a", "update", "todo", #"{"id": "r2", "text": "a's update", "done": false}"#)
+                .status == 0)
         try await world.git("a", "add", "-A")
         try await world.git("a", "commit", "-q", "-m", "a's pending update")
         let pending = try await world.head("a")
         #expect(try await world.tablesyncJSON("a", "sync", "--commit")["push"]?["applied"] == 1)
-        #expect(try world.directory.read("a/store/sent.jsonl").contains("\"id\":\"r2\""), "acknowledged in the committed file")
+        #expect(
+            try world.directory.read("a/store/sent.jsonl").contains("\"id\":\"r2\""),
+            "acknowledged in the committed file")
         let server = try await world.serverRows()
 
         try await world.git("b", "fetch", "-q", world.path("a"), "main:theirs")
         try await world.git("b", "switch", "-q", "-c", "side", start)
         try await world.git("b", "merge", "-q", "--no-edit", "theirs")
         try await world.git("b", "cherry-pick", "--keep-redundant-commits", pending)
-        #expect(try world.directory.read("b/store/journal.jsonl").contains("\"r2\""), "the cherry-pick brought the line back")
+        #expect(
+            try world.directory.read("b/store/journal.jsonl").contains("\"r2\""),
+            "the cherry-pick brought the line back")
         #expect(try await world.tablesyncJSON("b", "log")["pending"] == [], "and its acknowledgement drops it")
         #expect(try await world.tablesyncJSON("b", "sync")["push"]?["applied"] == 0)
         #expect(try await world.serverRows() == server)
@@ -487,7 +536,9 @@ import TestSupport
         let world = try await GitWorld()
         try await world.seededRepository("a", count: 30)
         try await world.otherUser()
-        for number in stride(from: 1, through: 30, by: 3) { try world.edit("other", "r\(number)", ["text": "changed on the server"]) }
+        for number in stride(from: 1, through: 30, by: 3) {
+            try world.edit("other", "r\(number)", ["text": "changed on the server"])
+        }
         #expect(try await world.tablesync("other", "sync").status == 0)
         try await world.git(".", "clone", "-q", "a", "b")
         let sync = try await world.tablesyncJSON("b", "sync", "--commit")
@@ -508,7 +559,8 @@ import TestSupport
         let moved = world.path("bin-that-moves")
         try FileManager.default.createDirectory(atPath: moved, withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: builtProduct("tablesync"), toPath: moved + "/tablesync")
-        let setup = try await runProgram(moved + "/tablesync", ["-C", world.path("b/store"), "git-setup"], environment: world.environment)
+        let setup = try await runProgram(
+            moved + "/tablesync", ["-C", world.path("b/store"), "git-setup"], environment: world.environment)
         #expect(setup.status == 0, "\(setup.stderr)")
         try FileManager.default.removeItem(atPath: moved)
 
@@ -518,22 +570,29 @@ import TestSupport
         try await world.git("b", "commit", "-q", "-am", "b edits r1")
         // `tablesync` is on the PATH (as an installed binary is); the driver finds it there.
         var environment = world.environment
-        environment["PATH"] = (builtProduct("tablesync") as NSString).deletingLastPathComponent + ":" + (environment["PATH"] ?? "")
-        let merge = try await runProgram("/usr/bin/env", ["git", "-C", world.path("b"), "pull", "-q", "--no-rebase", "--no-edit", world.path("a"), "main"],
-                                         environment: environment)
+        environment["PATH"] =
+            (builtProduct("tablesync") as NSString).deletingLastPathComponent + ":" + (environment["PATH"] ?? "")
+        let merge = try await runProgram(
+            "/usr/bin/env",
+            ["git", "-C", world.path("b"), "pull", "-q", "--no-rebase", "--no-edit", world.path("a"), "main"],
+            environment: environment)
         #expect(merge.status == 0, "\(merge.stdout) \(merge.stderr)")
-        #expect(try world.record("b", "r1")?["text"] == "a's words" && world.record("b", "r1")?["done"] == true, "merged property by property")
+        #expect(
+            try world.record("b", "r1")?["text"] == "a's words" && world.record("b", "r1")?["done"] == true,
+            "merged property by property")
         await world.stop()
     }
 
-    @Test("sync --commit without a git identity (as under cron): the sync is done, the commit's failure has its own exit code")
+    @Test(
+        "sync --commit without a git identity (as under cron): the sync is done, the commit's failure has its own exit code"
+    )
     func commitWithoutIdentity() async throws {
         let world = try await GitWorld()
         try await world.seededRepository("a", count: 2)
         try world.edit("a", "r1", ["text": "edited under cron"])
         let noIdentity: [String: String?] = [
             "GIT_AUTHOR_NAME": nil, "GIT_AUTHOR_EMAIL": nil, "GIT_COMMITTER_NAME": nil, "GIT_COMMITTER_EMAIL": nil,
-            "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "user.useConfigOnly", "GIT_CONFIG_VALUE_0": "true",
+            "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "user.useConfigOnly", "GIT_CONFIG_VALUE_0": "true"
         ]
         let run = try await world.tablesync("a", arguments: ["sync", "--commit"], environment: noIdentity)
         #expect(run.status == 10, "\(run.stdout) \(run.stderr)")

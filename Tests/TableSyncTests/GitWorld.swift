@@ -26,35 +26,51 @@ final class GitWorld: Sendable {
 
     /// Runs `tablesync -C <repository>/store arguments`.
     @discardableResult
-    func tablesync(_ repository: String, _ arguments: String...) async throws -> (status: Int32, stdout: String, stderr: String) {
-        let run = try await runProgram(builtProduct("tablesync"), ["-C", path(repository) + "/store"] + arguments, environment: environment)
+    func tablesync(
+        _ repository: String, _ arguments: String...
+    ) async throws -> (status: Int32, stdout: String, stderr: String) {
+        let run = try await runProgram(
+            builtProduct("tablesync"), ["-C", path(repository) + "/store"] + arguments, environment: environment)
         return (run.status, run.stdout, run.stderr)
     }
 
     /// Runs `tablesync -C <repository>/store arguments` with `changes` made to the environment (a `nil` value unsets).
-    func tablesync(_ repository: String, arguments: [String], environment changes: [String: String?]) async throws
-        -> (status: Int32, stdout: String, stderr: String) {
+    func tablesync(
+        _ repository: String, arguments: [String], environment changes: [String: String?]
+    ) async throws
+        -> (status: Int32, stdout: String, stderr: String)
+    {
         var environment = self.environment
         for (name, value) in changes { environment[name] = value }
-        let run = try await runProgram(builtProduct("tablesync"), ["-C", path(repository) + "/store"] + arguments, environment: environment)
+        let run = try await runProgram(
+            builtProduct("tablesync"), ["-C", path(repository) + "/store"] + arguments, environment: environment)
         return (run.status, run.stdout, run.stderr)
     }
 
     /// `tablesync … --json`, parsed; records an issue when the exit status is not `status`.
-    func tablesyncJSON(_ repository: String, _ arguments: String..., status: Int32 = 0,
-                       sourceLocation: SourceLocation = #_sourceLocation) async throws -> JSONValue {
-        let run = try await runProgram(builtProduct("tablesync"), ["-C", path(repository) + "/store"] + arguments + ["--json"],
-                                       environment: environment)
-        #expect(run.status == status, "tablesync \(arguments): \(run.stdout) \(run.stderr)", sourceLocation: sourceLocation)
+    func tablesyncJSON(
+        _ repository: String, _ arguments: String..., status: Int32 = 0,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> JSONValue {
+        let run = try await runProgram(
+            builtProduct("tablesync"), ["-C", path(repository) + "/store"] + arguments + ["--json"],
+            environment: environment)
+        #expect(
+            run.status == status, "tablesync \(arguments): \(run.stdout) \(run.stderr)", sourceLocation: sourceLocation)
         return try JSONParser.parse(Array(run.stdout.utf8))
     }
 
     /// Runs `git -C <directory> arguments`; records an issue when it fails, unless `mayFail`.
     @discardableResult
-    func git(_ repository: String, _ arguments: String..., mayFail: Bool = false,
-             sourceLocation: SourceLocation = #_sourceLocation) async throws -> (status: Int32, stdout: String) {
-        let run = try await runProgram("/usr/bin/env", ["git", "-C", path(repository)] + arguments, environment: environment)
-        if !mayFail { #expect(run.status == 0, "git \(arguments): \(run.stdout) \(run.stderr)", sourceLocation: sourceLocation) }
+    func git(
+        _ repository: String, _ arguments: String..., mayFail: Bool = false,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> (status: Int32, stdout: String) {
+        let run = try await runProgram(
+            "/usr/bin/env", ["git", "-C", path(repository)] + arguments, environment: environment)
+        if !mayFail {
+            #expect(run.status == 0, "git \(arguments): \(run.stdout) \(run.stderr)", sourceLocation: sourceLocation)
+        }
         return (run.status, run.stdout)
     }
 
@@ -81,7 +97,8 @@ final class GitWorld: Sendable {
     }
 
     func record(_ repository: String, _ id: String) throws -> [String: JSONValue]? {
-        guard let bytes = FileManager.default.contents(atPath: path("\(repository)/store/tables/todo/\(id).json")) else { return nil }
+        guard let bytes = FileManager.default.contents(atPath: path("\(repository)/store/tables/todo/\(id).json"))
+        else { return nil }
         return try JSONParser.parse(Array(bytes)).objectValue
     }
 
@@ -120,12 +137,14 @@ final class GitWorld: Sendable {
 
     /// `git status --porcelain` of `repository`, one entry per line.
     func porcelain(_ repository: String) async throws -> [String] {
-        try await git(repository, "status", "--porcelain", "--untracked-files=all").stdout.split(separator: "\n").map(String.init)
+        try await git(repository, "status", "--porcelain", "--untracked-files=all").stdout.split(separator: "\n").map(
+            String.init)
     }
 
     /// The paths git lists as unmerged in `repository`.
     func unmerged(_ repository: String) async throws -> [String] {
-        try await git(repository, "diff", "--name-only", "--diff-filter=U").stdout.split(separator: "\n").map(String.init)
+        try await git(repository, "diff", "--name-only", "--diff-filter=U").stdout.split(separator: "\n").map(
+            String.init)
     }
 
     /// A clone `name` of `source` with the merge driver set up and its first sync made (nothing sent).

@@ -12,15 +12,21 @@ struct InteropTests {
     static let options = SyncOptions(retryPolicy: .none)
 
     /// A store on `remote` with table `todo`.
-    static func store(_ directory: TemporaryDirectory, remote: String, apiVersion: Int?, tables: [String] = ["todo"]) throws -> SyncContext {
-        try SyncContext.initialize(directory: directory.file("store"),
-                                   settings: StoreSettings(remote: remote, apiVersion: apiVersion, tables: tables))
+    static func store(
+        _ directory: TemporaryDirectory, remote: String, apiVersion: Int?, tables: [String] = ["todo"]
+    ) throws -> SyncContext {
+        try SyncContext.initialize(
+            directory: directory.file("store"),
+            settings: StoreSettings(remote: remote, apiVersion: apiVersion, tables: tables))
     }
 
     /// Writes `item` on the server as another client would (protocol version 2).
     static func serverInsert(_ remote: String, _ item: JSONValue, table: String = "todo") async throws -> HTTPResponse {
-        let http = ServerHTTPClient(baseURL: remote, defaultHeaders: [ProtocolHeader.apiVersion: "2.0.0"], retryPolicy: .none)
-        return try await http.send(HTTPRequest(method: "POST", path: TablePath.table(table), body: CanonicalJSON.encode(item, style: .compact)))
+        let http = ServerHTTPClient(
+            baseURL: remote, defaultHeaders: [ProtocolHeader.apiVersion: "2.0.0"], retryPolicy: .none)
+        return try await http.send(
+            HTTPRequest(method: "POST", path: TablePath.table(table), body: CanonicalJSON.encode(item, style: .compact))
+        )
     }
 
     /// Stands for azure-mobile-apps-node answering a duplicate insert with 409 and the *submitted* item: taken
@@ -72,7 +78,9 @@ struct InteropTests {
         let pushed = try await CLI.run(["-C", directory.file("store"), "push", "--attempts", "1"])
         #expect(pushed.status == 2, "\(pushed.stderr)")
         #expect(pushed.stderr.contains("apiVersion") && pushed.stderr.contains("3.0.0"), "\(pushed.stderr)")
-        #expect(pushed.stderr.contains("(for a new store: tablesync init --api-version 2)."), "the command line names its flag: \(pushed.stderr)")
+        #expect(
+            pushed.stderr.contains("(for a new store: tablesync init --api-version 2)."),
+            "the command line names its flag: \(pushed.stderr)")
         #expect(!FileManager.default.fileExists(atPath: directory.file("store/conflicts/todo")))
         await node.stop()
     }
@@ -103,7 +111,10 @@ struct InteropTests {
         let context = try Self.store(directory, remote: server.baseURL, apiVersion: 3, tables: ["ghost"])
         for id in ["a", "b"] { try await context.table("ghost").insert(["id": .string(id)]) }
         let error = await #expect(throws: SyncError.self) { try await context.push(options: Self.options) }
-        guard case .requestRefused(_, 404, let reason)? = error else { Issue.record("\(String(describing: error))"); return }
+        guard case .requestRefused(_, 404, let reason)? = error else {
+            Issue.record("\(String(describing: error))")
+            return
+        }
         #expect(reason.contains("does not serve table ghost"))
         #expect(try await context.conflicts().isEmpty)
         #expect(await context.pendingOperations.count == 2)
@@ -114,9 +125,13 @@ struct InteropTests {
     @Test("a table whose maximum page is lower is pulled in pages of its maximum")
     func learnsThePageSize() async throws {
         let table = uniqueTableName()
-        let server = try await LiveServer.start(.sqlite, tables: [table]) { $0.tables = [TableOptions(name: table, maxTop: 100)] }
+        let server = try await LiveServer.start(.sqlite, tables: [table]) {
+            $0.tables = [TableOptions(name: table, maxTop: 100)]
+        }
         defer { TestBackend.removeFiles(of: server.database) }
-        for index in 0..<250 { _ = try await Self.serverInsert(server.baseURL, ["id": .string("r\(index)")], table: table) }
+        for index in 0..<250 {
+            _ = try await Self.serverInsert(server.baseURL, ["id": .string("r\(index)")], table: table)
+        }
         let directory = TemporaryDirectory()
         let context = try Self.store(directory, remote: server.baseURL, apiVersion: 3, tables: [table])
         let report = try await context.pull(table: table, queryID: "all", options: Self.options)
@@ -125,12 +140,16 @@ struct InteropTests {
         await server.stop()
     }
 
-    @Test("a pull's progress knows how many records are to come: the server counts them on the first page", arguments: [2, 3])
+    @Test(
+        "a pull's progress knows how many records are to come: the server counts them on the first page",
+        arguments: [2, 3])
     func progressHasATotal(apiVersion: Int) async throws {
         let table = uniqueTableName()
         let server = try await LiveServer.start(.sqlite, tables: [table])
         defer { TestBackend.removeFiles(of: server.database) }
-        for index in 0..<25 { _ = try await Self.serverInsert(server.baseURL, ["id": .string("r\(index)")], table: table) }
+        for index in 0..<25 {
+            _ = try await Self.serverInsert(server.baseURL, ["id": .string("r\(index)")], table: table)
+        }
         let directory = TemporaryDirectory()
         let context = try Self.store(directory, remote: server.baseURL, apiVersion: apiVersion, tables: [table])
         let seen = ProgressLog()
@@ -138,11 +157,12 @@ struct InteropTests {
         options.pageSize = 10
         options.progress = { seen.append($0) }
         _ = try await context.pull(table: table, queryID: "all", options: options)
-        #expect(seen.steps == [
-            .pulledPage(table: table, page: 1, records: 10, total: 25),
-            .pulledPage(table: table, page: 2, records: 20, total: 25),
-            .pulledPage(table: table, page: 3, records: 25, total: 25),
-        ])
+        #expect(
+            seen.steps == [
+                .pulledPage(table: table, page: 1, records: 10, total: 25),
+                .pulledPage(table: table, page: 2, records: 20, total: 25),
+                .pulledPage(table: table, page: 3, records: 25, total: 25)
+            ])
         await server.stop()
     }
 
@@ -200,7 +220,10 @@ struct InteropTests {
         let again = try await CLI.run(["-C", store, "pull", "todo", "--query-id", "all", "--attempts", "1"])
         #expect(again.status == 0, "\(again.stderr)")
         let status = try await SyncContext(directory: store, mode: .readOnly).status()
-        #expect(status.skippedServerRecords == [SkippedServerRecord(table: "todo", id: "bad/id", reason: skipped.first?["reason"]?.stringValue ?? "")])
+        #expect(
+            status.skippedServerRecords == [
+                SkippedServerRecord(table: "todo", id: "bad/id", reason: skipped.first?["reason"]?.stringValue ?? "")
+            ])
         let statusText = try await CLI.run(["-C", store, "status"])
         #expect(statusText.stdout.contains("todo/bad/id"), "\(statusText.stdout)")
         let written = try FileManager.default.contentsOfDirectory(atPath: store + "/tables/todo").sorted()

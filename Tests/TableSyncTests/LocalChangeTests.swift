@@ -14,14 +14,17 @@ import TestSupport
         #expect(try directory.read("store/.tablesync/.gitignore") == "*\n")
         #expect(try directory.read("store/.gitattributes").contains("journal.jsonl merge=union"))
         #expect(throws: StoreError.self) {
-            _ = try SyncContext.initialize(directory: directory.path + "/store", settings: StoreSettings(remote: "http://x"))
+            _ = try SyncContext.initialize(
+                directory: directory.path + "/store", settings: StoreSettings(remote: "http://x"))
         }
     }
 
     @Test func insertUpdateDeleteWriteFilesAndCollapseInTheJournal() async throws {
         let (directory, context) = try makeStore()
         let todo = try await context.table("todo")
-        let inserted = try await todo.insert(["text": "Buy milk", "version": "ignored", "updatedAt": "2024-01-01T00:00:00Z"])
+        let inserted = try await todo.insert([
+            "text": "Buy milk", "version": "ignored", "updatedAt": "2024-01-01T00:00:00Z"
+        ])
         let id = try #require(inserted["id"]?.stringValue)
         #expect(id.count == 36 && id == id.lowercased())
         #expect(inserted["version"] == nil && inserted["updatedAt"] == nil)
@@ -42,28 +45,37 @@ import TestSupport
     @Test func updateWithUnchangedContentQueuesNothingAndKeepsTheFile() async throws {
         let (directory, context) = try makeStore()
         let todo = try await context.table("todo")
-        _ = try await context.applySynced(table: "todo", records: [try ServerRecord(["id": "a", "text": "x", "version": "v1"])])
+        _ = try await context.applySynced(
+            table: "todo", records: [try ServerRecord(["id": "a", "text": "x", "version": "v1"])])
         let path = directory.file("store/tables/todo/a.json")
         let before = try FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date
         let inode = try FileManager.default.attributesOfItem(atPath: path)[.systemFileNumber] as? Int
         try await todo.update(["id": "a", "text": "x"])
         #expect(await context.pendingOperations.isEmpty)
-        let outcome = try await context.applySynced(table: "todo", records: [try ServerRecord(["id": "a", "text": "x", "version": "v1"])])
+        let outcome = try await context.applySynced(
+            table: "todo", records: [try ServerRecord(["id": "a", "text": "x", "version": "v1"])])
         #expect(outcome == SyncedRecordWriter.Outcome(written: 0, removed: 0, unchanged: 1))
         #expect(try FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as? Date == before)
         #expect(try FileManager.default.attributesOfItem(atPath: path)[.systemFileNumber] as? Int == inode)
         try await todo.update(["id": "a", "text": "y"])
         let operation = try #require(await context.pendingOperations.first)
         #expect(operation.kind == .update && operation.baseVersion == "v1")
-        #expect(try directory.read("store/tables/todo/a.json").contains("\"version\": \"v1\""), "server-managed properties are kept")
+        #expect(
+            try directory.read("store/tables/todo/a.json").contains("\"version\": \"v1\""),
+            "server-managed properties are kept")
     }
 
-    @Test("a pulled record this store never synced is made only where no file is: a file made by hand in its place stays, unlearned")
+    @Test(
+        "a pulled record this store never synced is made only where no file is: a file made by hand in its place stays, unlearned"
+    )
     func pullLeavesAHandMadeFileInPlace() async throws {
         let (directory, context) = try makeStore()
         try directory.write("store/tables/todo/h.json", "{\"text\": \"mine\"}")
-        let pulled: [[String: JSONValue]] = [["id": "h", "text": "server", "version": "v1"], ["id": "n", "text": "new", "version": "v1"]]
-        let outcome = try await context.applySynced(table: "todo", records: try pulled.map(ServerRecord.init), guard: .unchangedSinceSync)
+        let pulled: [[String: JSONValue]] = [
+            ["id": "h", "text": "server", "version": "v1"], ["id": "n", "text": "new", "version": "v1"]
+        ]
+        let outcome = try await context.applySynced(
+            table: "todo", records: try pulled.map(ServerRecord.init), guard: .unchangedSinceSync)
         #expect(outcome == SyncedRecordWriter.Outcome(written: 1, removed: 0, unchanged: 0, skipped: ["h"]))
         #expect(try directory.read("store/tables/todo/h.json") == "{\"text\": \"mine\"}")
         #expect(try directory.read("store/tables/todo/n.json").contains("\"new\""))
@@ -94,7 +106,10 @@ import TestSupport
         #expect(await reopened.pendingOperations.map(\.id) == ["a", "b"])
         #expect(await reopened.pendingOperations.map(\.sequence) == [1, 2])
         await reopened.close()
-        try directory.write("store/journal.jsonl", "{\"id\":\"a\",\"op\":\"insert\",\"seq\":1,\"table\":\"todo\"}\n{\"id\":\"b\",\"op\":\"upsert\",\"seq\":2,\"table\":\"todo\"}\n")
+        try directory.write(
+            "store/journal.jsonl",
+            "{\"id\":\"a\",\"op\":\"insert\",\"seq\":1,\"table\":\"todo\"}\n{\"id\":\"b\",\"op\":\"upsert\",\"seq\":2,\"table\":\"todo\"}\n"
+        )
         #expect {
             _ = try SyncContext(directory: root)
         } throws: { error in
@@ -109,7 +124,9 @@ import TestSupport
         await context.close()
         try directory.write("store/tables/todo/a.json", "{\n  \"id\": \"a\"\n}\n")
         // What git's union merge gives when two branches queued changes to one record.
-        try directory.write("store/journal.jsonl", """
+        try directory.write(
+            "store/journal.jsonl",
+            """
             {"id":"a","op":"insert","seq":1,"table":"todo"}
             {"id":"b","op":"update","seq":2,"table":"todo","version":"v1"}
             {"id":"a","op":"update","seq":3,"table":"todo","version":"v2"}
@@ -164,9 +181,13 @@ import TestSupport
         _ = try StoreLock.acquire(layout: layout, purpose: "after the first was released")
     }
 
-    @Test("a read vouches by stat only for a file changed before the clock was read, and only while its stat is unchanged")
+    @Test(
+        "a read vouches by stat only for a file changed before the clock was read, and only while its stat is unchanged"
+    )
     func readFilesVouchByStat() throws {
-        let status = FileSystem.Status(size: 10, modifiedNanoseconds: 100, changedNanoseconds: 100, inode: 7, isDirectory: false, isRegularFile: true)
+        let status = FileSystem.Status(
+            size: 10, modifiedNanoseconds: 100, changedNanoseconds: 100, inode: 7, isDirectory: false,
+            isRegularFile: true)
         let loaded = RecordFile.Loaded(id: "a", record: ["id": "a"], bytes: Array("{}".utf8))
         let read = ReadRecordFile(loaded: loaded, hash: "h", status: status, clock: 200)
         #expect(read.sentFile.status == status)
@@ -194,10 +215,14 @@ import TestSupport
         try await Task.sleep(nanoseconds: 50_000_000)
         try directory.write("store/tables/todo/b.json", #"{"id": "b", "text": "later"}"#)
 
-        let a = try #require(try context.recordFiles.toSend(table: "todo", id: "a", scanned: reads.take(RecordKey(table: "todo", id: "a"))))
+        let a = try #require(
+            try context.recordFiles.toSend(
+                table: "todo", id: "a", scanned: reads.take(RecordKey(table: "todo", id: "a"))))
         #expect(a.loaded.record["text"] == "first")
         #expect(a.sent.status != nil, "the scan's copy, vouched for by its stat")
-        let b = try #require(try context.recordFiles.toSend(table: "todo", id: "b", scanned: reads.take(RecordKey(table: "todo", id: "b"))))
+        let b = try #require(
+            try context.recordFiles.toSend(
+                table: "todo", id: "b", scanned: reads.take(RecordKey(table: "todo", id: "b"))))
         #expect(b.loaded.record["text"] == "later", "edited after the scan: read again")
         #expect(b.sent.hash == SHA256.hexDigest(of: Array(#"{"id": "b", "text": "later"}"#.utf8)))
         #expect(try context.recordFiles.toSend(table: "todo", id: "gone", scanned: nil) == nil)

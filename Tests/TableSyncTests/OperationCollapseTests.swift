@@ -10,7 +10,7 @@ import TestSupport
         (nil, .insert, "add"), (nil, .update, "add"), (nil, .delete, "add"),
         (.insert, .insert, "reject"), (.insert, .update, "keep"), (.insert, .delete, "drop"),
         (.update, .insert, "reject"), (.update, .update, "keep"), (.update, .delete, "replace"),
-        (.delete, .insert, "reject"), (.delete, .update, "reject"), (.delete, .delete, "reject"),
+        (.delete, .insert, "reject"), (.delete, .update, "reject"), (.delete, .delete, "reject")
     ]
 
     @Test(arguments: cells)
@@ -55,12 +55,15 @@ import TestSupport
         let sequences = journal.operations.map(\.sequence)
         for removed in [[0, 1, 2], [3, 7], [9], [99]] {
             let before = journal.operations.map(\.id)
-            let doomed = Set(removed.filter { $0 < sequences.count }.map { sequences[$0] } + (removed.contains(99) ? [9_999] : []))
+            let doomed = Set(
+                removed.filter { $0 < sequences.count }.map { sequences[$0] } + (removed.contains(99) ? [9_999] : []))
             journal.remove(sequences: doomed)
             let expected = before.filter { id in !removed.contains { $0 < 10 && "r\($0)" == id } }
             #expect(journal.operations.map(\.id) == expected, "after removing \(removed)")
             for id in before {
-                #expect((journal.pending(RecordKey(table: "t", id: id)) != nil) == expected.contains(id), "\(id) after removing \(removed)")
+                #expect(
+                    (journal.pending(RecordKey(table: "t", id: id)) != nil) == expected.contains(id),
+                    "\(id) after removing \(removed)")
             }
             try journal.save(layout: layout)
             #expect(try Journal.load(layout: layout).operations == journal.operations)

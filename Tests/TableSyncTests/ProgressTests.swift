@@ -17,17 +17,22 @@ import Testing
         var description: String { "\(done) of \(total.map(String.init) ?? "?") in \(milliseconds) ms" }
     }
 
-    @Test("rate and time left from two instants", arguments: [
-        RateCase(done: 30_000, total: 100_000, milliseconds: 10_000, perSecond: 3_000, secondsLeft: 70_000.0 / 3_000),
-        RateCase(done: 500, total: nil, milliseconds: 250, perSecond: 2_000, secondsLeft: nil),
-        RateCase(done: 3, total: 3, milliseconds: 1_500, perSecond: 2, secondsLeft: 0),
-        RateCase(done: 120, total: 100, milliseconds: 1_000, perSecond: 120, secondsLeft: 0),  // the count fell behind
-        RateCase(done: 0, total: 100, milliseconds: 1_000, perSecond: nil, secondsLeft: nil),  // nothing done yet
-        RateCase(done: 10, total: 100, milliseconds: 0, perSecond: nil, secondsLeft: nil),     // no time passed
-    ])
+    @Test(
+        "rate and time left from two instants",
+        arguments: [
+            RateCase(
+                done: 30_000, total: 100_000, milliseconds: 10_000, perSecond: 3_000, secondsLeft: 70_000.0 / 3_000),
+            RateCase(done: 500, total: nil, milliseconds: 250, perSecond: 2_000, secondsLeft: nil),
+            RateCase(done: 3, total: 3, milliseconds: 1_500, perSecond: 2, secondsLeft: 0),
+            // The count fell behind.
+            RateCase(done: 120, total: 100, milliseconds: 1_000, perSecond: 120, secondsLeft: 0),
+            RateCase(done: 0, total: 100, milliseconds: 1_000, perSecond: nil, secondsLeft: nil), // nothing done yet
+            RateCase(done: 10, total: 100, milliseconds: 0, perSecond: nil, secondsLeft: nil) // no time passed
+        ])
     func rate(_ example: RateCase) throws {
-        let rate = ProgressRate(done: example.done, total: example.total, start: Self.start,
-                                now: Self.start + .milliseconds(example.milliseconds))
+        let rate = ProgressRate(
+            done: example.done, total: example.total, start: Self.start,
+            now: Self.start + .milliseconds(example.milliseconds))
         guard let perSecond = example.perSecond else {
             #expect(rate == nil)
             return
@@ -42,15 +47,20 @@ import Testing
         let start = Self.start
         let pull = SyncProgress.pulledPage(table: "todo", page: 30, records: 30_000, total: 100_000)
         let rate = ProgressRate(done: 30_000, total: 100_000, start: start, now: start + .seconds(7))
-        #expect(ProgressText.line(pull, rate: rate) == "pull todo: 30000/100000 records (30%), 4,286 records/s, 0:17 left")
-        #expect(ProgressText.line(pull, rate: rate, showingPage: true)
+        #expect(
+            ProgressText.line(pull, rate: rate) == "pull todo: 30000/100000 records (30%), 4,286 records/s, 0:17 left")
+        #expect(
+            ProgressText.line(pull, rate: rate, showingPage: true)
                 == "pull todo: page 30, 30000/100000 records (30%), 4,286 records/s, 0:17 left")
         #expect(ProgressText.line(pull, rate: nil) == "pull todo: 30000/100000 records (30%)")
         let uncounted = SyncProgress.pulledPage(table: "notes", page: 2, records: 2_000, total: nil)
-        #expect(ProgressText.line(uncounted, rate: ProgressRate(done: 2_000, total: nil, start: start, now: start + .seconds(4)))
+        #expect(
+            ProgressText.line(
+                uncounted, rate: ProgressRate(done: 2_000, total: nil, start: start, now: start + .seconds(4)))
                 == "pull notes: 2000 records, 500 records/s")
         let push = SyncProgress.pushed(settled: 5, total: 20)
-        #expect(ProgressText.line(push, rate: ProgressRate(done: 5, total: 20, start: start, now: start + .seconds(2)))
+        #expect(
+            ProgressText.line(push, rate: ProgressRate(done: 5, total: 20, start: start, now: start + .seconds(2)))
                 == "push: 5/20 operations settled (25%), 2.5 operations/s, 0:06 left")
         #expect(ProgressText.line(.pushed(settled: 0, total: 0), rate: nil) == "push: 0/0 operations settled")
     }
@@ -94,13 +104,14 @@ import Testing
         display.clearLine()
         display.clearLine()
         let erase = ProgressDisplay.eraseLine
-        #expect(written.all == [
-            erase + "push: 10/40 operations settled (25%), 5.0 operations/s, 0:06 left",
-            erase + "push: 40/40 operations settled (100%), 10 operations/s, 0:00 left",
-            erase + "pull todo: 1000/3000 records (33%), 250 records/s, 0:08 left",
-            erase + "pull todo: 2000/3000 records (66%), 250 records/s, 0:04 left",
-            erase,
-        ])
+        #expect(
+            written.all == [
+                erase + "push: 10/40 operations settled (25%), 5.0 operations/s, 0:06 left",
+                erase + "push: 40/40 operations settled (100%), 10 operations/s, 0:00 left",
+                erase + "pull todo: 1000/3000 records (33%), 250 records/s, 0:08 left",
+                erase + "pull todo: 2000/3000 records (66%), 250 records/s, 0:04 left",
+                erase
+            ])
     }
 
     /// A clock the test moves.

@@ -8,14 +8,16 @@ import TestSupport
 /// The pull's pipeline: how a page is sorted, the order its commits keep while the next page is staged, and what a
 /// pull that fails midway leaves behind.
 @Suite struct PullPipelineTests {
-    @Test("a page sorts its records: pending ones kept, deleted ones removed, those leaving the query evicted, the rest written")
+    @Test(
+        "a page sorts its records: pending ones kept, deleted ones removed, those leaving the query evicted, the rest written"
+    )
     func pageChangesSortRecords() throws {
         let records = try [
             ["id": "mine", "text": "a", "deleted": false],
             ["id": "gone", "deleted": true],
             ["id": "left", "text": "b", "complete": true, "deleted": false],
             ["id": "kept", "text": "c", "complete": false, "deleted": false],
-            ["id": "also-gone", "complete": false, "deleted": true],
+            ["id": "also-gone", "complete": false, "deleted": true]
         ].map(ServerRecord.init)
         let filter = try FilterParser.parse("complete eq false")
         let evicting = PageChanges(records, pendingIDs: ["mine"], evictFilter: filter)
@@ -44,8 +46,10 @@ import TestSupport
 
     /// Appends step `number`: staging notes itself (and fails when asked); the commit waits for `waitingFor` to be
     /// noted, if given, notes the previous step's output, and fails when asked.
-    static func append(_ number: Int, to sequence: inout CommitSequence<Int>, log: StepLog, waitingFor: String? = nil,
-                       failStaging: Bool = false, failCommit: Bool = false) async throws -> Int? {
+    static func append(
+        _ number: Int, to sequence: inout CommitSequence<Int>, log: StepLog, waitingFor: String? = nil,
+        failStaging: Bool = false, failCommit: Bool = false
+    ) async throws -> Int? {
         try await sequence.append(
             stage: {
                 if failStaging { throw StepFailed(step: number) }
@@ -71,7 +75,9 @@ import TestSupport
         #expect(try await Self.append(3, to: &sequence, log: log) == 2)
         #expect(try await sequence.finish() == 3)
         let entries = log.all
-        #expect(entries.filter { $0.hasPrefix("commit") } == ["commit 1 after none", "commit 2 after 1", "commit 3 after 2"])
+        #expect(
+            entries.filter { $0.hasPrefix("commit") } == ["commit 1 after none", "commit 2 after 1", "commit 3 after 2"]
+        )
         #expect(try #require(entries.firstIndex(of: "stage 3")) < #require(entries.firstIndex(of: "commit 2 after 1")))
         #expect(!entries.contains { $0.hasPrefix("unstage") })
     }
@@ -113,7 +119,8 @@ import TestSupport
 
     @Test("a pull that fails on its third page has made the first two durable, watermark included, before it returns")
     func failedPullKeepsCommittedPages() async throws {
-        // A server without extensions (so the SDKs' paging) whose third page is a 500: pages 1 and 2 are committed while
+        // A server without extensions (so the SDKs' paging) whose third page is a 500: pages 1 and 2 are committed
+        // while
         // the next is fetched and staged, so the failure arrives while page 2 may still be in flight.
         let server = try HostileServer { request in
             guard request.method == "GET", request.target.contains("/tables/todo") else {
@@ -128,13 +135,18 @@ import TestSupport
         }
         defer { server.stop() }
         let directory = TemporaryDirectory()
-        let context = try SyncContext.initialize(directory: directory.file("store"),
-                                                 settings: StoreSettings(remote: server.baseURL, apiVersion: 3, tables: ["todo"]))
+        let context = try SyncContext.initialize(
+            directory: directory.file("store"),
+            settings: StoreSettings(remote: server.baseURL, apiVersion: 3, tables: ["todo"]))
         var options = SyncOptions(retryPolicy: .none)
         options.pageSize = 3
-        await #expect(throws: SyncError.self) { _ = try await context.pull(table: "todo", queryID: "all", options: options) }
+        await #expect(throws: SyncError.self) {
+            _ = try await context.pull(table: "todo", queryID: "all", options: options)
+        }
         for index in 0..<6 {
-            #expect(try await context.table("todo").read(id: "r\(index)")?["text"] == .string("t\(index)"), "record r\(index)")
+            #expect(
+                try await context.table("todo").read(id: "r\(index)")?["text"] == .string("t\(index)"),
+                "record r\(index)")
         }
         let query = try #require(try await context.queries().queries["all"])
         #expect(query.updatedAt == Self.stamp(5), "the watermark stands after page 2")

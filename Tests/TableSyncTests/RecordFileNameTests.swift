@@ -8,7 +8,8 @@ import TestSupport
         ("a1b2-c3", "a1b2-c3.json"), ("Todo", "^todo.json"), ("a b", "a%20b.json"), ("é", "%C3%A9.json"),
         (".hidden", "%2Ehidden.json"), ("..a", "%2E.a.json"), ("con", "%63on.json"), ("NUL.txt", "^n^u^l.txt.json"),
         ("com1.x", "%63om1.x.json"), ("a~b", "a%7Eb.json"), ("%41", "%2541.json"), ("^a", "%5Ea.json"),
-        ("conx", "conx.json"), ("co", "co.json"), ("lpt9.a.b", "%6Cpt9.a.b.json"), ("aux.", "%61ux..json"), ("nul-1", "nul-1.json"),
+        ("conx", "conx.json"), ("co", "co.json"), ("lpt9.a.b", "%6Cpt9.a.b.json"), ("aux.", "%61ux..json"),
+        ("nul-1", "nul-1.json")
     ])
     func namesAreReadableAndSafe(_ id: String, _ name: String) {
         #expect(RecordFileName.fileName(for: id) == name)
@@ -17,8 +18,10 @@ import TestSupport
 
     @Test func randomIDsRoundTripAndNeverShareANameUnderCaseFolding() {
         var generator = SeededGenerator(seed: 11)
-        let pieces: [String] = ["a", "A", "z", "Z", "0", "9", "-", "_", ".", " ", "é", "É", "e\u{301}", "ß", "ẞ", "İ", "ı",
-                                "😀", "中", "%", "^", "~", ":", "*", "<", ">", "|", "'", "\u{200B}", "ﬃ", "Ω", "Ω"]
+        let pieces: [String] = [
+            "a", "A", "z", "Z", "0", "9", "-", "_", ".", " ", "é", "É", "e\u{301}", "ß", "ẞ", "İ", "ı",
+            "😀", "中", "%", "^", "~", ":", "*", "<", ">", "|", "'", "\u{200B}", "ﬃ", "Ω", "Ω"
+        ]
         var owners: [String: String] = [:]
         var checked = 0
         while checked < 5_000 {
@@ -49,21 +52,30 @@ import TestSupport
         #expect(RecordFileName.isHashed(name))
         #expect(RecordFileName.id(forFileName: name) == nil)
         #expect(RecordFileName.fileName(for: long + "x") != name)
-        #expect(RecordFileName.fileName(for: String(repeating: "a", count: 250)) == String(repeating: "a", count: 250) + ".json")
+        #expect(
+            RecordFileName.fileName(for: String(repeating: "a", count: 250)) == String(repeating: "a", count: 250)
+                + ".json")
         #expect(RecordFileName.isHashed(RecordFileName.fileName(for: String(repeating: "a", count: 251))))
     }
 
-    @Test(arguments: ["a.txt", "^A.json", "%41.json", "%c3%a9.json", "a%2.json", "%FF.json", "%2F.json", "..json", "%2E.json"])
+    @Test(arguments: [
+        "a.txt", "^A.json", "%41.json", "%c3%a9.json", "a%2.json", "%FF.json", "%2F.json", "..json", "%2E.json"
+    ])
     func namesTheMappingNeverProducesHaveNoID(_ name: String) {
         #expect(RecordFileName.id(forFileName: name) == nil)
     }
 
     @Test func sha256MatchesKnownVectors() {
-        #expect(SHA256.hexDigest(of: Array("".utf8)) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
-        #expect(SHA256.hexDigest(of: Array("abc".utf8)) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
-        #expect(SHA256.hexDigest(of: Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8))
+        #expect(
+            SHA256.hexDigest(of: Array("".utf8)) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(
+            SHA256.hexDigest(of: Array("abc".utf8))
+                == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(
+            SHA256.hexDigest(of: Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8))
                 == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
-        #expect(SHA256.hexDigest(of: [UInt8](repeating: 0x61, count: 1_000_000))
+        #expect(
+            SHA256.hexDigest(of: [UInt8](repeating: 0x61, count: 1_000_000))
                 == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
     }
 }

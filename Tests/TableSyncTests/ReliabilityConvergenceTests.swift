@@ -8,8 +8,9 @@ import TestSupport
 /// order, under each conflict policy: after quiescing every store equals the server, no value on the server was
 /// invented, and under `manual` every divergent write waits as a conflict holding the local content.
 @Suite("Reliability: convergence", .serialized) struct ReliabilityConvergenceTests {
-    @Test("three stores converge to the server under each conflict policy, on each database",
-          arguments: TestBackend.available, StoreSettings.ConflictPolicy.allCases)
+    @Test(
+        "three stores converge to the server under each conflict policy, on each database",
+        arguments: TestBackend.available, StoreSettings.ConflictPolicy.allCases)
     func converge(_ backend: TestBackend, _ policy: StoreSettings.ConflictPolicy) async throws {
         let table = uniqueTableName("conv")
         let server = try await LiveServer.start(backend, tables: [table])
@@ -38,8 +39,9 @@ import TestSupport
             for conflict in try await store.conflicts() {
                 if policy == .manual, conflict.operation.kind != .delete {
                     let local = try await store.table(table).read(id: conflict.key.id)
-                    #expect(conflict.local.map(ServerRecord.content) == local.map(ServerRecord.content),
-                            "the conflict on \(conflict.key) holds the local change")
+                    #expect(
+                        conflict.local.map(ServerRecord.content) == local.map(ServerRecord.content),
+                        "the conflict on \(conflict.key) holds the local change")
                 }
                 do {
                     try await store.resolve(conflict.key, Bool.random(using: &generator) ? .keepLocal : .takeServer)
@@ -56,7 +58,9 @@ import TestSupport
                 let id = "r\(Int.random(in: 0..<(6 + round), using: &generator))"
                 // Anything after a pending delete is refused until it is pushed (DESIGN §3).
                 if await store.pendingOperations.contains(where: { $0.id == id && $0.kind == .delete }) { continue }
-                let mark: [String: JSONValue] = ["by": .string("\(index)"), "round": .integer(Int64(round)), "step": .integer(Int64(step))]
+                let mark: [String: JSONValue] = [
+                    "by": .string("\(index)"), "round": .integer(Int64(round)), "step": .integer(Int64(step))
+                ]
                 let records = try await store.table(table)
                 if var existing = try await records.read(id: id) {
                     existing.merge(mark) { $1 }
@@ -72,7 +76,9 @@ import TestSupport
                         _ = try await records.update(existing)
                         written[id, default: []].insert(ServerRecord.content(existing))
                     }
-                } else if !deletedSomewhere.contains(id), await !store.pendingOperations.contains(where: { $0.id == id }) {
+                } else if !deletedSomewhere.contains(id),
+                    await !store.pendingOperations.contains(where: { $0.id == id })
+                {
                     // A deleted id stays taken on the server; a new insert of it would be refused by design.
                     let record = mark.merging(["id": .string(id)]) { $1 }
                     _ = try await records.insert(record)
@@ -103,7 +109,9 @@ import TestSupport
         let rows = try await Reliability.serverRows(server.baseURL, table: table)
         let live = rows.filter { !ServerRecord.isDeleted($0.value) }
         for (id, row) in live {
-            #expect(written[id]?.contains(ServerRecord.content(row)) == true, "\(id) on the server holds a value no store wrote: \(row)")
+            #expect(
+                written[id]?.contains(ServerRecord.content(row)) == true,
+                "\(id) on the server holds a value no store wrote: \(row)")
         }
         for (id, row) in rows where ServerRecord.isDeleted(row) {
             #expect(deletedSomewhere.contains(id), "\(id) is deleted on the server but no store deleted it")
@@ -111,13 +119,19 @@ import TestSupport
         for (index, store) in stores.enumerated() {
             var local: [String: [String: JSONValue]] = [:]
             for record in try await store.table(table).query() { local[record["id"]!.stringValue!] = record }
-            #expect(local.mapValues(ServerRecord.content) == live.mapValues(ServerRecord.content), "store \(index) equals the server")
-            #expect(local.mapValues { $0["version"] } == live.mapValues { $0["version"] }, "store \(index) holds the server's versions")
+            #expect(
+                local.mapValues(ServerRecord.content) == live.mapValues(ServerRecord.content),
+                "store \(index) equals the server")
+            #expect(
+                local.mapValues { $0["version"] } == live.mapValues { $0["version"] },
+                "store \(index) holds the server's versions")
             #expect(await store.pendingOperations.isEmpty, "store \(index): nothing pending")
             #expect(try await store.conflictKeys().isEmpty, "store \(index): no conflict waiting")
             try await Reliability.checkInvariants(store)
         }
-        print("convergence (\(policy.rawValue)): \(rounds) rounds, \(operations) operations, \(conflictsSeen) conflicts, \(settledByPolicy) settled by policy, \(live.count) live rows")
+        print(
+            "convergence (\(policy.rawValue)): \(rounds) rounds, \(operations) operations, \(conflictsSeen) conflicts, \(settledByPolicy) settled by policy, \(live.count) live rows"
+        )
         // The run met concurrent writes; otherwise it proved nothing about them.
         #expect(conflictsSeen + settledByPolicy > 0)
         await server.stop()

@@ -19,9 +19,11 @@ import TestSupport
         static func make(remote: ((LiveServer) throws -> String)? = nil) async throws -> (Fixture, String) {
             let table = uniqueTableName("crash")
             let server = try await LiveServer.start(.sqlite, tables: [table])
-            let fixture = Fixture(server: server, table: table,
-                                  writer: ServerHTTPClient(baseURL: server.baseURL, defaultHeaders: ["ZUMO-API-VERSION": "3.0.0"],
-                                                     timeout: 10, retryPolicy: .none))
+            let fixture = Fixture(
+                server: server, table: table,
+                writer: ServerHTTPClient(
+                    baseURL: server.baseURL, defaultHeaders: ["ZUMO-API-VERSION": "3.0.0"],
+                    timeout: 10, retryPolicy: .none))
             let url = try remote?(server) ?? server.baseURL
             let initialized = try await CLI.run(["-C", fixture.store, "init", "--remote", url, "--table", table])
             #expect(initialized.status == 0, "\(initialized.stderr)")
@@ -33,7 +35,8 @@ import TestSupport
 
         /// Writes `record` as a person would: plain JSON, not canonical.
         func handWrite(_ record: [String: JSONValue]) throws {
-            try Data(CanonicalJSON.encode(.object(record), style: .compact)).write(to: URL(fileURLWithPath: file(record["id"]!.stringValue!)))
+            try Data(CanonicalJSON.encode(.object(record), style: .compact)).write(
+                to: URL(fileURLWithPath: file(record["id"]!.stringValue!)))
         }
 
         func handRead(_ id: String) throws -> [String: JSONValue]? {
@@ -45,9 +48,10 @@ import TestSupport
         func serverWrite(_ record: [String: JSONValue], exists: Bool) async throws {
             let body = CanonicalJSON.encode(.object(record), style: .compact)
             let id = record["id"]!.stringValue!
-            let response = try await writer.send(exists
-                ? HTTPRequest(method: "PUT", path: "/tables/\(table)/\(id)", body: body)
-                : HTTPRequest(method: "POST", path: "/tables/\(table)", body: body))
+            let response = try await writer.send(
+                exists
+                    ? HTTPRequest(method: "PUT", path: "/tables/\(table)/\(id)", body: body)
+                    : HTTPRequest(method: "POST", path: "/tables/\(table)", body: body))
             #expect((200...299).contains(response.status), "server write \(id): \(response.status)")
         }
 
@@ -103,7 +107,9 @@ import TestSupport
                     try fixture.handWrite(["id": .string(id), "mark": mark])
                     clientOracle[id] = ["id": .string(id), "mark": mark]
                 } else {
-                    let inserted = try await CLI.run(["-C", store, "insert", table, "{\"id\":\"\(id)\",\"mark\":\"\(mark.stringValue!)\"}"])
+                    let inserted = try await CLI.run([
+                        "-C", store, "insert", table, "{\"id\":\"\(id)\",\"mark\":\"\(mark.stringValue!)\"}"
+                    ])
                     #expect(inserted.status == 0, "\(inserted.stderr)")
                     clientOracle[id] = ["id": .string(id), "mark": mark]
                 }
@@ -122,7 +128,8 @@ import TestSupport
                 serverOracle[id] = ServerRecord.content(record)
             }
             // A quarter of the trials kill a conflict resolution instead: make a conflict first.
-            var command = [["sync"], ["push"], ["pull", table, "--query-id", "all"]][Int.random(in: 0..<3, using: &generator)]
+            var command = [["sync"], ["push"], ["pull", table, "--query-id", "all"]][
+                Int.random(in: 0..<3, using: &generator)]
             if trial % 4 == 3, let id = clientOracle.keys.sorted().first {
                 let before = try await CLI.run(["-C", store, "sync"])
                 #expect(before.status == 0, "trial \(trial): \(before.stdout) \(before.stderr)")
@@ -145,36 +152,57 @@ import TestSupport
             try await Task.sleep(nanoseconds: UInt64(delay * 1_000_000_000))
             kill(process.processIdentifier, SIGKILL)
             let ended = await CLI.wait(process)
-            if ended.killed { landed += 1; window *= 1.1 } else { window = max(0.02, window * 0.8) }
+            if ended.killed {
+                landed += 1
+                window *= 1.1
+            } else {
+                window = max(0.02, window * 0.8)
+            }
 
             // Recovery, as the next cron run would do it.
             let verified = try await CLI.run(["-C", store, "verify"])
-            #expect(verified.status == 0, "trial \(trial), after killing \(command) at \(delay)s: verify says \(verified.stdout) \(verified.stderr)")
+            #expect(
+                verified.status == 0,
+                "trial \(trial), after killing \(command) at \(delay)s: verify says \(verified.stdout) \(verified.stderr)"
+            )
             if command[0] == "resolve" {
                 let id = String(command[1].split(separator: "/").last!)
-                if FileManager.default.fileExists(atPath: store + "/conflicts/\(table)/" + RecordFileName.fileName(for: id)) {
+                if FileManager.default.fileExists(
+                    atPath: store + "/conflicts/\(table)/" + RecordFileName.fileName(for: id))
+                {
                     let resolved = try await CLI.run(["-C", store] + command)
-                    #expect(resolved.status == 0, "trial \(trial): resolve again: \(resolved.stdout) \(resolved.stderr)")
+                    #expect(
+                        resolved.status == 0, "trial \(trial): resolve again: \(resolved.stdout) \(resolved.stderr)")
                 }
             }
             let synced = try await CLI.run(["-C", store, "sync", "--page-size", "3"])
-            #expect(synced.status == 0, "trial \(trial), after killing \(command) at \(delay)s: sync says \(synced.stdout) \(synced.stderr)")
+            #expect(
+                synced.status == 0,
+                "trial \(trial), after killing \(command) at \(delay)s: sync says \(synced.stdout) \(synced.stderr)")
 
             let expected = clientOracle.merging(serverOracle) { local, _ in local }
             let server = try await Reliability.serverContent(fixture.server.baseURL, table: table)
             #expect(server == expected, "trial \(trial), after killing \(command) at \(delay)s: the server's rows")
             let context = try SyncContext(directory: store)
-            #expect(try await Reliability.localContent(context, table: table) == expected, "trial \(trial): the store's records")
+            #expect(
+                try await Reliability.localContent(context, table: table) == expected,
+                "trial \(trial): the store's records")
             #expect(await context.pendingOperations.isEmpty, "trial \(trial): the journal drained")
             #expect(try await context.conflictKeys().isEmpty, "trial \(trial): no conflict from a replayed operation")
             try await Reliability.checkInvariants(context)
-            indexRuns.formUnion(try FileManager.default.contentsOfDirectory(atPath: store + "/.tablesync/index").filter { $0.hasSuffix(".run") })
+            indexRuns.formUnion(
+                try FileManager.default.contentsOfDirectory(atPath: store + "/.tablesync/index").filter {
+                    $0.hasSuffix(".run")
+                })
             if server != expected { break }
         }
-        print("crash sweep: \(trials) trials, \(landed) killed mid-run, commands \(commands.sorted { $0.key < $1.key }), stat index runs seen \(indexRuns.sorted())")
+        print(
+            "crash sweep: \(trials) trials, \(landed) killed mid-run, commands \(commands.sorted { $0.key < $1.key }), stat index runs seen \(indexRuns.sorted())"
+        )
         #expect(landed > 0, "some kills landed while the command ran")
-        #expect(indexRuns.contains { (IndexRun.sequences(ofFileName: $0, table: table)?.count ?? 0) > 1 },
-                "the index was flushed and its runs merged during the sweep (TABLESYNC_INDEX_FLUSH_LINES)")
+        #expect(
+            indexRuns.contains { (IndexRun.sequences(ofFileName: $0, table: table)?.count ?? 0) > 1 },
+            "the index was flushed and its runs merged during the sweep (TABLESYNC_INDEX_FLUSH_LINES)")
         await fixture.stop()
     }
 
@@ -197,7 +225,8 @@ import TestSupport
         // A run killed while holding the lock leaves no stale lock behind.
         let killed = try CLI.start(["-C", fixture.store, "sync"])
         try await Reliability.waitUntil("the third run took the lock") {
-            ((try? String(contentsOfFile: fixture.store + "/.tablesync/lock", encoding: .utf8)) ?? "").contains("pid \(killed.processIdentifier)")
+            ((try? String(contentsOfFile: fixture.store + "/.tablesync/lock", encoding: .utf8)) ?? "").contains(
+                "pid \(killed.processIdentifier)")
         }
         kill(killed.processIdentifier, SIGKILL)
         _ = await CLI.wait(killed)
@@ -232,7 +261,9 @@ import TestSupport
         e["text"] = "three, typed while the push ran"
         try fixture.handWrite(e)
         #expect(await CLI.wait(push).status == 0)
-        #expect(try fixture.handRead("e")?["text"] == "three, typed while the push ran", "the push's write-back kept the edit")
+        #expect(
+            try fixture.handRead("e")?["text"] == "three, typed while the push ran",
+            "the push's write-back kept the edit")
 
         // Pull: the page takes a second; meanwhile r is edited by hand.
         try await fixture.serverWrite(["id": "s", "text": "from the server"], exists: false)

@@ -23,7 +23,8 @@ import TestSupport
 
         var description: String {
             switch self {
-            case .fail(let call, let ordinal, let onward, let error): "\(call.rawValue):\(ordinal)\(onward ? "+" : ""):\(error)"
+            case .fail(let call, let ordinal, let onward, let error):
+                "\(call.rawValue):\(ordinal)\(onward ? "+" : ""):\(error)"
             case .kill(let ordinal): "kill:\(ordinal)"
             }
         }
@@ -46,10 +47,18 @@ import TestSupport
             let text = (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
             for row in text.split(separator: "\n") {
                 var fields = row.split(separator: " ").map(String.init)
-                guard fields.count >= 4, let call = FileSystemCall(rawValue: fields[1]), let ordinal = Int(fields[2]) else { continue }
-                var line = Line(changesDisk: Int(fields[0]), call: call, ordinal: ordinal, path: "", failedWith: nil, killed: false)
-                if fields.last == "kill" { line.killed = true; fields.removeLast() }
-                if fields.count >= 6, fields[fields.count - 2] == "fail" { line.failedWith = fields.removeLast(); fields.removeLast() }
+                guard fields.count >= 4, let call = FileSystemCall(rawValue: fields[1]), let ordinal = Int(fields[2])
+                else { continue }
+                var line = Line(
+                    changesDisk: Int(fields[0]), call: call, ordinal: ordinal, path: "", failedWith: nil, killed: false)
+                if fields.last == "kill" {
+                    line.killed = true
+                    fields.removeLast()
+                }
+                if fields.count >= 6, fields[fields.count - 2] == "fail" {
+                    line.failedWith = fields.removeLast()
+                    fields.removeLast()
+                }
                 line.path = fields[3...].joined(separator: " ")
                 lines.append(line)
             }
@@ -71,7 +80,8 @@ import TestSupport
         init() async throws {
             table = uniqueTableName("disk")
             server = try await LiveServer.start(.sqlite, tables: [table])
-            writer = ServerHTTPClient(baseURL: server.baseURL, defaultHeaders: ["ZUMO-API-VERSION": "3.0.0"], timeout: 10, retryPolicy: .none)
+            writer = ServerHTTPClient(
+                baseURL: server.baseURL, defaultHeaders: ["ZUMO-API-VERSION": "3.0.0"], timeout: 10, retryPolicy: .none)
         }
 
         func stop() async {
@@ -83,9 +93,10 @@ import TestSupport
         func serverWrite(_ record: [String: JSONValue], exists: Bool) async throws {
             let body = CanonicalJSON.encode(.object(record), style: .compact)
             let id = record["id"]!.stringValue!
-            let response = try await writer.send(exists
-                ? HTTPRequest(method: "PUT", path: "/tables/\(table)/\(id)", body: body)
-                : HTTPRequest(method: "POST", path: "/tables/\(table)", body: body))
+            let response = try await writer.send(
+                exists
+                    ? HTTPRequest(method: "PUT", path: "/tables/\(table)/\(id)", body: body)
+                    : HTTPRequest(method: "POST", path: "/tables/\(table)", body: body))
             #expect((200...299).contains(response.status), "server write \(id): \(response.status)")
         }
 
@@ -112,10 +123,13 @@ import TestSupport
             self.command = command
         }
 
-        func file(_ table: String, _ id: String) -> String { store + "/tables/\(table)/" + RecordFileName.fileName(for: id) }
+        func file(_ table: String, _ id: String) -> String {
+            store + "/tables/\(table)/" + RecordFileName.fileName(for: id)
+        }
 
         func handWrite(_ table: String, _ record: [String: JSONValue]) throws {
-            try Data(CanonicalJSON.encode(.object(record), style: .compact)).write(to: URL(fileURLWithPath: file(table, record["id"]!.stringValue!)))
+            try Data(CanonicalJSON.encode(.object(record), style: .compact)).write(
+                to: URL(fileURLWithPath: file(table, record["id"]!.stringValue!)))
         }
     }
 
@@ -125,7 +139,8 @@ import TestSupport
         var trial = Trial(number: number, command: command)
         let table = world.table
         let p = trial.prefix
-        let context = try SyncContext.initialize(directory: trial.store, settings: StoreSettings(remote: world.server.baseURL, tables: [table]))
+        let context = try SyncContext.initialize(
+            directory: trial.store, settings: StoreSettings(remote: world.server.baseURL, tables: [table]))
         _ = try await context.addQuery(PullQuery(id: "mine", table: table, filter: "startswith(id, '\(p)')"))
         var server: [String: [String: JSONValue]] = [:]
         var local: [String: [String: JSONValue]] = [:]
@@ -200,8 +215,9 @@ import TestSupport
         let errors = stderr.split(separator: "\n").filter { $0.hasPrefix("tablesync: ") }
         #expect(errors.count == 1, "\(what): one sentence: \(stderr)")
         let line = errors.first ?? ""
-        #expect(failures.contains { line.contains($0.path) } && line.contains(reason),
-                "\(what): the error names a failed call's path (\(failures.map(\.path))) and \"\(reason)\": \(stderr)")
+        #expect(
+            failures.contains { line.contains($0.path) } && line.contains(reason),
+            "\(what): the error names a failed call's path (\(failures.map(\.path))) and \"\(reason)\": \(stderr)")
     }
 
     /// What one faulted run did.
@@ -223,7 +239,9 @@ import TestSupport
         environment[DurabilitySetting.variable] = durability.rawValue
         if let fault { environment[FileSystemFaultPlan.variable] = fault.description }
         let result = try await CLI.run(["-C", trial.store] + trial.arguments, environment: environment)
-        return Outcome(status: result.status, killed: result.killed, stdout: result.stdout, stderr: result.stderr, log: CallLog(file: log))
+        return Outcome(
+            status: result.status, killed: result.killed, stdout: result.stdout, stderr: result.stderr,
+            log: CallLog(file: log))
     }
 
     /// `true` when the run made fewer calls than the fault's N, so it never fired: a store whose files were
@@ -239,12 +257,16 @@ import TestSupport
 
     /// The checks after a fault: the run's own report, then recovery, `verify`, one clean `sync` and the oracle.
     static func check(_ trial: Trial, fault: Fault?, _ outcome: Outcome, in world: World) async throws {
-        let what = "trial \(trial.number), \(trial.command.rawValue) with \(fault.map(String.init(describing:)) ?? "no fault")"
+        let what =
+            "trial \(trial.number), \(trial.command.rawValue) with \(fault.map(String.init(describing:)) ?? "no fault")"
         switch Self.outran(fault, outcome) ? nil : fault {
         case nil:
             #expect(outcome.status == 0 && !outcome.killed, "\(what): \(outcome.stderr)")
         case .kill(let ordinal)?:
-            #expect(outcome.killed && outcome.log.killed, "\(what): not killed after call \(ordinal) of \(outcome.log.changingDisk): exit \(outcome.status) \(outcome.stderr)")
+            #expect(
+                outcome.killed && outcome.log.killed,
+                "\(what): not killed after call \(ordinal) of \(outcome.log.changingDisk): exit \(outcome.status) \(outcome.stderr)"
+            )
         case .fail(let call, _, _, let error)?:
             let failures = outcome.log.failures
             #expect(!failures.isEmpty, "\(what): the fault never fired")
@@ -253,7 +275,9 @@ import TestSupport
                 // Only the clean-up of what is already gone may fail without failing the command.
                 #expect(call == .remove, "\(what): the failed \(call.rawValue) of \(failures.map(\.path)) was ignored")
             } else {
-                #expect(outcome.status == 1, "\(what): exit \(outcome.status), not the code of a failure not covered by another")
+                #expect(
+                    outcome.status == 1,
+                    "\(what): exit \(outcome.status), not the code of a failure not covered by another")
                 Self.expectClearError(outcome.stderr, failures: failures, error: error, what)
             }
         }
@@ -278,11 +302,17 @@ import TestSupport
         let synced = try await CLI.run(["-C", trial.store, "sync", "--page-size", "2"])
         #expect(synced.status == 0, "\(what): the clean sync says \(synced.stdout) \(synced.stderr)")
 
-        let server = try await Reliability.serverContent(world.server.baseURL, table: world.table).filter { $0.key.hasPrefix(trial.prefix) }
-        #expect(server == trial.expected, "\(what): the server's rows differ in \(Self.differences(server, trial.expected))")
+        let server = try await Reliability.serverContent(world.server.baseURL, table: world.table).filter {
+            $0.key.hasPrefix(trial.prefix)
+        }
+        #expect(
+            server == trial.expected, "\(what): the server's rows differ in \(Self.differences(server, trial.expected))"
+        )
         let context = try SyncContext(directory: trial.store)
         let local = try await Reliability.localContent(context, table: world.table)
-        #expect(local == trial.expected, "\(what): the store's records differ in \(Self.differences(local, trial.expected))")
+        #expect(
+            local == trial.expected, "\(what): the store's records differ in \(Self.differences(local, trial.expected))"
+        )
         #expect(await context.pendingOperations.isEmpty, "\(what): the journal drained")
         #expect(try await context.conflictKeys().isEmpty, "\(what): no conflict left")
         try await Reliability.checkInvariants(context)
@@ -290,9 +320,12 @@ import TestSupport
     }
 
     /// What differs between `found` and `expected`, id by id.
-    static func differences(_ found: [String: [String: JSONValue]], _ expected: [String: [String: JSONValue]]) -> String {
+    static func differences(_ found: [String: [String: JSONValue]], _ expected: [String: [String: JSONValue]]) -> String
+    {
         Set(found.keys).union(expected.keys).sorted().filter { found[$0] != expected[$0] }
-            .map { "\($0): \(found[$0].map { "\($0)" } ?? "none") instead of \(expected[$0].map { "\($0)" } ?? "none")" }
+            .map {
+                "\($0): \(found[$0].map { "\($0)" } ?? "none") instead of \(expected[$0].map { "\($0)" } ?? "none")"
+            }
             .joined(separator: "; ")
     }
 
@@ -314,21 +347,31 @@ import TestSupport
             return faults
         }
         for (index, call) in [FileSystemCall.write, .sync, .rename, .append].enumerated() where counts.count(call) > 0 {
-            faults.append(.fail(call, ordinal: Int.random(in: 1...counts.count(call), using: &generator), onward: false, error: errors[index % errors.count]))
+            faults.append(
+                .fail(
+                    call, ordinal: Int.random(in: 1...counts.count(call), using: &generator), onward: false,
+                    error: errors[index % errors.count]))
         }
         if counts.count(.write) > 0 {
-            faults.append(.fail(.write, ordinal: Int.random(in: 1...counts.count(.write), using: &generator), onward: true, error: "ENOSPC"))
+            faults.append(
+                .fail(
+                    .write, ordinal: Int.random(in: 1...counts.count(.write), using: &generator), onward: true,
+                    error: "ENOSPC"))
         }
-        for _ in 0..<2 { faults.append(.kill(after: Int.random(in: 1...max(1, counts.changingDisk), using: &generator))) }
+        for _ in 0..<2 {
+            faults.append(.kill(after: Int.random(in: 1...max(1, counts.changingDisk), using: &generator)))
+        }
         return faults
     }
 
-    @Test("disk full, I/O errors and a kill at the N-th file-system call of push, pull, sync and resolve: a clear error, verify passes, nothing lost, one sync converges",
-          arguments: Command.allCases, [DurabilitySetting.syncfs, .fsync])
+    @Test(
+        "disk full, I/O errors and a kill at the N-th file-system call of push, pull, sync and resolve: a clear error, verify passes, nothing lost, one sync converges",
+        arguments: Command.allCases, [DurabilitySetting.syncfs, .fsync])
     func faultSweep(_ command: Command, durability: DurabilitySetting) async throws {
         let world = try await World()
-        var generator = SeededGenerator(seed: Reliability.seed &+ UInt64(Command.allCases.firstIndex(of: command)!)
-            &+ (durability == .fsync ? 1_000 : 0))
+        var generator = SeededGenerator(
+            seed: Reliability.seed &+ UInt64(Command.allCases.firstIndex(of: command)!)
+                &+ (durability == .fsync ? 1_000 : 0))
         let started = Date()
         // A clean run first: how many calls of each kind the command makes on this scenario.
         var number = 0
@@ -349,13 +392,18 @@ import TestSupport
             if Self.outran(fault, outcome) { outran += 1 }
             try await Self.check(trial, fault: fault, outcome, in: world)
         }
-        let calls = FileSystemCall.allCases.filter { $0 != .read }.map { "\($0.rawValue) \(counts.count($0))" }.joined(separator: ", ")
+        let calls = FileSystemCall.allCases.filter { $0 != .read }.map { "\($0.rawValue) \(counts.count($0))" }.joined(
+            separator: ", ")
         #expect(outran * 10 <= faults.count, "most faults land on a call the command makes")
-        print("disk faults, \(command.rawValue), \(DurabilitySetting.variable)=\(durability.rawValue): \(calls) calls; \(faults.count) faults injected: \(failedRuns) runs failed cleanly, \(killedRuns) killed, \(outran) ended before the fault's call; \(String(format: "%.1f", Date().timeIntervalSince(started))) s")
+        print(
+            "disk faults, \(command.rawValue), \(DurabilitySetting.variable)=\(durability.rawValue): \(calls) calls; \(faults.count) faults injected: \(failedRuns) runs failed cleanly, \(killedRuns) killed, \(outran) ended before the fault's call; \(String(format: "%.1f", Date().timeIntervalSince(started))) s"
+        )
         await world.stop()
     }
 
-    @Test("a page whose record file was not renamed into place (I/O error, or killed just after the intent) is pulled again, not taken for synced")
+    @Test(
+        "a page whose record file was not renamed into place (I/O error, or killed just after the intent) is pulled again, not taken for synced"
+    )
     func interruptedPage() async throws {
         let world = try await World()
         let counting = try await Self.prepare(.pull, number: 0, in: world)
@@ -364,13 +412,15 @@ import TestSupport
         // The page that brings the server's update of s1: its intent is renamed into place first, then its
         // record files. (A push's write-back heals by itself: its operation stays in the journal.)
         let renames = clean.log.lines.filter { $0.call == .rename }
-        let record = try #require(renames.first { $0.path.hasSuffix("/" + RecordFileName.fileName(for: counting.prefix + "s1")) },
-                                  "the pull wrote s1")
-        let intent = try #require(renames.last { $0.ordinal < record.ordinal && $0.path.hasSuffix("/.tablesync/intent") },
-                                  "the page went through an intent")
+        let record = try #require(
+            renames.first { $0.path.hasSuffix("/" + RecordFileName.fileName(for: counting.prefix + "s1")) },
+            "the pull wrote s1")
+        let intent = try #require(
+            renames.last { $0.ordinal < record.ordinal && $0.path.hasSuffix("/.tablesync/intent") },
+            "the page went through an intent")
         let faults: [Fault] = [
             .fail(.rename, ordinal: record.ordinal, onward: false, error: "EIO"),
-            .kill(after: try #require(intent.changesDisk)),
+            .kill(after: try #require(intent.changesDisk))
         ]
         for (index, fault) in faults.enumerated() {
             let trial = try await Self.prepare(.pull, number: index + 1, in: world)
@@ -387,7 +437,9 @@ import TestSupport
         statusTrial.arguments = ["status"]
         let clean = try await Self.run(statusTrial, fault: nil)
         #expect(clean.status == 0, "\(clean.stderr)")
-        #expect(clean.log.changingDisk == 0, "status changed the disk: \(clean.log.lines.filter { $0.changesDisk != nil }.map(\.path))")
+        #expect(
+            clean.log.changingDisk == 0,
+            "status changed the disk: \(clean.log.lines.filter { $0.changesDisk != nil }.map(\.path))")
         let reads = clean.log.count(.read)
         #expect(reads > 5, "status read the store")
         let before = try Self.snapshot(trial.store)
@@ -395,11 +447,14 @@ import TestSupport
         #expect(killed.status == 0 && !killed.killed, "no call of status changes the disk, so kill:1 never fires")
         let ordinals = Reliability.stress ? Array(1...reads) : [1, 2, reads / 2, reads]
         for ordinal in ordinals {
-            let outcome = try await Self.run(statusTrial, fault: .fail(.read, ordinal: ordinal, onward: false, error: "EIO"))
+            let outcome = try await Self.run(
+                statusTrial, fault: .fail(.read, ordinal: ordinal, onward: false, error: "EIO"))
             #expect(outcome.log.failures.count == 1, "read \(ordinal) failed")
             #expect(!outcome.killed)
             if outcome.status == 0 {
-                #expect(outcome.stdout == clean.stdout, "read \(ordinal): a read status could do without, or a different answer")
+                #expect(
+                    outcome.stdout == clean.stdout,
+                    "read \(ordinal): a read status could do without, or a different answer")
             } else {
                 Self.expectClearError(outcome.stderr, failures: outcome.log.failures, error: "EIO", "read \(ordinal)")
             }
@@ -414,7 +469,9 @@ import TestSupport
         var files: [String: Data] = [:]
         for path in FileManager.default.enumerator(atPath: root)?.compactMap({ $0 as? String }) ?? [] {
             var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: root + "/" + path, isDirectory: &isDirectory), !isDirectory.boolValue {
+            if FileManager.default.fileExists(atPath: root + "/" + path, isDirectory: &isDirectory),
+                !isDirectory.boolValue
+            {
                 files[path] = FileManager.default.contents(atPath: root + "/" + path)
             }
         }
@@ -424,14 +481,21 @@ import TestSupport
     @Test("TABLESYNC_FS_FAULT: the syntax, and which call each rule hits")
     func faultSyntax() throws {
         let plan = try FileSystemFaultPlan(parsing: "write:3:ENOSPC,sync:2+:EIO,kill:7,rename:1:5")
-        #expect(plan == FileSystemFaultPlan(rules: [
-            .init(call: .write, ordinal: 3, onward: false, code: ENOSPC),
-            .init(call: .sync, ordinal: 2, onward: true, code: EIO),
-            .init(call: .rename, ordinal: 1, onward: false, code: 5),
-        ], killAfter: 7))
+        #expect(
+            plan
+                == FileSystemFaultPlan(
+                    rules: [
+                        .init(call: .write, ordinal: 3, onward: false, code: ENOSPC),
+                        .init(call: .sync, ordinal: 2, onward: true, code: EIO),
+                        .init(call: .rename, ordinal: 1, onward: false, code: 5)
+                    ], killAfter: 7))
         #expect(try FileSystemFaultPlan(parsing: "") == FileSystemFaultPlan(), "only a log")
-        for wrong in ["write", "write:0:EIO", "write:1:EWHAT", "copy:1:EIO", "kill:x", "kill:0", "write:1+x:EIO", "write:1:EIO:2"] {
-            #expect(throws: FileSystemFaultPlan.SyntaxError.self, "\(wrong)") { try FileSystemFaultPlan(parsing: wrong) }
+        for wrong in [
+            "write", "write:0:EIO", "write:1:EWHAT", "copy:1:EIO", "kill:x", "kill:0", "write:1+x:EIO", "write:1:EIO:2"
+        ] {
+            #expect(throws: FileSystemFaultPlan.SyntaxError.self, "\(wrong)") {
+                try FileSystemFaultPlan(parsing: wrong)
+            }
         }
         #expect((1...4).map { plan.error(for: .sync, ordinal: $0) } == [nil, EIO, EIO, EIO], "from the second sync on")
         #expect((1...4).map { plan.error(for: .write, ordinal: $0) } == [nil, nil, ENOSPC, nil], "the third write only")

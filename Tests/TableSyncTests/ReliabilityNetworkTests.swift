@@ -20,8 +20,9 @@ import TestSupport
             let server = try await LiveServer.start(backend, tables: [table])
             let proxy = try FaultProxy(upstreamPort: server.port)
             let directory = TemporaryDirectory()
-            let context = try SyncContext.initialize(directory: directory.file("store"),
-                                                     settings: StoreSettings(remote: proxy.baseURL, tables: [table]))
+            let context = try SyncContext.initialize(
+                directory: directory.file("store"),
+                settings: StoreSettings(remote: proxy.baseURL, tables: [table]))
             return Fixture(server: server, proxy: proxy, table: table, directory: directory, context: context)
         }
 
@@ -40,11 +41,12 @@ import TestSupport
         .resetMidRequest, .resetMidResponse, .truncatedResponse, .corruptResponse,
         .status(500), .status(502), .status(503), .status(429),
         .statusAfterCommit(500), .statusAfterCommit(502), .statusAfterCommit(503), .statusAfterCommit(429),
-        .delayAfterCommit(seconds: 2.5),
+        .delayAfterCommit(seconds: 2.5)
     ]
 
-    @Test("a write whose exchange fails is retried and applied exactly once, one by one and in a batch",
-          arguments: writeFaults, [PendingOperation.Kind.insert, .update, .delete, nil])
+    @Test(
+        "a write whose exchange fails is retried and applied exactly once, one by one and in a batch",
+        arguments: writeFaults, [PendingOperation.Kind.insert, .update, .delete, nil])
     func writeUnderFault(_ fault: NetworkFault, _ kind: PendingOperation.Kind?) async throws {
         // nil: an update sent through the batch endpoint (POST /batch); the others go one request each.
         let batched = kind == nil
@@ -67,7 +69,9 @@ import TestSupport
 
         #expect(fixture.proxy.faultsInjected == 1, "the fault was injected")
         #expect(report.applied == 1)
-        #expect(report.conflicts.isEmpty && report.rejected.isEmpty, "a retried \(kind.rawValue) after \(fault) is no conflict")
+        #expect(
+            report.conflicts.isEmpty && report.rejected.isEmpty,
+            "a retried \(kind.rawValue) after \(fault) is no conflict")
         #expect(await fixture.context.pendingOperations.isEmpty)
         #expect(try await fixture.context.conflictKeys().isEmpty)
         let rows = try await Reliability.serverRows(fixture.server.baseURL, table: fixture.table)
@@ -86,18 +90,22 @@ import TestSupport
 
     /// Every fault once, on a pull of several pages, including a page served twice.
     static let pullFaults: [NetworkFault] = [
-        .resetMidRequest, .resetMidResponse, .truncatedResponse, .corruptResponse, .status(500), .status(502), .status(503),
-        .status(429), .delayAfterCommit(seconds: 2.5), .replayPreviousPage,
+        .resetMidRequest, .resetMidResponse, .truncatedResponse, .corruptResponse, .status(500), .status(502),
+        .status(503),
+        .status(429), .delayAfterCommit(seconds: 2.5), .replayPreviousPage
     ]
 
     @Test("an incremental pull converges through any fault on any page", arguments: pullFaults)
     func pullUnderFault(_ fault: NetworkFault) async throws {
         let fixture = try await Fixture.make()
-        let writer = try SyncContext.initialize(directory: fixture.directory.file("writer"),
-                                                settings: StoreSettings(remote: fixture.server.baseURL, tables: [fixture.table]))
+        let writer = try SyncContext.initialize(
+            directory: fixture.directory.file("writer"),
+            settings: StoreSettings(remote: fixture.server.baseURL, tables: [fixture.table]))
         // Long texts make pages pass 1 KiB, so the server gzips them and a corrupt page is a corrupt gzip stream.
         for index in 0..<23 {
-            try await writer.table(fixture.table).insert(["id": .string("p\(index)"), "text": .string(String(repeating: "lorem ipsum ", count: 30))])
+            try await writer.table(fixture.table).insert([
+                "id": .string("p\(index)"), "text": .string(String(repeating: "lorem ipsum ", count: 30))
+            ])
         }
         try await writer.push(options: SyncOptions(retryPolicy: .none))
         // The third list request (the second page) goes wrong.
@@ -136,7 +144,9 @@ import TestSupport
         let proxy = try FaultProxy(upstreamPort: fixture.server.port, port: port)
         let report = try await fixture.context.push(options: fixture.options)
         #expect(report.applied == 1)
-        #expect(try await Reliability.serverContent(fixture.server.baseURL, table: fixture.table)["a"]?["text"] == "offline")
+        #expect(
+            try await Reliability.serverContent(fixture.server.baseURL, table: fixture.table)["a"]?["text"] == "offline"
+        )
         proxy.stop()
         await fixture.stop()
     }
@@ -147,7 +157,8 @@ import TestSupport
         let table = fixture.table
         var generator = SeededGenerator(seed: Reliability.seed)
         let rounds = Reliability.scale(bounded: 4, long: 40)
-        let allFaults = Self.writeFaults.filter { if case .delayAfterCommit = $0 { return false } else { return true } }
+        let allFaults =
+            Self.writeFaults.filter { if case .delayAfterCommit = $0 { return false } else { return true } }
             + [.replayPreviousPage, .delayAfterCommit(seconds: 1.5)]
         fixture.proxy.injectRandomly(seed: Reliability.seed, probability: 0.3, from: allFaults)
         var oracle: [String: [String: JSONValue]] = [:]
@@ -159,7 +170,9 @@ import TestSupport
             for step in 0..<8 {
                 let id = "k\(Int.random(in: 0..<(10 + 3 * round), using: &generator))"
                 if deleted.contains(id) { continue }
-                let value: [String: JSONValue] = ["id": .string(id), "round": .integer(Int64(round)), "step": .integer(Int64(step))]
+                let value: [String: JSONValue] = [
+                    "id": .string(id), "round": .integer(Int64(round)), "step": .integer(Int64(step))
+                ]
                 let exists = try await fixture.context.table(table).read(id: id) != nil
                 switch (exists, Int.random(in: 0..<4, using: &generator)) {
                 case (false, _):
@@ -172,13 +185,17 @@ import TestSupport
                 case (true, 1):
                     // A hand edit: the file rewritten outside TableSync.
                     var record = try #require(try await fixture.context.table(table).read(id: id))
-                    record["round"] = .integer(Int64(round)); record["step"] = .integer(Int64(step)); record["hand"] = true
+                    record["round"] = .integer(Int64(round))
+                    record["step"] = .integer(Int64(step))
+                    record["hand"] = true
                     try Data(CanonicalJSON.encode(.object(record), style: .pretty))
                         .write(to: URL(fileURLWithPath: fixture.context.layout.recordFile(table: table, id: id)))
                     oracle[id] = ServerRecord.content(record)
                 default:
                     var record = try #require(try await fixture.context.table(table).read(id: id))
-                    record["round"] = .integer(Int64(round)); record["step"] = .integer(Int64(step)); record["hand"] = nil
+                    record["round"] = .integer(Int64(round))
+                    record["step"] = .integer(Int64(step))
+                    record["hand"] = nil
                     _ = try await fixture.context.table(table).update(record)
                     oracle[id] = ServerRecord.content(record)
                 }
@@ -189,17 +206,23 @@ import TestSupport
                 if (try? await fixture.context.push(options: fixture.options)) != nil { break }
             }
             #expect(await fixture.context.pendingOperations.isEmpty, "round \(round): the journal drained")
-            #expect(try await fixture.context.conflictKeys().isEmpty,
-                    "round \(round): no conflict from a retried write: \(Self.conflictFiles(fixture.context)) after \(fixture.proxy.log.suffix(12))")
-            #expect(try await Reliability.serverContent(fixture.server.baseURL, table: table) == oracle, "round \(round)")
+            #expect(
+                try await fixture.context.conflictKeys().isEmpty,
+                "round \(round): no conflict from a retried write: \(Self.conflictFiles(fixture.context)) after \(fixture.proxy.log.suffix(12))"
+            )
+            #expect(
+                try await Reliability.serverContent(fixture.server.baseURL, table: table) == oracle, "round \(round)")
         }
         try await Reliability.checkInvariants(fixture.context)
         // A fresh device pulls through the faulty link and sees exactly the oracle.
-        let other = try SyncContext.initialize(directory: fixture.directory.file("other"),
-                                               settings: StoreSettings(remote: fixture.proxy.baseURL, tables: [table]))
+        let other = try SyncContext.initialize(
+            directory: fixture.directory.file("other"),
+            settings: StoreSettings(remote: fixture.proxy.baseURL, tables: [table]))
         for _ in 0..<30 where (try? await other.pull(table: table, queryID: "all", options: fixture.options)) == nil {}
         #expect(try await Reliability.localContent(other, table: table) == oracle)
-        print("network faults: \(rounds) rounds, \(syncs) pushes, \(fixture.proxy.log.count) exchanges, \(fixture.proxy.faultsInjected) faults injected")
+        print(
+            "network faults: \(rounds) rounds, \(syncs) pushes, \(fixture.proxy.log.count) exchanges, \(fixture.proxy.faultsInjected) faults injected"
+        )
         #expect(fixture.proxy.faultsInjected > 0)
         await fixture.stop()
     }
@@ -208,7 +231,9 @@ import TestSupport
     static func conflictFiles(_ context: SyncContext) -> [String] {
         let root = context.layout.conflictsDirectory
         return (FileManager.default.subpaths(atPath: root) ?? []).compactMap { path in
-            FileManager.default.contents(atPath: root + "/" + path).map { path + ": " + String(decoding: $0, as: UTF8.self) }
+            FileManager.default.contents(atPath: root + "/" + path).map {
+                path + ": " + String(decoding: $0, as: UTF8.self)
+            }
         }
     }
 }

@@ -12,7 +12,7 @@ import TestSupport
     static let routes: [(method: String, path: String)] = [
         ("GET", "/tables/T"), ("POST", "/tables/T"), ("GET", "/tables/T/a"), ("PATCH", "/tables/T/a"),
         ("PUT", "/tables/T/a"), ("DELETE", "/tables/T/a"), ("GET", "/tables/unknown"), ("GET", "/tables/T/a/b"),
-        ("POST", "/tables/T/batch"), ("GET", "/"),
+        ("POST", "/tables/T/batch"), ("GET", "/")
     ]
 
     @Test("every route answers 401 without a valid token, and a valid token gets through")
@@ -20,31 +20,40 @@ import TestSupport
         let table = uniqueTableName("sec")
         let server = try await LiveServer.start(.sqlite, tables: [table], tokens: [StaticToken(secret: Self.token)])
         let credentials: [(String, [String: String])] = [
-            ("none", [:]), ("wrong bearer", ["Authorization": "Bearer nope"]), ("empty bearer", ["Authorization": "Bearer "]),
+            ("none", [:]), ("wrong bearer", ["Authorization": "Bearer nope"]),
+            ("empty bearer", ["Authorization": "Bearer "]),
             ("basic", ["Authorization": "Basic " + Data(Self.token.utf8).base64EncodedString()]),
-            ("wrong zumo", ["X-ZUMO-AUTH": "nope"]), ("token as a prefix", ["Authorization": "Bearer " + Self.token + "x"]),
+            ("wrong zumo", ["X-ZUMO-AUTH": "nope"]),
+            ("token as a prefix", ["Authorization": "Bearer " + Self.token + "x"]),
             ("prefix of the token", ["Authorization": "Bearer " + String(Self.token.dropLast())]),
-            ("lowercase scheme, wrong token", ["Authorization": "bearer nope"]),
+            ("lowercase scheme, wrong token", ["Authorization": "bearer nope"])
         ]
         for (method, path) in Self.routes {
             for (name, headers) in credentials {
-                let client = ServerHTTPClient(baseURL: server.baseURL, defaultHeaders: ["ZUMO-API-VERSION": "3.0.0"].merging(headers) { $1 },
-                                        timeout: 10, retryPolicy: .none)
-                let response = try await client.send(HTTPRequest(method: method, path: path.replacingOccurrences(of: "T", with: table),
-                                                                 body: method == "GET" || method == "DELETE" ? nil : Array(#"{"id":"a"}"#.utf8)))
+                let client = ServerHTTPClient(
+                    baseURL: server.baseURL, defaultHeaders: ["ZUMO-API-VERSION": "3.0.0"].merging(headers) { $1 },
+                    timeout: 10, retryPolicy: .none)
+                let response = try await client.send(
+                    HTTPRequest(
+                        method: method, path: path.replacingOccurrences(of: "T", with: table),
+                        body: method == "GET" || method == "DELETE" ? nil : Array(#"{"id":"a"}"#.utf8)))
                 #expect(response.status == 401, "\(method) \(path) with \(name) credentials: \(response.status)")
                 #expect((try? JSONParser.parse(response.body))?["error"]?.stringValue != nil, "a JSON error")
             }
             // The query string is not a place for credentials either.
-            let client = ServerHTTPClient(baseURL: server.baseURL, defaultHeaders: ["ZUMO-API-VERSION": "3.0.0"], timeout: 10, retryPolicy: .none)
-            let response = try await client.send(HTTPRequest(method: method, path: path.replacingOccurrences(of: "T", with: table),
-                                                             query: [("access_token", Self.token)]))
+            let client = ServerHTTPClient(
+                baseURL: server.baseURL, defaultHeaders: ["ZUMO-API-VERSION": "3.0.0"], timeout: 10, retryPolicy: .none)
+            let response = try await client.send(
+                HTTPRequest(
+                    method: method, path: path.replacingOccurrences(of: "T", with: table),
+                    query: [("access_token", Self.token)]))
             #expect(response.status == 401, "\(method) \(path) with the token in the query string")
         }
         // The same requests with the token are answered (so the test above can fail).
         for headers in [["Authorization": "Bearer " + Self.token], ["X-ZUMO-AUTH": Self.token]] {
-            let client = ServerHTTPClient(baseURL: server.baseURL, defaultHeaders: ["ZUMO-API-VERSION": "3.0.0"].merging(headers) { $1 },
-                                    timeout: 10, retryPolicy: .none)
+            let client = ServerHTTPClient(
+                baseURL: server.baseURL, defaultHeaders: ["ZUMO-API-VERSION": "3.0.0"].merging(headers) { $1 },
+                timeout: 10, retryPolicy: .none)
             let response = try await client.send(HTTPRequest(method: "GET", path: "/tables/" + table))
             #expect(response.status == 200)
         }
@@ -58,9 +67,12 @@ import TestSupport
         let database = "sqlite:" + directory.file("server.sqlite")
         var environment = CLI.environment
         for host in ["0.0.0.0", "::", "192.0.2.1", "example.com", "127.0.0.1.example.com"] {
-            let refused = try await CLI.runServer(["--host", host, "--port", "0", "--database", database, "--table", "t"], environment: environment)
+            let refused = try await CLI.runServer(
+                ["--host", host, "--port", "0", "--database", database, "--table", "t"], environment: environment)
             #expect(refused.status == 2, "--host \(host) without tokens: exit \(refused.status)")
-            #expect(refused.stderr.lowercased().contains("token"), "the message says how to configure tokens: \(refused.stderr)")
+            #expect(
+                refused.stderr.lowercased().contains("token"),
+                "the message says how to configure tokens: \(refused.stderr)")
         }
         environment["TABLESYNC_SERVER_TOKENS"] = Self.token
         let server = Process()
@@ -120,7 +132,8 @@ import TestSupport
         #expect(try await run(["sync", "--json"], wrong) == 5)
         // From a token file named in tablesync.json: the path is stored, never the token.
         var settings = try String(contentsOfFile: store + "/tablesync.json", encoding: .utf8)
-        settings = settings.replacingOccurrences(of: "\"tables\"", with: "\"tokenFile\": \"\(tokenFile)\",\n  \"tables\"")
+        settings = settings.replacingOccurrences(
+            of: "\"tables\"", with: "\"tokenFile\": \"\(tokenFile)\",\n  \"tables\"")
         try Data(settings.utf8).write(to: URL(fileURLWithPath: store + "/tablesync.json"))
         #expect(try await run(["insert", table, #"{"id":"b","text":"y"}"#], CLI.environment) == 0)
         #expect(try await run(["sync", "--json"], CLI.environment) == 0)
@@ -128,7 +141,8 @@ import TestSupport
         proxy.inject(.delayAfterCommit(seconds: 1), times: 3)
         let running = try CLI.start(["-C", store, "sync"], environment: environment)
         while proxy.log.filter({ $0.fault != .none }).isEmpty { try await Task.sleep(nanoseconds: 10_000_000) }
-        let commandLine = (try? String(contentsOfFile: "/proc/\(running.processIdentifier)/cmdline", encoding: .utf8)) ?? ""
+        let commandLine =
+            (try? String(contentsOfFile: "/proc/\(running.processIdentifier)/cmdline", encoding: .utf8)) ?? ""
         #expect(!commandLine.isEmpty && !commandLine.contains(Self.token), "ps shows no token")
         #expect(await CLI.wait(running).status == 0)
 
@@ -164,32 +178,44 @@ import TestSupport
         ("$select", "*"),
         ("$select", "text\"),json(\""),
         ("$top", "1; DROP TABLE x"),
-        ("$skip", "-1"),
+        ("$skip", "-1")
     ]
 
-    @Test("query-option injection is refused with 400, and quoted SQL in literals is only ever a value", arguments: TestBackend.available)
+    @Test(
+        "query-option injection is refused with 400, and quoted SQL in literals is only ever a value",
+        arguments: TestBackend.available)
     func queryOptionInjection(_ backend: TestBackend) async throws {
         let table = uniqueTableName("inj")
         let server = try await LiveServer.start(backend, tables: [table])
-        let client = ServerHTTPClient(baseURL: server.baseURL, defaultHeaders: ["ZUMO-API-VERSION": "3.0.0"], timeout: 10, retryPolicy: .none)
-        let created = try await client.send(HTTPRequest(method: "POST", path: "/tables/" + table, body: Array(#"{"id":"a","text":"a"}"#.utf8)))
+        let client = ServerHTTPClient(
+            baseURL: server.baseURL, defaultHeaders: ["ZUMO-API-VERSION": "3.0.0"], timeout: 10, retryPolicy: .none)
+        let created = try await client.send(
+            HTTPRequest(method: "POST", path: "/tables/" + table, body: Array(#"{"id":"a","text":"a"}"#.utf8)))
         #expect(created.status == 201)
         for (name, value) in Self.refusedOptions {
-            let response = try await client.send(HTTPRequest(method: "GET", path: "/tables/" + table, query: [(name, value)]))
+            let response = try await client.send(
+                HTTPRequest(method: "GET", path: "/tables/" + table, query: [(name, value)]))
             #expect(response.status == 400, "\(name)=\(value): \(response.status)")
         }
         // Valid OData whose string literals hold SQL: they match nothing and change nothing.
         for value in ["a' or '1'='1", "'; DROP TABLE tablesync_records; --", "a\\' or 1=1 --", "%", "_", "\\"] {
             let literal = value.replacingOccurrences(of: "'", with: "''")
-            let response = try await client.send(HTTPRequest(method: "GET", path: "/tables/" + table,
-                                                             query: [("$filter", "text eq '\(literal)' or startswith(text, '\(literal)')")]))
+            let response = try await client.send(
+                HTTPRequest(
+                    method: "GET", path: "/tables/" + table,
+                    query: [("$filter", "text eq '\(literal)' or startswith(text, '\(literal)')")]))
             #expect(response.status == 200, "\(literal)")
-            #expect((try? JSONParser.parse(response.body))?["items"]?.arrayValue?.isEmpty == true, "\(literal) matched nothing")
+            #expect(
+                (try? JSONParser.parse(response.body))?["items"]?.arrayValue?.isEmpty == true,
+                "\(literal) matched nothing")
         }
-        #expect(try await Reliability.serverContent(server.baseURL, table: table)["a"]?["text"] == "a", "the table is intact")
+        #expect(
+            try await Reliability.serverContent(server.baseURL, table: table)["a"]?["text"] == "a",
+            "the table is intact")
         // The SQL itself: the literal is a bound value, never text of the statement.
         for dialect in [SQLDialect.sqlite, .postgres] {
-            let statement = try FilterSQLTranslator.translate(try FilterParser.parse("text eq 'x''); DROP TABLE t; --'"), dialect: dialect)
+            let statement = try FilterSQLTranslator.translate(
+                try FilterParser.parse("text eq 'x''); DROP TABLE t; --'"), dialect: dialect)
             #expect(!statement.sql.contains("DROP"), "\(statement)")
             #expect(statement.bindings.contains(.text("x'); DROP TABLE t; --")), "\(statement)")
         }
@@ -200,11 +226,14 @@ import TestSupport
     @Test("no id, however hostile, names a path outside its table directory")
     func idsStayInTheirDirectory() {
         var generator = SeededGenerator(seed: Reliability.seed)
-        let alphabet: [Unicode.Scalar] = Array("./\\%^~:-_ aAzZ09é\u{0}\u{1}\u{7F}\u{FEFF}\u{202E}\u{10FFFF}".unicodeScalars)
+        let alphabet: [Unicode.Scalar] = Array(
+            "./\\%^~:-_ aAzZ09é\u{0}\u{1}\u{7F}\u{FEFF}\u{202E}\u{10FFFF}".unicodeScalars)
         let samples = Reliability.scale(bounded: 5_000, long: 200_000)
         var checked = 0
-        let fixed = ["..", ".", "../../x", "a/../../b", "/etc/passwd", "\\..\\x", "con", "NUL", "com1", "~", "a~b",
-                     String(repeating: "é", count: 255), String(repeating: ".", count: 255)]
+        let fixed = [
+            "..", ".", "../../x", "a/../../b", "/etc/passwd", "\\..\\x", "con", "NUL", "com1", "~", "a~b",
+            String(repeating: "é", count: 255), String(repeating: ".", count: 255)
+        ]
         for index in 0..<(samples + fixed.count) {
             let id: String
             if index < fixed.count {
@@ -220,9 +249,12 @@ import TestSupport
             #expect(!name.contains("/") && !name.contains("\0"), "\(id.debugDescription) → \(name)")
             #expect(name != "." && name != ".." && !name.hasPrefix("."), "\(id.debugDescription) → \(name)")
             #expect(name.utf8.count <= 255, "\(id.debugDescription) → \(name.utf8.count) bytes")
-            #expect(name.unicodeScalars.allSatisfy { $0.isASCII && $0.value >= 0x20 }, "\(id.debugDescription) → \(name)")
+            #expect(
+                name.unicodeScalars.allSatisfy { $0.isASCII && $0.value >= 0x20 }, "\(id.debugDescription) → \(name)")
             let resolved = URL(fileURLWithPath: "/store/tables/todo/" + name).standardizedFileURL.path
-            #expect(resolved.hasPrefix("/store/tables/todo/") && !resolved.dropFirst("/store/tables/todo/".count).contains("/"))
+            #expect(
+                resolved.hasPrefix("/store/tables/todo/")
+                    && !resolved.dropFirst("/store/tables/todo/".count).contains("/"))
             if RecordID.problem(with: id) == nil, !RecordFileName.isHashed(name) {
                 #expect(RecordFileName.id(forFileName: name) == id, "\(id.debugDescription) round-trips")
             }
@@ -234,7 +266,9 @@ import TestSupport
 
 extension CLI {
     /// Runs `tablesync-server ARGUMENTS` to completion off the cooperative thread pool.
-    static func runServer(_ arguments: [String], environment: [String: String]) async throws -> (status: Int32, stdout: String, stderr: String) {
+    static func runServer(
+        _ arguments: [String], environment: [String: String]
+    ) async throws -> (status: Int32, stdout: String, stderr: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: builtProduct("tablesync-server"))
         process.arguments = arguments
@@ -245,13 +279,19 @@ extension CLI {
         process.standardError = errors
         try process.run()
         // A server that wrongly starts would run for ever: stop it after a bound (then the test fails on its status).
-        DispatchQueue.global().asyncAfter(deadline: .now() + 20) { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 20) {
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        }
         return await withCheckedContinuation { continuation in
             DispatchQueue.global().async {
                 let stdout = output.fileHandleForReading.readDataToEndOfFile()
                 let stderr = errors.fileHandleForReading.readDataToEndOfFile()
                 process.waitUntilExit()
-                continuation.resume(returning: (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self)))
+                continuation.resume(
+                    returning: (
+                        process.terminationStatus, String(decoding: stdout, as: UTF8.self),
+                        String(decoding: stderr, as: UTF8.self)
+                    ))
             }
         }
     }

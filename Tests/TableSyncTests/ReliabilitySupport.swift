@@ -35,16 +35,21 @@ enum Reliability {
     static let quickRetries = RetryPolicy(maximumAttempts: 4, baseDelay: 0.01, maximumDelay: 0.05)
 
     /// The server's rows of `table`, deleted ones included, by id, read directly (not through a proxy).
-    static func serverRows(_ baseURL: String, table: String, token: String? = nil) async throws -> [String: [String: JSONValue]] {
+    static func serverRows(
+        _ baseURL: String, table: String, token: String? = nil
+    ) async throws -> [String: [String: JSONValue]] {
         var headers = ["ZUMO-API-VERSION": "3.0.0"]
         if let token { headers["Authorization"] = "Bearer " + token }
         let client = ServerHTTPClient(baseURL: baseURL, defaultHeaders: headers, timeout: 10, retryPolicy: .none)
         var rows: [String: [String: JSONValue]] = [:]
         var skip = 0
         while true {
-            let response = try await client.send(HTTPRequest(method: "GET", path: "/tables/" + table, query: [
-                ("__includeDeleted", "true"), ("$orderby", "id"), ("$top", "1000"), ("$skip", String(skip)),
-            ]))
+            let response = try await client.send(
+                HTTPRequest(
+                    method: "GET", path: "/tables/" + table,
+                    query: [
+                        ("__includeDeleted", "true"), ("$orderby", "id"), ("$top", "1000"), ("$skip", String(skip))
+                    ]))
             #expect(response.status == 200)
             let items = try JSONParser.parse(response.body)["items"]?.arrayValue ?? []
             for item in items {
@@ -58,7 +63,9 @@ enum Reliability {
     }
 
     /// The live (not deleted) server rows of `table` as content without system properties.
-    static func serverContent(_ baseURL: String, table: String, token: String? = nil) async throws -> [String: [String: JSONValue]] {
+    static func serverContent(
+        _ baseURL: String, table: String, token: String? = nil
+    ) async throws -> [String: [String: JSONValue]] {
         try await serverRows(baseURL, table: table, token: token)
             .filter { !ServerRecord.isDeleted($0.value) }
             .mapValues(ServerRecord.content)
@@ -76,7 +83,8 @@ enum Reliability {
     /// The invariants of docs/store.md that hold after a run (or a repairing open): `verify` finds no error, no
     /// temporary file, intent or settled log is left, and `journal.jsonl` holds exactly the pending operations,
     /// collapsed (at most one operation per record).
-    static func checkInvariants(_ context: SyncContext, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+    static func checkInvariants(_ context: SyncContext, sourceLocation: SourceLocation = #_sourceLocation) async throws
+    {
         let errors = try await context.verify().filter { $0.severity == .error }
         #expect(errors.isEmpty, "verify: \(errors)", sourceLocation: sourceLocation)
         let temporary = (try? FileManager.default.contentsOfDirectory(atPath: context.layout.temporaryDirectory)) ?? []
@@ -85,10 +93,13 @@ enum Reliability {
         #expect(!FileSystem.exists(context.layout.settledFile), "a settled log is left", sourceLocation: sourceLocation)
         let pending = await context.pendingOperations
         let journalText = String(decoding: try FileSystem.readFile(context.layout.journalFile), as: UTF8.self)
-        #expect(journalText == pending.map { String(decoding: Journal.line($0), as: UTF8.self) }.joined(),
-                "journal.jsonl differs from the pending operations", sourceLocation: sourceLocation)
+        #expect(
+            journalText == pending.map { String(decoding: Journal.line($0), as: UTF8.self) }.joined(),
+            "journal.jsonl differs from the pending operations", sourceLocation: sourceLocation)
         let keys = pending.map(\.key)
-        #expect(Set(keys).count == keys.count, "the journal holds two operations on one record", sourceLocation: sourceLocation)
+        #expect(
+            Set(keys).count == keys.count, "the journal holds two operations on one record",
+            sourceLocation: sourceLocation)
     }
 }
 
@@ -97,13 +108,18 @@ struct CLI {
     static let path = builtProduct("tablesync")
     /// The environment of every run: no token, no inherited `TABLESYNC_*` settings; the stat index flushes its log
     /// into a run every 24 lines (debug builds only), so that crashes and disk faults land in flushes and merges too.
-    static let environment: [String: String] = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("TABLESYNC_") }
-        .merging(["TABLESYNC_INDEX_FLUSH_LINES": "24"]) { $1 }
+    static let environment: [String: String] = ProcessInfo.processInfo.environment.filter {
+        !$0.key.hasPrefix("TABLESYNC_")
+    }
+    .merging(["TABLESYNC_INDEX_FLUSH_LINES": "24"]) { $1 }
 
     /// Runs `tablesync ARGUMENTS` to completion.
     @discardableResult
-    static func run(_ arguments: [String], environment: [String: String] = CLI.environment) async throws
-        -> (status: Int32, stdout: String, stderr: String, killed: Bool) {
+    static func run(
+        _ arguments: [String], environment: [String: String] = CLI.environment
+    ) async throws
+        -> (status: Int32, stdout: String, stderr: String, killed: Bool)
+    {
         try await runProgram(path, arguments, environment: environment)
     }
 
@@ -124,7 +140,8 @@ struct CLI {
         await withCheckedContinuation { continuation in
             DispatchQueue.global().async {
                 process.waitUntilExit()
-                continuation.resume(returning: (process.terminationStatus, process.terminationReason == .uncaughtSignal))
+                continuation.resume(
+                    returning: (process.terminationStatus, process.terminationReason == .uncaughtSignal))
             }
         }
     }

@@ -24,8 +24,10 @@ extension ServerRecord {
         (["id": ".."], false, "record id \"..\": an id cannot be \".\" or \"..\""),
         (["id": ""], false, "record id \"\": an id cannot be empty"),
         (["id": "a\tb"], false, "record id \"a\\tb\": an id cannot contain control characters (found U+9)"),
-        (["id": .string(String(repeating: "x", count: 256))], false,
-         "record id \"\(String(repeating: "x", count: 256))\": an id has at most 255 characters; this one has 256"),
+        (
+            ["id": .string(String(repeating: "x", count: 256))], false,
+            "record id \"\(String(repeating: "x", count: 256))\": an id has at most 255 characters; this one has 256"
+        ),
         (["id": "a", "version": "v\n1"], false, "record a: \"version\" contains control characters"),
         (["id": "a", "version": 3], false, "record a: \"version\" must be a string, found number"),
         (["id": "a", "version": ["v": 1]], false, "record a: \"version\" must be a string, found object"),
@@ -35,7 +37,7 @@ extension ServerRecord {
         (["id": "a", "updatedAt": "2024-01-01"], true, "record a: \"updatedAt\" \"2024-01-01\" is not a date"),
         (["id": "a", "updatedAt": 1_700_000_000], false, "record a: \"updatedAt\" must be a string, found number"),
         (["id": "a", "version": "v1"], true, "record a has no \"updatedAt\""),
-        (["id": "a", "updatedAt": .null], true, "record a has no \"updatedAt\""),
+        (["id": "a", "updatedAt": .null], true, "record a has no \"updatedAt\"")
     ]
 
     @Test("each malformed shape is refused with its reason", arguments: malformed.indices)
@@ -48,16 +50,26 @@ extension ServerRecord {
 
     /// A value from the server, whether `updatedAt` is required, and the id, version, `updatedAt` text and
     /// deleted flag it is read as.
-    static let valid: [(value: JSONValue, requireUpdatedAt: Bool, id: String, version: String?, updatedAt: String?,
-                        deleted: Bool)] = [
-        (["id": "a"], false, "a", nil, nil, false),
-        (["id": "a", "version": .null, "updatedAt": .null, "deleted": .null], false, "a", nil, nil, false),
-        (["id": "a", "version": "AAAAAAAAB9E=", "updatedAt": "2024-05-01T10:20:30.1234567+02:00", "deleted": true],
-         true,
-         "a", "AAAAAAAAB9E=", "2024-05-01T10:20:30.1234567+02:00", true),
-        (["id": "é ü", "version": "", "updatedAt": "2024-01-01T00:00:00Z", "deleted": false], true,
-         "é ü", "", "2024-01-01T00:00:00Z", false),
-    ]
+    static let valid:
+        [(
+            value: JSONValue, requireUpdatedAt: Bool, id: String, version: String?, updatedAt: String?,
+            deleted: Bool
+        )] = [
+            (["id": "a"], false, "a", nil, nil, false),
+            (["id": "a", "version": .null, "updatedAt": .null, "deleted": .null], false, "a", nil, nil, false),
+            (
+                [
+                    "id": "a", "version": "AAAAAAAAB9E=", "updatedAt": "2024-05-01T10:20:30.1234567+02:00",
+                    "deleted": true
+                ],
+                true,
+                "a", "AAAAAAAAB9E=", "2024-05-01T10:20:30.1234567+02:00", true
+            ),
+            (
+                ["id": "é ü", "version": "", "updatedAt": "2024-01-01T00:00:00Z", "deleted": false], true,
+                "é ü", "", "2024-01-01T00:00:00Z", false
+            )
+        ]
 
     @Test("a valid record keeps every property as sent, and reads its system properties", arguments: valid.indices)
     func readsValidRecord(_ row: Int) throws {
@@ -83,14 +95,18 @@ extension ServerRecord {
     func conflictFileServerCopy() throws {
         func conflict(server: JSONValue) throws -> ConflictRecord {
             let operation: JSONValue = ["id": "a", "op": "update", "seq": 4, "table": "todo", "version": "v1"]
-            return try ConflictRecord(json: ["operation": operation, "server": server, "reason": "r"],
-                                      file: "conflicts/todo/a.json")
+            return try ConflictRecord(
+                json: ["operation": operation, "server": server, "reason": "r"],
+                file: "conflicts/todo/a.json")
         }
         #expect(try conflict(server: .null).serverRecord(file: "conflicts/todo/a.json") == nil)
         let copy: JSONValue = ["id": "a", "version": "v2", "updatedAt": "2024-01-01T00:00:00Z", "text": "theirs"]
         #expect(try conflict(server: copy).serverRecord(file: "conflicts/todo/a.json")?.properties == copy.objectValue)
-        #expect(throws: StoreError.invalidSettings(file: "conflicts/todo/a.json", field: "server",
-                                                   reason: "record id \"..\": an id cannot be \".\" or \"..\"")) {
+        #expect(
+            throws: StoreError.invalidSettings(
+                file: "conflicts/todo/a.json", field: "server",
+                reason: "record id \"..\": an id cannot be \".\" or \"..\"")
+        ) {
             try conflict(server: ["id": "..", "version": "v2"]).serverRecord(file: "conflicts/todo/a.json")
         }
     }

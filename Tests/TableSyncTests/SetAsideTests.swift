@@ -30,7 +30,8 @@ import TestSupport
                 let path = store + "/tables/todo/" + name
                 let bytes = try #require(FileManager.default.contents(atPath: path))
                 var record = try #require(try JSONParser.parse(Array(bytes)).objectValue)
-                record["text"] = .string(name == "huge.json" ? String(repeating: "a long text ", count: 8_000) : "after")
+                record["text"] = .string(
+                    name == "huge.json" ? String(repeating: "a long text ", count: 8_000) : "after")
                 try Data(CanonicalJSON.encode(.object(record))).write(to: URL(fileURLWithPath: path))
             }
             // Every request that carries the poison record fails, batched or alone, however often it is sent.
@@ -44,12 +45,14 @@ import TestSupport
         }
     }
 
-    @Test("2,000 pending updates, one the server fails on every time and one above its size limit: the rest reach the server, the two are set aside with their reasons, exit 3",
-          arguments: [false, true])
+    @Test(
+        "2,000 pending updates, one the server fails on every time and one above its size limit: the rest reach the server, the two are set aside with their reasons, exit 3",
+        arguments: [false, true])
     func oneRecordNeverBlocksAPush(oneRequestEach: Bool) async throws {
         let count = oneRequestEach ? 300 : 2_000
         let setup = try await Setup(count: count)
-        let push = try await CLI.run(["-C", setup.store, "push", "--json", "--attempts", "2"] + (oneRequestEach ? ["--no-batch"] : []))
+        let push = try await CLI.run(
+            ["-C", setup.store, "push", "--json", "--attempts", "2"] + (oneRequestEach ? ["--no-batch"] : []))
         #expect(push.status == 3, "conflicts wait: \(push.stdout) \(push.stderr)")
         let report = try JSONParser.parse(Array(push.stdout.utf8))
         #expect(report["applied"] == .integer(Int64(count - 2)), "every other record went: \(push.stdout.prefix(300))")
@@ -59,19 +62,26 @@ import TestSupport
         #expect(rows.filter { $0.value["text"] == "after" }.count == count - 2)
         #expect(rows["poison"]?["text"] == "before" && rows["huge"]?["text"] == "before")
 
-        let conflicts = try JSONParser.parse(Array(try await CLI.run(["-C", setup.store, "conflicts", "--json"]).stdout.utf8))
-        let filed = Dictionary(uniqueKeysWithValues: (conflicts["conflicts"]?.arrayValue ?? []).compactMap { conflict in
-            conflict["record"]?.stringValue.map { ($0, conflict) }
-        })
+        let conflicts = try JSONParser.parse(
+            Array(try await CLI.run(["-C", setup.store, "conflicts", "--json"]).stdout.utf8))
+        let filed = Dictionary(
+            uniqueKeysWithValues: (conflicts["conflicts"]?.arrayValue ?? []).compactMap { conflict in
+                conflict["record"]?.stringValue.map { ($0, conflict) }
+            })
         let poison = filed["todo/poison"]?["reason"]?.stringValue ?? ""
-        #expect(poison.contains("the server fails on this record every time (HTTP 500") && poison.contains("tablesync resolve todo/poison --keep-local"),
-                "the reason, and how to send it again: \(poison)")
+        #expect(
+            poison.contains("the server fails on this record every time (HTTP 500")
+                && poison.contains("tablesync resolve todo/poison --keep-local"),
+            "the reason, and how to send it again: \(poison)")
         if oneRequestEach {
-            #expect(filed["todo/huge"]?["status"] == 413, "sent alone, the server refuses it itself: \(filed["todo/huge"] ?? .null)")
+            #expect(
+                filed["todo/huge"]?["status"] == 413,
+                "sent alone, the server refuses it itself: \(filed["todo/huge"] ?? .null)")
         } else {
             let huge = filed["todo/huge"]?["reason"]?.stringValue ?? ""
             #expect(filed["todo/huge"]?["status"] == .null, "refused here, before sending")
-            #expect(huge.contains("more than the") && huge.contains("tablesync resolve todo/huge --keep-local"), "\(huge)")
+            #expect(
+                huge.contains("more than the") && huge.contains("tablesync resolve todo/huge --keep-local"), "\(huge)")
         }
 
         // Once the server takes it, keeping the local side sends the record again.
@@ -83,8 +93,9 @@ import TestSupport
         await setup.stop()
     }
 
-    @Test("a string holding U+0000, which PostgreSQL cannot store, is refused for its record alone; the rest of its batch goes",
-          arguments: TestBackend.available)
+    @Test(
+        "a string holding U+0000, which PostgreSQL cannot store, is refused for its record alone; the rest of its batch goes",
+        arguments: TestBackend.available)
     func valueADatabaseCannotStore(_ backend: TestBackend) async throws {
         let directory = TemporaryDirectory()
         let server = try await LiveServer.start(backend, tables: ["todo"])
@@ -92,7 +103,8 @@ import TestSupport
         #expect(try await CLI.run(["-C", store, "init", "--remote", server.baseURL, "--table", "todo"]).status == 0)
         for number in 0..<20 {
             let text = number == 7 ? #"nul \u0000 inside"# : "item \(number)"
-            try directory.write("store/tables/todo/r\(number).json", #"{"id": "r\#(number)", "text": "\#(text)"}"# + "\n")
+            try directory.write(
+                "store/tables/todo/r\(number).json", #"{"id": "r\#(number)", "text": "\#(text)"}"# + "\n")
         }
         let push = try await CLI.run(["-C", store, "push", "--json"])
         #expect(push.status == 3, "\(push.stdout) \(push.stderr)")
@@ -105,16 +117,20 @@ import TestSupport
         TestBackend.removeFiles(of: server.database)
     }
 
-    @Test("a server that fails every write is away, not failing on a record: the push stops with exit 4 before setting many aside")
+    @Test(
+        "a server that fails every write is away, not failing on a record: the push stops with exit 4 before setting many aside"
+    )
     func failingServerStopsThePush() async throws {
         let setup = try await Setup(count: 30)
         setup.proxy.inject(.status(500), method: "PUT", times: 1_000)
         setup.proxy.inject(.status(500), method: "POST", times: 1_000)
         let push = try await CLI.run(["-C", setup.store, "push", "--attempts", "1"])
         #expect(push.status == 4, "\(push.stdout) \(push.stderr)")
-        let conflicts = try JSONParser.parse(Array(try await CLI.run(["-C", setup.store, "conflicts", "--json"]).stdout.utf8))
-        #expect((conflicts["conflicts"]?.arrayValue?.count ?? 0) < Pusher.faultsInARowLimit,
-                "fewer than the limit in a row are set aside before the push stops: \(conflicts)")
+        let conflicts = try JSONParser.parse(
+            Array(try await CLI.run(["-C", setup.store, "conflicts", "--json"]).stdout.utf8))
+        #expect(
+            (conflicts["conflicts"]?.arrayValue?.count ?? 0) < Pusher.faultsInARowLimit,
+            "fewer than the limit in a row are set aside before the push stops: \(conflicts)")
         await setup.stop()
     }
 }

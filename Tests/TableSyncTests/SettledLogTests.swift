@@ -12,7 +12,9 @@ import TestSupport
         let layout = StoreLayout(root: directory.path)
         try FileSystem.createDirectory(layout.cacheDirectory)
         var journal = Journal()
-        for number in 0..<count { try journal.enqueue(.update, table: "t", id: "r\(number)", baseVersion: "v\(number)") }
+        for number in 0..<count {
+            try journal.enqueue(.update, table: "t", id: "r\(number)", baseVersion: "v\(number)")
+        }
         try journal.save(layout: layout)
         return (directory, layout, journal)
     }

@@ -56,11 +56,14 @@ import TestSupport
         await spares.finishRun()
         let kept = try names(in: spares.directory)
         #expect(kept.count == 3)
-        for name in kept { #expect(try directory.read("spares/" + name).hasPrefix("small"), "the big spare is not kept") }
+        for name in kept {
+            #expect(try directory.read("spares/" + name).hasPrefix("small"), "the big spare is not kept")
+        }
 
         // A run that needs no spare leaves them alone, even beyond what it would keep: it never lists them.
         try directory.write("spares/spare-extra", "small extra")
-        let idle = SpareFiles(directory: spares.directory, adoptingRetained: true, retainedCount: 3, retainedMaximumSize: 100)
+        let idle = SpareFiles(
+            directory: spares.directory, adoptingRetained: true, retainedCount: 3, retainedMaximumSize: 100)
         await idle.finishRun()
         #expect(try names(in: spares.directory) == (kept + ["spare-extra"]).sorted())
         try FileManager.default.removeItem(atPath: spares.directory + "/spare-extra")
@@ -79,7 +82,8 @@ import TestSupport
         try again.commit(temporaryDirectory: directory.file("tmp"), spares: next)
         for number in 0..<3 { #expect(try directory.read("r\(number).json") == "again \(number)") }
         #expect(try directory.read("r5.json") == "first again")
-        #expect(try names(in: spares.directory).count == 3, "two spares written over and one new file: three swapped out")
+        #expect(
+            try names(in: spares.directory).count == 3, "two spares written over and one new file: three swapped out")
 
         try next.removeAll()
         #expect(try names(in: spares.directory).isEmpty)
@@ -118,45 +122,64 @@ import TestSupport
         let (directory, context) = try makeStore()
         defer { withExtendedLifetime(directory) {} }
         let ids = ["r0", "r1", "r2"]
-        _ = try await context.applySynced(table: "todo", records: try ids.map { try ServerRecord(["id": .string($0), "version": "v1"]) })
+        _ = try await context.applySynced(
+            table: "todo", records: try ids.map { try ServerRecord(["id": .string($0), "version": "v1"]) })
         let layout = context.layout
         var sent: [String: SentFile] = [:]
-        for id in ids { sent[id] = SentFile(hash: SHA256.hexDigest(of: try FileSystem.readFile(layout.recordFile(table: "todo", id: id)))) }
+        for id in ids {
+            sent[id] = SentFile(
+                hash: SHA256.hexDigest(of: try FileSystem.readFile(layout.recordFile(table: "todo", id: id))))
+        }
 
         var encoded = EncodedRecords(try ids.map { try ServerRecord(["id": .string($0), "version": "v2"]) })
         try encoded.stage(in: context.spareFiles)
         let staged = encoded.stagedFiles
         #expect(staged.count == 3)
-        for (index, path) in staged.enumerated() { #expect(try FileSystem.readFile(path) == encoded.files[index].bytes) }
+        for (index, path) in staged.enumerated() {
+            #expect(try FileSystem.readFile(path) == encoded.files[index].bytes)
+        }
         let stagedInodes = try staged.map(inode)
         // r1 is edited by hand after it was sent: its write-back must not replace it.
-        try FileSystem.writeNewFile(layout.recordFile(table: "todo", id: "r1") + ".new", Array("{\"id\": \"r1\", \"text\": \"mine\"}".utf8))
-        try FileSystem.rename(layout.recordFile(table: "todo", id: "r1") + ".new", to: layout.recordFile(table: "todo", id: "r1"))
+        try FileSystem.writeNewFile(
+            layout.recordFile(table: "todo", id: "r1") + ".new", Array("{\"id\": \"r1\", \"text\": \"mine\"}".utf8))
+        try FileSystem.rename(
+            layout.recordFile(table: "todo", id: "r1") + ".new", to: layout.recordFile(table: "todo", id: "r1"))
 
         let outcome = try await context.applySynced(table: "todo", encoded: encoded, guard: .sentContent(sent))
         #expect(outcome.written == 2 && outcome.skipped == ["r1"])
-        #expect(try inode(layout.recordFile(table: "todo", id: "r0")) == stagedInodes[0], "the staged spare itself is put in place")
+        #expect(
+            try inode(layout.recordFile(table: "todo", id: "r0")) == stagedInodes[0],
+            "the staged spare itself is put in place")
         #expect(try inode(layout.recordFile(table: "todo", id: "r2")) == stagedInodes[2])
         #expect(try FileSystem.readFile(layout.recordFile(table: "todo", id: "r2")) == encoded.files[2].bytes)
-        #expect(String(decoding: try FileSystem.readFile(layout.recordFile(table: "todo", id: "r1")), as: UTF8.self).contains("mine"))
+        #expect(
+            String(decoding: try FileSystem.readFile(layout.recordFile(table: "todo", id: "r1")), as: UTF8.self)
+                .contains("mine"))
         // r1's staged spare went back to the spares: the next write goes over it.
-        #expect(try context.spareFiles.write(Array("next".utf8), batch: context.spareFiles.batch(named: "test"), index: 0) == staged[1])
+        #expect(
+            try context.spareFiles.write(Array("next".utf8), batch: context.spareFiles.batch(named: "test"), index: 0)
+                == staged[1])
     }
 
-    @Test("staged batches make their new files in the two directories of spares in turn, and both are adopted and purged")
+    @Test(
+        "staged batches make their new files in the two directories of spares in turn, and both are adopted and purged")
     func stagedBatchesAlternateDirectories() async throws {
         let directory = TemporaryDirectory()
         let spares = SpareFiles(directory: directory.file("spares"))
         var pages: [EncodedRecords] = []
         for page in 0..<3 {
-            var encoded = EncodedRecords(try (0..<4).map { try ServerRecord(["id": .string("p\(page)-r\($0)"), "version": "v1"]) })
+            var encoded = EncodedRecords(
+                try (0..<4).map { try ServerRecord(["id": .string("p\(page)-r\($0)"), "version": "v1"]) })
             try encoded.stage(in: spares)
             pages.append(encoded)
         }
         let parents = pages.map { Set($0.stagedFiles.map(FileSystem.parentDirectory(of:))) }
         #expect(parents == [[spares.directory], [spares.alternateDirectory], [spares.directory]])
         #expect(spares.directories(holding: pages[1].stagedFiles) == [spares.alternateDirectory])
-        #expect(spares.directories(holding: pages[0].stagedFiles + pages[1].stagedFiles) == [spares.directory, spares.alternateDirectory])
+        #expect(
+            spares.directories(holding: pages[0].stagedFiles + pages[1].stagedFiles) == [
+                spares.directory, spares.alternateDirectory
+            ])
         #expect(spares.directories(holding: []).isEmpty)
 
         // Kept, they stay on disk in both directories; the next run adopts them from both before it makes a file.
@@ -164,7 +187,9 @@ import TestSupport
         await spares.finishRun()
         let next = SpareFiles(directory: spares.directory, adoptingRetained: true)
         var taken: Set<String> = []
-        for index in 0..<12 { taken.insert(try next.write(Array("again \(index)".utf8), batch: next.batch(named: "next"), index: index)) }
+        for index in 0..<12 {
+            taken.insert(try next.write(Array("again \(index)".utf8), batch: next.batch(named: "next"), index: index))
+        }
         #expect(taken == Set(pages.flatMap(\.stagedFiles)), "every spare of both directories written over, no new file")
 
         next.keep(Array(taken))

@@ -9,8 +9,10 @@ import TestSupport
 /// index (a cache: rebuilding it only costs reading files) instead of trusting part of it.
 @Suite struct StatIndexTests {
     static func entry(_ name: String, size: Int64 = 10, version: String? = "v1") -> StatIndex.Entry {
-        StatIndex.Entry(fileName: name + ".json", id: name, size: size, modifiedNanoseconds: -5, changedNanoseconds: 1_700_000_000_123_456_789,
-                        inode: UInt64.max, contentHash: String(repeating: "ab", count: 32), version: version)
+        StatIndex.Entry(
+            fileName: name + ".json", id: name, size: size, modifiedNanoseconds: -5,
+            changedNanoseconds: 1_700_000_000_123_456_789,
+            inode: UInt64.max, contentHash: String(repeating: "ab", count: 32), version: version)
     }
 
     /// A store directory with an index of `table` "todo", and the model of what the index must say.
@@ -55,12 +57,17 @@ import TestSupport
         /// `index` says exactly what the model says, by lookup and by walk. The model's entries are older than any
         /// index file (modified at -5 ns), so none comes back racily clean.
         func expectMatches(_ index: StatIndex, sourceLocation: SourceLocation = #_sourceLocation) throws {
-            #expect(try Self.walk(index) == model.values.sorted { StatIndexLine.precedes($0.fileName, $1.fileName) }, sourceLocation: sourceLocation)
-            for (name, entry) in model { #expect(try index.entry(named: name) == entry, sourceLocation: sourceLocation) }
+            #expect(
+                try Self.walk(index) == model.values.sorted { StatIndexLine.precedes($0.fileName, $1.fileName) },
+                sourceLocation: sourceLocation)
+            for (name, entry) in model {
+                #expect(try index.entry(named: name) == entry, sourceLocation: sourceLocation)
+            }
         }
     }
 
-    @Test("entries and removals read back by lookup and in order, later lines winning, the version the rest of the line")
+    @Test(
+        "entries and removals read back by lookup and in order, later lines winning, the version the rest of the line")
     func roundTrip() throws {
         var fixture = Fixture(flushLines: 100)
         try fixture.record([Self.entry("a"), Self.entry("b", version: nil), Self.entry("c", version: "with\ttab")])
@@ -78,7 +85,8 @@ import TestSupport
         var fixture = Fixture(flushLines: 16)
         var generator = SeededGenerator(seed: 14)
         for step in 0..<120 {
-            var updated: [StatIndex.Entry] = [], removed: [String] = []
+            var updated: [StatIndex.Entry] = []
+            var removed: [String] = []
             for _ in 0..<Int.random(in: 1...9, using: &generator) {
                 let name = "r\(Int.random(in: 0..<300, using: &generator))"
                 if Bool.random(using: &generator) || Int.random(in: 0..<4, using: &generator) > 0 {
@@ -89,7 +97,8 @@ import TestSupport
             }
             // One record call names each file once, as the writer's calls do.
             let names = Set(removed)
-            updated = Dictionary(updated.filter { !names.contains($0.fileName) }.map { ($0.fileName, $0) }) { $1 }.values.sorted { $0.fileName < $1.fileName }
+            updated = Dictionary(updated.filter { !names.contains($0.fileName) }.map { ($0.fileName, $0) }) { $1 }
+                .values.sorted { $0.fileName < $1.fileName }
             try fixture.record(updated, removed: removed)
             if step % 10 == 9 {
                 try fixture.expectMatches(fixture.index)
@@ -121,9 +130,10 @@ import TestSupport
     func removalsInRuns() throws {
         var fixture = Fixture(flushLines: 4)
         try fixture.record((0..<4).map { Self.entry("a\($0)") })
-        try fixture.record([Self.entry("x0"), Self.entry("x1")], removed: ["a0.json", "a1.json"])  // a0…a3 flushed: run 1
+        // a0…a3 flushed: run 1.
+        try fixture.record([Self.entry("x0"), Self.entry("x1")], removed: ["a0.json", "a1.json"])
         #expect(try fixture.load().runs.count == 1)
-        try fixture.record([Self.entry("y0")])                             // run 2 (two removals, x0, x1), merged with 1
+        try fixture.record([Self.entry("y0")]) // run 2 (two removals, x0, x1), merged with 1
         let loaded = try fixture.load()
         try fixture.expectMatches(loaded)
         #expect(loaded.runs.map(\.sequences) == [1...2])
@@ -137,7 +147,7 @@ import TestSupport
         var fixture = Fixture(flushLines: 8)
         try fixture.record((0..<8).map { Self.entry("a\($0)") })
         let oldLog = try Data(contentsOf: URL(fileURLWithPath: fixture.path("todo.index")))
-        try fixture.record([Self.entry("b0")], removed: ["a3.json"])      // flush: run 1, then a new log
+        try fixture.record([Self.entry("b0")], removed: ["a3.json"]) // flush: run 1, then a new log
         #expect(try fixture.files().contains("todo.1-1.run"))
         try oldLog.write(to: URL(fileURLWithPath: fixture.path("todo.index")))
         // What the index held when the run was in place: a0…a7.
@@ -150,14 +160,15 @@ import TestSupport
         try expected.expectMatches(try fixture.load())
     }
 
-    @Test("dying after a merge's run is in place but before its inputs are removed: the inputs are ignored, then removed")
+    @Test(
+        "dying after a merge's run is in place but before its inputs are removed: the inputs are ignored, then removed")
     func replacedRunsLeft() throws {
         var fixture = Fixture(flushLines: 4)
         try fixture.record((0..<4).map { Self.entry("a\($0)") })
-        try fixture.record([Self.entry("a0", size: 1)])                   // run 1: a0…a3
+        try fixture.record([Self.entry("a0", size: 1)]) // run 1: a0…a3
         let run1 = try Data(contentsOf: URL(fileURLWithPath: fixture.path("todo.1-1.run")))
-        try fixture.record((0..<4).map { Self.entry("b\($0)") })          // run 2: a0 again
-        try fixture.record([Self.entry("c0")])                            // run 3: b0…b3; 1, 2 and 3 merge
+        try fixture.record((0..<4).map { Self.entry("b\($0)") }) // run 2: a0 again
+        try fixture.record([Self.entry("c0")]) // run 3: b0…b3; 1, 2 and 3 merge
         let runs = try fixture.files().filter { $0.hasSuffix(".run") }
         #expect(runs == ["todo.1-3.run"])
         try run1.write(to: URL(fileURLWithPath: fixture.path("todo.1-1.run")))
@@ -187,11 +198,13 @@ import TestSupport
         #expect(!text.contains("c.json"), "the torn line is gone")
     }
 
-    @Test("a damaged run or overlapping runs drop the whole index, and its files go at the next write", arguments: ["truncated", "overlap"])
+    @Test(
+        "a damaged run or overlapping runs drop the whole index, and its files go at the next write",
+        arguments: ["truncated", "overlap"])
     func damagedRuns(_ damage: String) throws {
         var fixture = Fixture(flushLines: 4)
         try fixture.record((0..<4).map { Self.entry("a\($0)") })
-        try fixture.record([Self.entry("b0")])                            // run 1
+        try fixture.record([Self.entry("b0")]) // run 1
         let run = fixture.path("todo.1-1.run")
         if damage == "truncated" {
             let bytes = try Data(contentsOf: URL(fileURLWithPath: run))
@@ -213,7 +226,7 @@ import TestSupport
     func damagedRunLine() throws {
         var fixture = Fixture(flushLines: 40)
         try fixture.record((0..<40).map { Self.entry("a\($0)") })
-        try fixture.record([Self.entry("b0")])                            // run 1
+        try fixture.record([Self.entry("b0")]) // run 1
         let run = fixture.path("todo.1-1.run")
         var bytes = try Data(contentsOf: URL(fileURLWithPath: run))
         let line = bytes.range(of: Data("a12.json\ta12\t10".utf8))!
@@ -233,7 +246,8 @@ import TestSupport
     @Test("the single-file index of earlier versions reads as a log, and the first flush moves it into a run")
     func formerIndex() throws {
         var fixture = Fixture(flushLines: 3)
-        try FileManager.default.createDirectory(atPath: fixture.layout.indexDirectory, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: fixture.layout.indexDirectory, withIntermediateDirectories: true)
         var text = StatIndex.formerLogHeader + "\n"
         for name in ["a", "b", "c", "d"] {
             var bytes: [UInt8] = []
@@ -248,25 +262,29 @@ import TestSupport
         try loaded.record([Self.entry("e")], removed: [], layout: fixture.layout, table: "todo")
         fixture.model["e.json"] = Self.entry("e")
         #expect(try fixture.files() == ["todo.1-1.run", "todo.index"])
-        #expect(try String(contentsOfFile: fixture.path("todo.index"), encoding: .utf8).hasPrefix("tablesync-index 2 1\n"))
+        #expect(
+            try String(contentsOfFile: fixture.path("todo.index"), encoding: .utf8).hasPrefix("tablesync-index 2 1\n"))
         try fixture.expectMatches(try fixture.load())
     }
 
-    @Test("a log this version did not write drops the whole index", arguments: [
-        "",
-        "tablesync-index 3\n",
-        "tablesync-index 2\n",
-        "tablesync-index 2 x\n",
-        "tablesync-index 1\na.json\ta\t10\t1\t2\t3\thash\n",                        // seven fields
-        "tablesync-index 1\na.json\ta\tten\t1\t2\t3\thash\tv1\n",                  // not a number
-        "tablesync-index 1\na.json\ta\t10\t1\t2\t-3\thash\tv1\n",                  // negative inode
-        "tablesync-index 1\na.json\ta\t99999999999999999999\t1\t2\t3\thash\tv1\n", // overflows
-        "tablesync-index 1\na.json\ta\t-\t1\t2\t3\thash\tv1\n",                    // a sign alone
-        "tablesync-index 1\n\ta\t10\t1\t2\t3\thash\tv1\n",                         // no name
-    ])
+    @Test(
+        "a log this version did not write drops the whole index",
+        arguments: [
+            "",
+            "tablesync-index 3\n",
+            "tablesync-index 2\n",
+            "tablesync-index 2 x\n",
+            "tablesync-index 1\na.json\ta\t10\t1\t2\t3\thash\n", // seven fields
+            "tablesync-index 1\na.json\ta\tten\t1\t2\t3\thash\tv1\n", // not a number
+            "tablesync-index 1\na.json\ta\t10\t1\t2\t-3\thash\tv1\n", // negative inode
+            "tablesync-index 1\na.json\ta\t99999999999999999999\t1\t2\t3\thash\tv1\n", // overflows
+            "tablesync-index 1\na.json\ta\t-\t1\t2\t3\thash\tv1\n", // a sign alone
+            "tablesync-index 1\n\ta\t10\t1\t2\t3\thash\tv1\n" // no name
+        ])
     func dropped(_ text: String) throws {
         let fixture = Fixture(flushLines: 100)
-        try FileManager.default.createDirectory(atPath: fixture.layout.indexDirectory, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: fixture.layout.indexDirectory, withIntermediateDirectories: true)
         try Data(text.utf8).write(to: URL(fileURLWithPath: fixture.path("todo.index")))
         #expect(try Fixture.walk(try fixture.load()).isEmpty)
     }
@@ -274,27 +292,36 @@ import TestSupport
     @Test("blank lines are skipped")
     func blankLines() throws {
         let fixture = Fixture(flushLines: 100)
-        try FileManager.default.createDirectory(atPath: fixture.layout.indexDirectory, withIntermediateDirectories: true)
-        try Data("tablesync-index 2 0\n\na.json\ta\t10\t-1\t2\t3\thash\tv1\n\n".utf8).write(to: URL(fileURLWithPath: fixture.path("todo.index")))
-        #expect(try fixture.load().entry(named: "a.json") == StatIndex.Entry(
-            fileName: "a.json", id: "a", size: 10, modifiedNanoseconds: -1, changedNanoseconds: 2, inode: 3, contentHash: "hash", version: "v1"))
+        try FileManager.default.createDirectory(
+            atPath: fixture.layout.indexDirectory, withIntermediateDirectories: true)
+        try Data("tablesync-index 2 0\n\na.json\ta\t10\t-1\t2\t3\thash\tv1\n\n".utf8).write(
+            to: URL(fileURLWithPath: fixture.path("todo.index")))
+        #expect(
+            try fixture.load().entry(named: "a.json")
+                == StatIndex.Entry(
+                    fileName: "a.json", id: "a", size: 10, modifiedNanoseconds: -1, changedNanoseconds: 2, inode: 3,
+                    contentHash: "hash", version: "v1"))
     }
 
     // MARK: - Racily clean entries
 
-    @Test("an entry modified no earlier than the file holding it comes back with its stat unknown, from the log and from a run")
+    @Test(
+        "an entry modified no earlier than the file holding it comes back with its stat unknown, from the log and from a run"
+    )
     func racilyClean() throws {
         var fixture = Fixture(flushLines: 2)
         let now = Int64(Date().timeIntervalSince1970 * 1_000_000_000)
         var racy = Self.entry("racy")
-        racy.modifiedNanoseconds = now + 3_600_000_000_000                    // an hour ahead of every index file
+        racy.modifiedNanoseconds = now + 3_600_000_000_000 // an hour ahead of every index file
         try fixture.record([racy, Self.entry("old")])
         let fromLog = try fixture.load()
         #expect(try fromLog.entry(named: "racy.json")?.size == StatIndex.Entry.unknownSize)
         #expect(try fromLog.entry(named: "old.json") == Self.entry("old"))
-        let status = FileSystem.Status(size: racy.size, modifiedNanoseconds: racy.modifiedNanoseconds, changedNanoseconds: racy.changedNanoseconds,
-                                       inode: racy.inode, isDirectory: false, isRegularFile: true)
-        #expect(try fromLog.entry(named: "racy.json")?.matches(status) == false, "a racily clean entry vouches for no file")
+        let status = FileSystem.Status(
+            size: racy.size, modifiedNanoseconds: racy.modifiedNanoseconds, changedNanoseconds: racy.changedNanoseconds,
+            inode: racy.inode, isDirectory: false, isRegularFile: true)
+        #expect(
+            try fromLog.entry(named: "racy.json")?.matches(status) == false, "a racily clean entry vouches for no file")
         // The scan's way: the line's fields read in place, judged against the same rule.
         var lines = try fromLog.sortedLines()
         var vouched: [String: Bool] = [:]
@@ -305,10 +332,12 @@ import TestSupport
             vouched[entry.fileName] = lines.vouches(for: entry.fileName == "racy.json" ? status : own)
         }
         #expect(vouched == ["racy.json": false, "old.json": true])
-        try fixture.record([Self.entry("new")])                               // flushes both into run 1
+        try fixture.record([Self.entry("new")]) // flushes both into run 1
         let fromRun = try fixture.load()
         #expect(try fromRun.entry(named: "racy.json")?.size == StatIndex.Entry.unknownSize)
-        #expect(try Fixture.walk(fromRun).first { $0.fileName == "racy.json" }?.contentHash == racy.contentHash, "its hash still decides")
+        #expect(
+            try Fixture.walk(fromRun).first { $0.fileName == "racy.json" }?.contentHash == racy.contentHash,
+            "its hash still decides")
     }
 
     // MARK: - Pure parts
@@ -322,9 +351,12 @@ import TestSupport
         #expect(IndexRunPlan.live([])?.live == [])
     }
 
-    @Test("merge rule: the newest runs merge while the run before holds no more lines than they do together", arguments: [
-        ([], 0), ([16], 0), ([16, 16], 2), ([32, 16], 0), ([32, 16, 16], 3), ([100, 16, 16], 2), ([100, 40, 30, 20], 0), ([50, 20, 15, 15], 4),
-    ])
+    @Test(
+        "merge rule: the newest runs merge while the run before holds no more lines than they do together",
+        arguments: [
+            ([], 0), ([16], 0), ([16, 16], 2), ([32, 16], 0), ([32, 16, 16], 3), ([100, 16, 16], 2),
+            ([100, 40, 30, 20], 0), ([50, 20, 15, 15], 4)
+        ])
     func mergeRule(_ counts: [Int], _ expected: Int) {
         #expect(IndexRunPlan.mergeCount(itemCounts: counts) == expected)
     }
@@ -345,14 +377,20 @@ import TestSupport
     @Test("names sort by their UTF-8 bytes, shorter first on a common prefix")
     func order() {
         let names = ["é.json", "a.json", "Z.json", "a", "a.jsonx", "^a.json", "%C3%A9.json"]
-        #expect(names.sorted(by: StatIndexLine.precedes) == ["%C3%A9.json", "Z.json", "^a.json", "a", "a.json", "a.jsonx", "é.json"])
+        #expect(
+            names.sorted(by: StatIndexLine.precedes) == [
+                "%C3%A9.json", "Z.json", "^a.json", "a", "a.json", "a.jsonx", "é.json"
+            ])
         #expect(!StatIndexLine.precedes("a.json", "a.json"))
     }
 
-    @Test("run file names", arguments: [
-        ("todo.1-1.run", 1...1), ("todo.3-17.run", 3...17), ("todo.0-1.run", nil), ("todo.2-1.run", nil), ("todo.1-1.runx", nil),
-        ("todo2.1-1.run", nil), ("todo.1.run", nil), ("todo.+1-2.run", nil), ("todo.index", nil),
-    ] as [(String, ClosedRange<Int>?)])
+    @Test(
+        "run file names",
+        arguments: [
+            ("todo.1-1.run", 1...1), ("todo.3-17.run", 3...17), ("todo.0-1.run", nil), ("todo.2-1.run", nil),
+            ("todo.1-1.runx", nil),
+            ("todo2.1-1.run", nil), ("todo.1.run", nil), ("todo.+1-2.run", nil), ("todo.index", nil)
+        ] as [(String, ClosedRange<Int>?)])
     func runFileNames(_ name: String, _ expected: ClosedRange<Int>?) {
         #expect(IndexRun.sequences(ofFileName: name, table: "todo") == expected)
     }

@@ -9,7 +9,9 @@ import TestSupport
     /// A store with three synced records a, b, c.
     func syncedStore() async throws -> (TemporaryDirectory, SyncContext) {
         let (directory, context) = try makeStore()
-        let records: [[String: JSONValue]] = ["a", "b", "c"].map { ["id": .string($0), "text": .string($0), "version": "v1"] }
+        let records: [[String: JSONValue]] = ["a", "b", "c"].map {
+            ["id": .string($0), "text": .string($0), "version": "v1"]
+        }
         _ = try await context.applySynced(table: "todo", records: try records.map(ServerRecord.init))
         return (directory, context)
     }
@@ -36,7 +38,10 @@ import TestSupport
         let scan = try await context.recordHandEdits()
         #expect(scan.changes.count == 3)
         let operations = await context.pendingOperations
-        #expect(operations.map { "\($0.kind.rawValue) \($0.id) \($0.baseVersion ?? "-")" } == ["update a v1", "delete b v1", "insert new -"])
+        #expect(
+            operations.map { "\($0.kind.rawValue) \($0.id) \($0.baseVersion ?? "-")" } == [
+                "update a v1", "delete b v1", "insert new -"
+            ])
         #expect(try await context.status().handEdits.isEmpty, "once queued, edits are pending operations")
         try await context.recordHandEdits()
         #expect(await context.pendingOperations.count == 3, "recording twice queues nothing new")
@@ -44,16 +49,22 @@ import TestSupport
 
     @Test func brokenFilesAreReportedWithLineAndDoNotStopTheOthers() async throws {
         let (directory, context) = try await syncedStore()
-        try directory.write("store/tables/todo/a.json", "{\n  \"id\": \"a\",\n  \"text\": \"oops\"\n  \"version\": \"v1\"\n}\n")
+        try directory.write(
+            "store/tables/todo/a.json", "{\n  \"id\": \"a\",\n  \"text\": \"oops\"\n  \"version\": \"v1\"\n}\n")
         try directory.write("store/tables/todo/b.json", "[1, 2]")
         try directory.write("store/tables/todo/zz.json", "{\"id\": \"other\"}")
         try directory.write("store/tables/todo/ok.json", "{\"id\": \"ok\"}")
         try directory.write("store/tables/todo/notes.txt", "hello")
         let status = try await context.status()
         let problems = status.problems.map(\.description)
-        #expect(problems.contains { $0.hasPrefix("tables/todo/a.json:4:3: unexpected '\"'; expected ',' or '}'") }, "\(problems)")
+        #expect(
+            problems.contains { $0.hasPrefix("tables/todo/a.json:4:3: unexpected '\"'; expected ',' or '}'") },
+            "\(problems)")
         #expect(problems.contains { $0.hasPrefix("tables/todo/b.json:1:1: a record file must hold a JSON object") })
-        #expect(problems.contains { $0.contains("tables/todo/zz.json") && $0.contains("belongs in a file named other.json") })
+        #expect(
+            problems.contains {
+                $0.contains("tables/todo/zz.json") && $0.contains("belongs in a file named other.json")
+            })
         #expect(problems.contains { $0.contains("notes.txt") })
         #expect(status.handEdits.map(\.id) == ["ok"])
         try await context.recordHandEdits()
@@ -62,7 +73,9 @@ import TestSupport
 
     @Test func unchangedStoreReadsNoFile() async throws {
         let (directory, context) = try makeStore()
-        let records: [[String: JSONValue]] = (0..<200).map { ["id": .string("r\($0)"), "n": .integer(Int64($0)), "version": "v"] }
+        let records: [[String: JSONValue]] = (0..<200).map {
+            ["id": .string("r\($0)"), "n": .integer(Int64($0)), "version": "v"]
+        }
         _ = try await context.applySynced(table: "todo", records: try records.map(ServerRecord.init))
         // Let the file timestamps fall behind the index's, so no entry is "racily clean".
         try await Task.sleep(for: .milliseconds(20))
@@ -85,7 +98,10 @@ import TestSupport
         try directory.write("store/tables/todo/b.json", "{")
         try directory.write("store/.tablesync/tmp/tmp-1-2-0", "partial")
         let findings = try await context.verify()
-        #expect(findings.contains { $0.severity == .notice && $0.path == "tables/todo/a.json" && $0.message.contains("canonical") })
+        #expect(
+            findings.contains {
+                $0.severity == .notice && $0.path == "tables/todo/a.json" && $0.message.contains("canonical")
+            })
         #expect(findings.contains { $0.severity == .error && $0.path == "tables/todo/b.json" })
         #expect(findings.contains { $0.severity == .notice && $0.path.hasPrefix(".tablesync/tmp/") })
         let root = context.layout.root
@@ -119,7 +135,9 @@ import TestSupport
     /// of one file at a time finds, in the same order.
     @Test func manyChangedFilesGiveTheSameChangesAndProblemsInOrder() async throws {
         let (directory, context) = try makeStore()
-        let records: [[String: JSONValue]] = (0..<400).map { ["id": .string(String(format: "r%03d", $0)), "n": .integer(Int64($0)), "version": "v1"] }
+        let records: [[String: JSONValue]] = (0..<400).map {
+            ["id": .string(String(format: "r%03d", $0)), "n": .integer(Int64($0)), "version": "v1"]
+        }
         _ = try await context.applySynced(table: "todo", records: try records.map(ServerRecord.init))
         var expectedEdits: [String] = []
         var expectedProblems: [String] = []
@@ -160,11 +178,15 @@ import TestSupport
         for count in [0, 1, 63, 64, 127, 128, 129, 1_000] {
             let input = Array(0..<count)
             #expect(concurrentMap(input) { $0 * 3 + 1 } == input.map { $0 * 3 + 1 }, "\(count) elements")
-            #expect(concurrentMap(input, minimumSlice: 1) { "\($0)" } == input.map { "\($0)" }, "\(count) elements, slices of one")
+            #expect(
+                concurrentMap(input, minimumSlice: 1) { "\($0)" } == input.map { "\($0)" },
+                "\(count) elements, slices of one")
         }
     }
 
-    @Test("pipelinedMap hands every chunk to its consumer once, in order, mapped; a consumer's error stops it and is rethrown")
+    @Test(
+        "pipelinedMap hands every chunk to its consumer once, in order, mapped; a consumer's error stops it and is rethrown"
+    )
     func pipelinedMapInOrder() async throws {
         struct Refused: Error {}
         for count in [0, 1, 255, 256, 257, 1_000] {
@@ -172,7 +194,8 @@ import TestSupport
                 var next = 0
                 try pipelinedMap(count: count, chunkSize: chunkSize, { "\($0 * 3 + 1)" }) { range, results in
                     #expect(range.lowerBound == next && range.count == results.count && range.count <= chunkSize)
-                    #expect(Array(results) == range.map { "\($0 * 3 + 1)" }, "\(count) elements, chunks of \(chunkSize)")
+                    #expect(
+                        Array(results) == range.map { "\($0 * 3 + 1)" }, "\(count) elements, chunks of \(chunkSize)")
                     next = range.upperBound
                 }
                 #expect(next == count, "\(count) elements, chunks of \(chunkSize)")
@@ -181,7 +204,13 @@ import TestSupport
         let mapped = Mutex(0)
         var consumed = 0
         #expect(throws: Refused.self) {
-            try pipelinedMap(count: 1_000_000, chunkSize: 100, { index in mapped.withLock { $0 += 1 }; return index }) { _, _ in
+            try pipelinedMap(
+                count: 1_000_000, chunkSize: 100,
+                { index in
+                    mapped.withLock { $0 += 1 }
+                    return index
+                }
+            ) { _, _ in
                 consumed += 1
                 if consumed == 3 { throw Refused() }
             }
@@ -194,7 +223,9 @@ import TestSupport
         #expect(mapped.withLock { $0 } == atReturn)
     }
 
-    @Test("the scan skips a file removed between the listing and its stat, and lists a table directory that is gone as empty")
+    @Test(
+        "the scan skips a file removed between the listing and its stat, and lists a table directory that is gone as empty"
+    )
     func statusesOfVanishedFiles() throws {
         let directory = TemporaryDirectory()
         try directory.write("a.json", "{}")
@@ -211,10 +242,14 @@ import TestSupport
         #expect(try DirectoryListing(directory.path + "/missing").count == 0)
     }
 
-    @Test("a listing keeps names as read and sorts them in the index's byte order, whole names deciding where the first eight bytes tie")
+    @Test(
+        "a listing keeps names as read and sorts them in the index's byte order, whole names deciding where the first eight bytes tie"
+    )
     func listingOrder() throws {
-        let names = ["é.json", "a.jsonx", "a", "Z.json", "abcdefgh1.json", "^a.json", "%C3%A9.json", "abcdefgh.json",
-                     "abcdefgh0", "a.json", "abcdefg.json", "b"]
+        let names = [
+            "é.json", "a.jsonx", "a", "Z.json", "abcdefgh1.json", "^a.json", "%C3%A9.json", "abcdefgh.json",
+            "abcdefgh0", "a.json", "abcdefg.json", "b"
+        ]
         let directory = TemporaryDirectory()
         for name in names { try directory.write(name, "{}") }
         let listing = try DirectoryListing(directory.path)

@@ -7,7 +7,8 @@ import TestSupport
 /// The pure rules of stores kept in git: how a file this store did not sync is settled against the server's copy
 /// (``AdoptionRule``), and how git's merge driver joins record files and `queries.json`.
 @Suite struct StoreMergeRuleTests {
-    static func record(_ version: String, at millisecond: Int, _ properties: [String: JSONValue]) -> [String: JSONValue] {
+    static func record(_ version: String, at millisecond: Int, _ properties: [String: JSONValue]) -> [String: JSONValue]
+    {
         var record = properties
         record["id"] = "r1"
         record["version"] = .string(version)
@@ -25,7 +26,9 @@ import TestSupport
         let v2 = Self.record("v2", at: 2, ["text": "b"])
         var deleted = Self.record("v3", at: 3, ["text": "a"])
         deleted["deleted"] = true
-        let server1 = try ServerRecord(v1), server2 = try ServerRecord(v2), serverDeleted = try ServerRecord(deleted)
+        let server1 = try ServerRecord(v1)
+        let server2 = try ServerRecord(v2)
+        let serverDeleted = try ServerRecord(deleted)
         let server2SameContent = try ServerRecord(Self.record("v2", at: 2, ["text": "a"]))
         typealias Rule = AdoptionRule
         // A file that is not vouched for by its mark (an earlier version's file, or one changed by hand).
@@ -33,18 +36,28 @@ import TestSupport
         #expect(Rule.decide(local: v1, intact: false, server: server1) == .unchanged(server1))
         #expect(Rule.decide(local: v1Edited, intact: false, server: server1) == .edited(baseVersion: "v1"))
         #expect(Rule.decide(local: v1, intact: false, server: server2SameContent) == .takeServer(server2SameContent))
-        #expect(Rule.decide(local: v1, intact: false, server: server2) == .conflict(server2), "an old copy or a hand edit: only a person can tell")
+        #expect(
+            Rule.decide(local: v1, intact: false, server: server2) == .conflict(server2),
+            "an old copy or a hand edit: only a person can tell")
         #expect(Rule.decide(local: v1, intact: false, server: serverDeleted) == .removeLocal)
         #expect(Rule.decide(local: v1Edited, intact: false, server: serverDeleted) == .conflict(serverDeleted))
         // A stamped, intact copy is the server's at its version: never an edit, whatever the server has now.
-        #expect(Rule.decide(local: v1, intact: true, server: server2) == .takeServer(server2), "an old copy (a checkout, a restore, a revert)")
+        #expect(
+            Rule.decide(local: v1, intact: true, server: server2) == .takeServer(server2),
+            "an old copy (a checkout, a restore, a revert)")
         #expect(Rule.decide(local: v1, intact: true, server: server1) == .unchanged(server1))
-        #expect(Rule.decide(local: v2, intact: true, server: server2) == .unchanged(server2), "a merge brought the server's current copy")
+        #expect(
+            Rule.decide(local: v2, intact: true, server: server2) == .unchanged(server2),
+            "a merge brought the server's current copy")
         #expect(Rule.decide(local: v1, intact: true, server: serverDeleted) == .removeLocal)
-        #expect(Rule.decide(local: v1, intact: true, server: nil) == .keepAsIs(server1), "the server lost it: kept, not inserted")
+        #expect(
+            Rule.decide(local: v1, intact: true, server: nil) == .keepAsIs(server1),
+            "the server lost it: kept, not inserted")
     }
 
-    @Test("a file a git command removed: a delete only after history the last sync led to, and only on the synced version")
+    @Test(
+        "a file a git command removed: a delete only after history the last sync led to, and only on the synced version"
+    )
     func removalRule() throws {
         let v1 = try ServerRecord(Self.record("v1", at: 1, ["text": "a"]))
         let v2Record = Self.record("v2", at: 2, ["text": "b"])
@@ -55,13 +68,23 @@ import TestSupport
         typealias Rule = AdoptionRule
         for position in [HeadPosition.atOrAfter, .unknown, .elsewhere, .behind] {
             #expect(Rule.decideRemoval(server: nil, syncedVersion: "v1", position: position) == .forget)
-            #expect(Rule.decideRemoval(server: deleted, syncedVersion: "v1", position: position) == .forget, "deleted on the server too")
+            #expect(
+                Rule.decideRemoval(server: deleted, syncedVersion: "v1", position: position) == .forget,
+                "deleted on the server too")
         }
-        #expect(Rule.decideRemoval(server: v1, syncedVersion: "v1", position: .atOrAfter) == .delete(baseVersion: "v1"), "a merged delete, a git rm committed")
+        #expect(
+            Rule.decideRemoval(server: v1, syncedVersion: "v1", position: .atOrAfter) == .delete(baseVersion: "v1"),
+            "a merged delete, a git rm committed")
         #expect(Rule.decideRemoval(server: v1, syncedVersion: "v1", position: .unknown) == .delete(baseVersion: "v1"))
-        #expect(Rule.decideRemoval(server: v2, syncedVersion: "v1", position: .atOrAfter) == .conflict, "changed on the server since")
-        #expect(Rule.decideRemoval(server: v1, syncedVersion: "v1", position: .elsewhere) == .restore(v1), "a switch to a branch that lacks it")
-        #expect(Rule.decideRemoval(server: v2, syncedVersion: "v1", position: .behind) == .restore(v2), "an older HEAD allowed on purpose")
+        #expect(
+            Rule.decideRemoval(server: v2, syncedVersion: "v1", position: .atOrAfter) == .conflict,
+            "changed on the server since")
+        #expect(
+            Rule.decideRemoval(server: v1, syncedVersion: "v1", position: .elsewhere) == .restore(v1),
+            "a switch to a branch that lacks it")
+        #expect(
+            Rule.decideRemoval(server: v2, syncedVersion: "v1", position: .behind) == .restore(v2),
+            "an older HEAD allowed on purpose")
     }
 
     // MARK: - Record files
@@ -87,13 +110,15 @@ import TestSupport
         let pulled = Self.record("v2", at: 2, ["text": "b", "done": false])
         let joined = RecordMerge.merge(base: base, ours: handEdited, theirs: pulled)
         #expect(joined.conflicts.isEmpty)
-        #expect(joined.ours == Self.record("v2", at: 2, ["text": "b", "done": true]), "the edit on top of the newer copy")
+        #expect(
+            joined.ours == Self.record("v2", at: 2, ["text": "b", "done": true]), "the edit on top of the newer copy")
         let mine = Self.record("v1", at: 1, ["text": "mine", "done": false])
         let yours = Self.record("v1", at: 1, ["text": "yours", "done": false])
         let clash = RecordMerge.merge(base: base, ours: mine, theirs: yours)
         #expect(clash.conflicts == ["text"])
         #expect(clash.ours["text"] == "mine" && clash.theirs["text"] == "yours")
-        let handOverPull = RecordMerge.merge(base: base, ours: Self.record("v1", at: 1, ["text": "mine", "done": false]), theirs: pulled)
+        let handOverPull = RecordMerge.merge(
+            base: base, ours: Self.record("v1", at: 1, ["text": "mine", "done": false]), theirs: pulled)
         #expect(handOverPull.conflicts == ["text"], "a hand edit and a server change of one property")
     }
 
@@ -109,24 +134,34 @@ import TestSupport
     func driverOutput() throws {
         func bytes(_ record: [String: JSONValue]) -> [UInt8] { RecordFile.encode(record) }
         let base = Self.record("v1", at: 1, ["text": "a", "done": false])
-        let clean = StoreFileMerge.merge(path: "store/tables/todo/r1.json", base: bytes(base),
-                                         ours: bytes(Self.record("v1", at: 1, ["text": "a", "done": true])),
-                                         theirs: bytes(Self.record("v2", at: 2, ["text": "b", "done": false])))
+        let clean = StoreFileMerge.merge(
+            path: "store/tables/todo/r1.json", base: bytes(base),
+            ours: bytes(Self.record("v1", at: 1, ["text": "a", "done": true])),
+            theirs: bytes(Self.record("v2", at: 2, ["text": "b", "done": false])))
         #expect(clean.conflicts.isEmpty)
         #expect(clean.bytes == bytes(Self.record("v2", at: 2, ["text": "b", "done": true])))
-        let clash = StoreFileMerge.merge(path: "tables/todo/r1.json", base: bytes(base),
-                                         ours: bytes(Self.record("v1", at: 1, ["text": "mine", "done": false])),
-                                         theirs: bytes(Self.record("v1", at: 1, ["text": "yours", "done": false])))
+        let clash = StoreFileMerge.merge(
+            path: "tables/todo/r1.json", base: bytes(base),
+            ours: bytes(Self.record("v1", at: 1, ["text": "mine", "done": false])),
+            theirs: bytes(Self.record("v1", at: 1, ["text": "yours", "done": false])))
         #expect(clash.conflicts == ["text"])
         let text = String(decoding: clash.bytes, as: UTF8.self)
-        #expect(text.contains("<<<<<<< ours\n  \"text\": \"mine\",\n=======\n  \"text\": \"yours\",\n>>>>>>> theirs\n"), "\(text)")
-        guard case .failure(let problem) = RecordFile.check(bytes: clash.bytes, fileName: "r1.json", relativePath: "tables/todo/r1.json") else {
+        #expect(
+            text.contains("<<<<<<< ours\n  \"text\": \"mine\",\n=======\n  \"text\": \"yours\",\n>>>>>>> theirs\n"),
+            "\(text)")
+        guard
+            case .failure(let problem) = RecordFile.check(
+                bytes: clash.bytes, fileName: "r1.json", relativePath: "tables/todo/r1.json")
+        else {
             Issue.record("a file with conflict markers is not a record")
             return
         }
         #expect(problem.line == 5)
-        #expect(problem.reason.contains("ours has \"text\": \"mine\", and theirs has \"text\": \"yours\","), "\(problem.reason)")
-        let other = StoreFileMerge.merge(path: "conflicts/todo/r1.json", base: Array("a\n".utf8), ours: Array("b\n".utf8), theirs: Array("c\n".utf8))
+        #expect(
+            problem.reason.contains("ours has \"text\": \"mine\", and theirs has \"text\": \"yours\","),
+            "\(problem.reason)")
+        let other = StoreFileMerge.merge(
+            path: "conflicts/todo/r1.json", base: Array("a\n".utf8), ours: Array("b\n".utf8), theirs: Array("c\n".utf8))
         #expect(other.conflicts == ["*"])
     }
 
@@ -135,23 +170,33 @@ import TestSupport
     @Test("queries: the union, each with the older watermark; a redefinition on one side wins; on both, a conflict")
     func queriesMerge() throws {
         func query(_ id: String, filter: String? = nil, at millisecond: Int?, lastID: String? = nil) -> PullQuery {
-            PullQuery(id: id, table: "todo", filter: filter,
-                      updatedAt: millisecond.map { "2026-01-01T00:00:00.\(String(format: "%03d", $0))Z" }, lastID: lastID)
+            PullQuery(
+                id: id, table: "todo", filter: filter,
+                updatedAt: millisecond.map { "2026-01-01T00:00:00.\(String(format: "%03d", $0))Z" }, lastID: lastID)
         }
         let base = QueryRegistry(queries: ["all": query("all", at: 1), "gone": query("gone", at: 1)])
         let ours = QueryRegistry(queries: ["all": query("all", at: 5, lastID: "b"), "mine": query("mine", at: 2)])
-        let theirs = QueryRegistry(queries: ["all": query("all", at: 3), "gone": query("gone", at: 4), "yours": query("yours", at: nil)])
+        let theirs = QueryRegistry(queries: [
+            "all": query("all", at: 3), "gone": query("gone", at: 4), "yours": query("yours", at: nil)
+        ])
         let merged = QueriesMerge.merge(base: base, ours: ours, theirs: theirs)
         #expect(merged.conflicts.isEmpty)
-        #expect(merged.ours.queries["all"] == query("all", at: 3), "the older watermark: the next pull re-reads a little, never skips")
-        #expect(Set(merged.ours.queries.keys) == ["all", "mine", "yours"], "added on either side kept; removed on one side gone")
-        #expect(QueriesMerge.isOlder(query("q", at: 3, lastID: "z"), than: query("q", at: 3)),
-                "at one instant a cursor without a last id is past every id")
-        let redefined = QueriesMerge.merge(base: base, ours: QueryRegistry(queries: ["all": query("all", filter: "done eq false", at: 9)]),
-                                           theirs: QueryRegistry(queries: ["all": query("all", at: 2)]))
+        #expect(
+            merged.ours.queries["all"] == query("all", at: 3),
+            "the older watermark: the next pull re-reads a little, never skips")
+        #expect(
+            Set(merged.ours.queries.keys) == ["all", "mine", "yours"],
+            "added on either side kept; removed on one side gone")
+        #expect(
+            QueriesMerge.isOlder(query("q", at: 3, lastID: "z"), than: query("q", at: 3)),
+            "at one instant a cursor without a last id is past every id")
+        let redefined = QueriesMerge.merge(
+            base: base, ours: QueryRegistry(queries: ["all": query("all", filter: "done eq false", at: 9)]),
+            theirs: QueryRegistry(queries: ["all": query("all", at: 2)]))
         #expect(redefined.ours.queries["all"]?.filter == "done eq false")
-        let clash = QueriesMerge.merge(base: base, ours: QueryRegistry(queries: ["all": query("all", filter: "a eq 1", at: 1)]),
-                                       theirs: QueryRegistry(queries: ["all": query("all", filter: "a eq 2", at: 1)]))
+        let clash = QueriesMerge.merge(
+            base: base, ours: QueryRegistry(queries: ["all": query("all", filter: "a eq 1", at: 1)]),
+            theirs: QueryRegistry(queries: ["all": query("all", filter: "a eq 2", at: 1)]))
         #expect(clash.conflicts == ["all"])
     }
 }

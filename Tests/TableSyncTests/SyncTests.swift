@@ -23,9 +23,10 @@ import TestSupport
             let server = try await LiveServer.start(backend, tables: [table])
             let directory = TemporaryDirectory()
             let settings = StoreSettings(remote: server.baseURL, apiVersion: apiVersion, tables: [table])
-            return Fixture(server: server, table: table, directory: directory,
-                           first: try SyncContext.initialize(directory: directory.file("first"), settings: settings),
-                           second: try SyncContext.initialize(directory: directory.file("second"), settings: settings))
+            return Fixture(
+                server: server, table: table, directory: directory,
+                first: try SyncContext.initialize(directory: directory.file("first"), settings: settings),
+                second: try SyncContext.initialize(directory: directory.file("second"), settings: settings))
         }
 
         func records(_ context: SyncContext) async throws -> [String: [String: JSONValue]] {
@@ -64,7 +65,9 @@ import TestSupport
         let report = try await reopened.sync(options: SyncOptions(retryPolicy: .none))
         #expect(report.push.applied == 2)
         #expect(await reopened.pendingOperations.isEmpty)
-        #expect(try await reopened.table(table).read(id: "milk")?["version"]?.stringValue != nil, "the server's copy was written back")
+        #expect(
+            try await reopened.table(table).read(id: "milk")?["version"]?.stringValue != nil,
+            "the server's copy was written back")
         // A change made on another device comes back on the next pull.
         let settings = StoreSettings(remote: server.baseURL, tables: [table])
         let other = try SyncContext.initialize(directory: directory.file("other"), settings: settings)
@@ -119,12 +122,15 @@ import TestSupport
         try Data("{\"id\": \"a\", \"text\": \"edited meanwhile\"}".utf8).write(to: URL(fileURLWithPath: path))
         var newer = serverCopy
         newer["version"] = "v-after-push"
-        _ = try await fixture.first.applySynced(table: fixture.table, records: [try ServerRecord(newer)],
-                                               guard: .sentContent(["a": SentFile(hash: SHA256.hexDigest(of: sentBytes))]))
+        _ = try await fixture.first.applySynced(
+            table: fixture.table, records: [try ServerRecord(newer)],
+            guard: .sentContent(["a": SentFile(hash: SHA256.hexDigest(of: sentBytes))]))
         #expect(try await todo.read(id: "a")?["text"] == "edited meanwhile")
         let status = try await fixture.first.status()
         #expect(status.handEdits.map(\.id) == ["a"])
-        #expect(status.handEdits.first?.baseVersion == "v-after-push", "the edit goes out on top of what the server now has")
+        #expect(
+            status.handEdits.first?.baseVersion == "v-after-push", "the edit goes out on top of what the server now has"
+        )
         await fixture.stop()
     }
 
@@ -194,13 +200,16 @@ import TestSupport
         try await todo.insert(["id": "a", "text": "x"])
         let client = TableClient.make(settings: fixture.first.settings, apiVersion: 3, retryPolicy: .none)
         // The insert reaches the server, but the answer never comes back: the journal still holds it.
-        _ = try await client.insert(table: fixture.table, body: CanonicalJSON.encode(["id": "a", "text": "x"], style: .compact))
+        _ = try await client.insert(
+            table: fixture.table, body: CanonicalJSON.encode(["id": "a", "text": "x"], style: .compact))
         let retried = try await fixture.first.push(options: fixture.options)
         #expect(retried.applied == 1 && retried.conflicts.isEmpty)
         // The same for an update.
         try await todo.update(["id": "a", "text": "y"])
         let base = try #require(await fixture.first.pendingOperations.first?.baseVersion)
-        _ = try await client.update(table: fixture.table, id: "a", body: CanonicalJSON.encode(["id": "a", "text": "y"], style: .compact), baseVersion: base)
+        _ = try await client.update(
+            table: fixture.table, id: "a", body: CanonicalJSON.encode(["id": "a", "text": "y"], style: .compact),
+            baseVersion: base)
         let retriedUpdate = try await fixture.first.push(options: fixture.options)
         #expect(retriedUpdate.applied == 1 && retriedUpdate.conflicts.isEmpty)
         #expect(try await fixture.first.conflicts().isEmpty)
@@ -238,16 +247,20 @@ import TestSupport
         var options = fixture.options
         options.pageSize = 2
         try await fixture.second.pull(table: fixture.table, queryID: "q", options: options)
-        // In pull order: by updatedAt as a time (a batch's writes share a millisecond, and text order is not time order then), then id.
+        // In pull order: by updatedAt as a time (a batch's writes share a millisecond, and text order is not time order
+        // then), then id.
         func key(_ record: [String: JSONValue]) -> (Int64, String) {
             (Timestamp(parsing: record["updatedAt"]!.stringValue!)!.ticks, record["id"]!.stringValue!)
         }
         let records = try await fixture.records(fixture.second).values.sorted { key($0) < key($1) }
         // As if the run died after its first page: two records and that page's watermark are on disk.
         _ = try await fixture.second.purge(table: fixture.table, filter: nil)
-        _ = try await fixture.second.applySynced(table: fixture.table, records: try records.prefix(2).map(ServerRecord.init))
-        try await fixture.second.saveQuery(PullQuery(id: "q", table: fixture.table, updatedAt: records[1]["updatedAt"]!.stringValue!,
-                                                     lastID: records[1]["id"]!.stringValue!))
+        _ = try await fixture.second.applySynced(
+            table: fixture.table, records: try records.prefix(2).map(ServerRecord.init))
+        try await fixture.second.saveQuery(
+            PullQuery(
+                id: "q", table: fixture.table, updatedAt: records[1]["updatedAt"]!.stringValue!,
+                lastID: records[1]["id"]!.stringValue!))
         let resumed = try await fixture.second.pull(table: fixture.table, queryID: "q", options: options)
         #expect(resumed.written == 4)
         #expect(try await fixture.records(fixture.second).count == 6)
@@ -289,7 +302,8 @@ import TestSupport
         #expect(try await fixture.records(fixture.second).keys.sorted() == ["r0", "r1"])
         #expect(try await fixture.second.queries().queries["q"]?.updatedAt == nil)
         try await fixture.second.pull(table: fixture.table, queryID: "q", options: fixture.options)
-        #expect(try await fixture.records(fixture.second).count == 4, "a pull after a purge brings back what still matches")
+        #expect(
+            try await fixture.records(fixture.second).count == 4, "a pull after a purge brings back what still matches")
         try await fixture.second.table(fixture.table).insert(["id": "local"])
         await #expect(throws: PurgeRefused.self) { try await fixture.second.purge(table: fixture.table) }
         #expect(try await fixture.second.purge(table: fixture.table, force: true) == 5)
@@ -348,7 +362,9 @@ import TestSupport
         #expect(report.push.applied == 3 && report.pulls.count == 2)
         let requests = transport.requests
         #expect(requests.filter { $0 == "GET /health" }.count == 1, "\(requests)")
-        #expect(requests.contains("POST /batch") && requests.filter { $0.hasPrefix("GET /tables/") }.count >= 2, "\(requests)")
+        #expect(
+            requests.contains("POST /batch") && requests.filter { $0.hasPrefix("GET /tables/") }.count >= 2,
+            "\(requests)")
         await fixture.stop()
     }
 
@@ -371,7 +387,8 @@ import TestSupport
         let server = try await LiveServer.start(.sqlite, tables: [table], tokens: ["secret-token"])
         defer { TestBackend.removeFiles(of: server.database) }
         let directory = TemporaryDirectory()
-        let context = try SyncContext.initialize(directory: directory.file("store"), settings: StoreSettings(remote: server.baseURL, tables: [table]))
+        let context = try SyncContext.initialize(
+            directory: directory.file("store"), settings: StoreSettings(remote: server.baseURL, tables: [table]))
         try await context.table(table).insert(["id": "a"])
         var options = SyncOptions(retryPolicy: .none).with { $0.environment = [:] }
         await #expect { try await context.push(options: options) } throws: { error in
@@ -380,7 +397,9 @@ import TestSupport
         #expect(await context.pendingOperations.count == 1)
         options.environment = ["TABLESYNC_TOKEN": "secret-token"]
         #expect(try await context.push(options: options).applied == 1)
-        #expect(!(try String(contentsOfFile: directory.file("store/tablesync.json"), encoding: .utf8).contains("secret-token")))
+        #expect(
+            !(try String(contentsOfFile: directory.file("store/tablesync.json"), encoding: .utf8).contains(
+                "secret-token")))
         await server.stop()
         try await context.table(table).insert(["id": "b"])
         await #expect { try await context.push(options: options) } throws: { error in
@@ -389,12 +408,15 @@ import TestSupport
         #expect(await context.pendingOperations.map(\.id) == ["b"])
     }
 
-    @Test("a store of an earlier version that lost its cache compares its files with the server page by page: nothing sent for unchanged files",
-          arguments: backends)
+    @Test(
+        "a store of an earlier version that lost its cache compares its files with the server page by page: nothing sent for unchanged files",
+        arguments: backends)
     func lostCacheComparedInPages(_ backend: TestBackend) async throws {
         let fixture = try await Fixture.make(backend)
         let table = fixture.table
-        for number in 0..<45 { try await fixture.first.table(table).insert(["id": .string("r\(number)"), "text": "item"]) }
+        for number in 0..<45 {
+            try await fixture.first.table(table).insert(["id": .string("r\(number)"), "text": "item"])
+        }
         try await fixture.first.push(options: fixture.options)
         // The server moves on for r0; r1 is edited by hand while the cache is gone.
         try await fixture.second.pull(table: table, options: fixture.options)
@@ -409,7 +431,8 @@ import TestSupport
                 let file = root + "/tables/\(table)/" + name
                 let bytes = try #require(FileManager.default.contents(atPath: file))
                 let record = try #require(try JSONParser.parse(Array(bytes)).objectValue)
-                try Data(CanonicalJSON.encode(.object(record.filter { $0.key != "@synced" }))).write(to: URL(fileURLWithPath: file))
+                try Data(CanonicalJSON.encode(.object(record.filter { $0.key != "@synced" }))).write(
+                    to: URL(fileURLWithPath: file))
             }
             let path = root + "/tables/\(table)/r1.json"
             let bytes = try #require(FileManager.default.contents(atPath: path))
@@ -426,7 +449,8 @@ import TestSupport
             #expect(report.adoption.edited == 1)
             if paging == .keyset {
                 #expect(report.adoption.unchanged == 43)
-                #expect(report.adoption.conflicts == [RecordKey(table: table, id: "r0")], "moved on, and the file differs")
+                #expect(
+                    report.adoption.conflicts == [RecordKey(table: table, id: "r0")], "moved on, and the file differs")
                 try await store.resolve(RecordKey(table: table, id: "r0"), .takeServer)
             } else {
                 #expect(report.adoption.unchanged == 44, "r0 now holds the server's copy")
@@ -436,7 +460,8 @@ import TestSupport
             await store.close()
         }
         try await fixture.second.pull(table: table, options: fixture.options)
-        #expect(try await fixture.second.table(table).read(id: "r1")?["text"] == "edited by hand, greaterOrEqualWithSkip")
+        #expect(
+            try await fixture.second.table(table).read(id: "r1")?["text"] == "edited by hand, greaterOrEqualWithSkip")
         await fixture.stop()
     }
 
@@ -446,7 +471,8 @@ import TestSupport
         let mine = try await fixture.first.table(fixture.table)
         for index in 0..<12 { try await mine.insert(["id": .string("r\(index)"), "open": true]) }
         try await fixture.first.push(options: fixture.options)
-        try await fixture.second.pull(table: fixture.table, queryID: "open", filter: "open eq true", options: fixture.options)
+        try await fixture.second.pull(
+            table: fixture.table, queryID: "open", filter: "open eq true", options: fixture.options)
         try await mine.update(["id": "r0", "open": false])
         try await fixture.first.push(options: fixture.options)
         var evicting = fixture.options
@@ -478,26 +504,41 @@ import TestSupport
         var environment = ProcessInfo.processInfo.environment
         environment["TABLESYNC_TOKEN"] = nil
         for store in ["a", "b"] {
-            _ = try await runProgram(tablesync, ["-C", directory.file(store), "init", "--remote", server.baseURL, "--table", table])
+            _ = try await runProgram(
+                tablesync, ["-C", directory.file(store), "init", "--remote", server.baseURL, "--table", table])
         }
         _ = try await runProgram(tablesync, ["-C", directory.file("a"), "insert", table, #"{"id": "x", "n": 1}"#])
-        #expect(try await runProgram(tablesync, ["-C", directory.file("a"), "push", "--attempts", "1"], environment: environment).status == 5)
+        #expect(
+            try await runProgram(
+                tablesync, ["-C", directory.file("a"), "push", "--attempts", "1"], environment: environment
+            ).status == 5)
         environment["TABLESYNC_TOKEN"] = "tok"
-        let pushed = try await runProgram(tablesync, ["-C", directory.file("a"), "push", "--json"], environment: environment)
+        let pushed = try await runProgram(
+            tablesync, ["-C", directory.file("a"), "push", "--json"], environment: environment)
         #expect(pushed.status == 0)
         #expect(try JSONParser.parse(pushed.stdout)["applied"] == 1)
-        #expect(try await runProgram(tablesync, ["-C", directory.file("b"), "pull", table, "--query-id", "q"], environment: environment).status == 0)
+        #expect(
+            try await runProgram(
+                tablesync, ["-C", directory.file("b"), "pull", table, "--query-id", "q"], environment: environment
+            ).status == 0)
         _ = try await runProgram(tablesync, ["-C", directory.file("a"), "update", table, #"{"id": "x", "n": 2}"#])
         _ = try await runProgram(tablesync, ["-C", directory.file("b"), "update", table, #"{"id": "x", "n": 3}"#])
-        #expect(try await runProgram(tablesync, ["-C", directory.file("a"), "sync"], environment: environment).status == 0)
+        #expect(
+            try await runProgram(tablesync, ["-C", directory.file("a"), "sync"], environment: environment).status == 0)
         let conflicted = try await runProgram(tablesync, ["-C", directory.file("b"), "sync"], environment: environment)
         #expect(conflicted.status == 3)
-        #expect(try await runProgram(tablesync, ["-C", directory.file("b"), "conflicts"], environment: environment).status == 3)
-        #expect(try await runProgram(tablesync, ["-C", directory.file("b"), "resolve", "\(table)/x", "--take-server"]).status == 0)
+        #expect(
+            try await runProgram(tablesync, ["-C", directory.file("b"), "conflicts"], environment: environment).status
+                == 3)
+        #expect(
+            try await runProgram(tablesync, ["-C", directory.file("b"), "resolve", "\(table)/x", "--take-server"])
+                .status == 0)
         #expect(try await runProgram(tablesync, ["-C", directory.file("b"), "conflicts"]).status == 0)
         await server.stop()
         _ = try await runProgram(tablesync, ["-C", directory.file("a"), "insert", table, #"{"id": "y"}"#])
-        let unreachable = try await runProgram(tablesync, ["-C", directory.file("a"), "sync", "--attempts", "1", "--timeout", "2"], environment: environment)
+        let unreachable = try await runProgram(
+            tablesync, ["-C", directory.file("a"), "sync", "--attempts", "1", "--timeout", "2"],
+            environment: environment)
         #expect(unreachable.status == 4)
         #expect(unreachable.stderr.contains("could not be reached"))
     }

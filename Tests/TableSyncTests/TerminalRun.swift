@@ -55,8 +55,9 @@ enum TerminalRun {
         reader.start()
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return Output(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-                      terminal: String(decoding: collected.waitForEnd(), as: UTF8.self))
+        return Output(
+            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+            terminal: String(decoding: collected.waitForEnd(), as: UTF8.self))
     }
 }
 
@@ -64,10 +65,13 @@ extension TerminalRun {
     /// A new pseudo-terminal: the controlling side (what a terminal emulator reads) and the terminal side, open.
     private static func openPseudoTerminal() throws -> (controller: Int32, terminal: Int32) {
         let controller = PseudoTerminalCalls.posixOpenpt(O_RDWR | O_NOCTTY)
-        guard controller >= 0 else { throw PseudoTerminalError(description: "posix_openpt: \(String(cString: strerror(errno)))") }
+        guard controller >= 0 else {
+            throw PseudoTerminalError(description: "posix_openpt: \(String(cString: strerror(errno)))")
+        }
         var name = [CChar](repeating: 0, count: 256)
         guard PseudoTerminalCalls.grantpt(controller) == 0, PseudoTerminalCalls.unlockpt(controller) == 0,
-              PseudoTerminalCalls.ptsnameR(controller, &name, name.count) == 0 else {
+            PseudoTerminalCalls.ptsnameR(controller, &name, name.count) == 0
+        else {
             close(controller)
             throw PseudoTerminalError(description: "no pseudo-terminal: \(String(cString: strerror(errno)))")
         }
@@ -88,7 +92,8 @@ private enum PseudoTerminalCalls {
     static let posixOpenpt = symbol("posix_openpt", as: (@convention(c) (Int32) -> Int32).self)
     static let grantpt = symbol("grantpt", as: (@convention(c) (Int32) -> Int32).self)
     static let unlockpt = symbol("unlockpt", as: (@convention(c) (Int32) -> Int32).self)
-    static let ptsnameR = symbol("ptsname_r", as: (@convention(c) (Int32, UnsafeMutablePointer<CChar>, Int) -> Int32).self)
+    static let ptsnameR = symbol(
+        "ptsname_r", as: (@convention(c) (Int32, UnsafeMutablePointer<CChar>, Int) -> Int32).self)
 
     private static func symbol<Function>(_ name: String, as type: Function.Type) -> Function {
         guard let address = dlsym(nil, name) else { fatalError("the C library has no \(name)") }

@@ -20,13 +20,17 @@ import TestSupport
 
         /// With `jwt`, the server accepts the JWTs those settings check instead of `token`.
         init(token: String, jwt: JWTSettings? = nil) async throws {
-            server = try await LiveServer.start(.sqlite, tables: ["todo"], tokens: jwt == nil ? [StaticToken(secret: token)] : []) { $0.jwt = jwt }
+            server = try await LiveServer.start(
+                .sqlite, tables: ["todo"], tokens: jwt == nil ? [StaticToken(secret: token)] : []
+            ) { $0.jwt = jwt }
             try directory.write("token", token + "\n")
             #expect(try await CLI.run(["-C", store, "init", "--remote", server.baseURL, "--table", "todo"]).status == 0)
-            let command = "echo run >> '\(runsFile)'; head -n 1 '\(tokenFile)'; "
+            let command =
+                "echo run >> '\(runsFile)'; head -n 1 '\(tokenFile)'; "
                 + "if [ $(wc -l < '\(tokenFile)') -gt 1 ]; then tail -n +2 '\(tokenFile)' > '\(tokenFile).next'; mv '\(tokenFile).next' '\(tokenFile)'; fi"
             var settings = try String(contentsOfFile: store + "/tablesync.json", encoding: .utf8)
-            settings = settings.replacingOccurrences(of: "\"tables\"", with: "\"tokenCommand\": \(CanonicalJSON.string(.string(command))),\n  \"tables\"")
+            settings = settings.replacingOccurrences(
+                of: "\"tables\"", with: "\"tokenCommand\": \(CanonicalJSON.string(.string(command))),\n  \"tables\"")
             try Data(settings.utf8).write(to: URL(fileURLWithPath: store + "/tablesync.json"))
         }
 
@@ -35,9 +39,11 @@ import TestSupport
 
         /// The server, restarted on its port and database accepting `token` alone: the old token is refused.
         mutating func expire(into token: String) async throws {
-            let port = server.port, database = server.database
+            let port = server.port
+            let database = server.database
             await server.stop()
-            server = try await LiveServer.start(.sqlite, tables: ["todo"], tokens: [StaticToken(secret: token)], database: database, port: port)
+            server = try await LiveServer.start(
+                .sqlite, tables: ["todo"], tokens: [StaticToken(secret: token)], database: database, port: port)
         }
 
         func stop() async {
@@ -46,7 +52,9 @@ import TestSupport
         }
     }
 
-    @Test("the command runs once per run, again when the server refuses its token; a failing command exits 5 and shows no token")
+    @Test(
+        "the command runs once per run, again when the server refuses its token; a failing command exits 5 and shows no token"
+    )
     func commandRunsWhenNeeded() async throws {
         var setup = try await Setup(token: "first-token-1f8a")
         try setup.directory.write("store/tables/todo/a.json", #"{"id": "a", "text": "x"}"# + "\n")
@@ -60,30 +68,45 @@ import TestSupport
         let renewed = try await CLI.run(["-C", setup.store, "sync", "--json"])
         #expect(renewed.status == 0, "\(renewed.stdout) \(renewed.stderr)")
         #expect(setup.runs == 3, "once for the run, once more after the 401")
-        #expect(try await Reliability.serverRows(setup.server.baseURL, table: "todo", token: "second-token-77c2")["b"] != nil)
+        #expect(
+            try await Reliability.serverRows(setup.server.baseURL, table: "todo", token: "second-token-77c2")["b"]
+                != nil)
 
         try await setup.expire(into: "third-token-0d1e")
         try setup.directory.write("token", "")
         let failed = try await CLI.run(["-C", setup.store, "sync"])
         #expect(failed.status == 5, "\(failed.stderr)")
-        #expect(failed.stderr.contains("tokenCommand") && failed.stderr.contains("printed no token"), "\(failed.stderr)")
+        #expect(
+            failed.stderr.contains("tokenCommand") && failed.stderr.contains("printed no token"), "\(failed.stderr)")
         for token in ["first-token-1f8a", "second-token-77c2", "third-token-0d1e"] {
-            #expect(!failed.stderr.contains(token) && !renewed.stdout.contains(token) && !renewed.stderr.contains(token))
+            #expect(
+                !failed.stderr.contains(token) && !renewed.stdout.contains(token) && !renewed.stderr.contains(token))
         }
         await setup.stop()
     }
 
-    @Test("a token that expires in the middle of a long sync is renewed through tokenCommand; the sync finishes, nothing lost or sent twice")
+    @Test(
+        "a token that expires in the middle of a long sync is renewed through tokenCommand; the sync finishes, nothing lost or sent twice"
+    )
     func tokenExpiresMidSync() async throws {
         var setup = try await Setup(token: "before-expiry-5b3c")
         // The server holds 3,000 records another store wrote; this store has 300 edits of its own to push.
         let writer = setup.directory.file("writer")
         var environment = CLI.environment
         environment["TABLESYNC_TOKEN"] = "before-expiry-5b3c"
-        #expect(try await CLI.run(["-C", writer, "init", "--remote", setup.server.baseURL, "--table", "todo"], environment: environment).status == 0)
-        for number in 0..<3_000 { try setup.directory.write("writer/tables/todo/s\(number).json", #"{"id": "s\#(number)", "n": \#(number)}"# + "\n") }
+        #expect(
+            try await CLI.run(
+                ["-C", writer, "init", "--remote", setup.server.baseURL, "--table", "todo"], environment: environment
+            ).status == 0)
+        for number in 0..<3_000 {
+            try setup.directory.write(
+                "writer/tables/todo/s\(number).json", #"{"id": "s\#(number)", "n": \#(number)}"# + "\n")
+        }
         #expect(try await CLI.run(["-C", writer, "push"], environment: environment).status == 0)
-        for number in 0..<300 { try setup.directory.write("store/tables/todo/m\(number).json", #"{"id": "m\#(number)", "n": \#(number)}"# + "\n") }
+        for number in 0..<300 {
+            try setup.directory.write(
+                "store/tables/todo/m\(number).json", #"{"id": "m\#(number)", "n": \#(number)}"# + "\n")
+        }
 
         // Pages of 50: the pull runs long enough for the token to expire while it goes.
         let sync = try CLI.start(["-C", setup.store, "sync", "--page-size", "50"])
@@ -98,27 +121,41 @@ import TestSupport
         let rows = try await Reliability.serverRows(setup.server.baseURL, table: "todo", token: "after-expiry-9e41")
         #expect(rows.count == 3_300, "the 300 records pushed, each once")
         #expect(rows.values.allSatisfy { $0["version"] != nil })
-        let files = try FileManager.default.contentsOfDirectory(atPath: setup.store + "/tables/todo").filter { $0.hasSuffix(".json") }
+        let files = try FileManager.default.contentsOfDirectory(atPath: setup.store + "/tables/todo").filter {
+            $0.hasSuffix(".json")
+        }
         #expect(files.count == 3_300, "every record pulled, none missing")
         let status = try JSONParser.parse(Array(try await CLI.run(["-C", setup.store, "status", "--json"]).stdout.utf8))
         #expect(status["clean"] == true, "nothing left to send: \(status)")
         await setup.stop()
     }
 
-    @Test("a JWT that expires in the middle of a long sync is renewed through tokenCommand; the sync finishes, nothing lost or sent twice")
+    @Test(
+        "a JWT that expires in the middle of a long sync is renewed through tokenCommand; the sync finishes, nothing lost or sent twice"
+    )
     func jwtExpiresMidSync() async throws {
         let issuer = try TestTokenIssuer()
         let writerToken = try await issuer.hs256(TestClaims(sub: "writer"))
         let shortLived = try await issuer.hs256(TestClaims(sub: "reader", lifetime: 3))
         let setup = try await Setup(token: shortLived, jwt: issuer.settings())
-        try setup.directory.write("token", shortLived + "\n" + (try await issuer.hs256(TestClaims(sub: "reader"))) + "\n")
+        try setup.directory.write(
+            "token", shortLived + "\n" + (try await issuer.hs256(TestClaims(sub: "reader"))) + "\n")
         let writer = setup.directory.file("writer")
         var environment = CLI.environment
         environment["TABLESYNC_TOKEN"] = writerToken
-        #expect(try await CLI.run(["-C", writer, "init", "--remote", setup.server.baseURL, "--table", "todo"], environment: environment).status == 0)
-        for number in 0..<1_000 { try setup.directory.write("writer/tables/todo/s\(number).json", #"{"id": "s\#(number)", "n": \#(number)}"# + "\n") }
+        #expect(
+            try await CLI.run(
+                ["-C", writer, "init", "--remote", setup.server.baseURL, "--table", "todo"], environment: environment
+            ).status == 0)
+        for number in 0..<1_000 {
+            try setup.directory.write(
+                "writer/tables/todo/s\(number).json", #"{"id": "s\#(number)", "n": \#(number)}"# + "\n")
+        }
         #expect(try await CLI.run(["-C", writer, "push"], environment: environment).status == 0)
-        for number in 0..<100 { try setup.directory.write("store/tables/todo/m\(number).json", #"{"id": "m\#(number)", "n": \#(number)}"# + "\n") }
+        for number in 0..<100 {
+            try setup.directory.write(
+                "store/tables/todo/m\(number).json", #"{"id": "m\#(number)", "n": \#(number)}"# + "\n")
+        }
 
         // The sync is held still once it has pulled some pages until its token has expired, so the expiry falls in
         // its middle however fast the machine is; its next request is refused and it asks for a new token.
@@ -134,7 +171,9 @@ import TestSupport
 
         let rows = try await Reliability.serverRows(setup.server.baseURL, table: "todo", token: writerToken)
         #expect(rows.count == 1_100, "the 100 records pushed, each once")
-        let files = try FileManager.default.contentsOfDirectory(atPath: setup.store + "/tables/todo").filter { $0.hasSuffix(".json") }
+        let files = try FileManager.default.contentsOfDirectory(atPath: setup.store + "/tables/todo").filter {
+            $0.hasSuffix(".json")
+        }
         #expect(files.count == 1_100, "every record pulled, none missing")
         let status = try JSONParser.parse(Array(try await CLI.run(["-C", setup.store, "status", "--json"]).stdout.utf8))
         #expect(status["clean"] == true, "nothing left to send: \(status)")

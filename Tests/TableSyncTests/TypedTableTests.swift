@@ -20,8 +20,9 @@ struct TypedTableTests {
     @Test("insert, update, read, query and delete as model values; dates as the protocol writes them")
     func localOperations() async throws {
         let directory = TemporaryDirectory()
-        let context = try SyncContext.initialize(directory: directory.file("store"),
-                                                 settings: StoreSettings(remote: "http://127.0.0.1:9", tables: ["TodoItem"]))
+        let context = try SyncContext.initialize(
+            directory: directory.file("store"),
+            settings: StoreSettings(remote: "http://127.0.0.1:9", tables: ["TodoItem"]))
         let todo = try await context.table("TodoItem", as: TodoItem.self)
         let due = try #require(Timestamp(parsing: "2024-05-01T10:20:30.123Z")).date
         try await todo.insert(TodoItem(id: "milk", text: "Buy milk", complete: false, due: due))
@@ -34,7 +35,8 @@ struct TypedTableTests {
         let open = try await todo.query(try LocalQuery(filter: "complete eq false", orderBy: nil))
         #expect(open.map(\.id) == ["milk"])
         #expect(open.first?.due == due)
-        #expect(await context.pendingOperations.map(\.kind) == [.insert, .insert], "the update collapsed into the insert")
+        #expect(
+            await context.pendingOperations.map(\.kind) == [.insert, .insert], "the update collapsed into the insert")
 
         try await todo.delete(id: "milk")
         #expect(try await todo.read(id: "milk") == nil)
@@ -44,8 +46,9 @@ struct TypedTableTests {
     @Test("a record that does not decode as the model is an error naming the record")
     func undecodableRecord() async throws {
         let directory = TemporaryDirectory()
-        let context = try SyncContext.initialize(directory: directory.file("store"),
-                                                 settings: StoreSettings(remote: "http://127.0.0.1:9", tables: ["TodoItem"]))
+        let context = try SyncContext.initialize(
+            directory: directory.file("store"),
+            settings: StoreSettings(remote: "http://127.0.0.1:9", tables: ["TodoItem"]))
         try await context.table("TodoItem").insert(["id": "odd", "text": 5, "complete": false])
         let todo = try await context.table("TodoItem", as: TodoItem.self)
         let error = await #expect(throws: ModelCodingError.self) { try await todo.query() }
@@ -61,7 +64,8 @@ struct TypedTableTests {
         let phone = try SyncContext.initialize(directory: directory.file("phone"), settings: settings)
         let tablet = try SyncContext.initialize(directory: directory.file("tablet"), settings: settings)
         let options = SyncOptions(retryPolicy: .none)
-        try await phone.table("TodoItem", as: TodoItem.self).insert(TodoItem(id: "a", text: "Buy milk", complete: false))
+        try await phone.table("TodoItem", as: TodoItem.self).insert(
+            TodoItem(id: "a", text: "Buy milk", complete: false))
         let pushed = try await phone.push(options: options)
         #expect(pushed.applied == 1)
         let onPhone = try #require(try await phone.table("TodoItem", as: TodoItem.self).read(id: "a"))

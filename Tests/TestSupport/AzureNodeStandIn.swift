@@ -43,7 +43,9 @@ public final class AzureNodeStandIn: Sendable {
             return (version, Timestamp(ticks: milliseconds * 10_000).text)
         }
 
-        func put(_ record: [String: JSONValue], table: String) { tables[table.lowercased(), default: [:]][record["id"]?.stringValue ?? ""] = record }
+        func put(_ record: [String: JSONValue], table: String) {
+            tables[table.lowercased(), default: [:]][record["id"]?.stringValue ?? ""] = record
+        }
         func record(_ id: String, table: String) -> [String: JSONValue]? { tables[table.lowercased()]?[id] }
         func records(table: String) -> [[String: JSONValue]]? { tables[table.lowercased()].map { Array($0.values) } }
     }
@@ -58,9 +60,13 @@ public final class AzureNodeStandIn: Sendable {
             try await answer(request, context, store) { table in
                 let query = Self.queryItems(request.uri.query)
                 guard var records = await store.records(table: table) else { return (404, ["error": "no such table"]) }
-                if query["__includeDeleted"]?.lowercased() != "true" { records = records.filter { $0["deleted"] != true } }
+                if query["__includeDeleted"]?.lowercased() != "true" {
+                    records = records.filter { $0["deleted"] != true }
+                }
                 let top = min(query["$top"].flatMap { Int($0) } ?? 50, maxTop)
-                let local = try LocalQuery(filter: query["$filter"], orderBy: query["$orderby"], skip: query["$skip"].flatMap { Int($0) } ?? 0, top: top)
+                let local = try LocalQuery(
+                    filter: query["$filter"], orderBy: query["$orderby"], skip: query["$skip"].flatMap { Int($0) } ?? 0,
+                    top: top)
                 return (200, .array(local.apply(to: records).map { .object($0) }))
             }
         }
@@ -68,14 +74,18 @@ public final class AzureNodeStandIn: Sendable {
             try await answer(request, context, store) { table in
                 let id = context.parameters.get("id") ?? ""
                 guard let record = await store.record(id, table: table),
-                      record["deleted"] != true || Self.queryItems(request.uri.query)["__includeDeleted"]?.lowercased() == "true"
+                    record["deleted"] != true
+                        || Self.queryItems(request.uri.query)["__includeDeleted"]?.lowercased() == "true"
                 else { return (404, ["error": "not found"]) }
                 return (200, .object(record))
             }
         }
         router.post("/tables/:table") { request, context in
             try await answer(request, context, store) { table in
-                guard case .object(var item)? = try? JSONParser.parse(Array(try await request.body.collect(upTo: 1 << 24).readableBytesView)) else {
+                guard
+                    case .object(var item)? = try? JSONParser.parse(
+                        Array(try await request.body.collect(upTo: 1 << 24).readableBytesView))
+                else {
                     return (400, ["error": "the body is not an object"])
                 }
                 var id = item["id"]?.stringValue ?? ""
@@ -94,12 +104,20 @@ public final class AzureNodeStandIn: Sendable {
         router.patch("/tables/:table/:id") { request, context in
             try await answer(request, context, store) { table in
                 let id = context.parameters.get("id") ?? ""
-                guard var record = await store.record(id, table: table), record["deleted"] != true else { return (404, ["error": "not found"]) }
-                if let expected = Self.ifMatch(request), record["version"]?.stringValue != expected { return (412, .object(record)) }
-                guard case .object(let changes)? = try? JSONParser.parse(Array(try await request.body.collect(upTo: 1 << 24).readableBytesView)) else {
+                guard var record = await store.record(id, table: table), record["deleted"] != true else {
+                    return (404, ["error": "not found"])
+                }
+                if let expected = Self.ifMatch(request), record["version"]?.stringValue != expected {
+                    return (412, .object(record))
+                }
+                guard
+                    case .object(let changes)? = try? JSONParser.parse(
+                        Array(try await request.body.collect(upTo: 1 << 24).readableBytesView))
+                else {
                     return (400, ["error": "the body is not an object"])
                 }
-                for (name, value) in changes where !["id", "version", "createdAt", "updatedAt", "deleted"].contains(name) { record[name] = value }
+                for (name, value) in changes
+                where !["id", "version", "createdAt", "updatedAt", "deleted"].contains(name) { record[name] = value }
                 let (version, updatedAt) = await store.stamp()
                 record["version"] = .string(version)
                 record["updatedAt"] = .string(updatedAt)
@@ -110,8 +128,12 @@ public final class AzureNodeStandIn: Sendable {
         router.delete("/tables/:table/:id") { request, context in
             try await answer(request, context, store) { table in
                 let id = context.parameters.get("id") ?? ""
-                guard var record = await store.record(id, table: table), record["deleted"] != true else { return (404, ["error": "not found"]) }
-                if let expected = Self.ifMatch(request), record["version"]?.stringValue != expected { return (412, .object(record)) }
+                guard var record = await store.record(id, table: table), record["deleted"] != true else {
+                    return (404, ["error": "not found"])
+                }
+                if let expected = Self.ifMatch(request), record["version"]?.stringValue != expected {
+                    return (412, .object(record))
+                }
                 let (version, updatedAt) = await store.stamp()
                 record["version"] = .string(version)
                 record["updatedAt"] = .string(updatedAt)
@@ -121,8 +143,9 @@ public final class AzureNodeStandIn: Sendable {
             }
         }
         let running = try await RunningApplication.start { onServerRunning in
-            Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-                        onServerRunning: onServerRunning, logger: logger)
+            Application(
+                router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+                onServerRunning: onServerRunning, logger: logger)
         }
         return AzureNodeStandIn(baseURL: "http://127.0.0.1:\(running.port)", running: running, store: store)
     }
@@ -134,7 +157,9 @@ public final class AzureNodeStandIn: Sendable {
     }
 
     /// The record `id` of `table` as the server holds it.
-    public func record(_ id: String, table: String) async -> [String: JSONValue]? { await store.record(id, table: table) }
+    public func record(_ id: String, table: String) async -> [String: JSONValue]? {
+        await store.record(id, table: table)
+    }
 
     /// Stops the server and waits until it has.
     public func stop() async {
@@ -146,7 +171,9 @@ public final class AzureNodeStandIn: Sendable {
         _ request: Request, _ context: BasicRequestContext, _ store: Store,
         _ handle: (String) async throws -> (Int, JSONValue)
     ) async throws -> Response {
-        let version = request.headers[HTTPField.Name(ProtocolHeader.apiVersion)!] ?? queryItems(request.uri.query)[ProtocolHeader.apiVersion]
+        let version =
+            request.headers[HTTPField.Name(ProtocolHeader.apiVersion)!]
+            ?? queryItems(request.uri.query)[ProtocolHeader.apiVersion]
         let table = context.parameters.get("table") ?? ""
         let (status, body): (Int, JSONValue)
         if version?.hasPrefix("2.") != true {
@@ -156,8 +183,9 @@ public final class AzureNodeStandIn: Sendable {
         } else {
             (status, body) = try await handle(table)
         }
-        return Response(status: .init(code: status), headers: [.contentType: "application/json"],
-                        body: ResponseBody(byteBuffer: ByteBuffer(bytes: CanonicalJSON.encode(body, style: .compact))))
+        return Response(
+            status: .init(code: status), headers: [.contentType: "application/json"],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: CanonicalJSON.encode(body, style: .compact))))
     }
 
     /// The `If-Match` version, without quotes.
@@ -169,7 +197,9 @@ public final class AzureNodeStandIn: Sendable {
     private static func queryItems(_ query: String?) -> [String: String] {
         var items: [String: String] = [:]
         for pair in (query ?? "").split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1).map { String($0).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String($0) }
+            let parts = pair.split(separator: "=", maxSplits: 1).map {
+                String($0).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String($0)
+            }
             items[parts[0]] = parts.count > 1 ? parts[1] : ""
         }
         return items

@@ -38,8 +38,10 @@ public final class ConnectProxy: @unchecked Sendable {
             return
         }
         let parts = head.split(separator: " ")
-        guard parts.count >= 2, parts[0] == "CONNECT", let portText = parts[1].split(separator: ":").last, let target = Int(portText),
-              let upstream = LoopbackSocket.connected(port: target) else {
+        guard parts.count >= 2, parts[0] == "CONNECT", let portText = parts[1].split(separator: ":").last,
+            let target = Int(portText),
+            let upstream = LoopbackSocket.connected(port: target)
+        else {
             LoopbackSocket.sendAll(client, Array("HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n".utf8))
             close(client)
             return

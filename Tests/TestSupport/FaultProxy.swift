@@ -47,7 +47,9 @@ public enum NetworkFault: Sendable, Equatable, CustomStringConvertible {
     /// Whether the server may have applied the request before the client saw the fault.
     public var afterCommit: Bool {
         switch self {
-        case .resetMidResponse, .truncatedResponse, .corruptResponse, .statusAfterCommit, .delayAfterCommit, .replayPreviousPage: return true
+        case .resetMidResponse, .truncatedResponse, .corruptResponse, .statusAfterCommit, .delayAfterCommit,
+            .replayPreviousPage:
+            return true
         default: return false
         }
     }
@@ -66,7 +68,8 @@ public struct ProxiedExchange: Sendable, CustomStringConvertible {
 ///
 /// Each connection carries one exchange (answers say `Connection: close`), handled on its own thread with
 /// blocking sockets, so faults land at exact points of the exchange: before the server sees the request, or after
-/// it committed and before the client sees the answer. Faults come from a script (``inject(_:method:pathContains:times:)``)
+/// it committed and before the client sees the answer. Faults come from a script
+/// (``inject(_:method:pathContains:times:)``)
 /// and, when that has nothing for a request, from a seeded random choice (``injectRandomly(seed:probability:from:)``).
 public final class FaultProxy: @unchecked Sendable {
     // Mutable state is guarded by `lock`; the class is shared with the connection threads.
@@ -116,10 +119,15 @@ public final class FaultProxy: @unchecked Sendable {
 
     /// Injects `fault` into the next `times` requests matching `method`, a path containing `pathContains` and a
     /// body (inflated, when the request sends it gzip-compressed) containing `bodyContains`.
-    public func inject(_ fault: NetworkFault, method: String? = nil, pathContains: String? = nil, bodyContains: String? = nil,
-                       times: Int = 1) {
+    public func inject(
+        _ fault: NetworkFault, method: String? = nil, pathContains: String? = nil, bodyContains: String? = nil,
+        times: Int = 1
+    ) {
         lock.withLock {
-            rules.append(Rule(method: method, pathContains: pathContains, bodyContains: bodyContains, fault: fault, remaining: times))
+            rules.append(
+                Rule(
+                    method: method, pathContains: pathContains, bodyContains: bodyContains, fault: fault,
+                    remaining: times))
         }
     }
 
@@ -174,7 +182,9 @@ public final class FaultProxy: @unchecked Sendable {
         guard parts.count >= 2 else { return }
         let method = String(parts[0])
         let target = String(parts[1])
-        let body = Gzip.isGzip(request.body) ? ((try? Gzip.decompress(request.body, limit: 64 << 20)) ?? request.body) : request.body
+        let body =
+            Gzip.isGzip(request.body)
+            ? ((try? Gzip.decompress(request.body, limit: 64 << 20)) ?? request.body) : request.body
         let fault = decide(method: method, target: target, body: String(decoding: body, as: UTF8.self))
         switch fault {
         case .resetMidRequest:
@@ -199,7 +209,9 @@ public final class FaultProxy: @unchecked Sendable {
             lock.withLock {
                 let previous = lastPages[pageKey]
                 lastPages[pageKey] = response.encoded()
-                if fault == .replayPreviousPage, let previous { answer = HTTPMessage.decodeResponse(previous) ?? response }
+                if fault == .replayPreviousPage, let previous {
+                    answer = HTTPMessage.decodeResponse(previous) ?? response
+                }
             }
         }
         let bytes = answer.encoded()
@@ -212,7 +224,9 @@ public final class FaultProxy: @unchecked Sendable {
             LoopbackSocket.sendAll(client, Array(bytes.prefix(headLength + answer.body.count / 2)))
         case .corruptResponse:
             var damaged = answer
-            for index in stride(from: 0, to: damaged.body.count, by: max(1, damaged.body.count / 8)) { damaged.body[index] ^= 0x5A }
+            for index in stride(from: 0, to: damaged.body.count, by: max(1, damaged.body.count / 8)) {
+                damaged.body[index] ^= 0x5A
+            }
             if damaged.body.isEmpty { damaged.body = [0x00] }
             LoopbackSocket.sendAll(client, damaged.encoded())
         case .statusAfterCommit(let code):
@@ -242,7 +256,8 @@ public final class FaultProxy: @unchecked Sendable {
     }
 
     private static func syntheticResponse(_ code: Int) -> [UInt8] {
-        var message = HTTPMessage(head: ["HTTP/1.1 \(code) Injected"], body: Array("{\"error\":\"injected by the fault proxy\"}".utf8))
+        var message = HTTPMessage(
+            head: ["HTTP/1.1 \(code) Injected"], body: Array("{\"error\":\"injected by the fault proxy\"}".utf8))
         message.head.append("Content-Type: application/json")
         if code == 429 || code == 503 { message.head.append("Retry-After: 1") }
         return message.encoded()
@@ -274,7 +289,9 @@ enum LoopbackSocket {
         setTimeout(fd, seconds: 30)
         var address = loopback(port: port)
         let status = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard status == 0 else {
             close(fd)
@@ -333,7 +350,8 @@ enum LoopbackSocket {
             while true {
                 while HTTPMessage.lineEnd(buffer, from: position) == nil { if !fill() { return nil } }
                 let lineEnd = HTTPMessage.lineEnd(buffer, from: position)!
-                let sizeText = String(decoding: buffer[position..<lineEnd], as: UTF8.self).split(separator: ";").first ?? ""
+                let sizeText =
+                    String(decoding: buffer[position..<lineEnd], as: UTF8.self).split(separator: ";").first ?? ""
                 guard let size = Int(sizeText.trimmingCharacters(in: .whitespaces), radix: 16) else { return nil }
                 position = lineEnd + 2
                 if size == 0 { break }
@@ -357,7 +375,6 @@ enum LoopbackSocket {
         return message
     }
 
-
     /// A socket listening on `127.0.0.1:port` (0: a free one), and the port.
     static func listening(port: Int) throws -> (descriptor: Int32, port: Int) {
         let fd = socket(AF_INET, streamType, 0)
@@ -366,7 +383,9 @@ enum LoopbackSocket {
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
         var address = loopback(port: port)
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard bound == 0, listen(fd, 128) == 0 else {
             close(fd)
@@ -414,16 +433,20 @@ struct HTTPMessage: Sendable {
     func header(_ name: String) -> String? {
         for line in head.dropFirst() {
             guard let colon = line.firstIndex(of: ":") else { continue }
-            if line[..<colon].lowercased() == name { return line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces) }
+            if line[..<colon].lowercased() == name {
+                return line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            }
         }
         return nil
     }
 
     mutating func removeHeader(_ name: String) {
-        head = [head[0]] + head.dropFirst().filter { line in
-            guard let colon = line.firstIndex(of: ":") else { return true }
-            return line[..<colon].lowercased() != name
-        }
+        head =
+            [head[0]]
+            + head.dropFirst().filter { line in
+                guard let colon = line.firstIndex(of: ":") else { return true }
+                return line[..<colon].lowercased() != name
+            }
     }
 
     /// The message with a `Content-Length` body and `Connection: close`.
@@ -431,7 +454,9 @@ struct HTTPMessage: Sendable {
         var copy = self
         for name in ["content-length", "connection", "transfer-encoding", "keep-alive"] { copy.removeHeader(name) }
         let isRequest = !(head.first ?? "").hasPrefix("HTTP/")
-        if !isRequest || !body.isEmpty || ["POST", "PUT", "PATCH"].contains(head.first?.split(separator: " ").first ?? "") {
+        if !isRequest || !body.isEmpty
+            || ["POST", "PUT", "PATCH"].contains(head.first?.split(separator: " ").first ?? "")
+        {
             copy.head.append("Content-Length: \(body.count)")
         }
         copy.head.append("Connection: close")
@@ -452,7 +477,8 @@ struct HTTPMessage: Sendable {
 
     static func headEnd(_ bytes: [UInt8]) -> Int? {
         guard bytes.count >= 4 else { return nil }
-        for index in 0...(bytes.count - 4) where bytes[index] == 13 && bytes[index + 1] == 10 && bytes[index + 2] == 13 && bytes[index + 3] == 10 {
+        for index in 0...(bytes.count - 4)
+        where bytes[index] == 13 && bytes[index + 1] == 10 && bytes[index + 2] == 13 && bytes[index + 3] == 10 {
             return index
         }
         return nil

@@ -24,7 +24,9 @@ public final class HostileServer: @unchecked Sendable {
 
         /// A JSON answer; `extensions` makes the client take it for a TableSync server (keyset paging).
         public static func json(_ text: String, status: Int = 200, extensions: Bool = true) -> Answer {
-            Answer(status: status, headers: extensions ? ["X-TableSync-Extensions": "gzip-request"] : [:], body: Array(text.utf8))
+            Answer(
+                status: status, headers: extensions ? ["X-TableSync-Extensions": "gzip-request"] : [:],
+                body: Array(text.utf8))
         }
     }
 
@@ -39,7 +41,9 @@ public final class HostileServer: @unchecked Sendable {
         /// The values of header `name` (any case), in order.
         public func headers(_ name: String) -> [String] {
             headerLines.compactMap { line in
-                guard let colon = line.firstIndex(of: ":"), line[..<colon].lowercased() == name.lowercased() else { return nil }
+                guard let colon = line.firstIndex(of: ":"), line[..<colon].lowercased() == name.lowercased() else {
+                    return nil
+                }
                 return line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
             }
         }
@@ -75,12 +79,16 @@ public final class HostileServer: @unchecked Sendable {
         guard let message = LoopbackSocket.readMessage(client, isResponse: false) else { return }
         let parts = (message.head.first ?? "").split(separator: " ")
         guard parts.count >= 2 else { return }
-        let request = Request(method: String(parts[0]), target: String(parts[1]), headerLines: Array(message.head.dropFirst()),
-                              body: message.body)
+        let request = Request(
+            method: String(parts[0]), target: String(parts[1]), headerLines: Array(message.head.dropFirst()),
+            body: message.body)
         lock.withLock { seen.append(request) }
         let scripted = answer(request)
-        var response = HTTPMessage(head: ["HTTP/1.1 \(scripted.status) Scripted", "Content-Type: application/json"], body: scripted.body)
-        for (name, value) in scripted.headers.sorted(by: { $0.key < $1.key }) { response.head.append("\(name): \(value)") }
+        var response = HTTPMessage(
+            head: ["HTTP/1.1 \(scripted.status) Scripted", "Content-Type: application/json"], body: scripted.body)
+        for (name, value) in scripted.headers.sorted(by: { $0.key < $1.key }) {
+            response.head.append("\(name): \(value)")
+        }
         LoopbackSocket.sendAll(client, response.encoded())
     }
 }

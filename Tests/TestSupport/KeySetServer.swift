@@ -25,11 +25,14 @@ public final class KeySetServer: Sendable {
         let router = Router(context: BasicRequestContext.self)
         router.get("/jwks.json") { _, _ in
             let document = box.fetch()
-            return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: .init(string: document)))
+            return Response(
+                status: .ok, headers: [.contentType: "application/json"],
+                body: .init(byteBuffer: .init(string: document)))
         }
         let running = try await RunningApplication.start { onServerRunning in
-            Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-                        onServerRunning: onServerRunning, logger: logger)
+            Application(
+                router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+                onServerRunning: onServerRunning, logger: logger)
         }
         return KeySetServer(url: "http://127.0.0.1:\(running.port)/jwks.json", running: running, box: box)
     }

@@ -24,18 +24,22 @@ public final class LiveServer: Sendable {
     /// `port` 0 picks a free one; give the old port to restart a stopped server where clients expect it.
     /// `configure` adjusts the rest of the configuration (e.g. `batch = false` for a server without the extension).
     /// With `tls` it serves HTTPS, as a server behind a TLS-terminating proxy looks to clients.
-    public static func start(_ backend: TestBackend, tables: [String], tokens: [StaticToken] = [],
-                             database: DatabaseLocation? = nil, port: Int = 0, tls: TLSConfiguration? = nil,
-                             configure: (inout ServerConfiguration) -> Void = { _ in }) async throws -> LiveServer {
+    public static func start(
+        _ backend: TestBackend, tables: [String], tokens: [StaticToken] = [],
+        database: DatabaseLocation? = nil, port: Int = 0, tls: TLSConfiguration? = nil,
+        configure: (inout ServerConfiguration) -> Void = { _ in }
+    ) async throws -> LiveServer {
         let database = try database ?? backend.database()
         var logger = Logger(label: "tablesync-test-server")
         logger.logLevel = .warning
-        var configuration = ServerConfiguration(host: "127.0.0.1", port: port, database: database,
-                                                tables: tables.map { TableOptions(name: $0) }, tokens: tokens)
+        var configuration = ServerConfiguration(
+            host: "127.0.0.1", port: port, database: database,
+            tables: tables.map { TableOptions(name: $0) }, tokens: tokens)
         configure(&configuration)
         let running = try await RunningApplication.start { onServerRunning in
-            try makeServerApplication(configuration: configuration, logger: logger, onServerRunning: onServerRunning,
-                                      server: try tls.map { try .tls(tlsConfiguration: $0) })
+            try makeServerApplication(
+                configuration: configuration, logger: logger, onServerRunning: onServerRunning,
+                server: try tls.map { try .tls(tlsConfiguration: $0) })
         }
         let baseURL = tls == nil ? "http://127.0.0.1:\(running.port)" : "https://localhost:\(running.port)"
         return LiveServer(baseURL: baseURL, database: database, running: running)

@@ -19,7 +19,9 @@ public final class RawHTTPConnection: @unchecked Sendable {
         public var body: [UInt8]
 
         /// The value of header `name` (any case).
-        public func header(_ name: String) -> String? { HTTPMessage(head: [""] + headerLines, body: []).header(name.lowercased()) }
+        public func header(_ name: String) -> String? {
+            HTTPMessage(head: [""] + headerLines, body: []).header(name.lowercased())
+        }
 
         /// The body as text.
         public var text: String { String(decoding: body, as: UTF8.self) }
@@ -55,7 +57,8 @@ public final class RawHTTPConnection: @unchecked Sendable {
     }
 
     /// Sends `text` on the calling thread, without suspending: for requests that must reach the server together even
-    /// when the test's own tasks wait long for a thread on a busy machine. `false` when the connection no longer takes it.
+    /// when the test's own tasks wait long for a thread on a busy machine. `false` when the connection no longer takes
+    /// it.
     @discardableResult
     public func sendNow(_ text: String) -> Bool { LoopbackSocket.sendAll(fd, Array(text.utf8)) }
 
@@ -107,7 +110,8 @@ public final class RawHTTPConnection: @unchecked Sendable {
     }
 
     private func setTimeout(_ seconds: Double) {
-        var value = timeval(tv_sec: .init(seconds.rounded(.down)), tv_usec: .init((seconds - seconds.rounded(.down)) * 1_000_000))
+        var value = timeval(
+            tv_sec: .init(seconds.rounded(.down)), tv_usec: .init((seconds - seconds.rounded(.down)) * 1_000_000))
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
     }
 

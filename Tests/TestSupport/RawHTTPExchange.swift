@@ -33,6 +33,7 @@ public struct RawHTTPExchange: Sendable {
         LoopbackSocket.setTimeout(fd, seconds: closeWait)
         var byte: UInt8 = 0
         let closed = recv(fd, &byte, 1, 0) == 0
-        return RawHTTPExchange(status: answer.status, headerLines: Array(answer.head.dropFirst()), closedByServer: closed)
+        return RawHTTPExchange(
+            status: answer.status, headerLines: Array(answer.head.dropFirst()), closedByServer: closed)
     }
 }

@@ -17,8 +17,10 @@ public final class ServerProcess: Sendable {
 
     /// Starts `tablesync-server ARGUMENTS --port 0 --log-level info` and returns once its log says which port it
     /// listens on; throws with the log when it exits first or says nothing within `seconds`.
-    public static func start(_ arguments: [String], logPath: String, environment: [String: String]? = nil,
-                             seconds: Double = 60) async throws -> ServerProcess {
+    public static func start(
+        _ arguments: [String], logPath: String, environment: [String: String]? = nil,
+        seconds: Double = 60
+    ) async throws -> ServerProcess {
         guard FileManager.default.createFile(atPath: logPath, contents: nil) else {
             throw ServerProcessError(description: "cannot create the server's log file \(logPath)")
         }
@@ -42,13 +44,15 @@ public final class ServerProcess: Sendable {
         }
         if process.isRunning { process.terminate() }
         let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
-        throw ServerProcessError(description: "tablesync-server \(arguments.joined(separator: " ")) did not start listening:\n\(text)")
+        throw ServerProcessError(
+            description: "tablesync-server \(arguments.joined(separator: " ")) did not start listening:\n\(text)")
     }
 
     /// The port of Hummingbird's "Server started and listening on HOST:PORT" line.
     static func listeningPort(inLog text: String) -> Int? {
         guard let line = text.split(separator: "\n").first(where: { $0.contains("listening on") }),
-              let colon = line.lastIndex(of: ":") else { return nil }
+            let colon = line.lastIndex(of: ":")
+        else { return nil }
         return Int(line[line.index(after: colon)...].prefix { $0.isNumber })
     }
 

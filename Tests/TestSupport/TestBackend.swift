@@ -9,12 +9,15 @@ public enum TestBackend: String, CaseIterable, Sendable {
     case postgres
 
     public static let postgresURL = ProcessInfo.processInfo.environment["TABLESYNC_TEST_POSTGRES_URL"]
-    public static let isCI = ProcessInfo.processInfo.environment["CI"].map { !$0.isEmpty && $0 != "false" && $0 != "0" } ?? false
+    public static let isCI =
+        ProcessInfo.processInfo.environment["CI"].map { !$0.isEmpty && $0 != "false" && $0 != "0" } ?? false
 
     /// Every backend that runs here: PostgreSQL when configured, and always in CI (where a missing URL fails).
     public static let available: [TestBackend] = {
         if postgresURL != nil || isCI { return [.sqlite, .postgres] }
-        print("TABLESYNC_TEST_POSTGRES_URL is not set; skipping the PostgreSQL cases (run: eval \"$(scripts/postgres-for-tests.sh)\")")
+        print(
+            "TABLESYNC_TEST_POSTGRES_URL is not set; skipping the PostgreSQL cases (run: eval \"$(scripts/postgres-for-tests.sh)\")"
+        )
         return [.sqlite]
     }()
 
@@ -25,11 +28,15 @@ public enum TestBackend: String, CaseIterable, Sendable {
     public func database() throws -> DatabaseLocation {
         switch self {
         case .sqlite:
-            let path = FileManager.default.temporaryDirectory.appendingPathComponent("tablesync-test-\(UUID().uuidString).sqlite").path
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "tablesync-test-\(UUID().uuidString).sqlite"
+            ).path
             return .sqlite(path: path)
         case .postgres:
             guard let url = Self.postgresURL else {
-                throw ConfigurationError("TABLESYNC_TEST_POSTGRES_URL is not set; run eval \"$(scripts/postgres-for-tests.sh)\" before the tests")
+                throw ConfigurationError(
+                    "TABLESYNC_TEST_POSTGRES_URL is not set; run eval \"$(scripts/postgres-for-tests.sh)\" before the tests"
+                )
             }
             return try DatabaseLocation.parse(url)
         }

@@ -17,7 +17,8 @@ public final class TemporaryDirectory: Sendable {
 
     public func write(_ relative: String, _ text: String) throws {
         let full = file(relative)
-        try FileManager.default.createDirectory(atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         try Data(text.utf8).write(to: URL(fileURLWithPath: full))
     }
 
@@ -56,27 +57,33 @@ public func builtProduct(_ name: String) -> String {
 /// whether a signal ended it. The wait happens on a thread of its own, off the cooperative pool, which the
 /// servers that tests run in this process need.
 @discardableResult
-public func runProgram(_ path: String, _ arguments: [String], environment: [String: String]? = nil,
-                       input: String? = nil) async throws -> (status: Int32, stdout: String, stderr: String, killed: Bool) {
+public func runProgram(
+    _ path: String, _ arguments: [String], environment: [String: String]? = nil,
+    input: String? = nil
+) async throws -> (status: Int32, stdout: String, stderr: String, killed: Bool) {
     try await withCheckedThrowingContinuation { continuation in
         DispatchQueue.global().async {
-            continuation.resume(with: Result {
-                let process = Process()
-                if let input { process.standardInput = FileHandle(forReadingAtPath: input) }
-                process.executableURL = URL(fileURLWithPath: path)
-                process.arguments = arguments
-                if let environment { process.environment = environment }
-                let out = Pipe()
-                let err = Pipe()
-                process.standardOutput = out
-                process.standardError = err
-                try process.run()
-                let stdout = out.fileHandleForReading.readDataToEndOfFile()
-                let stderr = err.fileHandleForReading.readDataToEndOfFile()
-                process.waitUntilExit()
-                return (process.terminationStatus, String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self),
-                        process.terminationReason == .uncaughtSignal)
-            })
+            continuation.resume(
+                with: Result {
+                    let process = Process()
+                    if let input { process.standardInput = FileHandle(forReadingAtPath: input) }
+                    process.executableURL = URL(fileURLWithPath: path)
+                    process.arguments = arguments
+                    if let environment { process.environment = environment }
+                    let out = Pipe()
+                    let err = Pipe()
+                    process.standardOutput = out
+                    process.standardError = err
+                    try process.run()
+                    let stdout = out.fileHandleForReading.readDataToEndOfFile()
+                    let stderr = err.fileHandleForReading.readDataToEndOfFile()
+                    process.waitUntilExit()
+                    return (
+                        process.terminationStatus, String(decoding: stdout, as: UTF8.self),
+                        String(decoding: stderr, as: UTF8.self),
+                        process.terminationReason == .uncaughtSignal
+                    )
+                })
         }
     }
 }

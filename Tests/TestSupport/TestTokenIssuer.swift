@@ -42,7 +42,8 @@ public struct TestTokenIssuer: Sendable {
         sharedKey = (0..<32).map { _ in UInt8.random(in: 0...255) }
         var rsa: [String: JWTKit.Insecure.RSA.PrivateKey] = [:]
         for kid in rsaKeyIDs {
-            rsa[kid] = try JWTKit.Insecure.RSA.PrivateKey(pem: try _RSA.Signing.PrivateKey(keySize: .bits2048).pemRepresentation)
+            rsa[kid] = try JWTKit.Insecure.RSA.PrivateKey(
+                pem: try _RSA.Signing.PrivateKey(keySize: .bits2048).pemRepresentation)
         }
         rsaKeys = rsa
         ecKeys = Dictionary(uniqueKeysWithValues: ecKeyIDs.map { ($0, ES256PrivateKey()) })
@@ -61,7 +62,9 @@ public struct TestTokenIssuer: Sendable {
         for kid in keyIDs {
             if let key = rsaKeys[kid] {
                 let (modulus, exponent) = try key.publicKey.getKeyPrimitives()
-                keys.append(#"{"kty":"RSA","kid":"\#(kid)","use":"sig","alg":"RS256","n":"\#(Self.base64URL(modulus))","e":"\#(Self.base64URL(exponent))"}"#)
+                keys.append(
+                    #"{"kty":"RSA","kid":"\#(kid)","use":"sig","alg":"RS256","n":"\#(Self.base64URL(modulus))","e":"\#(Self.base64URL(exponent))"}"#
+                )
             } else if let key = ecKeys[kid], let point = key.publicKey.parameters {
                 keys.append(#"{"kty":"EC","kid":"\#(kid)","crv":"P-256","x":"\#(point.x)","y":"\#(point.y)"}"#)
             }
@@ -94,7 +97,9 @@ public struct TestTokenIssuer: Sendable {
 
     /// Base64url without padding, as JWTs and JWKs write bytes.
     public static func base64URL(_ bytes: some Sequence<UInt8>) -> String {
-        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(
+            of: "/", with: "_"
+        )
+        .replacingOccurrences(of: "=", with: "")
     }
 }

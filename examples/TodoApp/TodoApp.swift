@@ -38,7 +38,8 @@ struct TodoApp {
     static func run(store: String, command: String, rest: [String]) async throws {
         if command == "init" {
             guard let remote = rest.first else { throw UsageError(text: "init needs the server's URL") }
-            let context = try SyncContext.initialize(directory: store, settings: StoreSettings(remote: remote, apiVersion: nil, tables: ["TodoItem"]))
+            let context = try SyncContext.initialize(
+                directory: store, settings: StoreSettings(remote: remote, apiVersion: nil, tables: ["TodoItem"]))
             try await context.addQuery(PullQuery(id: "allTodoItems", table: "TodoItem"))
             print("Created the store in \(context.layout.root).")
             return
@@ -47,10 +48,13 @@ struct TodoApp {
         let todo = try await context.table("TodoItem", as: TodoItem.self)
         switch command {
         case "add":
-            let item = try await todo.insert(TodoItem(id: UUID().uuidString.lowercased(), text: rest.joined(separator: " "), complete: false))
+            let item = try await todo.insert(
+                TodoItem(id: UUID().uuidString.lowercased(), text: rest.joined(separator: " "), complete: false))
             print("Added \(item.id) (waits for the next sync).")
         case "complete":
-            guard let id = rest.first, var item = try await todo.read(id: id) else { throw UsageError(text: "no item \(rest.first ?? "")") }
+            guard let id = rest.first, var item = try await todo.read(id: id) else {
+                throw UsageError(text: "no item \(rest.first ?? "")")
+            }
             item.complete = true
             try await todo.update(item)
             print("Completed \(item.text).")
@@ -58,7 +62,9 @@ struct TodoApp {
             let items = try await todo.query(try LocalQuery(filter: nil, orderBy: "complete,text"))
             let pending = Set(await context.pendingOperations.map(\.id))
             for item in items {
-                print("\(item.complete ? "[x]" : "[ ]") \(item.text)  \(item.id)\(pending.contains(item.id) ? "  (not synced yet)" : "")")
+                print(
+                    "\(item.complete ? "[x]" : "[ ]") \(item.text)  \(item.id)\(pending.contains(item.id) ? "  (not synced yet)" : "")"
+                )
             }
             if items.isEmpty { print("No items.") }
         case "sync":
@@ -68,7 +74,9 @@ struct TodoApp {
         case "conflicts":
             let conflicts = try await context.conflicts()
             for conflict in conflicts {
-                print("\(conflict.key): mine \(conflict.local?["text"]?.stringValue ?? "(deleted)"), the server's \(conflict.server?["text"]?.stringValue ?? "(deleted)")")
+                print(
+                    "\(conflict.key): mine \(conflict.local?["text"]?.stringValue ?? "(deleted)"), the server's \(conflict.server?["text"]?.stringValue ?? "(deleted)")"
+                )
             }
             if conflicts.isEmpty { print("No conflicts.") }
         default:

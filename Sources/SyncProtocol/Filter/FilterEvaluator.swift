@@ -205,7 +205,9 @@ public enum FilterEvaluator {
 
     // MARK: - Arithmetic
 
-    private static func arithmetic(_ op: FilterBinaryOperator, _ lhs: FilterLiteral, _ rhs: FilterLiteral) -> FilterLiteral {
+    private static func arithmetic(
+        _ op: FilterBinaryOperator, _ lhs: FilterLiteral, _ rhs: FilterLiteral
+    ) -> FilterLiteral {
         if case .integer(let a) = lhs, case .integer(let b) = rhs { return integerArithmetic(op, a, b) }
         guard let a = number(lhs), let b = number(rhs) else { return .null }
         return doubleArithmetic(op, a, b)
@@ -275,7 +277,7 @@ public enum FilterEvaluator {
             return stringSingle(function, text)
         case .replace:
             guard arguments.count == 3, case .string(let text) = arguments[0], case .string(let find) = arguments[1],
-                  case .string(let replacement) = arguments[2]
+                case .string(let replacement) = arguments[2]
             else { return .null }
             return .string(replace(find, with: replacement, in: text))
         case .isof:
@@ -313,7 +315,7 @@ public enum FilterEvaluator {
         default:
             let scalars = text.unicodeScalars
             guard let first = scalars.firstIndex(where: { $0 != " " }),
-                  let last = scalars.lastIndex(where: { $0 != " " })
+                let last = scalars.lastIndex(where: { $0 != " " })
             else { return .string("") }
             return .string(String(scalars[first...last]))
         }
@@ -342,7 +344,7 @@ public enum FilterEvaluator {
 
     private static func substring(_ arguments: [FilterLiteral]) -> FilterLiteral {
         guard (2...3).contains(arguments.count), case .string(let text) = arguments[0],
-              let start = integer(arguments[1])
+            let start = integer(arguments[1])
         else { return .null }
         let scalars = Array(text.unicodeScalars)
         let from = Int(clamping: min(max(start, 0), Int64(scalars.count)))
@@ -381,11 +383,12 @@ public enum FilterEvaluator {
         switch value {
         case .integer: return value
         case .double(let number):
-            let rule: FloatingPointRoundingRule = switch function {
-            case .floor: .down
-            case .ceiling: .up
-            default: .toNearestOrAwayFromZero
-            }
+            let rule: FloatingPointRoundingRule =
+                switch function {
+                case .floor: .down
+                case .ceiling: .up
+                default: .toNearestOrAwayFromZero
+                }
             return .double(number.rounded(rule))
         default: return .null
         }

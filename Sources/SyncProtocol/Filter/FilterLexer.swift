@@ -48,11 +48,21 @@ struct FilterLexer {
         guard let scalar = current else { return FilterToken(kind: .end, column: start + 1) }
         let kind: FilterToken.Kind
         switch scalar {
-        case "(": index += 1; kind = .openParenthesis
-        case ")": index += 1; kind = .closeParenthesis
-        case ",": index += 1; kind = .comma
-        case "-": index += 1; kind = .minus
-        case ".": index += 1; kind = .dot
+        case "(":
+            index += 1
+            kind = .openParenthesis
+        case ")":
+            index += 1
+            kind = .closeParenthesis
+        case ",":
+            index += 1
+            kind = .comma
+        case "-":
+            index += 1
+            kind = .minus
+        case ".":
+            index += 1
+            kind = .dot
         case "'": kind = .string(try readString())
         case "0"..."9": kind = startsDateTime() ? .dateTime(try readBareDateTime()) : try readNumber()
         default:
@@ -171,7 +181,9 @@ struct FilterLexer {
             index += 1
         }
         if let after = current, Self.isWordStart(after) || ("0"..."9").contains(after) {
-            throw error(at: index, "unexpected '\(after)' after the number \(String(scalars[start..<index].map(Character.init)))")
+            throw error(
+                at: index,
+                "unexpected '\(after)' after the number \(String(scalars[start..<index].map(Character.init)))")
         }
         return .number(String(text), isDecimal: isDecimal)
     }
@@ -187,7 +199,8 @@ struct FilterLexer {
         return index > start
     }
 
-    private static let dateTimeForm = "expected yyyy-MM-ddTHH:mm[:ss[.fffffff]] followed by Z or an offset such as +01:00"
+    private static let dateTimeForm =
+        "expected yyyy-MM-ddTHH:mm[:ss[.fffffff]] followed by Z or an offset such as +01:00"
 
     /// A date-time without a zone is taken as UTC: the protocol's servers store UTC, and OData v3 clients
     /// send `datetime'2024-01-02T03:04:05'` meaning exactly that.

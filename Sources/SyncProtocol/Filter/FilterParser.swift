@@ -133,8 +133,9 @@ private struct Parser {
             if case .number(let digits, let isDecimal) = next.kind, next.column == token.column + 1 {
                 advance()
                 advance()
-                return Node(expression: .literal(try number(digits, isDecimal: isDecimal, negative: true, at: token)),
-                            depth: 1)
+                return Node(
+                    expression: .literal(try number(digits, isDecimal: isDecimal, negative: true, at: token)),
+                    depth: 1)
             }
             op = .negate
         default:
@@ -158,12 +159,14 @@ private struct Parser {
             defer { nesting -= 1 }
             let inner = try parseBinary(.or)
             guard take(.closeParenthesis) else {
-                throw error(at: current, "expected ')' to close the '(' at column \(token.column), found \(describe(current))")
+                throw error(
+                    at: current, "expected ')' to close the '(' at column \(token.column), found \(describe(current))")
             }
             return inner
         case .number(let digits, let isDecimal):
             advance()
-            return Node(expression: .literal(try number(digits, isDecimal: isDecimal, negative: false, at: token)), depth: 1)
+            return Node(
+                expression: .literal(try number(digits, isDecimal: isDecimal, negative: false, at: token)), depth: 1)
         case .string(let text):
             advance()
             return Node(expression: .literal(.string(text)), depth: 1)
@@ -202,7 +205,8 @@ private struct Parser {
             } while take(.comma)
         }
         guard take(.closeParenthesis) else {
-            throw error(at: current, "expected ')' after the arguments of \(function.rawValue), found \(describe(current))")
+            throw error(
+                at: current, "expected ')' after the arguments of \(function.rawValue), found \(describe(current))")
         }
         let arity = Self.arity(of: function)
         guard arity.contains(arguments.count) else {
@@ -213,14 +217,20 @@ private struct Parser {
 
     /// `cast(x, Edm.DateTimeOffset)` or `isof(x, T)`, the type name bare or quoted; `current` follows the `(`.
     /// `isof` keeps its type as a string literal in its canonical spelling, so the tree says which type.
-    private mutating func parseTypeArguments(_ function: FilterFunction, at token: FilterToken) throws(FilterParseError) -> Node {
+    private mutating func parseTypeArguments(
+        _ function: FilterFunction, at token: FilterToken
+    ) throws(FilterParseError) -> Node {
         let expected = function == .isof ? "a type such as Edm.String" : "Edm.DateTimeOffset"
         let value = try parseBinary(.or)
         guard take(.comma) else {
-            let usage = function == .isof
+            let usage =
+                function == .isof
                 ? "; isof takes a value and a type, as in isof(text, Edm.String) (isof(type) tests the type of the record itself, which records of a table do not differ in)"
                 : ""
-            throw error(at: current, "expected ',' and \(expected) after the value in \(function.rawValue), found \(describe(current))\(usage)")
+            throw error(
+                at: current,
+                "expected ',' and \(expected) after the value in \(function.rawValue), found \(describe(current))\(usage)"
+            )
         }
         let typeToken = current
         let typeName = readTypeName()
@@ -228,16 +238,22 @@ private struct Parser {
         switch function {
         case .isof:
             guard let type = typeName.flatMap(FilterTypeName.init(named:)) else {
-                throw error(at: typeToken, "isof supports \(FilterTypeName.allCases.map(\.rawValue).joined(separator: ", ")) (the types a JSON value has), found \(typeName.map { "'\($0)'" } ?? describe(typeToken))")
+                throw error(
+                    at: typeToken,
+                    "isof supports \(FilterTypeName.allCases.map(\.rawValue).joined(separator: ", ")) (the types a JSON value has), found \(typeName.map { "'\($0)'" } ?? describe(typeToken))"
+                )
             }
             arguments.append(.literal(.string(type.rawValue)))
         default:
             guard typeName?.lowercased() == "edm.datetimeoffset" else {
-                throw error(at: typeToken, "cast supports only Edm.DateTimeOffset, found \(typeName.map { "'\($0)'" } ?? describe(typeToken))")
+                throw error(
+                    at: typeToken,
+                    "cast supports only Edm.DateTimeOffset, found \(typeName.map { "'\($0)'" } ?? describe(typeToken))")
             }
         }
         guard take(.closeParenthesis) else {
-            throw error(at: current, "expected ')' after the arguments of \(function.rawValue), found \(describe(current))")
+            throw error(
+                at: current, "expected ')' after the arguments of \(function.rawValue), found \(describe(current))")
         }
         return try node(.function(function, arguments), [value], at: token)
     }
@@ -272,11 +288,12 @@ private struct Parser {
 
     private static func arity(of function: FilterFunction) -> ClosedRange<Int> {
         switch function {
-        case .startswith, .endswith, .substringof, .contains, .indexof, .concat, .isof, .castDateTimeOffset: return 2...2
+        case .startswith, .endswith, .substringof, .contains, .indexof, .concat, .isof, .castDateTimeOffset:
+            return 2...2
         case .substring: return 2...3
         case .replace: return 3...3
         case .length, .tolower, .toupper, .trim, .year, .month, .day, .hour, .minute, .second,
-             .round, .floor, .ceiling:
+            .round, .floor, .ceiling:
             return 1...1
         }
     }
@@ -310,14 +327,19 @@ private struct Parser {
     }
 
     /// A new tree node over `children`, refused when it would make the tree deeper than the limit.
-    private func node(_ expression: FilterExpression, _ children: [Node], at token: FilterToken) throws(FilterParseError) -> Node {
+    private func node(
+        _ expression: FilterExpression, _ children: [Node], at token: FilterToken
+    ) throws(FilterParseError) -> Node {
         let depth = 1 + (children.map(\.depth).max() ?? 0)
         guard depth <= FilterParser.maximumDepth else { throw tooDeep(at: token) }
         return Node(expression: expression, depth: depth)
     }
 
     private func tooDeep(at token: FilterToken) -> FilterParseError {
-        error(at: token, "the filter is nested more than \(FilterParser.maximumDepth) levels deep; use 'in' for long lists of alternatives")
+        error(
+            at: token,
+            "the filter is nested more than \(FilterParser.maximumDepth) levels deep; use 'in' for long lists of alternatives"
+        )
     }
 
     private func error(at token: FilterToken, _ reason: String) -> FilterParseError {

@@ -4,7 +4,8 @@
 /// `in` binds like a comparison (`x add 1 in (2, 3)` is `(x add 1) in (2, 3)`), as in the Azure servers;
 /// OData 4.01 lists it higher, which would only allow forms that make no sense for the types involved.
 enum FilterPrecedence: Int, Comparable {
-    case or = 1, and, comparison, additive, multiplicative, unary, primary
+    case or = 1
+    case and, comparison, additive, multiplicative, unary, primary
 
     static func < (lhs: FilterPrecedence, rhs: FilterPrecedence) -> Bool { lhs.rawValue < rhs.rawValue }
 

@@ -31,13 +31,15 @@ public enum FilterPrinter {
             if case .literal(let literal) = operand, literal.isNumber { return "-(" + print(literal) + ")" }
             return "-" + printOperand(operand, atLeast: .unary)
         case .binary(let op, let left, let right):
-            return printOperand(left, atLeast: op.precedence) + " \(op.rawValue) " + printOperand(right, atLeast: op.precedence.tighter)
+            return printOperand(left, atLeast: op.precedence) + " \(op.rawValue) "
+                + printOperand(right, atLeast: op.precedence.tighter)
         case .function(.castDateTimeOffset, let arguments):
             return "cast(" + (arguments.map(print) + ["Edm.DateTimeOffset"]).joined(separator: ", ") + ")"
         case .function(let function, let arguments):
             // isof's type as OData writes it, bare like cast's (the parser reads it quoted too).
             if function == .isof, arguments.count == 2, case .literal(.string(let name)) = arguments[1],
-               let type = FilterTypeName(named: name) {
+                let type = FilterTypeName(named: name)
+            {
                 return "isof(" + print(arguments[0]) + ", " + type.rawValue + ")"
             }
             return function.rawValue + "(" + arguments.map(print).joined(separator: ", ") + ")"

@@ -151,7 +151,9 @@ public enum CanonicalJSON {
             for index in 0..<bytes.count {
                 let byte = bytes[index]
                 guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-                if runStart < index { output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index])) }
+                if runStart < index {
+                    output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
+                }
                 runStart = index + 1
                 output.append(UInt8(ascii: "\\"))
                 switch byte {
@@ -164,11 +166,15 @@ public enum CanonicalJSON {
                 case 0x0D: output.append(UInt8(ascii: "r"))
                 default:
                     let hexDigits = Array("0123456789abcdef".utf8)
-                    output.append(contentsOf: [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
-                                               hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0xF)]])
+                    output.append(contentsOf: [
+                        UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
+                        hexDigits[Int(byte >> 4)], hexDigits[Int(byte & 0xF)]
+                    ])
                 }
             }
-            if runStart < bytes.count { output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count])) }
+            if runStart < bytes.count {
+                output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<bytes.count]))
+            }
         }
         output.append(UInt8(ascii: "\""))
     }

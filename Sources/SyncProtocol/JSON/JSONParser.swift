@@ -37,7 +37,8 @@ public enum JSONParser {
         let value = try reader.parseValue(depth: 0)
         reader.skipWhitespace()
         if !reader.atEnd {
-            throw reader.error(at: reader.position, "unexpected \(reader.describeCurrent()) after the end of the JSON value")
+            throw reader.error(
+                at: reader.position, "unexpected \(reader.describeCurrent()) after the end of the JSON value")
         }
         return value
     }
@@ -52,7 +53,8 @@ private struct Reader {
     var atEnd: Bool { position >= bytes.count }
 
     func error(at offset: Int, _ reason: String) -> JSONParseError {
-        let reason = looksLikeConflictMarker(at: offset)
+        let reason =
+            looksLikeConflictMarker(at: offset)
             ? "found a git merge conflict marker; resolve the merge conflict in this file" : reason
         var line = 1
         var lineStart = 0
@@ -104,9 +106,15 @@ private struct Reader {
         case UInt8(ascii: "{"): return try parseObject(depth: depth + 1)
         case UInt8(ascii: "["): return try parseArray(depth: depth + 1)
         case UInt8(ascii: "\""): return .string(try parseString())
-        case UInt8(ascii: "t"): try expectLiteral("true"); return .bool(true)
-        case UInt8(ascii: "f"): try expectLiteral("false"); return .bool(false)
-        case UInt8(ascii: "n"): try expectLiteral("null"); return .null
+        case UInt8(ascii: "t"):
+            try expectLiteral("true")
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try expectLiteral("false")
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try expectLiteral("null")
+            return .null
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
         default:
             throw error(at: position, "unexpected \(describeCurrent()); expected a JSON value")
@@ -117,7 +125,9 @@ private struct Reader {
     func looksLikeConflictMarker(at offset: Int) -> Bool {
         guard offset + 7 <= bytes.count else { return false }
         let first = bytes[offset]
-        guard first == UInt8(ascii: "<") || first == UInt8(ascii: "=") || first == UInt8(ascii: ">") else { return false }
+        guard first == UInt8(ascii: "<") || first == UInt8(ascii: "=") || first == UInt8(ascii: ">") else {
+            return false
+        }
         for index in 0..<7 where bytes[offset + index] != first { return false }
         return offset == 0 || bytes[offset - 1] == UInt8(ascii: "\n")
     }
@@ -166,11 +176,16 @@ private struct Reader {
                 throw error(at: keyOffset, "duplicate member name \"\(key)\"")
             }
             skipWhitespace()
-            guard position < bytes.count else { throw error(at: position, "unexpected end of text; expected ',' or '}'") }
+            guard position < bytes.count else {
+                throw error(at: position, "unexpected end of text; expected ',' or '}'")
+            }
             switch bytes[position] {
             case UInt8(ascii: ","): position += 1
-            case UInt8(ascii: "}"): position += 1; return .object(members)
-            default: throw error(at: position, "unexpected \(describeCurrent()); expected ',' or '}' after an object member")
+            case UInt8(ascii: "}"):
+                position += 1
+                return .object(members)
+            default:
+                throw error(at: position, "unexpected \(describeCurrent()); expected ',' or '}' after an object member")
             }
         }
     }
@@ -190,11 +205,16 @@ private struct Reader {
             skipWhitespace()
             elements.append(try parseValue(depth: depth))
             skipWhitespace()
-            guard position < bytes.count else { throw error(at: position, "unexpected end of text; expected ',' or ']'") }
+            guard position < bytes.count else {
+                throw error(at: position, "unexpected end of text; expected ',' or ']'")
+            }
             switch bytes[position] {
             case UInt8(ascii: ","): position += 1
-            case UInt8(ascii: "]"): position += 1; return .array(elements)
-            default: throw error(at: position, "unexpected \(describeCurrent()); expected ',' or ']' after an array element")
+            case UInt8(ascii: "]"):
+                position += 1
+                return .array(elements)
+            default:
+                throw error(at: position, "unexpected \(describeCurrent()); expected ',' or ']' after an array element")
             }
         }
     }
@@ -220,7 +240,9 @@ private struct Reader {
                 return text
             }
             if byte == UInt8(ascii: "\\") { break }
-            if byte < 0x20 { throw error(at: position, "control character \(describeCurrent()) inside a string; escape it") }
+            if byte < 0x20 {
+                throw error(at: position, "control character \(describeCurrent()) inside a string; escape it")
+            }
             allBytes |= byte
             position += 1
         }
@@ -286,7 +308,7 @@ private struct Reader {
             var scalar = try parseHex4(escapeStart: escapeStart)
             if (0xD800..<0xDC00).contains(scalar) {
                 guard position + 1 < bytes.count, bytes[position] == UInt8(ascii: "\\"),
-                      bytes[position + 1] == UInt8(ascii: "u")
+                    bytes[position + 1] == UInt8(ascii: "u")
                 else { throw error(at: escapeStart, "unpaired UTF-16 surrogate in a \\u escape") }
                 position += 2
                 let low = try parseHex4(escapeStart: escapeStart)

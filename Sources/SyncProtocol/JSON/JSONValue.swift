@@ -96,7 +96,7 @@ extension JSONValue {
     /// The `Int64` equal to `value`, when there is one.
     static func exactInteger(_ value: Double) -> Int64? {
         guard value.isFinite, value.rounded(.towardZero) == value,
-              value >= -9_223_372_036_854_775_808.0, value < 9_223_372_036_854_775_808.0
+            value >= -9_223_372_036_854_775_808.0, value < 9_223_372_036_854_775_808.0
         else { return nil }
         return Int64(value)
     }
@@ -123,17 +123,29 @@ extension JSONValue: Hashable {
     public func hash(into hasher: inout Hasher) {
         switch self {
         case .null: hasher.combine(0)
-        case .bool(let flag): hasher.combine(1); hasher.combine(flag)
-        case .integer(let value): hasher.combine(2); hasher.combine(value)
+        case .bool(let flag):
+            hasher.combine(1)
+            hasher.combine(flag)
+        case .integer(let value):
+            hasher.combine(2)
+            hasher.combine(value)
         case .double(let value):
             if let exact = Self.exactInteger(value) {
-                hasher.combine(2); hasher.combine(exact)
+                hasher.combine(2)
+                hasher.combine(exact)
             } else {
-                hasher.combine(3); hasher.combine(value)
+                hasher.combine(3)
+                hasher.combine(value)
             }
-        case .string(let text): hasher.combine(4); hasher.combine(text)
-        case .array(let elements): hasher.combine(5); hasher.combine(elements)
-        case .object(let members): hasher.combine(6); hasher.combine(members)
+        case .string(let text):
+            hasher.combine(4)
+            hasher.combine(text)
+        case .array(let elements):
+            hasher.combine(5)
+            hasher.combine(elements)
+        case .object(let members):
+            hasher.combine(6)
+            hasher.combine(members)
         }
     }
 }

@@ -79,14 +79,19 @@ public struct BatchOperation: Sendable, Equatable {
     /// Reads one operation; `index` places it in error messages.
     public static func parse(_ value: JSONValue, index: Int) throws(BatchEnvelopeError) -> BatchOperation {
         let place = "\(BatchEnvelope.operationsMember)[\(index)]"
-        guard case .object(let members) = value else { throw BatchEnvelopeError("\(place) must be an object, not \(value.typeName)") }
+        guard case .object(let members) = value else {
+            throw BatchEnvelopeError("\(place) must be an object, not \(value.typeName)")
+        }
         for name in members.keys where !["op", "table", "id", "version", "item"].contains(name) {
             throw BatchEnvelopeError("\(place) has an unknown member \"\(name)\"; use op, table, id, version and item")
         }
         guard let kindText = members["op"]?.stringValue, let kind = Kind(rawValue: kindText) else {
-            throw BatchEnvelopeError("\(place).op must be one of \(Kind.allCases.map(\.rawValue).joined(separator: ", "))")
+            throw BatchEnvelopeError(
+                "\(place).op must be one of \(Kind.allCases.map(\.rawValue).joined(separator: ", "))")
         }
-        guard let table = members["table"]?.stringValue else { throw BatchEnvelopeError("\(place).table must be a string") }
+        guard let table = members["table"]?.stringValue else {
+            throw BatchEnvelopeError("\(place).table must be a string")
+        }
         func optionalString(_ name: String) throws(BatchEnvelopeError) -> String? {
             guard let member = members[name], !member.isNull else { return nil }
             guard let text = member.stringValue else { throw BatchEnvelopeError("\(place).\(name) must be a string") }
@@ -149,21 +154,30 @@ public struct BatchRequest: Sendable, Equatable {
 
     /// Reads a request body; the error names the member at fault.
     public static func parse(_ value: JSONValue) throws(BatchEnvelopeError) -> BatchRequest {
-        guard case .object(let members) = value, case .array(let elements)? = members[BatchEnvelope.operationsMember] else {
-            throw BatchEnvelopeError("the batch must be an object with one member \"\(BatchEnvelope.operationsMember)\", an array of operations")
+        guard case .object(let members) = value, case .array(let elements)? = members[BatchEnvelope.operationsMember]
+        else {
+            throw BatchEnvelopeError(
+                "the batch must be an object with one member \"\(BatchEnvelope.operationsMember)\", an array of operations"
+            )
         }
         for name in members.keys where name != BatchEnvelope.operationsMember && name != BatchEnvelope.returnMember {
-            throw BatchEnvelopeError("the batch has an unknown member \"\(name)\"; use \(BatchEnvelope.operationsMember) and \(BatchEnvelope.returnMember)")
+            throw BatchEnvelopeError(
+                "the batch has an unknown member \"\(name)\"; use \(BatchEnvelope.operationsMember) and \(BatchEnvelope.returnMember)"
+            )
         }
         var minimalAnswers = false
         switch members[BatchEnvelope.returnMember] {
         case nil, .string("representation")?: break
         case .string(BatchEnvelope.minimalReturn)?: minimalAnswers = true
-        default: throw BatchEnvelopeError("\(BatchEnvelope.returnMember) must be \"\(BatchEnvelope.minimalReturn)\" or \"representation\"")
+        default:
+            throw BatchEnvelopeError(
+                "\(BatchEnvelope.returnMember) must be \"\(BatchEnvelope.minimalReturn)\" or \"representation\"")
         }
         var operations: [BatchOperation] = []
         operations.reserveCapacity(elements.count)
-        for (index, element) in elements.enumerated() { operations.append(try BatchOperation.parse(element, index: index)) }
+        for (index, element) in elements.enumerated() {
+            operations.append(try BatchOperation.parse(element, index: index))
+        }
         return BatchRequest(operations: operations, minimalAnswers: minimalAnswers)
     }
 }
@@ -203,7 +217,9 @@ public struct BatchResult: Sendable, Equatable {
     /// Reads one result; `index` places it in error messages.
     public static func parse(_ value: JSONValue, index: Int) throws(BatchEnvelopeError) -> BatchResult {
         let place = "\(BatchEnvelope.resultsMember)[\(index)]"
-        guard case .object(let members) = value, let status = members["status"]?.integerValue, (100...599).contains(status) else {
+        guard case .object(let members) = value, let status = members["status"]?.integerValue,
+            (100...599).contains(status)
+        else {
             throw BatchEnvelopeError("\(place) must be an object with an HTTP \"status\"")
         }
         var system: [String: JSONValue]?
@@ -216,7 +232,8 @@ public struct BatchResult: Sendable, Equatable {
             system = properties
         default: throw BatchEnvelopeError("\(place).system must be an object")
         }
-        return BatchResult(status: Int(status), body: members["body"].flatMap { $0.isNull ? nil : $0 }, systemProperties: system)
+        return BatchResult(
+            status: Int(status), body: members["body"].flatMap { $0.isNull ? nil : $0 }, systemProperties: system)
     }
 }
 
@@ -234,7 +251,8 @@ public struct BatchResponse: Sendable, Equatable {
     /// Reads a response body; `expectedCount` is the number of operations sent.
     public static func parse(_ value: JSONValue, expectedCount: Int) throws(BatchEnvelopeError) -> BatchResponse {
         guard case .array(let elements)? = value[BatchEnvelope.resultsMember] else {
-            throw BatchEnvelopeError("the batch answer must be an object with an array \"\(BatchEnvelope.resultsMember)\"")
+            throw BatchEnvelopeError(
+                "the batch answer must be an object with an array \"\(BatchEnvelope.resultsMember)\"")
         }
         guard elements.count == expectedCount else {
             throw BatchEnvelopeError("the batch answer holds \(elements.count) results for \(expectedCount) operations")
@@ -282,7 +300,8 @@ public struct BatchLimits: Sendable, Equatable {
     /// The limits in a health document, or `nil` when it announces none.
     public static func parse(healthDocument: JSONValue) -> BatchLimits? {
         guard let limits = healthDocument[healthMember], let operations = limits["maxOperations"]?.integerValue,
-              let bytes = limits["maxBytes"]?.integerValue, operations > 0, bytes > 0 else { return nil }
+            let bytes = limits["maxBytes"]?.integerValue, operations > 0, bytes > 0
+        else { return nil }
         return BatchLimits(maxOperations: Int(operations), maxBytes: Int(bytes))
     }
 }

@@ -15,9 +15,10 @@ public enum ProtocolExtension: String, Sendable, Hashable, CaseIterable {
 
     /// Parses a header value such as `gzip-request, batch`, ignoring names it does not know.
     public static func parse(headerValue: String) -> Set<ProtocolExtension> {
-        Set(headerValue.split(separator: ",").compactMap {
-            ProtocolExtension(rawValue: String($0).trimmingSpaces().lowercased())
-        })
+        Set(
+            headerValue.split(separator: ",").compactMap {
+                ProtocolExtension(rawValue: String($0).trimmingSpaces().lowercased())
+            })
     }
 
     /// The header value advertising `extensions`, in a stable order.

@@ -17,10 +17,16 @@ public enum ProtocolVersion: String, Sendable, Hashable, CaseIterable {
         let value = headerValue.trimmingSpaces()
         for version in ProtocolVersion.allCases {
             let prefix = version == .v2 ? "2.0" : "3.0"
-            if value == prefix { self = version; return }
+            if value == prefix {
+                self = version
+                return
+            }
             guard value.hasPrefix(prefix + ".") else { continue }
             let patch = value.dropFirst(prefix.count + 1)
-            if !patch.isEmpty, patch.allSatisfy(\.isASCIIDigit) { self = version; return }
+            if !patch.isEmpty, patch.allSatisfy(\.isASCIIDigit) {
+                self = version
+                return
+            }
         }
         return nil
     }

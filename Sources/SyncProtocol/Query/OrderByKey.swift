@@ -21,7 +21,9 @@ public struct OrderByKey: Sendable, Hashable, CustomStringConvertible {
         for part in text.split(separator: ",", omittingEmptySubsequences: false) {
             let words = part.split(whereSeparator: { $0 == " " || $0 == "\t" })
             guard let name = words.first.map(String.init), words.count <= 2 else {
-                throw OrderByParseError(reason: "$orderby has an empty or malformed key '\(part)'; write name [asc|desc], separated by commas")
+                throw OrderByParseError(
+                    reason:
+                        "$orderby has an empty or malformed key '\(part)'; write name [asc|desc], separated by commas")
             }
             var descending = false
             if words.count == 2 {
@@ -32,7 +34,8 @@ public struct OrderByKey: Sendable, Hashable, CustomStringConvertible {
                 }
             }
             guard PropertyName.isPlain(name) else {
-                throw OrderByParseError(reason: "$orderby names '\(name)', which is not a property name (letters, digits and _ only)")
+                throw OrderByParseError(
+                    reason: "$orderby names '\(name)', which is not a property name (letters, digits and _ only)")
             }
             keys.append(OrderByKey(property: name, descending: descending))
         }

@@ -18,7 +18,8 @@ public enum RecordID {
         if id == "." || id == ".." { return "an id cannot be \".\" or \"..\"" }
         for scalar in id.unicodeScalars {
             if scalar.properties.generalCategory == .control {
-                return "an id cannot contain control characters (found U+\(String(scalar.value, radix: 16, uppercase: true)))"
+                return
+                    "an id cannot contain control characters (found U+\(String(scalar.value, radix: 16, uppercase: true)))"
             }
             if forbiddenCharacters.contains(Character(scalar)) {
                 return "an id cannot contain the character \(scalar)"
@@ -38,7 +39,9 @@ public enum RecordID {
     }
 
     /// ``forbiddenCharacters`` as a table indexed by ASCII code.
-    private static let forbiddenASCII: [Bool] = (0..<128).map { forbiddenCharacters.contains(Character(Unicode.Scalar(UInt8($0)))) }
+    private static let forbiddenASCII: [Bool] = (0..<128).map {
+        forbiddenCharacters.contains(Character(Unicode.Scalar(UInt8($0))))
+    }
 
     /// `true` when `id` follows the rule.
     public static func isValid(_ id: String) -> Bool { problem(with: id) == nil }

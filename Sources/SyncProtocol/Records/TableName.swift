@@ -12,13 +12,17 @@ public enum TableName {
         if name.isEmpty { return "a table name cannot be empty" }
         if name.utf8.count > maximumLength { return "a table name has at most \(maximumLength) characters" }
         for (index, byte) in name.utf8.enumerated() {
-            let isAlphanumeric = (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+            let isAlphanumeric =
+                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
                 || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
                 || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
-            let isLetter = (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+            let isLetter =
+                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+                || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
             if isAlphanumeric && (index > 0 || isLetter) { continue }
             if index > 0 && (byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")) { continue }
-            return "a table name may contain only ASCII letters, digits, '_' and '-', and must start with a letter: \"\(name)\""
+            return
+                "a table name may contain only ASCII letters, digits, '_' and '-', and must start with a letter: \"\(name)\""
         }
         return nil
     }

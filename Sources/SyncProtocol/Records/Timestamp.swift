@@ -65,7 +65,7 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
             return true
         }
         guard let year = number(4), expect("-"), let month = number(2), expect("-"), let day = number(2),
-              index < bytes.count, bytes[index] == UInt8(ascii: "T") || bytes[index] == UInt8(ascii: "t")
+            index < bytes.count, bytes[index] == UInt8(ascii: "T") || bytes[index] == UInt8(ascii: "t")
         else { return nil }
         index += 1
         guard let hour = number(2), expect(":"), let minute = number(2) else { return nil }
@@ -99,7 +99,7 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
             return nil
         }
         guard index == bytes.count, (1...12).contains(month), day >= 1, day <= daysInMonth(year, month),
-              hour < 24, minute < 60, second < 60
+            hour < 24, minute < 60, second < 60
         else { return nil }
         let days = daysFromCivil(year, month, day)
         let seconds = Int64(days) * 86_400 + Int64(hour * 3600 + minute * 60 + second - offsetSeconds)

@@ -35,7 +35,8 @@ public struct ConflictRecord: Sendable, Equatable {
 
     /// What happened, in a few words: `update refused (HTTP 412)`, or `update held back` for one never sent.
     package var summary: String {
-        status.map { "\(operation.kind.rawValue) refused (HTTP \($0))" } ?? "\(operation.kind.rawValue) held back, not sent"
+        status.map { "\(operation.kind.rawValue) refused (HTTP \($0))" }
+            ?? "\(operation.kind.rawValue) held back, not sent"
     }
 
     var json: JSONValue {
@@ -44,12 +45,14 @@ public struct ConflictRecord: Sendable, Equatable {
             "local": local.map { .object($0) } ?? .null,
             "server": server.map { .object($0) } ?? .null,
             "status": status.map { .integer(Int64($0)) } ?? .null,
-            "reason": .string(reason),
+            "reason": .string(reason)
         ]
     }
 
-    init(operation: PendingOperation, local: [String: JSONValue]?, server: ServerRecord?, status: Int?,
-         reason: String) {
+    init(
+        operation: PendingOperation, local: [String: JSONValue]?, server: ServerRecord?, status: Int?,
+        reason: String
+    ) {
         self.operation = operation
         self.local = local
         self.server = server?.properties
@@ -71,7 +74,8 @@ public struct ConflictRecord: Sendable, Equatable {
 
     init(json: JSONValue, file: String) throws {
         guard let operationJSON = json["operation"] else {
-            throw StoreError.invalidSettings(file: file, field: "operation", reason: "a conflict file needs \"operation\"")
+            throw StoreError.invalidSettings(
+                file: file, field: "operation", reason: "a conflict file needs \"operation\"")
         }
         do {
             operation = try PendingOperation(json: operationJSON)

@@ -52,8 +52,11 @@ extension SyncContext {
                     operation.baseVersion = version
                     operation.undelete = true
                 } else if sendsContent {
-                    throw StoreError.operationRejected(table: key.table, id: key.id,
-                        reason: "the server keeps the record as deleted without a version to bring it back on; take the server's side or discard the record")
+                    throw StoreError.operationRejected(
+                        table: key.table, id: key.id,
+                        reason:
+                            "the server keeps the record as deleted without a version to bring it back on; take the server's side or discard the record"
+                    )
                 } else {
                     // Keeping a delete of a record the server deleted too: nothing is left to send.
                     journal.remove(sequences: [operation.sequence])

@@ -22,7 +22,8 @@ extension SyncContext {
             return nil
         }
         gitLookup = .some(located.repository)
-        return try GitBaseline.read(repository: located.repository, layout: layout, tables: settings.tables, revisions: located.revisions)
+        return try GitBaseline.read(
+            repository: located.repository, layout: layout, tables: settings.tables, revisions: located.revisions)
     }
 
     /// Remembers `head` (the commit `HEAD` names now, when not given) as the one of the store's last sync

@@ -16,7 +16,8 @@ extension SyncContext {
     package func takeOver(_ keys: Set<RecordKey>? = nil) throws -> [PendingOperation] {
         try requireWritable()
         var taken: [PendingOperation] = []
-        for operation in journal.operations where !operation.isSent(by: clone.sender) && (keys?.contains(operation.key) ?? true) {
+        for operation in journal.operations
+        where !operation.isSent(by: clone.sender) && (keys?.contains(operation.key) ?? true) {
             var own = operation
             own.origin = journal.origin
             own.operationID = Journal.newOperationID()

@@ -21,7 +21,9 @@ extension SyncContext {
         }
         if let problem = RecordID.problem(with: id) { throw StoreError.invalidRecordID(id, reason: problem) }
         if recordFiles.exists(table: table, id: id) { throw StoreError.recordExists(table: table, id: id) }
-        if case .reject(let reason) = OperationCollapse.outcome(pending: journal.pending(RecordKey(table: table, id: id))?.kind, new: .insert) {
+        if case .reject(let reason) = OperationCollapse.outcome(
+            pending: journal.pending(RecordKey(table: table, id: id))?.kind, new: .insert)
+        {
             throw StoreError.operationRejected(table: table, id: id, reason: reason)
         }
         // The file first: if the run dies before the journal line is written, the next scan finds a
@@ -39,15 +41,20 @@ extension SyncContext {
             throw StoreError.invalidRecord(table: table, reason: "an update needs the record's \"id\" as a string")
         }
         if let problem = RecordID.problem(with: id) { throw StoreError.invalidRecordID(id, reason: problem) }
-        guard let existing = try recordFiles.load(table: table, id: id) else { throw StoreError.recordNotFound(table: table, id: id) }
+        guard let existing = try recordFiles.load(table: table, id: id) else {
+            throw StoreError.recordNotFound(table: table, id: id)
+        }
         var updated = SyncedMark.removed(from: record)
         for name in SystemProperty.serverManaged { updated[name] = existing.record[name] }
         updated[SystemProperty.deleted] = nil
         if updated == SyncedMark.removed(from: existing.record) { return updated }
-        if case .reject(let reason) = OperationCollapse.outcome(pending: journal.pending(RecordKey(table: table, id: id))?.kind, new: .update) {
+        if case .reject(let reason) = OperationCollapse.outcome(
+            pending: journal.pending(RecordKey(table: table, id: id))?.kind, new: .update)
+        {
             throw StoreError.operationRejected(table: table, id: id, reason: reason)
         }
-        let baseVersion = try store.syncedVersion(table: table, id: id) ?? existing.record[SystemProperty.version]?.stringValue
+        let baseVersion =
+            try store.syncedVersion(table: table, id: id) ?? existing.record[SystemProperty.version]?.stringValue
         try recordFiles.write(updated, table: table, id: id)
         try journal.enqueue(.update, table: table, id: id, baseVersion: baseVersion)
         try saveJournal()
@@ -58,13 +65,20 @@ extension SyncContext {
         try requireWritable()
         try requireTable(table)
         if let problem = RecordID.problem(with: id) { throw StoreError.invalidRecordID(id, reason: problem) }
-        guard let existing = try recordFiles.load(table: table, id: id) else { throw StoreError.recordNotFound(table: table, id: id) }
-        if case .reject(let reason) = OperationCollapse.outcome(pending: journal.pending(RecordKey(table: table, id: id))?.kind, new: .delete) {
+        guard let existing = try recordFiles.load(table: table, id: id) else {
+            throw StoreError.recordNotFound(table: table, id: id)
+        }
+        if case .reject(let reason) = OperationCollapse.outcome(
+            pending: journal.pending(RecordKey(table: table, id: id))?.kind, new: .delete)
+        {
             throw StoreError.operationRejected(table: table, id: id, reason: reason)
         }
-        let baseVersion = try store.syncedVersion(table: table, id: id) ?? existing.record[SystemProperty.version]?.stringValue
+        let baseVersion =
+            try store.syncedVersion(table: table, id: id) ?? existing.record[SystemProperty.version]?.stringValue
         try recordFiles.remove(table: table, id: id)
-        try journal.enqueue(.delete, table: table, id: id, baseVersion: baseVersion, item: .object(SyncedMark.removed(from: existing.record)))
+        try journal.enqueue(
+            .delete, table: table, id: id, baseVersion: baseVersion,
+            item: .object(SyncedMark.removed(from: existing.record)))
         try saveJournal()
     }
 
@@ -86,11 +100,14 @@ extension SyncContext {
     /// ``recordHandEdits()``, also handing over (up to `limit`) the files of the edits as the scan read them, so
     /// that the push that follows sends them without reading them again. Unless `allowingMassDelete`, deleting
     /// more than half of a table's records because their files are gone is refused (``MassDeleteRefused``).
-    func recordHandEdits(keepingReadsUpTo limit: Int, allowingMassDelete: Bool = false) throws -> (scan: LocalScan, reads: ReadRecordFiles) {
+    func recordHandEdits(
+        keepingReadsUpTo limit: Int, allowingMassDelete: Bool = false
+    ) throws -> (scan: LocalScan, reads: ReadRecordFiles) {
         try requireWritable()
         var reads = ReadRecordFiles(limit: limit)
         let git = try gitBaseline()
-        var scan = try LocalChangeScanner(layout: layout, git: git).scan(tables: settings.tables, journal: journal, keeping: &reads)
+        var scan = try LocalChangeScanner(layout: layout, git: git).scan(
+            tables: settings.tables, journal: journal, keeping: &reads)
         if !allowingMassDelete { try checkMassDelete(scan.changes) }
         scan.problems += try queue(scan.changes.filter { [.created, .modified, .deleted].contains($0.kind) })
         for (table, entries) in scan.serverCopies.sorted(by: { $0.key < $1.key }) {
@@ -137,9 +154,11 @@ extension SyncContext {
                 item = .object(members)
             }
             do {
-                try journal.enqueue(kind, table: change.table, id: change.id, baseVersion: change.baseVersion, item: item)
+                try journal.enqueue(
+                    kind, table: change.table, id: change.id, baseVersion: change.baseVersion, item: item)
             } catch let error as StoreError {
-                problems.append(RecordFileProblem(path: "tables/\(change.table)/\(change.fileName)", reason: "\(error)"))
+                problems.append(
+                    RecordFileProblem(path: "tables/\(change.table)/\(change.fileName)", reason: "\(error)"))
             }
         }
         try saveJournal()

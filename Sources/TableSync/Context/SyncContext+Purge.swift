@@ -13,7 +13,8 @@ extension SyncContext {
         try requireWritable()
         try requireTable(table)
         let query = try LocalQuery(filter: filter, orderBy: nil)
-        let scan = try LocalChangeScanner(layout: layout, git: try gitBaseline()).scan(tables: [table], journal: journal)
+        let scan = try LocalChangeScanner(layout: layout, git: try gitBaseline()).scan(
+            tables: [table], journal: journal)
         let pending = journal.operations(inTable: table)
         // A stamped server copy the index did not know yet is no local change.
         let changes = scan.changes.filter { $0.kind != .serverCopy }

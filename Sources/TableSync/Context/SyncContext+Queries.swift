@@ -13,7 +13,9 @@ extension SyncContext {
     package func addQuery(_ query: PullQuery) throws -> PullQuery {
         try requireWritable()
         try requireTable(query.table)
-        if let problem = PullQuery.problem(withID: query.id) { throw StoreError.invalidQuery(id: query.id, reason: problem) }
+        if let problem = PullQuery.problem(withID: query.id) {
+            throw StoreError.invalidQuery(id: query.id, reason: problem)
+        }
         var registry = try queries()
         if registry.queries[query.id] != nil {
             throw StoreError.invalidQuery(id: query.id, reason: "a query with this id exists already")
@@ -51,7 +53,11 @@ extension SyncContext {
                 throw StoreError.invalidQuery(id: id, reason: "it pulls table \(existing.table), not \(table)")
             }
             if let filter, filter != existing.filter {
-                throw StoreError.invalidQuery(id: id, reason: "it has the filter \(existing.filter.map { "\"\($0)\"" } ?? "(none)"); remove it and add it again to change the filter")
+                throw StoreError.invalidQuery(
+                    id: id,
+                    reason:
+                        "it has the filter \(existing.filter.map { "\"\($0)\"" } ?? "(none)"); remove it and add it again to change the filter"
+                )
             }
             return existing
         }

@@ -12,16 +12,20 @@ extension SyncContext {
                 SkippedServerRecord(table: query.table, id: id, reason: reason)
             }
         }
-        let serverCopies = Dictionary(grouping: scan.changes.filter { $0.kind == .serverCopy }, by: \.table).mapValues(\.count)
+        let serverCopies = Dictionary(grouping: scan.changes.filter { $0.kind == .serverCopy }, by: \.table).mapValues(
+            \.count)
         let sender = clone.sender
-        return StoreStatus(remote: settings.remote, pending: journal.operations.filter { $0.isSent(by: sender) },
-                           queuedElsewhere: journal.operations.filter { !$0.isSent(by: sender) }, handEdits: scan.changes.filter { $0.kind != .serverCopy },
-                           serverCopies: serverCopies,
-                           problems: scan.problems, conflicts: try conflictFiles.keys(), skippedServerRecords: skipped,
-                           filesSeen: scan.filesSeen, filesHashed: scan.filesHashed, gitWarnings: try GitGuard.warnings(baseline))
+        return StoreStatus(
+            remote: settings.remote, pending: journal.operations.filter { $0.isSent(by: sender) },
+            queuedElsewhere: journal.operations.filter { !$0.isSent(by: sender) },
+            handEdits: scan.changes.filter { $0.kind != .serverCopy },
+            serverCopies: serverCopies,
+            problems: scan.problems, conflicts: try conflictFiles.keys(), skippedServerRecords: skipped,
+            filesSeen: scan.filesSeen, filesHashed: scan.filesHashed, gitWarnings: try GitGuard.warnings(baseline))
     }
 
-    /// Checks the store's invariants (settings, queries, the journal against the record files, every record file, leftovers of interrupted runs) and returns what it found; changes nothing.
+    /// Checks the store's invariants (settings, queries, the journal against the record files, every record file,
+    /// leftovers of interrupted runs) and returns what it found; changes nothing.
     package func verify() throws -> [VerificationFinding] {
         try StoreVerifier(layout: layout, settings: settings, journal: journal).verify()
     }

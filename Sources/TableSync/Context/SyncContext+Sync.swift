@@ -12,12 +12,18 @@ extension SyncContext {
     @discardableResult
     public func push(tables: Set<String>? = nil, options: SyncOptions = SyncOptions()) async throws -> PushReport {
         try await guardedByGit(options) {
-            try await push(tables: tables, options: options, connection: ServerConnection(settings: settings, layout: layout, options: options))
+            try await push(
+                tables: tables, options: options,
+                connection: ServerConnection(settings: settings, layout: layout, options: options))
         }
     }
 
-    private func push(tables: Set<String>?, options: SyncOptions, connection: ServerConnection) async throws -> PushReport {
-        let pusher = Pusher(store: self, connection: connection, policy: options.conflictPolicy ?? settings.conflictPolicy, options: options)
+    private func push(
+        tables: Set<String>?, options: SyncOptions, connection: ServerConnection
+    ) async throws -> PushReport {
+        let pusher = Pusher(
+            store: self, connection: connection, policy: options.conflictPolicy ?? settings.conflictPolicy,
+            options: options)
         return try await releasingSpareFiles { try await pusher.push(tables: tables) }
     }
 
@@ -28,10 +34,16 @@ extension SyncContext {
     ///   ``StoreError/invalidQuery(id:reason:)``; ``MassDeleteRefused`` when the pull would remove more than half of
     ///   the table and ``SyncOptions/allowMassDelete`` is false.
     @discardableResult
-    public func pull(table: String, queryID: String? = nil, filter: String? = nil, options: SyncOptions = SyncOptions()) async throws -> PullReport {
+    public func pull(
+        table: String, queryID: String? = nil, filter: String? = nil, options: SyncOptions = SyncOptions()
+    ) async throws -> PullReport {
         try await guardedByGit(options) {
-            let puller = Puller(store: self, connection: ServerConnection(settings: settings, layout: layout, options: options), options: options)
-            return try await releasingSpareFiles { try await puller.pull(table: table, queryID: queryID, filter: filter) }
+            let puller = Puller(
+                store: self, connection: ServerConnection(settings: settings, layout: layout, options: options),
+                options: options)
+            return try await releasingSpareFiles {
+                try await puller.pull(table: table, queryID: queryID, filter: filter)
+            }
         }
     }
 
@@ -53,7 +65,9 @@ extension SyncContext {
     /// Runs `operation` (a push, a pull, a sync) once ``GitGuard`` lets it, with the git baseline read for the check
     /// kept for the scan, and remembers `HEAD` as the last sync's commit when it ends, whether it succeeds or fails:
     /// what it sent was sent from that commit.
-    private func guardedByGit<Result: Sendable>(_ options: SyncOptions, _ operation: () async throws -> Result) async throws -> Result {
+    private func guardedByGit<Result: Sendable>(
+        _ options: SyncOptions, _ operation: () async throws -> Result
+    ) async throws -> Result {
         try requireWritable()
         let baseline = try gitBaseline()
         try GitGuard.check(baseline, allowingOlderHead: options.allowOlderHead)

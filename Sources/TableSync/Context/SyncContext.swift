@@ -70,7 +70,8 @@ public actor SyncContext {
         self.layout = layout
         self.mode = mode
         self.lock = lock
-        self.settings = try StoreSettings.load(from: try Self.readSettingsFile(layout), file: StoreLayout.settingsFileName)
+        self.settings = try StoreSettings.load(
+            from: try Self.readSettingsFile(layout), file: StoreLayout.settingsFileName)
         var journal = try Journal.load(layout: layout, acknowledged: Acknowledgements.load(layout: layout))
         let clone = try CloneIdentity.of(storeRoot: layout.root, creating: mode == .readWrite)
         journal.origin = clone.sender
@@ -86,7 +87,9 @@ public actor SyncContext {
     /// - Throws: ``StoreError/alreadyInitialized(path:)`` when `directory` holds a store,
     ///   ``StoreError/invalidSettings(file:field:reason:)`` when `settings` are invalid, ``FileSystemError`` when the
     ///   disk fails; then as ``init(directory:mode:purpose:)``.
-    public static func initialize(directory: String, settings: StoreSettings, queryPerTable: Bool = false) throws -> SyncContext {
+    public static func initialize(
+        directory: String, settings: StoreSettings, queryPerTable: Bool = false
+    ) throws -> SyncContext {
         let layout = StoreLayout(root: StoreLocator.absolute(directory))
         try StoreInitializer.initialize(layout: layout, settings: settings, queryPerTable: queryPerTable)
         return try SyncContext(directory: layout.root)
@@ -151,7 +154,8 @@ public actor SyncContext {
 /// What a read-write open repairs before anything else runs.
 enum StoreRecovery {
     static func recover(layout: StoreLayout) throws {
-        for (name, _) in try FileSystem.listDirectory(layout.temporaryDirectory) where name.hasPrefix(TemporaryName.prefix) {
+        for (name, _) in try FileSystem.listDirectory(layout.temporaryDirectory)
+        where name.hasPrefix(TemporaryName.prefix) {
             try FileSystem.removeFile(layout.temporaryDirectory + "/" + name)
         }
         try SyncedRecordWriter.recover(layout: layout)

@@ -53,7 +53,9 @@ public struct SyncTable: Sendable {
     /// (``SyncContext/pull(table:queryID:filter:options:)``).
     /// - Throws: as ``SyncContext/pull(table:queryID:filter:options:)``.
     @discardableResult
-    public func pull(queryID: String? = nil, filter: String? = nil, options: SyncOptions = SyncOptions()) async throws -> PullReport {
+    public func pull(
+        queryID: String? = nil, filter: String? = nil, options: SyncOptions = SyncOptions()
+    ) async throws -> PullReport {
         try await context.pull(table: name, queryID: queryID, filter: filter, options: options)
     }
 

@@ -62,10 +62,13 @@ public struct TypedTable<Model: Codable & Sendable>: Sendable {
         try await untyped.query(query).map { try Self.decode($0, table: name) }
     }
 
-    /// Pushes the table's pending operations, then pulls what changed on the server (``SyncContext/pull(table:queryID:filter:options:)``).
+    /// Pushes the table's pending operations, then pulls what changed on the server
+    /// (``SyncContext/pull(table:queryID:filter:options:)``).
     /// - Throws: as ``SyncContext/pull(table:queryID:filter:options:)``.
     @discardableResult
-    public func pull(queryID: String? = nil, filter: String? = nil, options: SyncOptions = SyncOptions()) async throws -> PullReport {
+    public func pull(
+        queryID: String? = nil, filter: String? = nil, options: SyncOptions = SyncOptions()
+    ) async throws -> PullReport {
         try await untyped.pull(queryID: queryID, filter: filter, options: options)
     }
 
@@ -113,7 +116,8 @@ public struct TypedTable<Model: Codable & Sendable>: Sendable {
             let container = try decoder.singleValueContainer()
             let text = try container.decode(String.self)
             guard let timestamp = Timestamp(parsing: text) else {
-                throw DecodingError.dataCorruptedError(in: container, debugDescription: "\"\(text)\" is not an ISO 8601 date")
+                throw DecodingError.dataCorruptedError(
+                    in: container, debugDescription: "\"\(text)\" is not an ISO 8601 date")
             }
             return timestamp.date
         }

@@ -81,7 +81,8 @@ struct DirectoryListing: Sendable {
                 if first.key != second.key { return first.key < second.key }
                 return StatIndexLine.compare(names[first.position], names[second.position]) < 0
             }
-            var sortedBytes: [UInt8] = [], sortedStarts: [UInt32] = []
+            var sortedBytes: [UInt8] = []
+            var sortedStarts: [UInt32] = []
             sortedBytes.reserveCapacity(bytes.count)
             sortedStarts.reserveCapacity(count)
             for (_, position) in keyed {
@@ -98,7 +99,9 @@ struct DirectoryListing: Sendable {
     /// the index overlaps its `stat`s.
     func forEachStatus(_ body: (_ position: Int, _ status: FileSystem.Status?) throws -> Void) throws {
         let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard descriptor >= 0 || errno == ENOENT else { throw FileSystemError(operation: "list", path: path, code: errno) }
+        guard descriptor >= 0 || errno == ENOENT else {
+            throw FileSystemError(operation: "list", path: path, code: errno)
+        }
         defer { if descriptor >= 0 { close(descriptor) } }
         try pipelinedMap(count: count) { position -> Result<FileSystem.Status?, FileSystemError> in
             guard descriptor >= 0 else { return .success(nil) }
@@ -109,7 +112,8 @@ struct DirectoryListing: Sendable {
             }
             guard found else {
                 if errno == ENOENT { return .success(nil) }
-                return .failure(FileSystemError(operation: "inspect", path: path + "/" + name(at: position), code: errno))
+                return .failure(
+                    FileSystemError(operation: "inspect", path: path + "/" + name(at: position), code: errno))
             }
             return .success(FileSystem.Status(info))
         } consume: { range, statuses in

@@ -78,16 +78,22 @@ struct DurableFileBatch {
             }
             if !writes.isEmpty {
                 // Planned once the batch's own files are written, so that their bytes are among those counted.
-                let plan = DurabilityPlan.current(files: writes.count, batchBytes: writes.reduce(0) { $0 + $1.bytes.count },
-                                                  setting: setting)
-                let syncedAtOnce = try plan == .wholeFileSystem && FileSystem.syncWholeFileSystem(containing: newFileDirectory)
+                let plan = DurabilityPlan.current(
+                    files: writes.count, batchBytes: writes.reduce(0) { $0 + $1.bytes.count },
+                    setting: setting)
+                let syncedAtOnce =
+                    try plan == .wholeFileSystem && FileSystem.syncWholeFileSystem(containing: newFileDirectory)
                 if !syncedAtOnce {
                     for path in newFilePaths { try FileSystem.sync(path) }
                 }
             }
         } catch {
             // Spares stay garbage whatever they hold; new temporary files go.
-            if let spares { spares.keep(newFilePaths) } else { for path in newFilePaths { try? FileSystem.removeFile(path) } }
+            if let spares {
+                spares.keep(newFilePaths)
+            } else {
+                for path in newFilePaths { try? FileSystem.removeFile(path) }
+            }
             throw error
         }
         var directories = Set<String>()
@@ -98,10 +104,16 @@ struct DurableFileBatch {
                 if try !FileSystem.place(newFilePaths[index], atAbsent: write.path) {
                     notPlaced.insert(write.path)
                     // Never renamed, so never needed: a spare stays one, a temporary file goes.
-                    if let spares { spares.keep([newFilePaths[index]]) } else { try FileSystem.removeFile(newFilePaths[index]) }
+                    if let spares {
+                        spares.keep([newFilePaths[index]])
+                    } else {
+                        try FileSystem.removeFile(newFilePaths[index])
+                    }
                 }
             } else if spares != nil {
-                if try FileSystem.replace(newFilePaths[index], at: write.path) { swappedOut.append(newFilePaths[index]) }
+                if try FileSystem.replace(newFilePaths[index], at: write.path) {
+                    swappedOut.append(newFilePaths[index])
+                }
             } else {
                 try FileSystem.rename(newFilePaths[index], to: write.path)
             }

@@ -89,13 +89,17 @@ enum FileSystem {
     }
 
     /// Calls `body` with the directory's descriptor and each name in it but `.` and `..`; an absent directory has none.
-    private static func forEachName(inDirectory path: String, _ body: (_ descriptor: Int32, _ name: String) throws -> Void) throws {
+    private static func forEachName(
+        inDirectory path: String, _ body: (_ descriptor: Int32, _ name: String) throws -> Void
+    ) throws {
         try forEachEntry(inDirectory: path) { descriptor, name in try body(descriptor, String(cString: name)) }
     }
 
     /// Calls `body` with the directory's descriptor and each name in it but `.` and `..`, as the C string
     /// `readdir` gave (valid during the call); an absent directory has none.
-    static func forEachEntry(inDirectory path: String, _ body: (_ descriptor: Int32, _ name: UnsafePointer<CChar>) throws -> Void) throws {
+    static func forEachEntry(
+        inDirectory path: String, _ body: (_ descriptor: Int32, _ name: UnsafePointer<CChar>) throws -> Void
+    ) throws {
         guard let directory = opendir(path) else {
             if errno == ENOENT { return }
             throw FileSystemError(operation: "list", path: path, code: errno)
@@ -140,7 +144,9 @@ enum FileSystem {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw FileSystemError(operation: "write", path: path, code: errno) }
         var failure = writeAll(bytes, to: descriptor, path: path, operation: "write", failingWith: fault.error)
-        if close(descriptor) != 0, failure == nil { failure = FileSystemError(operation: "write", path: path, code: errno) }
+        if close(descriptor) != 0, failure == nil {
+            failure = FileSystemError(operation: "write", path: path, code: errno)
+        }
         if let failure {
             unlink(path)
             throw failure
@@ -158,7 +164,9 @@ enum FileSystem {
         if failure == nil, ftruncate(descriptor, off_t(bytes.count)) != 0 {
             failure = FileSystemError(operation: "write", path: path, code: errno)
         }
-        if close(descriptor) != 0, failure == nil { failure = FileSystemError(operation: "write", path: path, code: errno) }
+        if close(descriptor) != 0, failure == nil {
+            failure = FileSystemError(operation: "write", path: path, code: errno)
+        }
         if let failure { throw failure }
     }
 
@@ -172,7 +180,9 @@ enum FileSystem {
         guard descriptor >= 0 else { throw FileSystemError(operation: "append to", path: path, code: errno) }
         defer { close(descriptor) }
         var info = stat()
-        guard fstat(descriptor, &info) == 0 else { throw FileSystemError(operation: "append to", path: path, code: errno) }
+        guard fstat(descriptor, &info) == 0 else {
+            throw FileSystemError(operation: "append to", path: path, code: errno)
+        }
         var failure = writeAll(bytes, to: descriptor, path: path, operation: "append to", failingWith: fault.error)
         if failure == nil {
             let syncFault = FaultPoint.enter(.sync, path, changesDisk: false)
@@ -188,8 +198,10 @@ enum FileSystem {
 
     /// Writes all of `bytes` to `descriptor`, retrying short and interrupted writes; the error if one failed.
     /// `failingWith` (the fault hook of debug builds) writes half of `bytes`, then fails as a full disk does.
-    static func writeAll(_ bytes: [UInt8], to descriptor: Int32, path: String, operation: String,
-                                 failingWith injected: Int32? = nil) -> FileSystemError? {
+    static func writeAll(
+        _ bytes: [UInt8], to descriptor: Int32, path: String, operation: String,
+        failingWith injected: Int32? = nil
+    ) -> FileSystemError? {
         bytes.withUnsafeBytes { buffer in
             var offset = 0
             let limit = injected == nil ? buffer.count : buffer.count / 2
@@ -226,7 +238,9 @@ enum FileSystem {
         guard descriptor >= 0 else { throw FileSystemError(operation: "sync", path: path, code: errno) }
         defer { close(descriptor) }
         if let code = fault.error { throw FileSystemError(operation: "sync", path: path, code: code) }
-        guard tablesync_syncfs(descriptor) == 0 else { throw FileSystemError(operation: "sync", path: path, code: errno) }
+        guard tablesync_syncfs(descriptor) == 0 else {
+            throw FileSystemError(operation: "sync", path: path, code: errno)
+        }
         return true
         #else
         return false
@@ -371,7 +385,8 @@ extension FileSystem.Status {
         let changed = Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec)
         #endif
         let type = info.st_mode & S_IFMT
-        self.init(size: Int64(info.st_size), modifiedNanoseconds: modified, changedNanoseconds: changed,
-                  inode: UInt64(info.st_ino), isDirectory: type == S_IFDIR, isRegularFile: type == S_IFREG)
+        self.init(
+            size: Int64(info.st_size), modifiedNanoseconds: modified, changedNanoseconds: changed,
+            inode: UInt64(info.st_ino), isDirectory: type == S_IFDIR, isRegularFile: type == S_IFREG)
     }
 }

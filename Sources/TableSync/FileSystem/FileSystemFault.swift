@@ -73,7 +73,7 @@ struct FileSystemFaultPlan: Equatable, Sendable {
     static let variable = "TABLESYNC_FS_FAULT"
     static let logVariable = "TABLESYNC_FS_FAULT_LOG"
     static let errorCodes: [String: Int32] = [
-        "ENOSPC": ENOSPC, "EIO": EIO, "EDQUOT": EDQUOT, "EROFS": EROFS, "EACCES": EACCES, "EPERM": EPERM,
+        "ENOSPC": ENOSPC, "EIO": EIO, "EDQUOT": EDQUOT, "EROFS": EROFS, "EACCES": EACCES, "EPERM": EPERM
     ]
 
     var rules: [FailureRule] = []
@@ -90,20 +90,30 @@ struct FileSystemFaultPlan: Equatable, Sendable {
         for part in text.split(separator: ",", omittingEmptySubsequences: true) {
             let fields = part.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
             if fields.count == 2, fields[0] == "kill" {
-                guard let ordinal = Int(fields[1]), ordinal > 0 else { throw SyntaxError(reason: "kill:N needs a count from 1, found \"\(part)\"") }
+                guard let ordinal = Int(fields[1]), ordinal > 0 else {
+                    throw SyntaxError(reason: "kill:N needs a count from 1, found \"\(part)\"")
+                }
                 killAfter = ordinal
                 continue
             }
-            guard fields.count == 3 else { throw SyntaxError(reason: "expected CALL:N:ERROR, CALL:N+:ERROR or kill:N, found \"\(part)\"") }
+            guard fields.count == 3 else {
+                throw SyntaxError(reason: "expected CALL:N:ERROR, CALL:N+:ERROR or kill:N, found \"\(part)\"")
+            }
             guard let call = FileSystemCall(rawValue: fields[0]) else {
-                throw SyntaxError(reason: "unknown call \"\(fields[0])\" (one of \(FileSystemCall.allCases.map(\.rawValue).joined(separator: ", ")))")
+                throw SyntaxError(
+                    reason:
+                        "unknown call \"\(fields[0])\" (one of \(FileSystemCall.allCases.map(\.rawValue).joined(separator: ", ")))"
+                )
             }
             let onward = fields[1].hasSuffix("+")
             guard let ordinal = Int(onward ? String(fields[1].dropLast()) : fields[1]), ordinal > 0 else {
                 throw SyntaxError(reason: "\"\(part)\" needs a count from 1")
             }
             guard let code = Self.errorCodes[fields[2]] ?? Int32(fields[2]) else {
-                throw SyntaxError(reason: "unknown error \"\(fields[2])\" (one of \(Self.errorCodes.keys.sorted().joined(separator: ", ")) or a number)")
+                throw SyntaxError(
+                    reason:
+                        "unknown error \"\(fields[2])\" (one of \(Self.errorCodes.keys.sorted().joined(separator: ", ")) or a number)"
+                )
             }
             rules.append(FailureRule(call: call, ordinal: ordinal, onward: onward, code: code))
         }
@@ -141,7 +151,8 @@ final class FileSystemFaultInjector: Sendable {
         let log = getenv(FileSystemFaultPlan.logVariable).map { String(cString: $0) } ?? ""
         if faults.isEmpty && log.isEmpty { return nil }
         do throws(FileSystemFaultPlan.SyntaxError) {
-            return FileSystemFaultInjector(plan: try FileSystemFaultPlan(parsing: faults), logPath: log.isEmpty ? nil : log)
+            return FileSystemFaultInjector(
+                plan: try FileSystemFaultPlan(parsing: faults), logPath: log.isEmpty ? nil : log)
         } catch {
             // A test that asks for a fault it cannot get must not run without it.
             var message = "tablesync: \(FileSystemFaultPlan.variable)=\(faults): \(error.reason)\n"
@@ -166,8 +177,9 @@ final class FileSystemFaultInjector: Sendable {
             let ordinal = counters.byCall[call, default: 0] + 1
             counters.byCall[call] = ordinal
             if changesDisk { counters.changingDisk += 1 }
-            let decision = Decision(error: plan.error(for: call, ordinal: ordinal),
-                                    kill: changesDisk && plan.kills(afterChangingCall: counters.changingDisk))
+            let decision = Decision(
+                error: plan.error(for: call, ordinal: ordinal),
+                kill: changesDisk && plan.kills(afterChangingCall: counters.changingDisk))
             if let logPath {
                 var line = "\(changesDisk ? String(counters.changingDisk) : "-") \(call.rawValue) \(ordinal) \(path)"
                 if let code = decision.error { line += " fail \(FileSystemFaultPlan.errorName(code))" }

@@ -72,8 +72,10 @@ final class SpareFiles: Sendable {
 
     /// With `adoptingRetained`, the spares an earlier run kept are taken over when first needed (beyond ``limit``,
     /// they are removed): for the store's writer only, which holds the lock, so no other process uses them.
-    init(directory: String, adoptingRetained: Bool = false, limit: Int = 4096, retainedCount: Int = 1024,
-         retainedMaximumSize: Int64 = 64 * 1024) {
+    init(
+        directory: String, adoptingRetained: Bool = false, limit: Int = 4096, retainedCount: Int = 1024,
+        retainedMaximumSize: Int64 = 64 * 1024
+    ) {
         self.directory = directory
         alternateDirectory = directory + "/" + Self.alternateDirectoryName
         self.limit = limit
@@ -88,8 +90,10 @@ final class SpareFiles: Sendable {
         guard !pool.adopted else { return }
         pool.adopted = true
         let found = [directory, alternateDirectory].flatMap { spares in
-            ((try? FileSystem.listDirectory(spares)) ?? []).filter { $0.name.hasPrefix(Self.namePrefix) && $0.status.isRegularFile }
-                .map { spares + "/" + $0.name }
+            ((try? FileSystem.listDirectory(spares)) ?? []).filter {
+                $0.name.hasPrefix(Self.namePrefix) && $0.status.isRegularFile
+            }
+            .map { spares + "/" + $0.name }
         }
         pool.paths.insert(contentsOf: found, at: 0)
         removeBeyondLimit(&pool)
@@ -112,7 +116,8 @@ final class SpareFiles: Sendable {
     /// The directories of spares that `paths` (spares) lie in: those to sync once names were swapped into them.
     func directories(holding paths: [String]) -> [String] {
         let alternatePrefix = alternateDirectory + "/"
-        var inMain = false, inAlternate = false
+        var inMain = false
+        var inAlternate = false
         for path in paths {
             if path.utf8.starts(with: alternatePrefix.utf8) { inAlternate = true } else { inMain = true }
             if inMain && inAlternate { break }
@@ -203,7 +208,8 @@ final class SpareFiles: Sendable {
         }
         group.wait()
         for spares in [directory, alternateDirectory] {
-            for (name, status) in try FileSystem.listDirectory(spares) where name.hasPrefix(Self.namePrefix) && status.isRegularFile {
+            for (name, status) in try FileSystem.listDirectory(spares)
+            where name.hasPrefix(Self.namePrefix) && status.isRegularFile {
                 try FileSystem.removeFile(spares + "/" + name)
             }
         }
@@ -225,7 +231,9 @@ final class SpareFiles: Sendable {
         var excess: [String] = []
         var retained: [String] = []
         for path in candidates.reversed() {
-            if retained.count < retainedCount, let status = try? FileSystem.status(path), status.size <= retainedMaximumSize {
+            if retained.count < retainedCount, let status = try? FileSystem.status(path),
+                status.size <= retainedMaximumSize
+            {
                 retained.append(path)
             } else {
                 excess.append(path)

@@ -43,7 +43,9 @@ struct StreamedFile: ~Copyable {
     }
 
     private mutating func flush() throws {
-        if let failure = FileSystem.writeAll(buffer, to: descriptor, path: temporaryPath, operation: "write") { throw failure }
+        if let failure = FileSystem.writeAll(buffer, to: descriptor, path: temporaryPath, operation: "write") {
+            throw failure
+        }
         buffer.removeAll(keepingCapacity: true)
     }
 

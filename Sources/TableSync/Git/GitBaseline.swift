@@ -33,7 +33,9 @@ struct GitBaseline: Sendable {
 
     /// The baseline of the store at `layout` in `repository`, for `tables`, from `HEAD` and each table's tree in it
     /// (`revisions`, answered by ``GitRepository/locate(store:revisions:)``).
-    static func read(repository: GitRepository, layout: StoreLayout, tables: [String], revisions: [String?]) throws -> GitBaseline {
+    static func read(
+        repository: GitRepository, layout: StoreLayout, tables: [String], revisions: [String?]
+    ) throws -> GitBaseline {
         let state = GitState.load(layout: layout)
         let head = revisions.first ?? nil
         var trees: [String: String] = [:]
@@ -53,7 +55,9 @@ struct GitBaseline: Sendable {
     }
 
     /// Counts the commits each side has that the other has not (`git rev-list --left-right --count`).
-    private static func position(of head: String, against synced: String, in repository: GitRepository) throws -> HeadPosition {
+    private static func position(
+        of head: String, against synced: String, in repository: GitRepository
+    ) throws -> HeadPosition {
         let answer = try repository.run(["rev-list", "--left-right", "--count", "\(head)...\(synced)"], allowing: [128])
         let counts = answer.text.split(whereSeparator: { $0 == "\t" || $0 == " " }).compactMap { Int($0) }
         guard answer.status == 0, counts.count == 2 else { return .unknown }
@@ -88,14 +92,17 @@ struct GitBaseline: Sendable {
         let answer: GitRepository.Output
         if let reconciled, !indexIsEmpty {
             // Lines `:<mode> <mode> <old> <new> A` then the path, NUL-separated.
-            answer = try repository.run(["diff-tree", "-z", "-r", "--no-renames", "--diff-filter=A", reconciled, tree], allowing: [128])
+            answer = try repository.run(
+                ["diff-tree", "-z", "-r", "--no-renames", "--diff-filter=A", reconciled, tree], allowing: [128])
             guard answer.status == 0 else { return try filesBeyondIndex(table: table, indexIsEmpty: true) }
             var files: [(name: String, blob: String)] = []
             let fields = answer.bytes.split(separator: 0, omittingEmptySubsequences: false)
             var index = 0
             while index + 1 < fields.count {
                 let meta = String(decoding: fields[index], as: UTF8.self).split(separator: " ")
-                if meta.count >= 4 { files.append((String(decoding: fields[index + 1], as: UTF8.self), String(meta[3]))) }
+                if meta.count >= 4 {
+                    files.append((String(decoding: fields[index + 1], as: UTF8.self), String(meta[3])))
+                }
                 index += 2
             }
             return files
@@ -113,7 +120,8 @@ struct GitBaseline: Sendable {
     /// The `version` each blob's record names, by blob; a blob that is no record with a version is left out.
     func versions(ofBlobs blobs: [String]) throws -> [String: String] {
         guard !blobs.isEmpty else { return [:] }
-        let answer = try repository.run(["cat-file", "--batch"], input: Array((blobs.joined(separator: "\n") + "\n").utf8))
+        let answer = try repository.run(
+            ["cat-file", "--batch"], input: Array((blobs.joined(separator: "\n") + "\n").utf8))
         var versions: [String: String] = [:]
         var position = answer.bytes.startIndex
         let bytes = answer.bytes
@@ -136,6 +144,9 @@ struct GitBaseline: Sendable {
 enum GitObjectName {
     static func isValid(_ text: String) -> Bool {
         (text.utf8.count == 40 || text.utf8.count == 64)
-            && text.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0) }
+            && text.utf8.allSatisfy {
+                (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0)
+                    || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains($0)
+            }
     }
 }

@@ -48,12 +48,14 @@ enum GitGuard {
         guard baseline.position == .behind, !allowingOlderHead else { return }
         let head = baseline.head.map { String($0.prefix(12)) } ?? "?"
         let synced = baseline.state.syncedHead.map { String($0.prefix(12)) } ?? "?"
-        throw GitStateRefused(cause: .headBehindLastSync, reason: """
-            HEAD (\(head)) is behind the commit of this store's last sync (\(synced)): a checkout of an older commit \
-            or a reset. Its files and journal are older than what was sent already; nothing was sent. Go back to the \
-            branch (git switch -, or git checkout \(synced)), or sync this commit anyway allowing an older HEAD: old \
-            server copies are then brought up to date, and only real edits go out.
-            """)
+        throw GitStateRefused(
+            cause: .headBehindLastSync,
+            reason: """
+                HEAD (\(head)) is behind the commit of this store's last sync (\(synced)): a checkout of an older commit \
+                or a reset. Its files and journal are older than what was sent already; nothing was sent. Go back to the \
+                branch (git switch -, or git checkout \(synced)), or sync this commit anyway allowing an older HEAD: old \
+                server copies are then brought up to date, and only real edits go out.
+                """)
     }
 
     /// What `status` says of git's state, one sentence each: what would stop the next run, and a clone whose merges
@@ -66,7 +68,9 @@ enum GitGuard {
             warnings.append("\(operation); push, pull and sync wait for it (exit 9).")
         }
         if baseline.position == .behind {
-            warnings.append("HEAD is behind the commit of the last sync (a checkout of history or a reset); push, pull and sync refuse it (exit 9) unless allowed an older HEAD.")
+            warnings.append(
+                "HEAD is behind the commit of the last sync (a checkout of history or a reset); push, pull and sync refuse it (exit 9) unless allowed an older HEAD."
+            )
         }
         if !baseline.repository.mergesStore {
             warnings.append("git would merge this store's files as text: run tablesync git-setup in this clone.")

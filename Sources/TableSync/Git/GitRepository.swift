@@ -30,7 +30,9 @@ package struct GitRepository: Sendable {
         package var status: Int32
         package var errors: String
         /// Standard output as text, without the final line end.
-        package var text: String { String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) }
+        package var text: String {
+            String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        }
     }
 
     /// The repository whose work tree holds the store at `root`, or `nil` when there is none (or git is not installed).
@@ -40,7 +42,9 @@ package struct GitRepository: Sendable {
 
     /// ``containing(store:)``, with `revisions` (`git rev-parse` arguments such as `HEAD`) answered by the same
     /// command: each an object name, or `nil` when git has none by that name.
-    package static func locate(store root: String, revisions: [String] = []) -> (repository: GitRepository, revisions: [String?])? {
+    package static func locate(
+        store root: String, revisions: [String] = []
+    ) -> (repository: GitRepository, revisions: [String?])? {
         let probe = GitRepository(storeRoot: root, gitDirectory: "", commonDirectory: "")
         let asked = ["--is-inside-work-tree", "--absolute-git-dir", "--path-format=absolute", "--git-common-dir"]
         // A revision git does not know ends the answers there; what came before still stands.
@@ -55,23 +59,28 @@ package struct GitRepository: Sendable {
     }
 
     /// Runs `git -C <store> arguments`, with `input` on its standard input and `environment` added to this
-    /// process's own; a status other than 0 (or one of `allowing`) throws ``Failure`` with git's message. Automatic `gc` and maintenance stay off: a store's
+    /// process's own; a status other than 0 (or one of `allowing`) throws ``Failure`` with git's message. Automatic
+    /// `gc` and maintenance stay off: a store's
     /// commands must not start minutes of repacking behind a cron job.
     @discardableResult
-    package func run(_ arguments: [String], input: [UInt8]? = nil, environment: [String: String] = [:],
-                     allowing: Set<Int32> = []) throws -> Output {
+    package func run(
+        _ arguments: [String], input: [UInt8]? = nil, environment: [String: String] = [:],
+        allowing: Set<Int32> = []
+    ) throws -> Output {
         // The input and the error output go through files, so that a large answer never waits for a reader that
         // waits for it; only the answer itself comes through a pipe.
         let scratch = FileManager.default.temporaryDirectory.path + "/tablesync-git-" + UUID().uuidString
-        let inputPath = scratch + ".in", errorPath = scratch + ".err"
+        let inputPath = scratch + ".in"
+        let errorPath = scratch + ".err"
         defer {
             try? FileManager.default.removeItem(atPath: inputPath)
             try? FileManager.default.removeItem(atPath: errorPath)
         }
         guard FileManager.default.createFile(atPath: inputPath, contents: Data(input ?? [])),
-              FileManager.default.createFile(atPath: errorPath, contents: nil),
-              let standardInput = FileHandle(forReadingAtPath: inputPath),
-              let standardError = FileHandle(forWritingAtPath: errorPath) else {
+            FileManager.default.createFile(atPath: errorPath, contents: nil),
+            let standardInput = FileHandle(forReadingAtPath: inputPath),
+            let standardError = FileHandle(forWritingAtPath: errorPath)
+        else {
             throw Failure(arguments: arguments, status: -1, message: "cannot create temporary files in \(scratch)")
         }
         defer {
@@ -95,8 +104,9 @@ package struct GitRepository: Sendable {
         let outputBytes = output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         let errors = (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
-        let result = Output(bytes: Array(outputBytes), status: process.terminationStatus,
-                            errors: errors.trimmingCharacters(in: .whitespacesAndNewlines))
+        let result = Output(
+            bytes: Array(outputBytes), status: process.terminationStatus,
+            errors: errors.trimmingCharacters(in: .whitespacesAndNewlines))
         guard result.status == 0 || allowing.contains(result.status) else {
             throw Failure(arguments: arguments, status: result.status, message: result.errors)
         }
@@ -106,7 +116,9 @@ package struct GitRepository: Sendable {
     /// The `git` program on the `PATH`, looked up once.
     private static let program: String? = {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        return path.split(separator: ":").map { String($0) + "/git" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+        return path.split(separator: ":").map { String($0) + "/git" }.first {
+            FileManager.default.isExecutableFile(atPath: $0)
+        }
     }()
 
     /// The git operation under way in this work tree (a merge, rebase, cherry-pick or revert), or unmerged store
@@ -114,7 +126,7 @@ package struct GitRepository: Sendable {
     package func operationInProgress(checkingUnmergedFiles: Bool = true) throws -> String? {
         let markers = [
             ("MERGE_HEAD", "a git merge"), ("CHERRY_PICK_HEAD", "a git cherry-pick"), ("REVERT_HEAD", "a git revert"),
-            ("rebase-merge", "a git rebase"), ("rebase-apply", "a git rebase or am"),
+            ("rebase-merge", "a git rebase"), ("rebase-apply", "a git rebase or am")
         ]
         for (file, operation) in markers where FileManager.default.fileExists(atPath: gitFile(file)) {
             return "\(operation) is under way in the store's work tree: finish it (or abort it) first"
@@ -122,9 +134,12 @@ package struct GitRepository: Sendable {
         // A `git stash pop` that stopped at a conflict leaves unmerged files and no marker.
         guard checkingUnmergedFiles else { return nil }
         let unmerged = try run(["ls-files", "-u", "-z", "--", "."]).bytes.split(separator: 0)
-            .compactMap { line in line.firstIndex(of: UInt8(ascii: "\t")).map { String(decoding: line[($0 + 1)...], as: UTF8.self) } }
+            .compactMap { line in
+                line.firstIndex(of: UInt8(ascii: "\t")).map { String(decoding: line[($0 + 1)...], as: UTF8.self) }
+            }
         guard let first = unmerged.first else { return nil }
-        return "\(Set(unmerged).count) file(s) of the store are unmerged, \(first) first: settle them and git add them first"
+        return
+            "\(Set(unmerged).count) file(s) of the store are unmerged, \(first) first: settle them and git add them first"
     }
 
     /// Whether merges of the store go through TableSync's merge driver: the repository's config names it, and the
@@ -132,8 +147,10 @@ package struct GitRepository: Sendable {
     /// asked of git: a driver named only in a global or included config reads as missing.
     package var mergesStore: Bool {
         guard let config = try? String(contentsOfFile: commonDirectory + "/config", encoding: .utf8),
-              let attributes = try? String(contentsOfFile: storeRoot + "/.gitattributes", encoding: .utf8) else { return false }
-        var inDriverSection = false, named = false
+            let attributes = try? String(contentsOfFile: storeRoot + "/.gitattributes", encoding: .utf8)
+        else { return false }
+        var inDriverSection = false
+        var named = false
         for line in config.split(separator: "\n").map({ $0.trimmingCharacters(in: .whitespaces) }) {
             if line.hasPrefix("[") { inDriverSection = line == "[merge \"\(StoreFileMerge.driverName)\"]" }
             if inDriverSection && line.hasPrefix("driver") { named = true }

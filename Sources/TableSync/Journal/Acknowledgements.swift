@@ -35,13 +35,16 @@ enum Acknowledgements {
 
     /// Records that the server applied `operations`; those whose id is in `committed` (the operations of the
     /// journal in `HEAD`) also go into `sent.jsonl`.
-    static func record(_ operations: [PendingOperation], committed: Set<String>, layout: StoreLayout, now: Date = Date()) throws {
+    static func record(
+        _ operations: [PendingOperation], committed: Set<String>, layout: StoreLayout, now: Date = Date()
+    ) throws {
         let identified = operations.compactMap { operation in
             operation.operationID.map { (operation: operation, id: $0) }
         }
         guard !identified.isEmpty else { return }
-        try FileSystem.appendAndSync(layout.localAcknowledgementsFile,
-                                     Array(identified.map { $0.id + "\n" }.joined().utf8))
+        try FileSystem.appendAndSync(
+            layout.localAcknowledgementsFile,
+            Array(identified.map { $0.id + "\n" }.joined().utf8))
         trimLocalLog(layout: layout)
         let travelled = identified.filter { committed.contains($0.id) }
         guard !travelled.isEmpty else { return }
@@ -51,7 +54,7 @@ enum Acknowledgements {
         for (operation, id) in travelled {
             let line: JSONValue = [
                 "opid": .string(id), "op": .string(operation.kind.rawValue), "table": .string(operation.table),
-                "id": .string(operation.id), "sent": .string(stamp),
+                "id": .string(operation.id), "sent": .string(stamp)
             ]
             CanonicalJSON.append(line, style: .compact, to: &added)
             added.append(UInt8(ascii: "\n"))
@@ -60,7 +63,9 @@ enum Acknowledgements {
         let existing = committedLines(layout: layout)
         if existing.contains(where: { $0.sent.map { $0 < cutoff } ?? false }) {
             var kept: [UInt8] = []
-            for entry in existing where !(entry.sent.map { $0 < cutoff } ?? false) { kept += entry.bytes + [UInt8(ascii: "\n")] }
+            for entry in existing where !(entry.sent.map { $0 < cutoff } ?? false) {
+                kept += entry.bytes + [UInt8(ascii: "\n")]
+            }
             var batch = DurableFileBatch()
             batch.write(kept + added, to: layout.acknowledgementsFile)
             try batch.commit(temporaryDirectory: layout.temporaryDirectory)
@@ -81,8 +86,10 @@ enum Acknowledgements {
     /// Keeps the last half of the limit once the machine-local log holds more than the limit.
     private static func trimLocalLog(layout: StoreLayout) {
         // An id and its line end are 17 bytes: the log is read only once it may hold more than the limit.
-        guard let size = (try? FileSystem.status(layout.localAcknowledgementsFile))??.size, size > Int64(localLimit * 17),
-              let bytes = try? FileSystem.readFile(layout.localAcknowledgementsFile) else { return }
+        guard let size = (try? FileSystem.status(layout.localAcknowledgementsFile))??.size,
+            size > Int64(localLimit * 17),
+            let bytes = try? FileSystem.readFile(layout.localAcknowledgementsFile)
+        else { return }
         let lines = bytes.split(separator: UInt8(ascii: "\n"))
         guard lines.count > localLimit else { return }
         var kept: [UInt8] = []

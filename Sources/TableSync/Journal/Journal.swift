@@ -71,16 +71,19 @@ struct Journal: Sendable {
     /// comes from ``origin`` with an id of its own, unless it stands for `existing`, an operation read from a
     /// journal git joined, whose origin and id it keeps.
     @discardableResult
-    mutating func enqueue(_ kind: PendingOperation.Kind, table: String, id: String, baseVersion: String?,
-                          item: JSONValue? = nil, existing identity: PendingOperation? = nil) throws -> PendingOperation? {
+    mutating func enqueue(
+        _ kind: PendingOperation.Kind, table: String, id: String, baseVersion: String?,
+        item: JSONValue? = nil, existing identity: PendingOperation? = nil
+    ) throws -> PendingOperation? {
         let key = RecordKey(table: table, id: id)
         let existing = pending(key)
         func made(baseVersion: String?) -> PendingOperation {
             let origin = identity == nil ? self.origin : identity?.origin
-            return PendingOperation(sequence: takeSequence(), kind: kind, table: table, id: id,
-                                    baseVersion: kind == .insert ? nil : baseVersion, item: kind == .delete ? item : nil,
-                                    undelete: identity?.undelete ?? false, origin: origin,
-                                    operationID: identity == nil ? origin.map { _ in Self.newOperationID() } : identity?.operationID)
+            return PendingOperation(
+                sequence: takeSequence(), kind: kind, table: table, id: id,
+                baseVersion: kind == .insert ? nil : baseVersion, item: kind == .delete ? item : nil,
+                undelete: identity?.undelete ?? false, origin: origin,
+                operationID: identity == nil ? origin.map { _ in Self.newOperationID() } : identity?.operationID)
         }
         switch OperationCollapse.outcome(pending: existing?.kind, new: kind) {
         case .add:
@@ -113,7 +116,10 @@ struct Journal: Sendable {
     @discardableResult
     mutating func remove(sequences: Set<Int64>) -> [PendingOperation] {
         guard !sequences.isEmpty else { return [] }
-        var kept = 0, found = 0, index = 0, persistedRemoved = 0
+        var kept = 0
+        var found = 0
+        var index = 0
+        var persistedRemoved = 0
         var removed: [PendingOperation] = []
         while index < operations.count && found < sequences.count {
             let operation = operations[index]
@@ -203,7 +209,9 @@ struct Journal: Sendable {
         var droppedAcknowledged = false
         for line in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
             lineNumber += 1
-            if line.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\r") || $0 == UInt8(ascii: "\t") }) { continue }
+            if line.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\r") || $0 == UInt8(ascii: "\t") }) {
+                continue
+            }
             do {
                 let operation = try PendingOperation(json: try JSONParser.parse(Array(line)))
                 // The line as this journal writes it, so an edited line is written back canonical.
@@ -217,7 +225,8 @@ struct Journal: Sendable {
                 parsed.append(operation)
                 lines.append(canonical)
             } catch let error as JSONParseError {
-                throw StoreError.invalidJournalLine(file: file, line: lineNumber, reason: "column \(error.column): \(error.reason)")
+                throw StoreError.invalidJournalLine(
+                    file: file, line: lineNumber, reason: "column \(error.column): \(error.reason)")
             } catch let error as OperationFormatError {
                 throw StoreError.invalidJournalLine(file: file, line: lineNumber, reason: error.reason)
             }
@@ -234,8 +243,9 @@ struct Journal: Sendable {
         var journal = Journal(lastSequence: max(lastSequence, parsed.map(\.sequence).max() ?? 0))
         for operation in parsed.sorted(by: { $0.sequence < $1.sequence }) {
             do {
-                try journal.enqueue(operation.kind, table: operation.table, id: operation.id,
-                                    baseVersion: operation.baseVersion, item: operation.item, existing: operation)
+                try journal.enqueue(
+                    operation.kind, table: operation.table, id: operation.id,
+                    baseVersion: operation.baseVersion, item: operation.item, existing: operation)
             } catch let error as StoreError {
                 throw StoreError.invalidJournalLine(file: file, line: 0, reason: "\(error)")
             }
@@ -313,8 +323,8 @@ struct JournalState {
 
     static func load(layout: StoreLayout) -> JournalState {
         guard let bytes = try? FileSystem.readFile(layout.stateFile),
-              let value = try? JSONParser.parse(bytes),
-              let next = value["nextSequence"]?.integerValue, next > 0
+            let value = try? JSONParser.parse(bytes),
+            let next = value["nextSequence"]?.integerValue, next > 0
         else { return JournalState(nextSequence: 1) }
         return JournalState(nextSequence: next)
     }

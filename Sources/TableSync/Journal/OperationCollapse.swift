@@ -30,8 +30,10 @@ enum OperationCollapse {
         case (.insert, .delete): return .dropBoth
         case (.update, .delete): return .replacePending
         case (.insert, .insert): return .reject("an insert of this record is already pending")
-        case (.update, .insert): return .reject("the record exists (an update of it is pending), so it cannot be inserted")
-        case (.delete, _): return .reject("a delete of this record is pending; push it before changing the record again")
+        case (.update, .insert):
+            return .reject("the record exists (an update of it is pending), so it cannot be inserted")
+        case (.delete, _):
+            return .reject("a delete of this record is pending; push it before changing the record again")
         }
     }
 }

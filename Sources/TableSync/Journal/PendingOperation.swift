@@ -35,8 +35,10 @@ public struct PendingOperation: Sendable, Equatable {
     package var operationID: String?
 
     /// An operation as the journal holds it.
-    package init(sequence: Int64, kind: Kind, table: String, id: String, baseVersion: String? = nil, item: JSONValue? = nil,
-                undelete: Bool = false, origin: String? = nil, operationID: String? = nil) {
+    package init(
+        sequence: Int64, kind: Kind, table: String, id: String, baseVersion: String? = nil, item: JSONValue? = nil,
+        undelete: Bool = false, origin: String? = nil, operationID: String? = nil
+    ) {
         self.sequence = sequence
         self.kind = kind
         self.table = table
@@ -60,7 +62,7 @@ public struct PendingOperation: Sendable, Equatable {
     /// The journal line (compact canonical JSON, without the newline).
     package var json: JSONValue {
         var members: [String: JSONValue] = [
-            "seq": .integer(sequence), "op": .string(kind.rawValue), "table": .string(table), "id": .string(id),
+            "seq": .integer(sequence), "op": .string(kind.rawValue), "table": .string(table), "id": .string(id)
         ]
         if let baseVersion { members["version"] = .string(baseVersion) }
         if let item { members["item"] = item }
@@ -72,7 +74,9 @@ public struct PendingOperation: Sendable, Equatable {
 
     /// Reads a journal line; the error says which field is wrong.
     package init(json: JSONValue) throws(OperationFormatError) {
-        guard case .object(let members) = json else { throw OperationFormatError("expected a JSON object, found \(json.typeName)") }
+        guard case .object(let members) = json else {
+            throw OperationFormatError("expected a JSON object, found \(json.typeName)")
+        }
         guard let sequence = members["seq"]?.integerValue, sequence > 0 else {
             throw OperationFormatError("\"seq\" must be a positive integer")
         }
@@ -93,9 +97,10 @@ public struct PendingOperation: Sendable, Equatable {
         if kind != .insert && baseVersion == nil && members["version"] != nil {
             throw OperationFormatError("\"version\" must be a string")
         }
-        self.init(sequence: sequence, kind: kind, table: table, id: id, baseVersion: baseVersion,
-                  item: members["item"].flatMap { $0.isNull ? nil : $0 }, undelete: members["undelete"]?.boolValue == true,
-                  origin: members["origin"]?.stringValue, operationID: members["opid"]?.stringValue)
+        self.init(
+            sequence: sequence, kind: kind, table: table, id: id, baseVersion: baseVersion,
+            item: members["item"].flatMap { $0.isNull ? nil : $0 }, undelete: members["undelete"]?.boolValue == true,
+            origin: members["origin"]?.stringValue, operationID: members["opid"]?.stringValue)
     }
 }
 

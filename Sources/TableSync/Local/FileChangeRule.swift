@@ -10,7 +10,8 @@
 /// | none | stamped, intact | at another version | uncompared: brought up to date from the server |
 /// | none | no system properties | none | created: an insert |
 /// | none | no system properties | some | modified: an update on the entry's version |
-/// | none | server's system properties, not intact | at the file's version, or edited while sent | modified: an update on the entry's version |
+/// | none | server's system properties, not intact | at the file's version, or edited while sent | modified: an update
+/// on the entry's version |
 /// | none | server's system properties, not intact | none, or at another version | uncompared |
 ///
 /// A file missing that the index or `HEAD` knows, given the journal and git:
@@ -46,7 +47,9 @@ enum FileChangeRule {
     /// without version), with `pending` in the journal. `editedWhileSent`: the entry says the file was edited on
     /// the content of its version while a push sent it (``StatIndex/Entry/editedWhileSent``), whatever version the
     /// file still names.
-    static func decide(_ file: File, indexedVersion: String??, editedWhileSent: Bool = false, pending: PendingOperation.Kind?) -> Present {
+    static func decide(
+        _ file: File, indexedVersion: String??, editedWhileSent: Bool = false, pending: PendingOperation.Kind?
+    ) -> Present {
         switch pending {
         case .insert?, .update?: return .covered
         case .delete?: return .deleteConflict

@@ -67,5 +67,7 @@ package struct LocalScan: Sendable, Equatable {
 
     /// The files not yet compared with the server: those that carry other versions, those git removed, and those
     /// missing that only `HEAD` knows.
-    package var uncompared: [LocalChange] { changes.filter { [.uncompared, .removedByGit, .missing].contains($0.kind) } }
+    package var uncompared: [LocalChange] {
+        changes.filter { [.uncompared, .removedByGit, .missing].contains($0.kind) }
+    }
 }

@@ -56,8 +56,9 @@ struct LocalChangeScanner {
         // The listing is sorted and walked beside the index's lines in the same order, the index read from disk
         // as the walk goes, never held whole; the files' `stat`s are taken on the other cores as the walk goes.
         // Names stay bytes of the listing; a String is made only for a file that is reported or read.
-        var joined = Join(listing: try DirectoryListing(directory).sorted(), index: try StatIndex.load(layout: layout, table: table),
-                          clock: clock)
+        var joined = Join(
+            listing: try DirectoryListing(directory).sorted(), index: try StatIndex.load(layout: layout, table: table),
+            clock: clock)
         let listing = joined.listing
         func relativePath(_ name: String) -> String { "tables/\(table)/\(name)" }
         joined.listed.reserveCapacity(listing.count)
@@ -70,13 +71,18 @@ struct LocalChangeScanner {
                 let name = names[position]
                 guard RecordFileName.looksLikeRecordFile(name) else {
                     if !RecordFileName.isHidden(name) {
-                        problems.append(RecordFileProblem(path: relativePath(listing.name(at: position)),
-                                                          reason: "not a record file (record files are named <id>.json); it is ignored"))
+                        problems.append(
+                            RecordFileProblem(
+                                path: relativePath(listing.name(at: position)),
+                                reason: "not a record file (record files are named <id>.json); it is ignored"))
                     }
                     return
                 }
                 guard status.isRegularFile else {
-                    problems.append(RecordFileProblem(path: relativePath(listing.name(at: position)), reason: "not a regular file; it is ignored"))
+                    problems.append(
+                        RecordFileProblem(
+                            path: relativePath(listing.name(at: position)), reason: "not a regular file; it is ignored")
+                    )
                     return
                 }
                 joined.listed.append(position)
@@ -89,7 +95,8 @@ struct LocalChangeScanner {
                 }
                 var indexed: StatIndex.Entry?
                 if more && order == 0 {
-                    // Most files of a scan end here, matched without a String made or a field parsed but the four compared.
+                    // Most files of a scan end here, matched without a String made or a field parsed but the four
+                    // compared.
                     if lines.vouches(for: status) {
                         more = try lines.step()
                         return
@@ -98,7 +105,8 @@ struct LocalChangeScanner {
                     more = try lines.step()
                 }
                 let fileName = listing.name(at: position)
-                joined.changed.append(ChangedFile(name: fileName, relativePath: relativePath(fileName), status: status, entry: indexed))
+                joined.changed.append(
+                    ChangedFile(name: fileName, relativePath: relativePath(fileName), status: status, entry: indexed))
             }
         }
         while more {
@@ -109,8 +117,10 @@ struct LocalChangeScanner {
     }
 
     /// Reads the changed files (on every core) and sorts each into a change, a problem, or nothing.
-    private func classify(_ joined: Join, table: String, journal: Journal, into scan: inout LocalScan,
-                          keeping reads: inout ReadRecordFiles) throws {
+    private func classify(
+        _ joined: Join, table: String, journal: Journal, into scan: inout LocalScan,
+        keeping reads: inout ReadRecordFiles
+    ) throws {
         let directory = layout.tableDirectory(table)
         let examined = concurrentMap(joined.changed) { file in Result { try examine(file, in: directory) } }
         for (file, result) in zip(joined.changed, examined) {
@@ -130,21 +140,26 @@ struct LocalChangeScanner {
             func change(_ kind: LocalChange.Kind, baseVersion: String? = file.entry?.version) -> LocalChange {
                 LocalChange(kind: kind, table: table, id: loaded.id, fileName: file.name, baseVersion: baseVersion)
             }
-            switch FileChangeRule.decide(facts, indexedVersion: indexedVersion, editedWhileSent: file.entry?.isEditedWhileSent ?? false,
-                                         pending: journal.pending(key)?.kind) {
+            switch FileChangeRule.decide(
+                facts, indexedVersion: indexedVersion, editedWhileSent: file.entry?.isEditedWhileSent ?? false,
+                pending: journal.pending(key)?.kind)
+            {
             case .covered:
                 continue
             case .deleteConflict:
                 scan.changes.append(change(.deleteConflict, baseVersion: journal.pending(key)?.baseVersion))
             case .serverCopy:
                 scan.changes.append(change(.serverCopy, baseVersion: facts.version))
-                scan.serverCopies[table, default: []].append(StatIndex.Entry(
-                    fileName: file.name, id: loaded.id, status: file.status, contentHash: hash, version: facts.version))
+                scan.serverCopies[table, default: []].append(
+                    StatIndex.Entry(
+                        fileName: file.name, id: loaded.id, status: file.status, contentHash: hash,
+                        version: facts.version))
             case .uncompared:
                 scan.changes.append(change(.uncompared))
             case .created, .modified:
                 scan.changes.append(change(file.entry == nil ? .created : .modified))
-                reads.keep(ReadRecordFile(loaded: loaded, hash: hash, status: file.status, clock: joined.clock), for: key)
+                reads.keep(
+                    ReadRecordFile(loaded: loaded, hash: hash, status: file.status, clock: joined.clock), for: key)
             }
         }
     }
@@ -156,9 +171,13 @@ struct LocalChangeScanner {
         let unlisted = joined.unlisted.filter { journal.pending(RecordKey(table: table, id: $0.id))?.kind != .delete }
         // A table git has never committed tells nothing: its missing files are deleted by hand, as outside git.
         let committing = git.flatMap { $0.trees[table] == nil ? nil : $0 }
-        let inHead = try committing.map { git in try git.committed(table: table, names: unlisted.filter {
-            journal.pending(RecordKey(table: table, id: $0.id)) == nil
-        }.map(\.fileName)) }
+        let inHead = try committing.map { git in
+            try git.committed(
+                table: table,
+                names: unlisted.filter {
+                    journal.pending(RecordKey(table: table, id: $0.id)) == nil
+                }.map(\.fileName))
+        }
         for entry in unlisted {
             let pending = journal.pending(RecordKey(table: table, id: entry.id))?.kind
             let kind: LocalChange.Kind
@@ -167,32 +186,44 @@ struct LocalChangeScanner {
             case .deleted: kind = .deleted
             case .removedByGit: kind = .removedByGit
             }
-            scan.changes.append(LocalChange(kind: kind, table: table, id: entry.id, fileName: entry.fileName, baseVersion: entry.version))
+            scan.changes.append(
+                LocalChange(
+                    kind: kind, table: table, id: entry.id, fileName: entry.fileName, baseVersion: entry.version))
         }
         var known = Set(joined.unlisted.map(\.fileName))
         for operation in journal.operations(inTable: table) where operation.kind != .delete {
             let fileName = RecordFileName.fileName(for: operation.id)
             guard !known.contains(fileName), !Self.isListed(fileName, in: joined.listed, of: joined.listing),
-                  try joined.index.entry(named: fileName) == nil else { continue }
+                try joined.index.entry(named: fileName) == nil
+            else { continue }
             known.insert(fileName)
-            scan.changes.append(LocalChange(kind: .deleted, table: table, id: operation.id, fileName: fileName,
-                                            baseVersion: operation.baseVersion))
+            scan.changes.append(
+                LocalChange(
+                    kind: .deleted, table: table, id: operation.id, fileName: fileName,
+                    baseVersion: operation.baseVersion))
         }
-        guard let git, let committed = try git.filesBeyondIndex(table: table, indexIsEmpty: joined.indexIsEmpty) else { return }
+        guard let git, let committed = try git.filesBeyondIndex(table: table, indexIsEmpty: joined.indexIsEmpty) else {
+            return
+        }
         // Files git has that are gone while the index never knew them: compared with the server, then deleted on the
         // version `HEAD` holds unless the server deleted them too.
         var missing: [(name: String, blob: String)] = []
         for file in committed where RecordFileName.looksLikeRecordFile(file.name) && !known.contains(file.name) {
-            guard let id = RecordFileName.id(forFileName: file.name), journal.pending(RecordKey(table: table, id: id)) == nil,
-                  !Self.isListed(file.name, in: joined.listed, of: joined.listing), try joined.index.entry(named: file.name) == nil
+            guard let id = RecordFileName.id(forFileName: file.name),
+                journal.pending(RecordKey(table: table, id: id)) == nil,
+                !Self.isListed(file.name, in: joined.listed, of: joined.listing),
+                try joined.index.entry(named: file.name) == nil
             else { continue }
             missing.append(file)
         }
         let versions = try git.versions(ofBlobs: missing.map(\.blob))
         for file in missing {
             // A file without a version was never on the server: nothing to delete there.
-            guard let version = versions[file.blob], let id = RecordFileName.id(forFileName: file.name) else { continue }
-            scan.changes.append(LocalChange(kind: .missing, table: table, id: id, fileName: file.name, baseVersion: version))
+            guard let version = versions[file.blob], let id = RecordFileName.id(forFileName: file.name) else {
+                continue
+            }
+            scan.changes.append(
+                LocalChange(kind: .missing, table: table, id: id, fileName: file.name, baseVersion: version))
         }
         if let tree = git.trees[table] { scan.reconciledTrees[table] = tree }
     }
@@ -231,9 +262,10 @@ struct LocalChangeScanner {
         if let entry = file.entry, hash == entry.contentHash { return .asIndexed }
         switch RecordFile.check(bytes: bytes, fileName: file.name, relativePath: file.relativePath) {
         case .success(let loaded):
-            let facts = FileChangeRule.File(version: loaded.record[SystemProperty.version]?.stringValue,
-                                            carriesServerVersion: ServerRecord.isServerCopy(loaded.record),
-                                            markIntact: SyncedMark.isIntact(loaded.record, bytes: bytes))
+            let facts = FileChangeRule.File(
+                version: loaded.record[SystemProperty.version]?.stringValue,
+                carriesServerVersion: ServerRecord.isServerCopy(loaded.record),
+                markIntact: SyncedMark.isIntact(loaded.record, bytes: bytes))
             return .read(loaded, hash: hash, facts)
         case .failure(let problem): return .broken(problem)
         }

@@ -76,7 +76,8 @@ public struct LocalQueryError: CategorizedError, Equatable {
 /// bytes), arrays and objects (by their canonical text). Ascending puts null first, as SQLite does.
 enum LocalValueOrder {
     static func compare(_ left: JSONValue, _ right: JSONValue) -> Int {
-        let leftRank = rank(left), rightRank = rank(right)
+        let leftRank = rank(left)
+        let rightRank = rank(right)
         if leftRank != rightRank { return leftRank < rightRank ? -1 : 1 }
         switch (left, right) {
         case (.bool(let a), .bool(let b)): return a == b ? 0 : (a ? 1 : -1)
@@ -85,7 +86,8 @@ enum LocalValueOrder {
         case (.integer(let a), .integer(let b)): return a == b ? 0 : (a < b ? -1 : 1)
         default:
             if let a = left.doubleValue, let b = right.doubleValue { return a == b ? 0 : (a < b ? -1 : 1) }
-            let a = CanonicalJSON.encode(left, style: .compact), b = CanonicalJSON.encode(right, style: .compact)
+            let a = CanonicalJSON.encode(left, style: .compact)
+            let b = CanonicalJSON.encode(right, style: .compact)
             return a == b ? 0 : (a.lexicographicallyPrecedes(b) ? -1 : 1)
         }
     }

@@ -14,7 +14,8 @@ enum ConflictMarkers {
         while prefix < min(oursLines.count, theirsLines.count), oursLines[prefix] == theirsLines[prefix] { prefix += 1 }
         var suffix = 0
         while suffix < min(oursLines.count, theirsLines.count) - prefix,
-              oursLines[oursLines.count - 1 - suffix] == theirsLines[theirsLines.count - 1 - suffix] { suffix += 1 }
+            oursLines[oursLines.count - 1 - suffix] == theirsLines[theirsLines.count - 1 - suffix]
+        { suffix += 1 }
         var lines = Array(oursLines[..<prefix])
         lines.append(Self.ours)
         lines += oursLines[prefix..<(oursLines.count - suffix)]
@@ -31,13 +32,20 @@ enum ConflictMarkers {
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
         guard let start = lines.firstIndex(where: { $0.hasPrefix("<<<<<<<") }) else { return nil }
         enum Section { case ours, base, theirs }
-        var ours: [String] = [], theirs: [String] = []
+        var ours: [String] = []
+        var theirs: [String] = []
         var section = Section.ours
         for line in lines[(start + 1)...] {
             if line.hasPrefix(">>>>>>>") { break }
             // diff3 style: the base, between ||||||| and =======, belongs to neither side.
-            if line.hasPrefix("|||||||") { section = .base; continue }
-            if line.hasPrefix("=======") { section = .theirs; continue }
+            if line.hasPrefix("|||||||") {
+                section = .base
+                continue
+            }
+            if line.hasPrefix("=======") {
+                section = .theirs
+                continue
+            }
             switch section {
             case .ours: ours.append(String(line))
             case .base: break

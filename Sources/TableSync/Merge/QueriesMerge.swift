@@ -16,7 +16,8 @@ enum QueriesMerge {
     }
 
     static func merge(base: QueryRegistry?, ours: QueryRegistry, theirs: QueryRegistry) -> Result {
-        var mergedOurs = QueryRegistry(), mergedTheirs = QueryRegistry()
+        var mergedOurs = QueryRegistry()
+        var mergedTheirs = QueryRegistry()
         var conflicts: [String] = []
         let ids = Set(ours.queries.keys).union(theirs.queries.keys)
         for id in ids.sorted() {

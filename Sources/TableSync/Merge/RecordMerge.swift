@@ -83,7 +83,8 @@ enum RecordMerge {
         case (_?, nil): return true
         case (nil, _?): return false
         default:
-            return (record[SystemProperty.version]?.stringValue ?? "") >= (other[SystemProperty.version]?.stringValue ?? "")
+            return (record[SystemProperty.version]?.stringValue ?? "")
+                >= (other[SystemProperty.version]?.stringValue ?? "")
         }
     }
 }

@@ -20,7 +20,7 @@ package enum StoreFileMerge {
         "journal.jsonl merge=union",
         "sent.jsonl merge=union",
         "queries.json merge=\(driverName)",
-        "tables/** merge=\(driverName)",
+        "tables/** merge=\(driverName)"
     ]
 
     /// The merged file.
@@ -42,11 +42,14 @@ package enum StoreFileMerge {
         if components.last == "queries.json", let merged = mergeQueries(base: base, ours: ours, theirs: theirs) {
             return merged
         }
-        if components.count >= 3, components[components.count - 3] == "tables", components.last?.hasSuffix(".json") == true,
-           let merged = mergeRecord(path: path, base: base, ours: ours, theirs: theirs) {
+        if components.count >= 3, components[components.count - 3] == "tables",
+            components.last?.hasSuffix(".json") == true,
+            let merged = mergeRecord(path: path, base: base, ours: ours, theirs: theirs)
+        {
             return merged
         }
-        let text = ConflictMarkers.render(ours: String(decoding: ours, as: UTF8.self), theirs: String(decoding: theirs, as: UTF8.self))
+        let text = ConflictMarkers.render(
+            ours: String(decoding: ours, as: UTF8.self), theirs: String(decoding: theirs, as: UTF8.self))
         return Result(bytes: Array(text.utf8), conflicts: ["*"], refusal: nil)
     }
 
@@ -56,27 +59,36 @@ package enum StoreFileMerge {
         let original = base.isEmpty ? nil : object(base)
         if !base.isEmpty && original == nil { return nil }
         // Git's rename detection pairs files whose contents look alike (merge-ort does so whatever `merge.renames`
-        // says); two record files are never one record, and merging them would carry one record's change into the other.
+        // says); two record files are never one record, and merging them would carry one record's change into the
+        // other.
         let fileName = String(path.split(separator: "/").last ?? "")
         let named = RecordFileName.id(forFileName: fileName)
         func id(_ record: [String: JSONValue]) -> String { record[SystemProperty.id]?.stringValue ?? named ?? "" }
         if Set([original, mine, other].compactMap { $0 }.map(id)).count > 1 {
-            let text = ConflictMarkers.render(ours: String(decoding: ours, as: UTF8.self), theirs: String(decoding: theirs, as: UTF8.self))
+            let text = ConflictMarkers.render(
+                ours: String(decoding: ours, as: UTF8.self), theirs: String(decoding: theirs, as: UTF8.self))
             let directory = path.split(separator: "/").dropLast().joined(separator: "/")
             let others = Set([original, mine, other].compactMap { $0 }.map(id)).subtracting([named ?? ""]).sorted()
-            let otherFiles = others.map { (directory.isEmpty ? "" : directory + "/") + RecordFileName.fileName(for: $0) }
-            return Result(bytes: Array(text.utf8), conflicts: [SystemProperty.id], refusal: """
-                git paired the files of different records as one renamed file (ours is record "\(id(mine))", theirs is \
-                record "\(id(other))"); merging them would carry one record's change into the other, so the file is left \
-                conflicted. Settle them as separate records: keep \(path) as the side that holds record \
-                "\(named ?? "")" has it (git checkout --ours or --theirs -- \(path)), bring back \
-                \(otherFiles.joined(separator: ", ")) from the commit that changed it if it is to stay \
-                (git checkout <commit> -- <file>), and git add them
-                """)
+            let otherFiles = others.map {
+                (directory.isEmpty ? "" : directory + "/") + RecordFileName.fileName(for: $0)
+            }
+            return Result(
+                bytes: Array(text.utf8), conflicts: [SystemProperty.id],
+                refusal: """
+                    git paired the files of different records as one renamed file (ours is record "\(id(mine))", theirs is \
+                    record "\(id(other))"); merging them would carry one record's change into the other, so the file is left \
+                    conflicted. Settle them as separate records: keep \(path) as the side that holds record \
+                    "\(named ?? "")" has it (git checkout --ours or --theirs -- \(path)), bring back \
+                    \(otherFiles.joined(separator: ", ")) from the commit that changed it if it is to stay \
+                    (git checkout <commit> -- <file>), and git add them
+                    """)
         }
         let merged = RecordMerge.merge(base: original, ours: mine, theirs: other)
-        if merged.conflicts.isEmpty { return Result(bytes: RecordFile.encode(merged.ours), conflicts: [], refusal: nil) }
-        let text = ConflictMarkers.render(ours: CanonicalJSON.string(.object(merged.ours)), theirs: CanonicalJSON.string(.object(merged.theirs)))
+        if merged.conflicts.isEmpty {
+            return Result(bytes: RecordFile.encode(merged.ours), conflicts: [], refusal: nil)
+        }
+        let text = ConflictMarkers.render(
+            ours: CanonicalJSON.string(.object(merged.ours)), theirs: CanonicalJSON.string(.object(merged.theirs)))
         return Result(bytes: Array(text.utf8), conflicts: merged.conflicts, refusal: nil)
     }
 
@@ -86,8 +98,11 @@ package enum StoreFileMerge {
         let original = base.isEmpty ? nil : registry(base)
         if !base.isEmpty && original == nil { return nil }
         let merged = QueriesMerge.merge(base: original, ours: mine, theirs: other)
-        if merged.conflicts.isEmpty { return Result(bytes: CanonicalJSON.encode(merged.ours.json), conflicts: [], refusal: nil) }
-        let text = ConflictMarkers.render(ours: CanonicalJSON.string(merged.ours.json), theirs: CanonicalJSON.string(merged.theirs.json))
+        if merged.conflicts.isEmpty {
+            return Result(bytes: CanonicalJSON.encode(merged.ours.json), conflicts: [], refusal: nil)
+        }
+        let text = ConflictMarkers.render(
+            ours: CanonicalJSON.string(merged.ours.json), theirs: CanonicalJSON.string(merged.theirs.json))
         return Result(bytes: Array(text.utf8), conflicts: merged.conflicts, refusal: nil)
     }
 }

@@ -101,7 +101,8 @@ actor ClientCredentials {
         }
     }
 
-    /// Runs `command` with the shell and returns the first line it prints; throws ``SyncError/tokenUnavailable(path:reason:)``
+    /// Runs `command` with the shell and returns the first line it prints; throws
+    /// ``SyncError/tokenUnavailable(path:reason:)``
     /// naming `tokenCommand` when it fails, outlasts ``commandTimeout`` or prints nothing. It runs on a thread of its
     /// own, off the cooperative pool, as a child process is waited for.
     private static func run(_ command: String) async throws -> String {
@@ -122,7 +123,8 @@ actor ClientCredentials {
         do {
             try process.run()
         } catch {
-            throw SyncError.tokenUnavailable(path: "tokenCommand", reason: "it could not be started (\(error.localizedDescription))")
+            throw SyncError.tokenUnavailable(
+                path: "tokenCommand", reason: "it could not be started (\(error.localizedDescription))")
         }
         let pid = process.processIdentifier
         let deadline = DispatchWorkItem { kill(pid, SIGKILL) }
@@ -131,12 +133,19 @@ actor ClientCredentials {
         process.waitUntilExit()
         deadline.cancel()
         guard process.terminationReason == .exit, process.terminationStatus == 0 else {
-            let how = process.terminationReason == .exit
-                ? "exit \(process.terminationStatus)" : "ended by signal \(process.terminationStatus), after \(Int(commandTimeout)) s at most"
-            throw SyncError.tokenUnavailable(path: "tokenCommand", reason: "it failed (\(how)); what it printed on standard error is its own")
+            let how =
+                process.terminationReason == .exit
+                ? "exit \(process.terminationStatus)"
+                : "ended by signal \(process.terminationStatus), after \(Int(commandTimeout)) s at most"
+            throw SyncError.tokenUnavailable(
+                path: "tokenCommand", reason: "it failed (\(how)); what it printed on standard error is its own")
         }
-        let token = String(decoding: bytes, as: UTF8.self).split(separator: "\n").first.map { String($0).trimmingWhitespace() } ?? ""
-        guard !token.isEmpty else { throw SyncError.tokenUnavailable(path: "tokenCommand", reason: "it printed no token") }
+        let token =
+            String(decoding: bytes, as: UTF8.self).split(separator: "\n").first.map { String($0).trimmingWhitespace() }
+            ?? ""
+        guard !token.isEmpty else {
+            throw SyncError.tokenUnavailable(path: "tokenCommand", reason: "it printed no token")
+        }
         return token
     }
 }

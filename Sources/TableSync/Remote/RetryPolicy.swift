@@ -35,7 +35,9 @@ public struct RetryPolicy: Sendable, Equatable {
     /// Seconds from a `Retry-After` header value given in seconds (HTTP dates are not used by table servers
     /// and are ignored).
     package static func retryAfterSeconds(_ value: String?) -> Double? {
-        guard let value, let seconds = Double(value.trimmingWhitespace()), seconds.isFinite, seconds >= 0 else { return nil }
+        guard let value, let seconds = Double(value.trimmingWhitespace()), seconds.isFinite, seconds >= 0 else {
+            return nil
+        }
         return seconds
     }
 }

@@ -36,8 +36,10 @@ struct ServerConnection: Sendable {
     /// Returns, or throws, only once that start has ended (cancelled when `body` did not wait for it): nothing of a
     /// run may still be running when the process exits, or the exit's cleanup of libcurl's and OpenSSL's global
     /// state runs under a thread that is setting it up (a sync with nothing to send or pull crashed that way).
-    func preparing<Result: Sendable>(isolation: isolated (any Actor)? = #isolation,
-                                      _ body: () async throws -> Result) async throws -> Result {
+    func preparing<Result: Sendable>(
+        isolation: isolated (any Actor)? = #isolation,
+        _ body: () async throws -> Result
+    ) async throws -> Result {
         let connection = self
         let start = Task { _ = try? await connection.serverFeatures(client: connection.client(table: nil)) }
         do {
@@ -55,9 +57,10 @@ struct ServerConnection: Sendable {
     /// The client to speak to the server with; `table` is the table a first contact reads to learn the version.
     func client(table: String?) async throws -> TableClient {
         let make = { (version: Int) in
-            TableClient.make(settings: settings, apiVersion: version, credentials: credentials, timeout: options.timeout,
-                             retryPolicy: options.retryPolicy, transport: options.transport ?? PlatformTransport.shared,
-                             logger: options.logger)
+            TableClient.make(
+                settings: settings, apiVersion: version, credentials: credentials, timeout: options.timeout,
+                retryPolicy: options.retryPolicy, transport: options.transport ?? PlatformTransport.shared,
+                logger: options.logger)
         }
         if let pinned = settings.apiVersion { return make(pinned) }
         if let learned = LearnedProtocolVersion.load(layout: layout, remote: settings.remote) { return make(learned) }
@@ -94,7 +97,11 @@ private final class ServerFeaturesCache: Sendable {
         }
         do {
             // A waiter that gives up cancels the ask: it is shared only within one run, whose waiters give up together.
-            return try await withTaskCancellationHandler { try await task.value } onCancel: { task.cancel() }
+            return try await withTaskCancellationHandler {
+                try await task.value
+            } onCancel: {
+                task.cancel()
+            }
         } catch {
             asked.withLock { if $0 == task { $0 = nil } }
             throw error
@@ -108,9 +115,9 @@ enum LearnedProtocolVersion {
     /// The version learned from `remote`, if any (an unreadable file counts as none: it is learned again).
     static func load(layout: StoreLayout, remote: String) -> Int? {
         guard let bytes = try? FileSystem.readFile(layout.learnedProtocolFile),
-              case .object(let members)? = try? JSONParser.parse(bytes),
-              members["remote"]?.stringValue == remote,
-              case .integer(let version)? = members["apiVersion"], version == 2 || version == 3
+            case .object(let members)? = try? JSONParser.parse(bytes),
+            members["remote"]?.stringValue == remote,
+            case .integer(let version)? = members["apiVersion"], version == 2 || version == 3
         else { return nil }
         return Int(version)
     }
@@ -118,7 +125,9 @@ enum LearnedProtocolVersion {
     /// Remembers that `remote` speaks `version`.
     static func save(_ version: Int, layout: StoreLayout, remote: String) throws {
         var batch = DurableFileBatch()
-        batch.write(CanonicalJSON.encode(["apiVersion": .integer(Int64(version)), "remote": .string(remote)]), to: layout.learnedProtocolFile)
+        batch.write(
+            CanonicalJSON.encode(["apiVersion": .integer(Int64(version)), "remote": .string(remote)]),
+            to: layout.learnedProtocolFile)
         try batch.commit(temporaryDirectory: layout.temporaryDirectory)
     }
 }

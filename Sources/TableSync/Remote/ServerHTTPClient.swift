@@ -32,9 +32,11 @@ struct ServerHTTPClient: Sendable {
     /// The default of ``maxResponseBytes``: 256 MiB.
     static let defaultMaxResponseBytes = 256 << 20
 
-    init(baseURL: String, defaultHeaders: [String: String], credentials: ClientCredentials? = nil, timeout: Double = 30,
-         retryPolicy: RetryPolicy = RetryPolicy(), maxResponseBytes: Int = defaultMaxResponseBytes,
-         transport: any HTTPTransport = PlatformTransport.shared, logger: Logger = SyncOptions.silentLogger) {
+    init(
+        baseURL: String, defaultHeaders: [String: String], credentials: ClientCredentials? = nil, timeout: Double = 30,
+        retryPolicy: RetryPolicy = RetryPolicy(), maxResponseBytes: Int = defaultMaxResponseBytes,
+        transport: any HTTPTransport = PlatformTransport.shared, logger: Logger = SyncOptions.silentLogger
+    ) {
         var base = baseURL
         while base.hasSuffix("/") { base.removeLast() }
         self.baseURL = base
@@ -64,8 +66,9 @@ struct ServerHTTPClient: Sendable {
             let started = ContinuousClock.now
             do {
                 let result = try await exchange(request, url: urlText, token: token)
-                logAttempt(request, attempt: attempt, started: started, outcome: "HTTP \(result.status)",
-                           bytes: result.wireBodySize)
+                logAttempt(
+                    request, attempt: attempt, started: started, outcome: "HTTP \(result.status)",
+                    bytes: result.wireBodySize)
                 // A token refused once is read again (it may have expired meanwhile), and the request sent again
                 // with the new one, without counting as an attempt.
                 if result.status == 401, !renewed, let fresh = try await credentials?.renewed(after: token) {
@@ -85,7 +88,8 @@ struct ServerHTTPClient: Sendable {
                 }
                 retryAfter = RetryPolicy.retryAfterSeconds(result.header("Retry-After"))
             } catch TransportFailure.tooLarge {
-                throw SyncError.malformedResponse(url: urlText, reason: "the answer is larger than \(Self.sizeText(maxResponseBytes))")
+                throw SyncError.malformedResponse(
+                    url: urlText, reason: "the answer is larger than \(Self.sizeText(maxResponseBytes))")
             } catch TransportFailure.untrustedCertificate(let detail) {
                 throw SyncError.serverNotTrusted(url: baseURL, detail: detail)
             } catch let error as TransportFailure {
@@ -95,9 +99,13 @@ struct ServerHTTPClient: Sendable {
                 failure = error.reason
                 logAttempt(request, attempt: attempt, started: started, outcome: failure)
             }
-            guard let delay = retryPolicy.delay(afterAttempt: attempt, retryAfter: retryAfter, random: Double.random(in: 0..<1)) else {
+            guard
+                let delay = retryPolicy.delay(
+                    afterAttempt: attempt, retryAfter: retryAfter, random: Double.random(in: 0..<1))
+            else {
                 if returningServerFaults, let serverFault { return serverFault }
-                throw SyncError.unreachable(url: baseURL, reason: "\(failure) after \(attempt) attempt\(attempt == 1 ? "" : "s")")
+                throw SyncError.unreachable(
+                    url: baseURL, reason: "\(failure) after \(attempt) attempt\(attempt == 1 ? "" : "s")")
             }
             try await Task.sleep(nanoseconds: UInt64(delay * 1_000_000_000))
         }
@@ -105,17 +113,21 @@ struct ServerHTTPClient: Sendable {
 
     /// Logs one attempt at debug level: the request's method and path (never its headers, which carry the token),
     /// what came of it, the answer's bytes on the wire and the time it took.
-    private func logAttempt(_ request: HTTPRequest, attempt: Int, started: ContinuousClock.Instant, outcome: String,
-                            bytes: Int? = nil) {
+    private func logAttempt(
+        _ request: HTTPRequest, attempt: Int, started: ContinuousClock.Instant, outcome: String,
+        bytes: Int? = nil
+    ) {
         let elapsed = (ContinuousClock.now - started).components
-        logger.debug("request", metadata: [
-            "method": .string(request.method),
-            "path": .string(request.pathAndQuery),
-            "outcome": .string(outcome),
-            "bytes": .string(bytes.map(String.init) ?? "-"),
-            "ms": .stringConvertible(elapsed.seconds * 1000 + elapsed.attoseconds / 1_000_000_000_000_000),
-            "attempt": .stringConvertible(attempt),
-        ])
+        logger.debug(
+            "request",
+            metadata: [
+                "method": .string(request.method),
+                "path": .string(request.pathAndQuery),
+                "outcome": .string(outcome),
+                "bytes": .string(bytes.map(String.init) ?? "-"),
+                "ms": .stringConvertible(elapsed.seconds * 1000 + elapsed.attoseconds / 1_000_000_000_000_000),
+                "attempt": .stringConvertible(attempt)
+            ])
     }
 
     /// One attempt: the request on the wire, the whole answer read and inflated.
@@ -130,10 +142,13 @@ struct ServerHTTPClient: Sendable {
         for (name, value) in request.headers { headers[name.lowercased()] = (name, value) }
         // Answers are inflated here, so every request accepts gzip (as URLSession and curl ask by default).
         if headers["accept-encoding"] == nil { headers["accept-encoding"] = ("Accept-Encoding", "gzip") }
-        if request.body != nil, headers["content-type"] == nil { headers["content-type"] = ("Content-Type", "application/json") }
-        let answer = try await transport.exchange(TransportRequest(
-            method: request.method, url: url, headers: headers.sorted { $0.key < $1.key }.map(\.value),
-            body: request.body, timeout: timeout, maxBodyBytes: maxResponseBytes))
+        if request.body != nil, headers["content-type"] == nil {
+            headers["content-type"] = ("Content-Type", "application/json")
+        }
+        let answer = try await transport.exchange(
+            TransportRequest(
+                method: request.method, url: url, headers: headers.sorted { $0.key < $1.key }.map(\.value),
+                body: request.body, timeout: timeout, maxBodyBytes: maxResponseBytes))
         var answerHeaders = answer.headers
         var body = answer.body
         if answerHeaders["content-encoding"]?.lowercased().contains("gzip") == true {
@@ -141,7 +156,8 @@ struct ServerHTTPClient: Sendable {
                 do {
                     body = try Gzip.decompress(answer.body, limit: maxResponseBytes)
                 } catch .tooLarge {
-                    throw SyncError.malformedResponse(url: url, reason: "the answer inflates to more than \(Self.sizeText(maxResponseBytes))")
+                    throw SyncError.malformedResponse(
+                        url: url, reason: "the answer inflates to more than \(Self.sizeText(maxResponseBytes))")
                 } catch {
                     // Damaged on the way: a failure of the link, worth another attempt.
                     throw DamagedBody(reason: "a damaged gzip body (\(error))")
@@ -149,7 +165,8 @@ struct ServerHTTPClient: Sendable {
             }
             answerHeaders["content-encoding"] = nil
         }
-        return HTTPResponse(status: answer.status, headers: answerHeaders, body: body, wireBodySize: answer.wireBodySize)
+        return HTTPResponse(
+            status: answer.status, headers: answerHeaders, body: body, wireBodySize: answer.wireBodySize)
     }
 
     /// `256 MiB`, or `10000 bytes` for a limit that is not a whole number of MiB.
@@ -165,7 +182,8 @@ struct ServerHTTPClient: Sendable {
     /// `true` for a 2xx answer to a write that says it is JSON but does not parse.
     static func isDamagedWriteAnswer(_ response: HTTPResponse, method: String) -> Bool {
         guard method != "GET", (200...299).contains(response.status), !response.body.isEmpty,
-              response.header("Content-Type")?.lowercased().contains("json") == true else { return false }
+            response.header("Content-Type")?.lowercased().contains("json") == true
+        else { return false }
         return (try? JSONParser.parse(response.body)) == nil
     }
 }

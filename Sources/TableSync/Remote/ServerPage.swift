@@ -42,9 +42,11 @@ struct ServerPage {
                 cursorItems.append(record.properties)
             } catch {
                 let id = item[SystemProperty.id]?.stringValue
-                refused.append(RefusedItem(id: id, reason: error.reason, deleted: item[SystemProperty.deleted]?.boolValue == true))
+                refused.append(
+                    RefusedItem(id: id, reason: error.reason, deleted: item[SystemProperty.deleted]?.boolValue == true))
                 if id != nil, case .object(let members) = item,
-                   members[SystemProperty.updatedAt]?.stringValue.flatMap(Timestamp.init(parsing:)) != nil {
+                    members[SystemProperty.updatedAt]?.stringValue.flatMap(Timestamp.init(parsing:)) != nil
+                {
                     cursorItems.append(members)
                 }
             }

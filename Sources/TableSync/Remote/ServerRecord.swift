@@ -80,7 +80,8 @@ struct ServerRecord: Sendable, Equatable {
     /// it was sent, which, taken for the server's copy, would count the insert as applied and lose it.
     static func isServerCopy(_ record: [String: JSONValue]) -> Bool {
         guard let version = record[SystemProperty.version]?.stringValue, !version.isEmpty,
-              let updatedAt = record[SystemProperty.updatedAt]?.stringValue else { return false }
+            let updatedAt = record[SystemProperty.updatedAt]?.stringValue
+        else { return false }
         return Timestamp(parsing: updatedAt) != nil
     }
 

@@ -11,21 +11,26 @@ struct TableClient: Sendable {
 
     /// The client for a store's settings speaking protocol `apiVersion`; the token comes from `TABLESYNC_TOKEN` or
     /// the settings' token file.
-    static func make(settings: StoreSettings, apiVersion: Int, credentials: ClientCredentials? = nil, timeout: Double = 30,
-                     retryPolicy: RetryPolicy = RetryPolicy(), transport: any HTTPTransport = PlatformTransport.shared,
-                     logger: Logger = SyncOptions.silentLogger) -> TableClient {
-        TableClient(http: ServerHTTPClient(baseURL: settings.remote, defaultHeaders: ["Accept": "application/json"], credentials: credentials,
-                                           timeout: timeout, retryPolicy: retryPolicy, transport: transport, logger: logger),
-                    apiVersion: apiVersion)
+    static func make(
+        settings: StoreSettings, apiVersion: Int, credentials: ClientCredentials? = nil, timeout: Double = 30,
+        retryPolicy: RetryPolicy = RetryPolicy(), transport: any HTTPTransport = PlatformTransport.shared,
+        logger: Logger = SyncOptions.silentLogger
+    ) -> TableClient {
+        TableClient(
+            http: ServerHTTPClient(
+                baseURL: settings.remote, defaultHeaders: ["Accept": "application/json"], credentials: credentials,
+                timeout: timeout, retryPolicy: retryPolicy, transport: transport, logger: logger),
+            apiVersion: apiVersion)
     }
 
     /// A client for `http` speaking protocol `apiVersion` (2 or 3): it sends `ZUMO-API-VERSION` with every request.
     init(http: ServerHTTPClient, apiVersion: Int) {
         var headers = http.defaultHeaders
         headers[ProtocolHeader.apiVersion] = Self.versionHeaderValue(apiVersion)
-        self.http = ServerHTTPClient(baseURL: http.baseURL, defaultHeaders: headers, credentials: http.credentials, timeout: http.timeout,
-                                     retryPolicy: http.retryPolicy, maxResponseBytes: http.maxResponseBytes, transport: http.transport,
-                                     logger: http.logger)
+        self.http = ServerHTTPClient(
+            baseURL: http.baseURL, defaultHeaders: headers, credentials: http.credentials, timeout: http.timeout,
+            retryPolicy: http.retryPolicy, maxResponseBytes: http.maxResponseBytes, transport: http.transport,
+            logger: http.logger)
         self.apiVersion = apiVersion
     }
 
@@ -40,15 +45,18 @@ struct TableClient: Sendable {
     /// `POST` of a record's compact JSON `body`. Writes return an answer of 500 or above that outlasted the retries
     /// rather than throw (``ServerHTTPClient/send(_:returningServerFaults:)``): the push sets such a record aside.
     func insert(table: String, body: [UInt8]) async throws -> HTTPResponse {
-        try await http.send(HTTPRequest(method: "POST", path: TablePath.table(table), body: body), returningServerFaults: true)
+        try await http.send(
+            HTTPRequest(method: "POST", path: TablePath.table(table), body: body), returningServerFaults: true)
     }
 
     /// PATCH in v2 (merge), PUT in v3 (replace) of a record's compact JSON `body`, with `If-Match` on `baseVersion`.
     func update(table: String, id: String, body: [UInt8], baseVersion: String?) async throws -> HTTPResponse {
         var headers: [String: String] = [:]
         if let baseVersion { headers["If-Match"] = "\"\(baseVersion)\"" }
-        return try await http.send(HTTPRequest(method: apiVersion == 2 ? "PATCH" : "PUT", path: TablePath.record(table: table, id: id),
-                                               headers: headers, body: body), returningServerFaults: true)
+        return try await http.send(
+            HTTPRequest(
+                method: apiVersion == 2 ? "PATCH" : "PUT", path: TablePath.record(table: table, id: id),
+                headers: headers, body: body), returningServerFaults: true)
     }
 
     /// `POST /tables/{table}/{id}`: brings a soft-deleted record back, with `If-Match` on the deleted record's
@@ -56,14 +64,16 @@ struct TableClient: Sendable {
     func undelete(table: String, id: String, baseVersion: String?) async throws -> HTTPResponse {
         var headers: [String: String] = [:]
         if let baseVersion { headers["If-Match"] = "\"\(baseVersion)\"" }
-        return try await http.send(HTTPRequest(method: "POST", path: TablePath.record(table: table, id: id), headers: headers))
+        return try await http.send(
+            HTTPRequest(method: "POST", path: TablePath.record(table: table, id: id), headers: headers))
     }
 
     func delete(table: String, id: String, baseVersion: String?) async throws -> HTTPResponse {
         var headers: [String: String] = [:]
         if let baseVersion { headers["If-Match"] = "\"\(baseVersion)\"" }
-        return try await http.send(HTTPRequest(method: "DELETE", path: TablePath.record(table: table, id: id), headers: headers),
-                                   returningServerFaults: true)
+        return try await http.send(
+            HTTPRequest(method: "DELETE", path: TablePath.record(table: table, id: id), headers: headers),
+            returningServerFaults: true)
     }
 
     /// One page of `GET /tables/{table}`, checked record by record (``ServerPage``). Throws ``ListRefused`` when
@@ -74,10 +84,12 @@ struct TableClient: Sendable {
         let url = http.baseURL + request.pathAndQuery
         switch response.status {
         case 200: break
-        case 401, 403: throw SyncError.authenticationRefused(status: response.status, message: Self.errorMessage(response))
+        case 401, 403:
+            throw SyncError.authenticationRefused(status: response.status, message: Self.errorMessage(response))
         default:
-            throw ListRefused(url: url, status: response.status, message: Self.errorMessage(response),
-                              maxTop: response.header(ProtocolHeader.maxTop).flatMap { Int($0) })
+            throw ListRefused(
+                url: url, status: response.status, message: Self.errorMessage(response),
+                maxTop: response.header(ProtocolHeader.maxTop).flatMap { Int($0) })
         }
         let body: JSONValue
         do {
@@ -98,7 +110,8 @@ struct TableClient: Sendable {
             nextLink = members["nextLink"]?.stringValue
             count = members["count"]?.integerValue.flatMap { Int(exactly: $0) }
         default:
-            throw SyncError.malformedResponse(url: url, reason: "expected an array or an object with \"items\", found \(body.typeName)")
+            throw SyncError.malformedResponse(
+                url: url, reason: "expected an array or an object with \"items\", found \(body.typeName)")
         }
         return ServerPage(items: items, nextLink: nextLink, totalCount: count)
     }
@@ -107,7 +120,8 @@ struct TableClient: Sendable {
     /// `nil` when the server has no such record (404 or 410). Throws when the server refuses the read or answers
     /// something that is not a record.
     func serverCopy(table: String, id: String) async throws -> ServerRecord? {
-        let request = HTTPRequest(method: "GET", path: TablePath.record(table: table, id: id), query: [(QueryOption.includeDeleted, "true")])
+        let request = HTTPRequest(
+            method: "GET", path: TablePath.record(table: table, id: id), query: [(QueryOption.includeDeleted, "true")])
         let response = try await http.send(request)
         let url = http.baseURL + request.pathAndQuery
         if response.status == 404 || response.status == 410 { return nil }
@@ -132,28 +146,37 @@ struct TableClient: Sendable {
             break
         }
         guard let value = response.header(ProtocolHeader.extensions) else { return ServerFeatures() }
-        let limits = response.status == 200 ? (try? JSONParser.parse(response.body)).flatMap(BatchLimits.parse(healthDocument:)) : nil
-        return ServerFeatures(isTableSyncServer: true, extensions: ProtocolExtension.parse(headerValue: value), batchLimits: limits)
+        let limits =
+            response.status == 200
+            ? (try? JSONParser.parse(response.body)).flatMap(BatchLimits.parse(healthDocument:)) : nil
+        return ServerFeatures(
+            isTableSyncServer: true, extensions: ProtocolExtension.parse(headerValue: value), batchLimits: limits)
     }
 
     /// Sends one `POST /batch` of operations already encoded as batch members (in order), gzip-compressed at
     /// `gzipLevel` when given, and returns the results with the bytes the bodies took on the wire. Throws
     /// ``SyncError`` when the batch as a whole is refused.
-    func batch(encodedOperations: [[UInt8]], minimalAnswers: Bool, gzipLevel: Int32?) async throws -> (response: BatchResponse, traffic: WireTraffic) {
+    func batch(
+        encodedOperations: [[UInt8]], minimalAnswers: Bool, gzipLevel: Int32?
+    ) async throws -> (response: BatchResponse, traffic: WireTraffic) {
         var body = BatchRequest.encodeBody(encodedOperations: encodedOperations, minimalAnswers: minimalAnswers)
         var headers = ["Accept-Encoding": "gzip"]
         if let gzipLevel {
             body = try Gzip.compress(body, level: gzipLevel)
             headers["Content-Encoding"] = "gzip"
         }
-        let response = try await http.send(HTTPRequest(method: "POST", path: TablePath.batch, headers: headers, body: body),
-                                           returningServerFaults: true)
+        let response = try await http.send(
+            HTTPRequest(method: "POST", path: TablePath.batch, headers: headers, body: body),
+            returningServerFaults: true)
         let url = http.baseURL + TablePath.batch
         // Refused as a whole (too large after all, or a fault of the server's): the operations go again one by one.
-        if response.status == 413 || response.status >= 500 { throw BatchRefused(status: response.status, message: Self.errorMessage(response)) }
+        if response.status == 413 || response.status >= 500 {
+            throw BatchRefused(status: response.status, message: Self.errorMessage(response))
+        }
         try Self.requireOK(response, url: url)
         do {
-            let parsed = try BatchResponse.parse(try JSONParser.parse(response.body), expectedCount: encodedOperations.count)
+            let parsed = try BatchResponse.parse(
+                try JSONParser.parse(response.body), expectedCount: encodedOperations.count)
             return (parsed, WireTraffic(requests: 1, bytesSent: body.count, bytesReceived: response.wireBodySize))
         } catch let error as BatchEnvelopeError {
             throw SyncError.malformedResponse(url: url, reason: error.message)
@@ -213,10 +236,13 @@ extension TableClient {
             throw SyncError.authenticationRefused(status: response.status, message: message)
         case 400:
             if let other = try await otherVersionAnswered(table: table) {
-                return .protocolVersionRefused(url: http.baseURL, refused: apiVersion, accepted: other, learnedForNextRun: false)
+                return .protocolVersionRefused(
+                    url: http.baseURL, refused: apiVersion, accepted: other, learnedForNextRun: false)
             }
         case 404:
-            return .requestRefused(url: url, status: 404, reason: "the server does not serve table \(table)\(message.map { " (\($0))" } ?? "")")
+            return .requestRefused(
+                url: url, status: 404,
+                reason: "the server does not serve table \(table)\(message.map { " (\($0))" } ?? "")")
         default:
             break
         }

@@ -32,23 +32,33 @@ struct StoreVerifier {
             findings.append(VerificationFinding(severity: severity, path: path, message: message))
         }
         do {
-            _ = try QueryRegistry.load(from: try FileSystem.readFile(layout.queriesFile), file: StoreLayout.queriesFileName)
+            _ = try QueryRegistry.load(
+                from: try FileSystem.readFile(layout.queriesFile), file: StoreLayout.queriesFileName)
         } catch {
             add(.error, StoreLayout.queriesFileName, "\(error)")
         }
-        for (name, _) in try FileSystem.listDirectory(layout.temporaryDirectory) where name.hasPrefix(TemporaryName.prefix) {
+        for (name, _) in try FileSystem.listDirectory(layout.temporaryDirectory)
+        where name.hasPrefix(TemporaryName.prefix) {
             add(.notice, ".tablesync/tmp/\(name)", "temporary file left by an interrupted run; the next run removes it")
         }
         if FileSystem.exists(layout.intentFile) {
-            add(.notice, ".tablesync/intent", "an interrupted run was writing records; the next run completes its bookkeeping")
+            add(
+                .notice, ".tablesync/intent",
+                "an interrupted run was writing records; the next run completes its bookkeeping")
         }
         if FileSystem.exists(layout.settledFile) {
-            add(.notice, ".tablesync/settled.jsonl", "an interrupted push settled operations that journal.jsonl still lists; the next run rewrites the journal")
+            add(
+                .notice, ".tablesync/settled.jsonl",
+                "an interrupted push settled operations that journal.jsonl still lists; the next run rewrites the journal"
+            )
         }
         for operation in journal.operations where !settings.tables.contains(operation.table) {
-            add(.error, StoreLayout.journalFileName, "operation \(operation.sequence) is for table \"\(operation.table)\", which is not in tablesync.json")
+            add(
+                .error, StoreLayout.journalFileName,
+                "operation \(operation.sequence) is for table \"\(operation.table)\", which is not in tablesync.json")
         }
-        for (table, status) in try FileSystem.listDirectory(layout.tablesDirectory) where status.isDirectory && !settings.tables.contains(table) {
+        for (table, status) in try FileSystem.listDirectory(layout.tablesDirectory)
+        where status.isDirectory && !settings.tables.contains(table) {
             add(.notice, "tables/\(table)", "directory of a table that is not in tablesync.json; it is not synced")
         }
         for table in settings.tables {
@@ -64,27 +74,38 @@ struct StoreVerifier {
         for (name, status) in try FileSystem.listDirectory(directory) {
             let relativePath = "tables/\(table)/\(name)"
             guard RecordFileName.looksLikeRecordFile(name), status.isRegularFile else {
-                if !name.hasPrefix(".") { add(.error, relativePath, "not a record file (record files are named <id>.json)") }
+                if !name.hasPrefix(".") {
+                    add(.error, relativePath, "not a record file (record files are named <id>.json)")
+                }
                 continue
             }
             let bytes = try FileSystem.readFile(directory + "/" + name)
             switch RecordFile.check(bytes: bytes, fileName: name, relativePath: relativePath) {
             case .failure(let problem):
-                add(.error, problem.path, "\(problem.line.map { "line \($0)" + (problem.column.map { ", column \($0)" } ?? "") + ": " } ?? "")\(problem.reason)")
+                add(
+                    .error, problem.path,
+                    "\(problem.line.map { "line \($0)" + (problem.column.map { ", column \($0)" } ?? "") + ": " } ?? "")\(problem.reason)"
+                )
             case .success(let loaded):
                 present.insert(loaded.id)
                 if RecordFile.encode(loaded.record) != bytes {
                     add(.notice, relativePath, "not in canonical form (edited by hand); the next sync rewrites it")
                 }
                 if journal.pending(RecordKey(table: table, id: loaded.id))?.kind == .delete {
-                    add(.notice, relativePath, "the record's delete is pending but the file holds content (a delete merged over an edit?); the next push holds the delete back as a conflict for tablesync resolve")
+                    add(
+                        .notice, relativePath,
+                        "the record's delete is pending but the file holds content (a delete merged over an edit?); the next push holds the delete back as a conflict for tablesync resolve"
+                    )
                 }
             }
         }
-        for operation in journal.operations(inTable: table) where operation.kind != .delete && !present.contains(operation.id) {
+        for operation in journal.operations(inTable: table)
+        where operation.kind != .delete && !present.contains(operation.id) {
             if !FileSystem.exists(layout.recordFile(table: table, id: operation.id)) {
-                add(.notice, "tables/\(table)/\(RecordFileName.fileName(for: operation.id))",
-                    "the pending \(operation.kind.rawValue) has no record file (deleted by hand); the next push queues a delete")
+                add(
+                    .notice, "tables/\(table)/\(RecordFileName.fileName(for: operation.id))",
+                    "the pending \(operation.kind.rawValue) has no record file (deleted by hand); the next push queues a delete"
+                )
             }
         }
     }

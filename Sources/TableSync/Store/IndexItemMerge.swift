@@ -49,7 +49,8 @@ struct IndexLineCursor {
         while true {
             let newline = buffer.withUnsafeBufferPointer { bytes -> Int? in
                 guard next < bytes.count, let base = bytes.baseAddress,
-                      let found = memchr(base + next, Int32(UInt8(ascii: "\n")), bytes.count - next) else { return nil }
+                    let found = memchr(base + next, Int32(UInt8(ascii: "\n")), bytes.count - next)
+                else { return nil }
                 return base.distance(to: found.assumingMemoryBound(to: UInt8.self))
             }
             if let newline {
@@ -112,7 +113,9 @@ struct IndexItemMerge {
             // Older sources' lines for the same name are passed over with it.
             for index in cursors.indices where index != current && !cursors[index].isAtEnd {
                 let same = cursors[current].withLine { winner in
-                    cursors[index].withLine { StatIndexLine.compare(StatIndexLine.nameBytes(of: winner), StatIndexLine.nameBytes(of: $0)) == 0 }
+                    cursors[index].withLine {
+                        StatIndexLine.compare(StatIndexLine.nameBytes(of: winner), StatIndexLine.nameBytes(of: $0)) == 0
+                    }
                 }
                 if same { try cursors[index].advance() }
             }
@@ -126,7 +129,9 @@ struct IndexItemMerge {
                 continue
             }
             let before = cursors[index].withLine { candidate in
-                cursors[best].withLine { StatIndexLine.compare(StatIndexLine.nameBytes(of: candidate), StatIndexLine.nameBytes(of: $0)) < 0 }
+                cursors[best].withLine {
+                    StatIndexLine.compare(StatIndexLine.nameBytes(of: candidate), StatIndexLine.nameBytes(of: $0)) < 0
+                }
             }
             if before { chosen = index }
         }
@@ -153,7 +158,9 @@ struct IndexItemMerge {
     func vouches(for status: FileSystem.Status) -> Bool {
         guard let fields = withLine(StatIndexLine.statFields) else { return false }
         return !StatIndex.Entry.isRacilyClean(modified: fields.modified, racyFrom: cursors[current].racyFrom)
-            && StatIndex.Entry.stat(status, matchesSize: fields.size, modified: fields.modified, changed: fields.changed, inode: fields.inode)
+            && StatIndex.Entry.stat(
+                status, matchesSize: fields.size, modified: fields.modified, changed: fields.changed,
+                inode: fields.inode)
     }
 
     /// The current line parsed, its entry checked for being racily clean against its source.

@@ -55,7 +55,8 @@ final class IndexRun: Sendable {
             return name.withUTF8 { target in
                 names.withUnsafeBufferPointer { bytes in
                     partitionPoint(offsets.count) { block in
-                        let first = UnsafeBufferPointer(rebasing: bytes[(block == 0 ? 0 : nameEnds[block - 1])..<nameEnds[block]])
+                        let first = UnsafeBufferPointer(
+                            rebasing: bytes[(block == 0 ? 0 : nameEnds[block - 1])..<nameEnds[block]])
                         return StatIndexLine.compare(first, target) <= 0
                     }
                 }
@@ -81,11 +82,14 @@ final class IndexRun: Sendable {
 
     /// The sequences of a run file of `table` named `name`, or `nil` when `name` is not one.
     static func sequences(ofFileName name: String, table: String) -> ClosedRange<Int>? {
-        let prefix = table + ".", suffix = ".run"
+        let prefix = table + "."
+        let suffix = ".run"
         guard name.hasPrefix(prefix), name.hasSuffix(suffix) else { return nil }
-        let middle = name.dropFirst(prefix.count).dropLast(suffix.count).split(separator: "-", omittingEmptySubsequences: false)
+        let middle = name.dropFirst(prefix.count).dropLast(suffix.count).split(
+            separator: "-", omittingEmptySubsequences: false)
         guard middle.count == 2, middle.allSatisfy({ !$0.isEmpty && $0.allSatisfy { ("0"..."9").contains($0) } }),
-              let first = Int(middle[0]), let last = Int(middle[1]), first >= 1, first <= last else { return nil }
+            let first = Int(middle[0]), let last = Int(middle[1]), first >= 1, first <= last
+        else { return nil }
         return first...last
     }
 
@@ -94,13 +98,14 @@ final class IndexRun: Sendable {
         let file = try RandomAccessFile(path: path)
         let headerLength = header.utf8.count
         guard file.size >= headerLength + trailerLength,
-              try file.read(0..<headerLength).elementsEqual(header.utf8) else { return nil }
+            try file.read(0..<headerLength).elementsEqual(header.utf8)
+        else { return nil }
         let trailer = String(decoding: try file.read((file.size - trailerLength)..<file.size), as: UTF8.self)
         let numbers = trailer.dropLast().split(separator: " ")
         guard trailer.last == "\n", numbers.count == 4, numbers[0] == trailerTag,
-              let fencesStart = Int(numbers[1]), let filterStart = Int(numbers[2]), let itemCount = Int(numbers[3]),
-              headerLength <= fencesStart, fencesStart <= filterStart, filterStart < file.size - trailerLength,
-              let filter = IndexRunFilter(bytes: try file.read(filterStart..<(file.size - trailerLength)))
+            let fencesStart = Int(numbers[1]), let filterStart = Int(numbers[2]), let itemCount = Int(numbers[3]),
+            headerLength <= fencesStart, fencesStart <= filterStart, filterStart < file.size - trailerLength,
+            let filter = IndexRunFilter(bytes: try file.read(filterStart..<(file.size - trailerLength)))
         else { return nil }
         var fences = Fences(expectedBlocks: (itemCount + itemsPerBlock - 1) / itemsPerBlock)
         let fenceBytes = try file.read(fencesStart..<filterStart)
@@ -109,19 +114,28 @@ final class IndexRun: Sendable {
             StatIndexLine.forEachLine(in: buffer) { line in
                 // `offset TAB name`: the first field is the block's offset.
                 let offsetField = StatIndexLine.nameBytes(of: line)
-                guard let offset: Int = StatIndexLine.decimal(line, 0..<offsetField.count), offsetField.count + 1 < line.count,
-                      offset >= headerLength, offset < fencesStart, fences.offsets.last.map({ $0 < offset }) ?? true
-                else { valid = false; return }
+                guard let offset: Int = StatIndexLine.decimal(line, 0..<offsetField.count),
+                    offsetField.count + 1 < line.count,
+                    offset >= headerLength, offset < fencesStart, fences.offsets.last.map({ $0 < offset }) ?? true
+                else {
+                    valid = false
+                    return
+                }
                 fences.append(name: UnsafeBufferPointer(rebasing: line[(offsetField.count + 1)...]), offset: offset)
             }
         }
-        guard valid, whole == fenceBytes.count, fences.count == (itemCount + itemsPerBlock - 1) / itemsPerBlock else { return nil }
-        return IndexRun(sequences: sequences, itemCount: itemCount, file: file, fences: fences,
-                        body: headerLength..<fencesStart, filter: filter)
+        guard valid, whole == fenceBytes.count, fences.count == (itemCount + itemsPerBlock - 1) / itemsPerBlock else {
+            return nil
+        }
+        return IndexRun(
+            sequences: sequences, itemCount: itemCount, file: file, fences: fences,
+            body: headerLength..<fencesStart, filter: filter)
     }
 
-    private init(sequences: ClosedRange<Int>, itemCount: Int, file: RandomAccessFile, fences: Fences, body: Range<Int>,
-                 filter: IndexRunFilter) {
+    private init(
+        sequences: ClosedRange<Int>, itemCount: Int, file: RandomAccessFile, fences: Fences, body: Range<Int>,
+        filter: IndexRunFilter
+    ) {
         self.sequences = sequences
         self.itemCount = itemCount
         self.file = file
@@ -143,7 +157,9 @@ final class IndexRun: Sendable {
         _ = try bytes.withUnsafeBufferPointer { buffer in
             try StatIndexLine.forEachLine(in: buffer) { line in
                 guard found == nil, StatIndexLine.nameBytes(of: line).elementsEqual(target) else { return }
-                guard let item = StatIndexLine.parse(line) else { throw damaged("a line of the block at byte \(block.lowerBound) cannot be read") }
+                guard let item = StatIndexLine.parse(line) else {
+                    throw damaged("a line of the block at byte \(block.lowerBound) cannot be read")
+                }
                 found = .some(item)
             }
         }
@@ -156,8 +172,10 @@ final class IndexRun: Sendable {
     /// newline, in increasing name order by ``StatIndexLine/compare(_:_:)``, each name once; at most `capacity` of
     /// them) and opens it. Its fences and filter are built as it is written and kept, not read back: a merge's
     /// passing buffers are what the process's peak memory is made of, so there are as few as can be.
-    static func write(table: String, sequences: ClosedRange<Int>, layout: StoreLayout, capacity: Int,
-                      lines produce: (_ emit: (UnsafeBufferPointer<UInt8>) throws -> Void) throws -> Void) throws -> IndexRun {
+    static func write(
+        table: String, sequences: ClosedRange<Int>, layout: StoreLayout, capacity: Int,
+        lines produce: (_ emit: (UnsafeBufferPointer<UInt8>) throws -> Void) throws -> Void
+    ) throws -> IndexRun {
         var file = try StreamedFile(temporaryDirectory: layout.temporaryDirectory)
         try file.append(header.utf8)
         var filter = IndexRunFilter(capacity: capacity)
@@ -178,12 +196,15 @@ final class IndexRun: Sendable {
         try file.append(trailer(fencesStart: fencesStart, filterStart: filterStart, itemCount: count).utf8)
         let path = layout.indexDirectory + "/" + fileName(table: table, sequences: sequences)
         try file.commit(to: path)
-        return IndexRun(sequences: sequences, itemCount: count, file: try RandomAccessFile(path: path), fences: fences,
-                        body: header.utf8.count..<fencesStart, filter: filter)
+        return IndexRun(
+            sequences: sequences, itemCount: count, file: try RandomAccessFile(path: path), fences: fences,
+            body: header.utf8.count..<fencesStart, filter: filter)
     }
 
     private static func trailer(fencesStart: Int, filterStart: Int, itemCount: Int) -> String {
-        func padded(_ number: Int) -> String { String(repeating: "0", count: max(0, 15 - String(number).count)) + String(number) }
+        func padded(_ number: Int) -> String {
+            String(repeating: "0", count: max(0, 15 - String(number).count)) + String(number)
+        }
         let trailer = "\(trailerTag) \(padded(fencesStart)) \(padded(filterStart)) \(padded(itemCount))\n"
         precondition(trailer.utf8.count == trailerLength)
         return trailer

@@ -43,7 +43,11 @@ struct IndexRunFilter: Equatable, Sendable {
     var bytes: [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(words.count * 8)
-        for word in words { for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: word >> UInt64(shift))) } }
+        for word in words {
+            for shift in stride(from: 0, to: 64, by: 8) {
+                bytes.append(UInt8(truncatingIfNeeded: word >> UInt64(shift)))
+            }
+        }
         return bytes
     }
 
@@ -65,7 +69,8 @@ struct IndexRunFilter: Equatable, Sendable {
     private static func forEachProbe(_ name: some Sequence<UInt8>, bitCount: UInt64, _ body: (UInt64) -> Void) {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in name { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
-        let first = mix(hash), second = mix(hash ^ 0x9e37_79b9_7f4a_7c15) | 1
+        let first = mix(hash)
+        let second = mix(hash ^ 0x9e37_79b9_7f4a_7c15) | 1
         for probe in 0..<UInt64(probes) { body((first &+ probe &* second) % bitCount) }
     }
 

@@ -5,7 +5,8 @@ enum IndexRunPlan {
     /// the process died before it removed them). `nil` when two runs overlap otherwise, which no run of this
     /// version leaves: the index cannot be trusted.
     static func live(_ found: [ClosedRange<Int>]) -> (live: [ClosedRange<Int>], replaced: [ClosedRange<Int>])? {
-        var live: [ClosedRange<Int>] = [], replaced: [ClosedRange<Int>] = []
+        var live: [ClosedRange<Int>] = []
+        var replaced: [ClosedRange<Int>] = []
         for range in found.sorted(by: { ($0.lowerBound, -$0.upperBound) < ($1.lowerBound, -$1.upperBound) }) {
             guard let last = live.last, range.lowerBound <= last.upperBound else {
                 live.append(range)
@@ -22,7 +23,8 @@ enum IndexRunPlan {
     /// Runs therefore at least double in size towards the oldest, so there are at most about log2(lines /
     /// flush size) of them, and a line is rewritten about as many times over the life of the store.
     static func mergeCount(itemCounts: [Int]) -> Int {
-        var count = 1, newer = itemCounts.last ?? 0
+        var count = 1
+        var newer = itemCounts.last ?? 0
         while count < itemCounts.count {
             let older = itemCounts[itemCounts.count - 1 - count]
             guard older <= newer else { break }

@@ -40,8 +40,9 @@ package struct QueryRegistry: Sendable, Equatable {
             if let skippedReader = try entry.optionalObject("skipped") {
                 for skippedID in skippedReader.members.keys { skipped[skippedID] = try skippedReader.string(skippedID) }
             }
-            queries[id] = PullQuery(id: id, table: table, filter: try entry.optionalString("filter"),
-                                    updatedAt: updatedAt, lastID: try entry.optionalString("lastId"), skipped: skipped)
+            queries[id] = PullQuery(
+                id: id, table: table, filter: try entry.optionalString("filter"),
+                updatedAt: updatedAt, lastID: try entry.optionalString("lastId"), skipped: skipped)
         }
         return QueryRegistry(queries: queries)
     }

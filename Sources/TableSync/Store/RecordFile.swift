@@ -20,17 +20,25 @@ enum RecordFile {
                 func side(_ lines: [String]) -> String {
                     lines.map { String($0.drop(while: { $0 == " " })) }.joined(separator: " ")
                 }
-                return .failure(RecordFileProblem(path: relativePath, line: conflict.line, column: 1,
-                    reason: "an unsettled git merge conflict: ours has \(side(conflict.ours)) and theirs has \(side(conflict.theirs)); keep one side, delete the markers, and git add the file",
-                    holdsConflictMarkers: true))
+                return .failure(
+                    RecordFileProblem(
+                        path: relativePath, line: conflict.line, column: 1,
+                        reason:
+                            "an unsettled git merge conflict: ours has \(side(conflict.ours)) and theirs has \(side(conflict.theirs)); keep one side, delete the markers, and git add the file",
+                        holdsConflictMarkers: true))
             }
-            return .failure(RecordFileProblem(path: relativePath, line: error.line, column: error.column, reason: error.reason))
+            return .failure(
+                RecordFileProblem(path: relativePath, line: error.line, column: error.column, reason: error.reason))
         } catch {
             return .failure(RecordFileProblem(path: relativePath, reason: "\(error)"))
         }
         guard case .object(var record) = value else {
-            return .failure(RecordFileProblem(path: relativePath, line: 1, column: 1,
-                                              reason: "a record file must hold a JSON object, not \(value.typeName == "array" ? "an" : "a") \(value.typeName)"))
+            return .failure(
+                RecordFileProblem(
+                    path: relativePath, line: 1, column: 1,
+                    reason:
+                        "a record file must hold a JSON object, not \(value.typeName == "array" ? "an" : "a") \(value.typeName)"
+                ))
         }
         let id: String
         switch record[SystemProperty.id] {
@@ -40,19 +48,27 @@ enum RecordFile {
             }
             let expected = RecordFileName.fileName(for: text)
             guard expected == fileName else {
-                return .failure(RecordFileProblem(path: relativePath,
-                    reason: "the id \"\(text)\" belongs in a file named \(expected); rename the file or fix the id"))
+                return .failure(
+                    RecordFileProblem(
+                        path: relativePath,
+                        reason: "the id \"\(text)\" belongs in a file named \(expected); rename the file or fix the id")
+                )
             }
             id = text
         case nil:
             guard let derived = RecordFileName.id(forFileName: fileName) else {
-                return .failure(RecordFileProblem(path: relativePath,
-                    reason: "the record has no \"id\" and its file name is not one TableSync gives to any id; add an \"id\""))
+                return .failure(
+                    RecordFileProblem(
+                        path: relativePath,
+                        reason:
+                            "the record has no \"id\" and its file name is not one TableSync gives to any id; add an \"id\""
+                    ))
             }
             id = derived
             record[SystemProperty.id] = .string(derived)
         case let other?:
-            return .failure(RecordFileProblem(path: relativePath, reason: "\"id\" must be a string, found \(other.typeName)"))
+            return .failure(
+                RecordFileProblem(path: relativePath, reason: "\"id\" must be a string, found \(other.typeName)"))
         }
         return .success(Loaded(id: id, record: record, bytes: bytes))
     }

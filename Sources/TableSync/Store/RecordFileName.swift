@@ -35,7 +35,7 @@ package enum RecordFileName {
         for (index, byte) in id.utf8.enumerated() {
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "_"), UInt8(ascii: "-"), UInt8(ascii: "."):
+                UInt8(ascii: "_"), UInt8(ascii: "-"), UInt8(ascii: "."):
                 if index == 0 && escapeFirst {
                     appendPercent(byte, to: &encoded)
                 } else {
@@ -77,10 +77,14 @@ package enum RecordFileName {
         while let byte = iterator.next() {
             switch byte {
             case UInt8(ascii: "^"):
-                guard let letter = iterator.next(), (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(letter) else { return nil }
+                guard let letter = iterator.next(), (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(letter) else {
+                    return nil
+                }
                 bytes.append(letter - 32)
             case UInt8(ascii: "%"):
-                guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else { return nil }
+                guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
+                    return nil
+                }
                 bytes.append(high << 4 | low)
             default:
                 bytes.append(byte)
@@ -103,7 +107,8 @@ package enum RecordFileName {
 
     /// ``looksLikeRecordFile(_:)-(String)`` on a name's UTF-8 bytes, as a directory listing holds them.
     static func looksLikeRecordFile(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
-        !isHidden(name) && name.count >= extensionBytes.count && name.suffix(extensionBytes.count).elementsEqual(extensionBytes)
+        !isHidden(name) && name.count >= extensionBytes.count
+            && name.suffix(extensionBytes.count).elementsEqual(extensionBytes)
     }
 
     /// `true` when the name starts with a dot (hidden, or one of the store's temporary files).

@@ -15,7 +15,8 @@ public struct RecordFileProblem: Error, Sendable, Equatable, CustomStringConvert
     package let holdsConflictMarkers: Bool
 
     /// A problem with the file at `path` (relative to the store), at `line` and `column` when known.
-    package init(path: String, line: Int? = nil, column: Int? = nil, reason: String, holdsConflictMarkers: Bool = false) {
+    package init(path: String, line: Int? = nil, column: Int? = nil, reason: String, holdsConflictMarkers: Bool = false)
+    {
         self.path = path
         self.line = line
         self.column = column

@@ -14,7 +14,9 @@ struct RecordFiles: Sendable {
         } catch let error as FileSystemError where error.isNotFound {
             return nil
         }
-        switch RecordFile.check(bytes: bytes, fileName: RecordFileName.fileName(for: id), relativePath: layout.relative(path)) {
+        switch RecordFile.check(
+            bytes: bytes, fileName: RecordFileName.fileName(for: id), relativePath: layout.relative(path))
+        {
         case .success(let loaded): return loaded
         case .failure(let problem): throw StoreError.brokenRecordFile(problem)
         }
@@ -23,7 +25,9 @@ struct RecordFiles: Sendable {
     /// The record file of `id` as the push sends it, and what the write-back needs to know it is unchanged:
     /// `scanned` (the copy the scan read) when its `stat` says the file has not changed since, else the file read
     /// now. `nil` when there is no file; an error when it is broken.
-    func toSend(table: String, id: String, scanned: ReadRecordFile?) throws -> (loaded: RecordFile.Loaded, sent: SentFile)? {
+    func toSend(
+        table: String, id: String, scanned: ReadRecordFile?
+    ) throws -> (loaded: RecordFile.Loaded, sent: SentFile)? {
         let clock = FileSystem.timestampClockNanoseconds()
         let status = try FileSystem.status(layout.recordFile(table: table, id: id))
         if let scanned, scanned.isCurrent(status) {
@@ -37,9 +41,12 @@ struct RecordFiles: Sendable {
     func all(table: String) throws -> [[String: JSONValue]] {
         let directory = layout.tableDirectory(table)
         var records: [[String: JSONValue]] = []
-        for (name, status) in try FileSystem.listDirectory(directory) where status.isRegularFile && RecordFileName.looksLikeRecordFile(name) {
+        for (name, status) in try FileSystem.listDirectory(directory)
+        where status.isRegularFile && RecordFileName.looksLikeRecordFile(name) {
             let bytes = try FileSystem.readFile(directory + "/" + name)
-            if case .success(let loaded) = RecordFile.check(bytes: bytes, fileName: name, relativePath: "tables/\(table)/\(name)") {
+            if case .success(let loaded) = RecordFile.check(
+                bytes: bytes, fileName: name, relativePath: "tables/\(table)/\(name)")
+            {
                 records.append(SyncedMark.removed(from: loaded.record))
             }
         }

@@ -39,8 +39,10 @@ struct RecordStore: Sendable {
 
     /// Writes records as the server has them and marks them synced; removes the records in `removals`. Pull,
     /// push write-back, purge and conflict resolution go through here.
-    mutating func applySynced(table: String, encoded: EncodedRecords, removals: [String] = [],
-                              guard localGuard: SyncedRecordWriter.LocalGuard = .none) throws -> SyncedRecordWriter.Outcome {
+    mutating func applySynced(
+        table: String, encoded: EncodedRecords, removals: [String] = [],
+        guard localGuard: SyncedRecordWriter.LocalGuard = .none
+    ) throws -> SyncedRecordWriter.Outcome {
         // The index moves out of the cache while it changes, so that changing it does not copy every entry; if
         // the write fails, the next use loads it from disk.
         var index = try self.index(table)

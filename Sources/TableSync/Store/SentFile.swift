@@ -21,7 +21,8 @@ struct SentFile: Sendable, Equatable {
     /// `status` when it can vouch for the bytes read just after it: the file was last changed before
     /// `changesVisibleAfter`, so a later change gives it a different status. `nil` otherwise.
     static func vouching(_ status: FileSystem.Status, changesVisibleAfter: Int64) -> FileSystem.Status? {
-        status.modifiedNanoseconds < changesVisibleAfter && status.changedNanoseconds < changesVisibleAfter ? status : nil
+        status.modifiedNanoseconds < changesVisibleAfter && status.changedNanoseconds < changesVisibleAfter
+            ? status : nil
     }
 
     /// A file known by its hash alone: checked by reading it.

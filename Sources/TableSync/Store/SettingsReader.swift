@@ -16,7 +16,8 @@ struct SettingsReader {
             throw StoreError.invalidJSONFile(file: file, error: error)
         }
         guard case .object(let members) = value else {
-            throw StoreError.invalidSettings(file: file, field: "(top level)", reason: "expected a JSON object, found \(value.typeName)")
+            throw StoreError.invalidSettings(
+                file: file, field: "(top level)", reason: "expected a JSON object, found \(value.typeName)")
         }
         self.init(file: file, members: members, prefix: "")
     }
@@ -59,7 +60,8 @@ struct SettingsReader {
         case nil, .null?: return nil
         case let value?:
             guard let integer = value.integerValue, let result = Int(exactly: integer) else {
-                throw failure(key, "expected an integer, found \(value.typeName == "number" ? "a fraction" : value.typeName)")
+                throw failure(
+                    key, "expected an integer, found \(value.typeName == "number" ? "a fraction" : value.typeName)")
             }
             return result
         }
@@ -78,7 +80,8 @@ struct SettingsReader {
         guard let nested = try optionalObject(key) else { return [] }
         return try nested.members.sorted { CanonicalJSON.keyPrecedes($0.key, $1.key) }.map { name, value in
             switch value {
-            case .object(let inner): return (name, SettingsReader(file: file, members: inner, prefix: nested.path(name)))
+            case .object(let inner):
+                return (name, SettingsReader(file: file, members: inner, prefix: nested.path(name)))
             case let other: throw nested.failure(name, "expected an object, found \(other.typeName)")
             }
         }

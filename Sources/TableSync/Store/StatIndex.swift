@@ -56,12 +56,16 @@ struct StatIndex: Sendable {
 
         /// `true` when the file's `stat` fields are the entry's: the file is as indexed without being read.
         func matches(_ status: FileSystem.Status) -> Bool {
-            Self.stat(status, matchesSize: size, modified: modifiedNanoseconds, changed: changedNanoseconds, inode: inode)
+            Self.stat(
+                status, matchesSize: size, modified: modifiedNanoseconds, changed: changedNanoseconds, inode: inode)
         }
 
         /// The rule of ``matches(_:)``, for `stat` fields read from an index line without making an entry.
-        static func stat(_ status: FileSystem.Status, matchesSize size: Int64, modified: Int64, changed: Int64, inode: UInt64) -> Bool {
-            status.size == size && status.modifiedNanoseconds == modified && status.changedNanoseconds == changed && status.inode == inode
+        static func stat(
+            _ status: FileSystem.Status, matchesSize size: Int64, modified: Int64, changed: Int64, inode: UInt64
+        ) -> Bool {
+            status.size == size && status.modifiedNanoseconds == modified && status.changedNanoseconds == changed
+                && status.inode == inode
         }
 
         /// `true` when a file modified at `modified` is racily clean in an index file last written at `racyFrom`: it
@@ -90,7 +94,9 @@ struct StatIndex: Sendable {
     /// suites, which run `tablesync` on small tables, flush and merge runs every few records.
     static let configuredFlushLines: Int = {
         #if DEBUG
-        if let value = getenv("TABLESYNC_INDEX_FLUSH_LINES").flatMap({ Int(String(cString: $0)) }), value > 0 { return value }
+        if let value = getenv("TABLESYNC_INDEX_FLUSH_LINES").flatMap({ Int(String(cString: $0)) }), value > 0 {
+            return value
+        }
         #endif
         return 8_192
     }()
@@ -123,7 +129,8 @@ struct StatIndex: Sendable {
     /// log's lines, then each run's, read from disk as the walk goes.
     func sortedLines() throws -> IndexItemMerge {
         let log = overlayLines(keepingRemovals: true, racyFrom: nil)
-        return try IndexItemMerge(newestFirst: [.lines(log, modifiedNanoseconds: logModifiedNanoseconds)] + runs.reversed().map { .run($0) })
+        return try IndexItemMerge(
+            newestFirst: [.lines(log, modifiedNanoseconds: logModifiedNanoseconds)] + runs.reversed().map { .run($0) })
     }
 
     /// The log's lines held in memory, sorted by name, each ending with a newline; with `racyFrom`, entries racily
@@ -132,7 +139,9 @@ struct StatIndex: Sendable {
         var lines: [UInt8] = []
         for (name, entry) in overlay.sorted(by: { StatIndexLine.precedes($0.key, $1.key) }) {
             guard entry != nil || keepingRemovals else { continue }
-            StatIndexLine.encode(StatIndexLine.Item(fileName: name, entry: racyFrom.map { entry?.checked(racyFrom: $0) } ?? entry), to: &lines)
+            StatIndexLine.encode(
+                StatIndexLine.Item(fileName: name, entry: racyFrom.map { entry?.checked(racyFrom: $0) } ?? entry),
+                to: &lines)
         }
         return lines
     }
@@ -200,8 +209,10 @@ struct StatIndex: Sendable {
     static func sequence(ofHeader line: String) -> Int? {
         if line == formerLogHeader { return 0 }
         let parts = line.split(separator: " ", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0] + " " + parts[1] == logHeader, !parts[2].isEmpty, parts[2].allSatisfy({ ("0"..."9").contains($0) }),
-              let sequence = Int(parts[2]), sequence >= 0 else { return nil }
+        guard parts.count == 3, parts[0] + " " + parts[1] == logHeader, !parts[2].isEmpty,
+            parts[2].allSatisfy({ ("0"..."9").contains($0) }),
+            let sequence = Int(parts[2]), sequence >= 0
+        else { return nil }
         return sequence
     }
 
@@ -223,10 +234,14 @@ struct StatIndex: Sendable {
         // durable, so the overlay never outgrows its bound.
         guard updated.count + removed.count <= flushLines else {
             for start in stride(from: 0, to: updated.count, by: flushLines) {
-                try record(Array(updated[start..<min(start + flushLines, updated.count)]), removed: [], layout: layout, table: table)
+                try record(
+                    Array(updated[start..<min(start + flushLines, updated.count)]), removed: [], layout: layout,
+                    table: table)
             }
             for start in stride(from: 0, to: removed.count, by: flushLines) {
-                try record([], removed: Array(removed[start..<min(start + flushLines, removed.count)]), layout: layout, table: table)
+                try record(
+                    [], removed: Array(removed[start..<min(start + flushLines, removed.count)]), layout: layout,
+                    table: table)
             }
             return
         }
@@ -241,7 +256,9 @@ struct StatIndex: Sendable {
         let rewrite = logNeedsRewrite || logLines == 0
         if rewrite {
             lines.append(contentsOf: "\(Self.logHeader) \(lastSequence)\n".utf8)
-            for (name, entry) in overlay { StatIndexLine.encode(StatIndexLine.Item(fileName: name, entry: entry), to: &lines) }
+            for (name, entry) in overlay {
+                StatIndexLine.encode(StatIndexLine.Item(fileName: name, entry: entry), to: &lines)
+            }
         }
         for entry in updated {
             StatIndexLine.encode(StatIndexLine.Item(fileName: entry.fileName, entry: entry), to: &lines)
@@ -267,9 +284,12 @@ struct StatIndex: Sendable {
     private mutating func flush(layout: StoreLayout, table: String) throws {
         let logTime = try FileSystem.status(layout.indexFile(table))?.modifiedNanoseconds ?? .max
         // Removals matter only against older runs.
-        var lines = try IndexLineCursor(lines: overlayLines(keepingRemovals: !runs.isEmpty, racyFrom: logTime), racyFrom: .max)
+        var lines = try IndexLineCursor(
+            lines: overlayLines(keepingRemovals: !runs.isEmpty, racyFrom: logTime), racyFrom: .max)
         let sequence = lastSequence + 1
-        let run = try IndexRun.write(table: table, sequences: sequence...sequence, layout: layout, capacity: overlay.count) { emit in
+        let run = try IndexRun.write(
+            table: table, sequences: sequence...sequence, layout: layout, capacity: overlay.count
+        ) { emit in
             while !lines.isAtEnd {
                 try lines.withLine(emit)
                 try lines.advance()
@@ -294,8 +314,10 @@ struct StatIndex: Sendable {
             var merge = try IndexItemMerge(newestFirst: merging.reversed().map { .run($0) })
             let sequences = oldest.sequences.lowerBound...newest.sequences.upperBound
             // Lines are copied as they are: a run's entries were checked for being racily clean when it was flushed.
-            let merged = try IndexRun.write(table: table, sequences: sequences, layout: layout,
-                                            capacity: merging.reduce(0) { $0 + $1.itemCount }) { emit in
+            let merged = try IndexRun.write(
+                table: table, sequences: sequences, layout: layout,
+                capacity: merging.reduce(0) { $0 + $1.itemCount }
+            ) { emit in
                 while try merge.step() {
                     if keepRemovals || !merge.isRemoval { try merge.withLine(emit) }
                 }

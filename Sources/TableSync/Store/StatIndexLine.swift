@@ -23,14 +23,16 @@ enum StatIndexLine {
             bytes.append(contentsOf: "\t-\n".utf8)
             return
         }
-        let line = "\(entry.fileName)\t\(entry.id)\t\(entry.size)\t\(entry.modifiedNanoseconds)\t\(entry.changedNanoseconds)\t\(entry.inode)\t\(entry.contentHash)\t\(entry.version ?? "")\n"
+        let line =
+            "\(entry.fileName)\t\(entry.id)\t\(entry.size)\t\(entry.modifiedNanoseconds)\t\(entry.changedNanoseconds)\t\(entry.inode)\t\(entry.contentHash)\t\(entry.version ?? "")\n"
         bytes.append(contentsOf: line.utf8)
     }
 
     /// The order of file names in the index: by their UTF-8 bytes. Every sort and search of the index and of the
     /// listing it is walked beside uses this one order.
     static func precedes(_ first: String, _ second: String) -> Bool {
-        var first = first, second = second
+        var first = first
+        var second = second
         return first.withUTF8 { a in second.withUTF8 { b in compare(a, b) < 0 } }
     }
 
@@ -51,9 +53,12 @@ enum StatIndexLine {
 
     /// The `stat` fields of an entry's line (size, modification and change times, inode), read without making
     /// any String; `nil` for a removal or a line that is not an entry's.
-    static func statFields(of line: UnsafeBufferPointer<UInt8>) -> (size: Int64, modified: Int64, changed: Int64, inode: UInt64)? {
+    static func statFields(
+        of line: UnsafeBufferPointer<UInt8>
+    ) -> (size: Int64, modified: Int64, changed: Int64, inode: UInt64)? {
         // The tabs after the id, size, mtime, ctime and inode: no array, this runs once per file of a scan.
-        var tabs = (0, 0, 0, 0, 0), found = 0
+        var tabs = (0, 0, 0, 0, 0)
+        var found = 0
         for position in 0..<line.count where line[position] == UInt8(ascii: "\t") {
             switch found {
             case 0: break
@@ -67,9 +72,10 @@ enum StatIndexLine {
             if found == 6 { break }
         }
         guard found == 6, let size: Int64 = decimal(line, (tabs.0 + 1)..<tabs.1),
-              let modified: Int64 = decimal(line, (tabs.1 + 1)..<tabs.2),
-              let changed: Int64 = decimal(line, (tabs.2 + 1)..<tabs.3),
-              let inode: UInt64 = decimal(line, (tabs.3 + 1)..<tabs.4) else { return nil }
+            let modified: Int64 = decimal(line, (tabs.1 + 1)..<tabs.2),
+            let changed: Int64 = decimal(line, (tabs.2 + 1)..<tabs.3),
+            let inode: UInt64 = decimal(line, (tabs.3 + 1)..<tabs.4)
+        else { return nil }
         return (size, modified, changed, inode)
     }
 
@@ -85,7 +91,9 @@ enum StatIndexLine {
     /// String is made only for the four text fields of an entry, never for a number.
     static func parse(_ line: UnsafeBufferPointer<UInt8>) -> Item? {
         let tab = UInt8(ascii: "\t")
-        func text(_ range: Range<Int>) -> String { String(decoding: UnsafeBufferPointer(rebasing: line[range]), as: UTF8.self) }
+        func text(_ range: Range<Int>) -> String {
+            String(decoding: UnsafeBufferPointer(rebasing: line[range]), as: UTF8.self)
+        }
         if isRemoval(line) {
             return Item(fileName: text(0..<(line.count - 2)), entry: nil)
         }
@@ -98,18 +106,23 @@ enum StatIndexLine {
         }
         fields.append(fieldStart..<line.count)
         guard fields.count == 8, !fields[0].isEmpty,
-              let size: Int64 = decimal(line, fields[2]), let modified: Int64 = decimal(line, fields[3]),
-              let changed: Int64 = decimal(line, fields[4]), let inode: UInt64 = decimal(line, fields[5])
+            let size: Int64 = decimal(line, fields[2]), let modified: Int64 = decimal(line, fields[3]),
+            let changed: Int64 = decimal(line, fields[4]), let inode: UInt64 = decimal(line, fields[5])
         else { return nil }
         let fileName = text(fields[0])
-        return Item(fileName: fileName, entry: StatIndex.Entry(
-            fileName: fileName, id: text(fields[1]), size: size, modifiedNanoseconds: modified, changedNanoseconds: changed,
-            inode: inode, contentHash: text(fields[6]), version: fields[7].isEmpty ? nil : text(fields[7])))
+        return Item(
+            fileName: fileName,
+            entry: StatIndex.Entry(
+                fileName: fileName, id: text(fields[1]), size: size, modifiedNanoseconds: modified,
+                changedNanoseconds: changed,
+                inode: inode, contentHash: text(fields[6]), version: fields[7].isEmpty ? nil : text(fields[7])))
     }
 
     /// Calls `body` with each line of `bytes` (without its newline), skipping blank ones; returns the length of
     /// the part made of whole lines (a last line without its newline is not passed on: it was torn by a crash).
-    static func forEachLine(in bytes: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>) throws -> Void) rethrows -> Int {
+    static func forEachLine(
+        in bytes: UnsafeBufferPointer<UInt8>, _ body: (UnsafeBufferPointer<UInt8>) throws -> Void
+    ) rethrows -> Int {
         let newline = UInt8(ascii: "\n")
         var lineStart = 0
         while lineStart < bytes.count {
@@ -135,8 +148,10 @@ enum StatIndexLine {
             guard digit < 10 else { return nil }
             let (shifted, overflowA) = value.multipliedReportingOverflow(by: 10)
             // Negative numbers are built downwards, so the most negative value fits too.
-            let (next, overflowB) = negative ? shifted.subtractingReportingOverflow(Number(digit))
-                                             : shifted.addingReportingOverflow(Number(digit))
+            let (next, overflowB) =
+                negative
+                ? shifted.subtractingReportingOverflow(Number(digit))
+                : shifted.addingReportingOverflow(Number(digit))
             guard !overflowA, !overflowB else { return nil }
             value = next
             position += 1

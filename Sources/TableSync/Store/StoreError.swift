@@ -40,9 +40,10 @@ public enum StoreError: CategorizedError, Equatable {
     /// Which kind of failure this is, for the command line's exit code.
     public var kind: FailureKind {
         switch self {
-        case .notAStore, .invalidSettings, .invalidJSONFile, .invalidJournalLine, .brokenRecordFile, .damagedIndex: return .invalidStore
+        case .notAStore, .invalidSettings, .invalidJSONFile, .invalidJournalLine, .brokenRecordFile, .damagedIndex:
+            return .invalidStore
         case .alreadyInitialized, .unknownTable, .invalidTableName, .invalidRecordID, .invalidRecord,
-             .recordNotFound, .recordExists, .operationRejected, .readOnly, .invalidQuery, .invalidEnvironment:
+            .recordNotFound, .recordExists, .operationRejected, .readOnly, .invalidQuery, .invalidEnvironment:
             return .usage
         }
     }
@@ -83,7 +84,8 @@ public enum StoreError: CategorizedError, Equatable {
         case .invalidEnvironment(let variable, let value, let accepted):
             return "\(variable)=\(value) is not understood; set it to \(accepted.joined(separator: ", ")), or unset it."
         case .damagedIndex(let file, let reason):
-            return "\(file): \(reason); the stat index is a cache: remove .tablesync/index/ and the next run rebuilds it (every record file is read once, and a file holding a server copy is compared with the server before anything of it is pushed)."
+            return
+                "\(file): \(reason); the stat index is a cache: remove .tablesync/index/ and the next run rebuilds it (every record file is read once, and a file holding a server copy is compared with the server before anything of it is pushed)."
         }
     }
 }

@@ -6,7 +6,8 @@ import SyncProtocol
 enum StoreInitializer {
     /// The store's `.gitattributes` (``StoreFileMerge/gitAttributeLines``). Without the driver's git config a
     /// clone merges record files and `queries.json` as text.
-    static let gitAttributes = "# Written by tablesync: how git merges this store's files (each clone runs `tablesync git-setup` once).\n"
+    static let gitAttributes =
+        "# Written by tablesync: how git merges this store's files (each clone runs `tablesync git-setup` once).\n"
         + StoreFileMerge.gitAttributeLines.joined(separator: "\n") + "\n"
 
     /// Creates the store; with `queryPerTable`, `queries.json` gets one query per table, named after it, that

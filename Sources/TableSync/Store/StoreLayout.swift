@@ -73,6 +73,8 @@ package struct StoreLayout: Sendable, Equatable {
     package static let cacheDirectoryName = ".tablesync"
 
     /// What of a store belongs in version control, relative to its root: everything but `.tablesync/`.
-    package static let versionedPaths = [settingsFileName, queriesFileName, journalFileName, acknowledgementsFileName, "tables", "conflicts",
-                                        ".gitattributes"]
+    package static let versionedPaths = [
+        settingsFileName, queriesFileName, journalFileName, acknowledgementsFileName, "tables", "conflicts",
+        ".gitattributes"
+    ]
 }

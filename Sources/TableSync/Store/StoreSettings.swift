@@ -49,8 +49,10 @@ public struct StoreSettings: Sendable, Equatable {
     public var commitAfterSync: Bool
 
     /// Settings for a store on `remote`; `apiVersion` `nil` learns the protocol version from the server.
-    public init(remote: String, apiVersion: Int? = 3, tables: [String] = [], conflictPolicy: ConflictPolicy = .manual,
-                tokenFile: String? = nil, tokenCommand: String? = nil, commitAfterSync: Bool = false) {
+    public init(
+        remote: String, apiVersion: Int? = 3, tables: [String] = [], conflictPolicy: ConflictPolicy = .manual,
+        tokenFile: String? = nil, tokenCommand: String? = nil, commitAfterSync: Bool = false
+    ) {
         self.remote = remote
         self.apiVersion = apiVersion
         self.tables = tables.sorted()
@@ -63,10 +65,12 @@ public struct StoreSettings: Sendable, Equatable {
     /// Checks the settings, returning the first problem as an error naming the field.
     package func validate(file: String = StoreLayout.settingsFileName) throws {
         if let apiVersion, apiVersion != 2 && apiVersion != 3 {
-            throw StoreError.invalidSettings(file: file, field: "apiVersion", reason: "expected 2 or 3, found \(apiVersion)")
+            throw StoreError.invalidSettings(
+                file: file, field: "apiVersion", reason: "expected 2 or 3, found \(apiVersion)")
         }
         guard remote.hasPrefix("http://") || remote.hasPrefix("https://") else {
-            throw StoreError.invalidSettings(file: file, field: "remote", reason: "expected an http:// or https:// URL, found \"\(remote)\"")
+            throw StoreError.invalidSettings(
+                file: file, field: "remote", reason: "expected an http:// or https:// URL, found \"\(remote)\"")
         }
         var seen: [String: String] = [:]
         for table in tables {
@@ -74,16 +78,20 @@ public struct StoreSettings: Sendable, Equatable {
                 throw StoreError.invalidSettings(file: file, field: "tables.\(table)", reason: problem)
             }
             if let other = seen[table.lowercased()] {
-                throw StoreError.invalidSettings(file: file, field: "tables.\(table)",
+                throw StoreError.invalidSettings(
+                    file: file, field: "tables.\(table)",
                     reason: "differs from table \"\(other)\" only in case; they would share a directory on macOS")
             }
             seen[table.lowercased()] = table
         }
         if tokenFile != nil && tokenCommand != nil {
-            throw StoreError.invalidSettings(file: file, field: "tokenCommand", reason: "name one source of the token, tokenFile or tokenCommand, not both")
+            throw StoreError.invalidSettings(
+                file: file, field: "tokenCommand",
+                reason: "name one source of the token, tokenFile or tokenCommand, not both")
         }
         if let tokenCommand, tokenCommand.trimmingWhitespace().isEmpty {
-            throw StoreError.invalidSettings(file: file, field: "tokenCommand", reason: "expected a command, found an empty string")
+            throw StoreError.invalidSettings(
+                file: file, field: "tokenCommand", reason: "expected a command, found an empty string")
         }
     }
 
@@ -92,7 +100,10 @@ public struct StoreSettings: Sendable, Equatable {
         let reader = try SettingsReader(file: file, bytes: bytes)
         let policyText = try reader.optionalString("conflictPolicy") ?? ConflictPolicy.manual.rawValue
         guard let policy = ConflictPolicy(rawValue: policyText) else {
-            throw reader.failure("conflictPolicy", "expected one of \(ConflictPolicy.allCases.map(\.rawValue).joined(separator: ", ")), found \"\(policyText)\"")
+            throw reader.failure(
+                "conflictPolicy",
+                "expected one of \(ConflictPolicy.allCases.map(\.rawValue).joined(separator: ", ")), found \"\(policyText)\""
+            )
         }
         let settings = StoreSettings(
             remote: try reader.string("remote"),
@@ -112,7 +123,7 @@ public struct StoreSettings: Sendable, Equatable {
         var members: [String: JSONValue] = [
             "remote": .string(remote),
             "conflictPolicy": .string(conflictPolicy.rawValue),
-            "tables": .object(Dictionary(uniqueKeysWithValues: tables.map { ($0, JSONValue.object([:])) })),
+            "tables": .object(Dictionary(uniqueKeysWithValues: tables.map { ($0, JSONValue.object([:])) }))
         ]
         if let apiVersion { members["apiVersion"] = .integer(Int64(apiVersion)) }
         if let tokenFile { members["tokenFile"] = .string(tokenFile) }

@@ -83,7 +83,8 @@ package enum SyncedMark {
         let hash = Array(Crypto.SHA256.hash(data: bytes).prefix(16))
         var mark: [UInt8] = []
         mark.reserveCapacity(length)
-        var bits = 0, count = 0
+        var bits = 0
+        var count = 0
         for byte in hash {
             bits = bits << 8 | Int(byte)
             count += 8

@@ -51,8 +51,10 @@ struct SyncedRecordWriter {
 
     /// Writes the records of `encoded` and removes the records with ids in `removals`, in `table`. Staged spares
     /// not written go back to ``spares``.
-    func apply(table: String, encoded: EncodedRecords, removals: [String], guard localGuard: LocalGuard = .none,
-               index: inout StatIndex) throws -> Outcome {
+    func apply(
+        table: String, encoded: EncodedRecords, removals: [String], guard localGuard: LocalGuard = .none,
+        index: inout StatIndex
+    ) throws -> Outcome {
         var outcome = Outcome()
         var files = DurableFileBatch()
         var intents: [Intent] = []
@@ -64,7 +66,8 @@ struct SyncedRecordWriter {
         try FileSystem.createDirectory(directory)
         for (position, (record, (bytes, hash))) in zip(encoded.records, encoded.files).enumerated() {
             let staged = encoded.stagedFile(position)
-            let id = record.id, version = record.version
+            let id = record.id
+            let version = record.version
             let fileName = RecordFileName.fileName(for: id)
             let path = directory + "/" + fileName
             // The index entry is looked up at most once, and only where it decides something: a lookup may read
@@ -87,9 +90,11 @@ struct SyncedRecordWriter {
                 continue
             case .recordVersionOnly:
                 // No file matches the entry, so the next scan reads the file and sends the newer edit on this version.
-                refreshed.append(StatIndex.Entry(fileName: fileName, id: id, size: StatIndex.Entry.unknownSize, modifiedNanoseconds: 0,
-                                                 changedNanoseconds: 0, inode: 0, contentHash: StatIndex.Entry.editedWhileSent,
-                                                 version: version))
+                refreshed.append(
+                    StatIndex.Entry(
+                        fileName: fileName, id: id, size: StatIndex.Entry.unknownSize, modifiedNanoseconds: 0,
+                        changedNanoseconds: 0, inode: 0, contentHash: StatIndex.Entry.editedWhileSent,
+                        version: version))
                 outcome.skipped.append(id)
                 continue
             }
@@ -102,7 +107,9 @@ struct SyncedRecordWriter {
                 }
                 if status.size == Int64(bytes.count), (try? FileSystem.readFile(path)) == bytes {
                     outcome.unchanged += 1
-                    refreshed.append(StatIndex.Entry(fileName: fileName, id: id, status: status, contentHash: hash, version: version))
+                    refreshed.append(
+                        StatIndex.Entry(fileName: fileName, id: id, status: status, contentHash: hash, version: version)
+                    )
                     continue
                 }
             }
@@ -158,8 +165,10 @@ struct SyncedRecordWriter {
     }
 
     /// `entry` is the index's entry for the file, if any.
-    private func check(_ localGuard: LocalGuard, id: String, path: String, status: FileSystem.Status?,
-                       entry: StatIndex.Entry?) throws -> GuardDecision {
+    private func check(
+        _ localGuard: LocalGuard, id: String, path: String, status: FileSystem.Status?,
+        entry: StatIndex.Entry?
+    ) throws -> GuardDecision {
         switch localGuard {
         case .none:
             return .proceed(knownHash: nil)
@@ -167,7 +176,8 @@ struct SyncedRecordWriter {
             guard let status else { return entry == nil ? .proceed(knownHash: nil) : .skip }
             guard let entry else { return .skip }
             if entry.matches(status) { return .proceed(knownHash: entry.contentHash) }
-            return SHA256.hexDigest(of: try FileSystem.readFile(path)) == entry.contentHash ? .proceed(knownHash: entry.contentHash) : .skip
+            return SHA256.hexDigest(of: try FileSystem.readFile(path)) == entry.contentHash
+                ? .proceed(knownHash: entry.contentHash) : .skip
         case .sentContent(let files):
             guard let sent = files[id] else { return .proceed(knownHash: nil) }
             return try sent.isStill(at: path, current: status) ? .proceed(knownHash: sent.hash) : .recordVersionOnly
@@ -188,9 +198,11 @@ struct SyncedRecordWriter {
             let fields = line.split(separator: UInt8(ascii: "\t"), maxSplits: 5, omittingEmptySubsequences: false)
                 .map { String(decoding: $0, as: UTF8.self) }
             guard fields.count == 6, TableName.isValid(fields[0]) else { continue }
-            byTable[fields[0], default: []].append(Intent(
-                fileName: fields[1], id: fields[2], contentHash: fields[3], version: fields[5].isEmpty ? nil : fields[5],
-                removal: fields[4] == "remove"))
+            byTable[fields[0], default: []].append(
+                Intent(
+                    fileName: fields[1], id: fields[2], contentHash: fields[3],
+                    version: fields[5].isEmpty ? nil : fields[5],
+                    removal: fields[4] == "remove"))
         }
         for (table, intents) in byTable {
             var index = try StatIndex.load(layout: layout, table: table)
@@ -202,8 +214,10 @@ struct SyncedRecordWriter {
     /// Adds to the index what is now on disk for each intent: files whose content is the intended one, and
     /// removals that happened. Anything else (a rename that never happened) keeps its old entry. After a crash
     /// (`checkingContent`), that is known only by reading the file.
-    private func recordInIndex(table: String, intents: [Intent], extra: [StatIndex.Entry], index: inout StatIndex,
-                               checkingContent: Bool = false) throws {
+    private func recordInIndex(
+        table: String, intents: [Intent], extra: [StatIndex.Entry], index: inout StatIndex,
+        checkingContent: Bool = false
+    ) throws {
         var updated = extra
         var removed: [String] = []
         let directory = layout.tableDirectory(table)
@@ -219,11 +233,17 @@ struct SyncedRecordWriter {
             if checkingContent {
                 // After a crash: what the index has already (a replay after the index was written) or what the
                 // rename left in place (the old content, when the crash came before it) is not learned again.
-                if let entry = try index.entry(named: intent.fileName), entry.contentHash == intent.contentHash, entry.matches(status) { continue }
+                if let entry = try index.entry(named: intent.fileName), entry.contentHash == intent.contentHash,
+                    entry.matches(status)
+                {
+                    continue
+                }
                 if SHA256.hexDigest(of: try FileSystem.readFile(path)) != intent.contentHash { continue }
             }
-            updated.append(StatIndex.Entry(fileName: intent.fileName, id: intent.id, status: status,
-                                           contentHash: intent.contentHash, version: intent.version))
+            updated.append(
+                StatIndex.Entry(
+                    fileName: intent.fileName, id: intent.id, status: status,
+                    contentHash: intent.contentHash, version: intent.version))
         }
         try index.record(updated, removed: removed, layout: layout, table: table)
     }
@@ -231,7 +251,8 @@ struct SyncedRecordWriter {
     private static func encodeIntents(table: String, _ intents: [Intent]) -> [UInt8] {
         var bytes: [UInt8] = []
         for intent in intents {
-            let line = "\(table)\t\(intent.fileName)\t\(intent.id)\t\(intent.contentHash)\t\(intent.removal ? "remove" : "write")\t\(intent.version ?? "")\n"
+            let line =
+                "\(table)\t\(intent.fileName)\t\(intent.id)\t\(intent.contentHash)\t\(intent.removal ? "remove" : "write")\t\(intent.version ?? "")\n"
             bytes.append(contentsOf: line.utf8)
         }
         return bytes
@@ -240,7 +261,9 @@ struct SyncedRecordWriter {
 
 extension StatIndex.Entry {
     init(fileName: String, id: String, status: FileSystem.Status, contentHash: String, version: String?) {
-        self.init(fileName: fileName, id: id, size: status.size, modifiedNanoseconds: status.modifiedNanoseconds,
-                  changedNanoseconds: status.changedNanoseconds, inode: status.inode, contentHash: contentHash, version: version)
+        self.init(
+            fileName: fileName, id: id, size: status.size, modifiedNanoseconds: status.modifiedNanoseconds,
+            changedNanoseconds: status.changedNanoseconds, inode: status.inode, contentHash: contentHash,
+            version: version)
     }
 }

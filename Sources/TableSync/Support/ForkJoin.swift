@@ -13,8 +13,10 @@ let activeCores = ProcessInfo.processInfo.activeProcessorCount
 /// The closures are `@Sendable` and the values `Sendable`, so the compiler checks that no thread touches what
 /// another changes. The one thing it cannot check is the output: every thread writes its own slots of one
 /// buffer, which is read only after `concurrentPerform` has returned (it returns when every iteration is done).
-func concurrentMap<Element: Sendable, Mapped: Sendable>(_ elements: [Element], minimumSlice: Int = 64,
-                                                        _ transform: @Sendable (Element) -> Mapped) -> [Mapped] {
+func concurrentMap<Element: Sendable, Mapped: Sendable>(
+    _ elements: [Element], minimumSlice: Int = 64,
+    _ transform: @Sendable (Element) -> Mapped
+) -> [Mapped] {
     let slices = min(activeCores, elements.count / max(1, minimumSlice))
     guard slices > 1 else { return elements.map(transform) }
     return [Mapped](unsafeUninitializedCapacity: elements.count) { buffer, initialized in
@@ -32,10 +34,13 @@ func concurrentMap<Element: Sendable, Mapped: Sendable>(_ elements: [Element], m
 /// the results to `consume` chunk by chunk, in order. While the chunk the caller needs is not mapped yet, the
 /// caller maps the next chunk nobody has taken (that very chunk, when nobody has), and waits only when every
 /// chunk is taken (a chunk is a fraction of a millisecond of work). So the caller's own work overlaps the mapping
-/// and no core sits idle, on two cores as on many: the scan takes a table's `stat`s this way while it walks them beside the index. When `consume`
+/// and no core sits idle, on two cores as on many: the scan takes a table's `stat`s this way while it walks them beside
+/// the index. When `consume`
 /// throws, no further chunk is started and the error is rethrown once the other threads have stopped.
-func pipelinedMap<Mapped: Sendable>(count: Int, chunkSize: Int = 256, _ transform: @Sendable (Int) -> Mapped,
-                                    consume: (_ range: Range<Int>, _ results: UnsafeBufferPointer<Mapped>) throws -> Void) throws {
+func pipelinedMap<Mapped: Sendable>(
+    count: Int, chunkSize: Int = 256, _ transform: @Sendable (Int) -> Mapped,
+    consume: (_ range: Range<Int>, _ results: UnsafeBufferPointer<Mapped>) throws -> Void
+) throws {
     let chunks = (count + chunkSize - 1) / chunkSize
     guard chunks > 0 else { return }
     @Sendable func range(_ chunk: Int) -> Range<Int> { chunk * chunkSize..<min(count, (chunk + 1) * chunkSize) }

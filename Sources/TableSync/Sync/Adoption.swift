@@ -31,7 +31,8 @@ package struct AdoptionReport: Sendable, Equatable {
 
     /// Files compared with the server.
     package var compared: Int {
-        unchanged + takenFromServer + edited + created + deleted + alreadyDeleted + restored + conflicts.count + settledByPolicy
+        unchanged + takenFromServer + edited + created + deleted + alreadyDeleted + restored + conflicts.count
+            + settledByPolicy
     }
 
     /// An empty report.
@@ -66,8 +67,11 @@ enum AdoptionRule {
     static func decide(local: [String: JSONValue], intact: Bool, server: ServerRecord?) -> Decision {
         guard let server else {
             // An intact file holds a copy the store wrote from a checked record, so it passes the check again.
-            guard intact, let copy = try? ServerRecord(validating: .object(SyncedMark.removed(from: local)),
-                                                       requireUpdatedAt: false) else { return .created }
+            guard intact,
+                let copy = try? ServerRecord(
+                    validating: .object(SyncedMark.removed(from: local)),
+                    requireUpdatedAt: false)
+            else { return .created }
             return .keepAsIs(copy)
         }
         let saysNothingElse = intact || ServerRecord.content(local) == server.content
@@ -134,16 +138,19 @@ struct Adopter {
                     report.requests += 1
                     if let copy = try await client.serverCopy(table: table, id: id) { copies.append(copy) }
                 }
-                try await settle(table: table, serverCopies: copies, changes: changes, remaining: &remaining, report: &report)
+                try await settle(
+                    table: table, serverCopies: copies, changes: changes, remaining: &remaining, report: &report)
             } else {
                 try await walk(table: table, client: client, from: oldestUpdatedAt(of: Array(changes.values))) { page in
                     report.requests += 1
-                    try await settle(table: table, serverCopies: page, changes: changes, remaining: &remaining, report: &report)
+                    try await settle(
+                        table: table, serverCopies: page, changes: changes, remaining: &remaining, report: &report)
                     return !remaining.isEmpty
                 }
             }
             // What the server never sent, it does not have.
-            try await settleAbsent(table: table, changes: remaining.sorted().compactMap { changes[$0] }, report: &report)
+            try await settleAbsent(
+                table: table, changes: remaining.sorted().compactMap { changes[$0] }, report: &report)
         }
         return report
     }
@@ -155,8 +162,8 @@ struct Adopter {
         var oldest: (text: String, instant: Timestamp)?
         for change in changes {
             guard change.kind != .removedByGit, change.kind != .missing,
-                  let file = try? store.recordFiles.load(table: change.table, id: change.id),
-                  let text = file.record[SystemProperty.updatedAt]?.stringValue, let instant = Timestamp(parsing: text)
+                let file = try? store.recordFiles.load(table: change.table, id: change.id),
+                let text = file.record[SystemProperty.updatedAt]?.stringValue, let instant = Timestamp(parsing: text)
             else { return nil }
             if let current = oldest, current.instant <= instant { continue }
             oldest = (text, instant)
@@ -166,8 +173,10 @@ struct Adopter {
 
     /// Reads every record of `table` changed at or after `start` (all, without it), deleted ones included, in
     /// pages, handing each page's records to `body` until it returns `false` or the table ends.
-    private func walk(table: String, client: TableClient, from start: String?,
-                      _ body: ([ServerRecord]) async throws -> Bool) async throws {
+    private func walk(
+        table: String, client: TableClient, from start: String?,
+        _ body: ([ServerRecord]) async throws -> Bool
+    ) async throws {
         let mode = try await Puller.pagingMode(options: options, connection: connection, client: client)
         let tableURL = client.http.baseURL + TablePath.table(table)
         // An empty last id keeps the records stamped at `start` itself in a keyset read (ids are never empty).
@@ -177,21 +186,32 @@ struct Adopter {
         var repeatCheck = PullPlan.RepeatedPageCheck()
         while true {
             let page: ServerPage
-            (page, pageSize) = try await Puller.fetchPage(client: client, connection: connection, table: table, pageSize: pageSize) { size in
+            (page, pageSize) = try await Puller.fetchPage(
+                client: client, connection: connection, table: table, pageSize: pageSize
+            ) { size in
                 PullPlan.query(mode: mode, baseFilter: nil, watermark: watermark, skip: skip, pageSize: size)
             }
             if page.itemCount == 0 { return }
             guard !page.cursorItems.isEmpty else {
-                throw SyncError.malformedResponse(url: tableURL, reason: "none of the page's \(page.itemCount) records has an id and an updatedAt, so the comparison cannot move past them")
+                throw SyncError.malformedResponse(
+                    url: tableURL,
+                    reason:
+                        "none of the page's \(page.itemCount) records has an id and an updatedAt, so the comparison cannot move past them"
+                )
             }
             try repeatCheck.check(mode: mode, skip: skip, page: page.cursorItems, url: tableURL)
             let next = PullPlan.advance(mode: mode, watermark: watermark, skip: skip, page: page.cursorItems)
             if mode == .keyset, !PullPlan.advances(from: watermark, to: next.0) {
-                throw SyncError.malformedResponse(url: tableURL, reason: "a page does not move past the previous one, so the comparison stopped instead of asking again")
+                throw SyncError.malformedResponse(
+                    url: tableURL,
+                    reason:
+                        "a page does not move past the previous one, so the comparison stopped instead of asking again")
             }
             (watermark, skip) = next
             guard try await body(page.records) else { return }
-            if PullPlan.isLastPage(apiVersion: client.apiVersion, itemCount: page.itemCount, pageSize: pageSize, nextLink: page.nextLink) {
+            if PullPlan.isLastPage(
+                apiVersion: client.apiVersion, itemCount: page.itemCount, pageSize: pageSize, nextLink: page.nextLink)
+            {
                 return
             }
         }
@@ -208,15 +228,18 @@ struct Adopter {
     }
 
     /// Settles the files of `table` whose ids are in `remaining` and that `serverCopies` has copies of.
-    private func settle(table: String, serverCopies: [ServerRecord], changes: [String: LocalChange],
-                        remaining: inout Set<String>, report: inout AdoptionReport) async throws {
+    private func settle(
+        table: String, serverCopies: [ServerRecord], changes: [String: LocalChange],
+        remaining: inout Set<String>, report: inout AdoptionReport
+    ) async throws {
         let matched = serverCopies.filter { remaining.contains($0.id) }.map { (id: $0.id, server: $0) }
         guard !matched.isEmpty else { return }
         // The server has these records: none of them may end up queued as an insert, read or not.
         for (id, _) in matched { remaining.remove(id) }
         var settlement = Settlement()
         let files = store.recordFiles
-        // Each file that is there is read once, in parallel; one gone or broken since the scan is left to the next scan.
+        // Each file that is there is read once, in parallel; one gone or broken since the scan is left to the next
+        // scan.
         let read = concurrentMap(matched) { match -> (loaded: RecordFile.Loaded, sent: SentFile)? in
             guard let kind = changes[match.id]?.kind, kind != .removedByGit, kind != .missing else { return nil }
             return try? files.toSend(table: table, id: match.id, scanned: nil)
@@ -228,8 +251,11 @@ struct Adopter {
                 settleRemoval(change, server: server, into: &settlement, report: &report)
             case .deleteConflict:
                 guard let file else { continue }
-                settlement.conflicts.append((id, ServerRecord.content(file.loaded.record), server,
-                    "a delete of this record is pending (queued here earlier, or merged from another clone), but its file holds content; keep the file's content, take the server's copy, or discard the record"))
+                settlement.conflicts.append(
+                    (
+                        id, ServerRecord.content(file.loaded.record), server,
+                        "a delete of this record is pending (queued here earlier, or merged from another clone), but its file holds content; keep the file's content, take the server's copy, or discard the record"
+                    ))
             default:
                 guard let file else { continue }
                 settlement.sent[id] = file.sent
@@ -250,10 +276,15 @@ struct Adopter {
                 settleRemoval(change, server: nil, into: &settlement, report: &report)
             case .deleteConflict:
                 guard let file = try? store.recordFiles.load(table: table, id: change.id) else { continue }
-                settlement.conflicts.append((change.id, ServerRecord.content(file.record), nil,
-                    "a delete of this record is pending (queued here earlier, or merged from another clone), but its file holds content; the server no longer has the record"))
+                settlement.conflicts.append(
+                    (
+                        change.id, ServerRecord.content(file.record), nil,
+                        "a delete of this record is pending (queued here earlier, or merged from another clone), but its file holds content; the server no longer has the record"
+                    ))
             default:
-                guard let file = try? store.recordFiles.toSend(table: table, id: change.id, scanned: nil) else { continue }
+                guard let file = try? store.recordFiles.toSend(table: table, id: change.id, scanned: nil) else {
+                    continue
+                }
                 settlement.sent[change.id] = file.sent
                 settleFile(change, local: file.loaded, server: nil, into: &settlement, report: &report)
             }
@@ -261,8 +292,10 @@ struct Adopter {
         try await apply(settlement, table: table, report: &report)
     }
 
-    private func settleFile(_ change: LocalChange, local: RecordFile.Loaded, server: ServerRecord?,
-                            into settlement: inout Settlement, report: inout AdoptionReport) {
+    private func settleFile(
+        _ change: LocalChange, local: RecordFile.Loaded, server: ServerRecord?,
+        into settlement: inout Settlement, report: inout AdoptionReport
+    ) {
         let id = change.id
         let intact = SyncedMark.isIntact(local.record, bytes: local.bytes)
         switch AdoptionRule.decide(local: local.record, intact: intact, server: server) {
@@ -279,10 +312,13 @@ struct Adopter {
             settlement.removals.append(id)
             report.takenFromServer += 1
         case .edited(let baseVersion):
-            settlement.changes.append(LocalChange(kind: .modified, table: change.table, id: id, fileName: change.fileName, baseVersion: baseVersion))
+            settlement.changes.append(
+                LocalChange(
+                    kind: .modified, table: change.table, id: id, fileName: change.fileName, baseVersion: baseVersion))
             report.edited += 1
         case .created:
-            settlement.changes.append(LocalChange(kind: .created, table: change.table, id: id, fileName: change.fileName))
+            settlement.changes.append(
+                LocalChange(kind: .created, table: change.table, id: id, fileName: change.fileName))
             report.created += 1
         case .conflict(let server):
             switch (policy, server.deleted) {
@@ -293,23 +329,33 @@ struct Adopter {
                 settlement.writes.append(server)
                 report.settledByPolicy += 1
             case (.clientWins, false):
-                settlement.changes.append(LocalChange(kind: .modified, table: change.table, id: id, fileName: change.fileName,
-                                                      baseVersion: server.version))
+                settlement.changes.append(
+                    LocalChange(
+                        kind: .modified, table: change.table, id: id, fileName: change.fileName,
+                        baseVersion: server.version))
                 report.settledByPolicy += 1
             case (.manual, _), (.clientWins, true):
                 let localVersion = local.record[SystemProperty.version]?.stringValue
                 let versions = "version \(localVersion ?? "?") → \(server.version ?? "?")"
-                settlement.changes.append(LocalChange(kind: .modified, table: change.table, id: id, fileName: change.fileName,
-                                                      baseVersion: local.record[SystemProperty.version]?.stringValue))
-                settlement.conflicts.append((id, ServerRecord.content(local.record), server, server.deleted
-                    ? "compared with the server before sending: the server deleted the record (\(versions)) and the file differs from its last copy"
-                    : "compared with the server before sending: the server's copy moved on (\(versions)) and the file was changed on the older version"))
+                settlement.changes.append(
+                    LocalChange(
+                        kind: .modified, table: change.table, id: id, fileName: change.fileName,
+                        baseVersion: local.record[SystemProperty.version]?.stringValue))
+                settlement.conflicts.append(
+                    (
+                        id, ServerRecord.content(local.record), server,
+                        server.deleted
+                            ? "compared with the server before sending: the server deleted the record (\(versions)) and the file differs from its last copy"
+                            : "compared with the server before sending: the server's copy moved on (\(versions)) and the file was changed on the older version"
+                    ))
             }
         }
     }
 
-    private func settleRemoval(_ change: LocalChange, server: ServerRecord?, into settlement: inout Settlement,
-                               report: inout AdoptionReport) {
+    private func settleRemoval(
+        _ change: LocalChange, server: ServerRecord?, into settlement: inout Settlement,
+        report: inout AdoptionReport
+    ) {
         // A file only `HEAD` knew is deleted like one removed after the last sync: whoever removed it, this clone did.
         let position = change.kind == .missing ? HeadPosition.atOrAfter : self.position
         switch AdoptionRule.decideRemoval(server: server, syncedVersion: change.baseVersion, position: position) {
@@ -317,17 +363,24 @@ struct Adopter {
             settlement.removals.append(change.id)
             report.alreadyDeleted += 1
         case .delete(let baseVersion):
-            settlement.changes.append(LocalChange(kind: .deleted, table: change.table, id: change.id, fileName: change.fileName,
-                                                  baseVersion: baseVersion))
+            settlement.changes.append(
+                LocalChange(
+                    kind: .deleted, table: change.table, id: change.id, fileName: change.fileName,
+                    baseVersion: baseVersion))
             report.deleted += 1
         case .restore(let server):
             settlement.writes.append(server)
             report.restored += 1
         case .conflict:
-            settlement.changes.append(LocalChange(kind: .deleted, table: change.table, id: change.id, fileName: change.fileName,
-                                                  baseVersion: change.baseVersion))
-            settlement.conflicts.append((change.id, nil, server,
-                "a git command removed the file, but the server changed the record since this store synced it (version \(change.baseVersion ?? "?") → \(server?.version ?? "?"))"))
+            settlement.changes.append(
+                LocalChange(
+                    kind: .deleted, table: change.table, id: change.id, fileName: change.fileName,
+                    baseVersion: change.baseVersion))
+            settlement.conflicts.append(
+                (
+                    change.id, nil, server,
+                    "a git command removed the file, but the server changed the record since this store synced it (version \(change.baseVersion ?? "?") → \(server?.version ?? "?"))"
+                ))
         }
     }
 
@@ -335,16 +388,19 @@ struct Adopter {
     private func apply(_ settlement: Settlement, table: String, report: inout AdoptionReport) async throws {
         // Files that changed since they were read keep their bytes; only the index learns the server's version.
         if !settlement.writes.isEmpty || !settlement.removals.isEmpty {
-            _ = try await store.applySynced(table: table, records: settlement.writes, removals: settlement.removals,
-                                            guard: .sentContent(settlement.sent))
+            _ = try await store.applySynced(
+                table: table, records: settlement.writes, removals: settlement.removals,
+                guard: .sentContent(settlement.sent))
         }
         if !settlement.changes.isEmpty { _ = try await store.queue(settlement.changes) }
         for conflict in settlement.conflicts {
             let key = RecordKey(table: table, id: conflict.id)
             guard let operation = await store.pendingOperation(key) else { continue }
             report.conflicts.append(key)
-            try await store.writeConflict(ConflictRecord(operation: operation, local: conflict.local, server: conflict.server,
-                                                         status: nil, reason: conflict.reason))
+            try await store.writeConflict(
+                ConflictRecord(
+                    operation: operation, local: conflict.local, server: conflict.server,
+                    status: nil, reason: conflict.reason))
         }
     }
 }

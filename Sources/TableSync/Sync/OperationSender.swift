@@ -27,7 +27,8 @@ struct OutgoingOperation: Sendable {
 
     /// ``batchMember``, or the operation encoded as one now.
     func batchMemberBytes(apiVersion: Int) -> [UInt8] {
-        batchMember ?? CanonicalJSON.encode(BatchSender.batchOperation(self, apiVersion: apiVersion).json, style: .compact)
+        batchMember
+            ?? CanonicalJSON.encode(BatchSender.batchOperation(self, apiVersion: apiVersion).json, style: .compact)
     }
 }
 
@@ -57,9 +58,11 @@ struct SingleRequestSender: OperationSender {
                 response = try await client.insert(table: operation.table, body: body)
             case .update:
                 body = CanonicalJSON.encode(.object(outgoing.sent ?? [:]), style: .compact)
-                response = try await client.update(table: operation.table, id: operation.id, body: body, baseVersion: outgoing.baseVersion)
+                response = try await client.update(
+                    table: operation.table, id: operation.id, body: body, baseVersion: outgoing.baseVersion)
             case .delete:
-                response = try await client.delete(table: operation.table, id: operation.id, baseVersion: outgoing.baseVersion)
+                response = try await client.delete(
+                    table: operation.table, id: operation.id, baseVersion: outgoing.baseVersion)
             }
             traffic += WireTraffic(requests: 1, bytesSent: body.count, bytesReceived: response.wireBodySize)
             outcomes.append(PushOutcome.classify(kind: operation.kind, sent: outgoing.sent, response: response))
@@ -78,18 +81,24 @@ struct BatchSender: OperationSender {
 
     func send(_ operations: [OutgoingOperation]) async throws -> (outcomes: [PushOutcome], traffic: WireTraffic) {
         let members = operations.map { $0.batchMemberBytes(apiVersion: client.apiVersion) }
-        let response: BatchResponse, traffic: WireTraffic
+        let response: BatchResponse
+        let traffic: WireTraffic
         do {
-            (response, traffic) = try await client.batch(encodedOperations: members, minimalAnswers: minimalAnswers, gzipLevel: gzipLevel)
+            (response, traffic) = try await client.batch(
+                encodedOperations: members, minimalAnswers: minimalAnswers, gzipLevel: gzipLevel)
         } catch let refused as BatchRefused {
             let message = refused.message ?? "the batch was refused as a whole"
-            return (operations.map { _ in .serverFault(status: refused.status, message: message) }, WireTraffic(requests: 1))
+            return (
+                operations.map { _ in .serverFault(status: refused.status, message: message) }, WireTraffic(requests: 1)
+            )
         }
         var outcomes: [PushOutcome] = []
         outcomes.reserveCapacity(operations.count)
         for (outgoing, result) in zip(operations, response.results) {
-            outcomes.append(PushOutcome.classify(kind: outgoing.operation.kind, sent: outgoing.sent, status: result.status,
-                                                 body: result.body(sent: outgoing.sent)))
+            outcomes.append(
+                PushOutcome.classify(
+                    kind: outgoing.operation.kind, sent: outgoing.sent, status: result.status,
+                    body: result.body(sent: outgoing.sent)))
         }
         return (outcomes, traffic)
     }
@@ -102,10 +111,12 @@ struct BatchSender: OperationSender {
         case .insert:
             return BatchOperation(kind: .insert, table: operation.table, item: .object(outgoing.sent ?? [:]))
         case .update:
-            return BatchOperation(kind: apiVersion == 2 ? .merge : .replace, table: operation.table, id: operation.id,
-                                  version: outgoing.baseVersion, item: .object(outgoing.sent ?? [:]))
+            return BatchOperation(
+                kind: apiVersion == 2 ? .merge : .replace, table: operation.table, id: operation.id,
+                version: outgoing.baseVersion, item: .object(outgoing.sent ?? [:]))
         case .delete:
-            return BatchOperation(kind: .delete, table: operation.table, id: operation.id, version: outgoing.baseVersion)
+            return BatchOperation(
+                kind: .delete, table: operation.table, id: operation.id, version: outgoing.baseVersion)
         }
     }
 }

@@ -43,8 +43,10 @@ package enum PullPlan {
 
     /// The query parameters of the next page; `count` (``countParameter(apiVersion:)``) asks the server to count the
     /// records still to pull, which the first page of a pull does for its progress.
-    package static func query(mode: Mode, baseFilter: FilterExpression?, watermark: PullWatermark?, skip: Int, pageSize: Int,
-                              count: (name: String, value: String)? = nil) -> [(name: String, value: String)] {
+    package static func query(
+        mode: Mode, baseFilter: FilterExpression?, watermark: PullWatermark?, skip: Int, pageSize: Int,
+        count: (name: String, value: String)? = nil
+    ) -> [(name: String, value: String)] {
         var conditions: [FilterExpression] = []
         if let baseFilter { conditions.append(baseFilter) }
         if let watermark, let since = Timestamp(parsing: watermark.updatedAt) {
@@ -53,9 +55,12 @@ package enum PullPlan {
             switch mode {
             case .keyset:
                 if let lastID = watermark.lastID {
-                    conditions.append(.binary(.or, .binary(.gt, updatedAt, instant),
-                                              .binary(.and, .binary(.eq, updatedAt, instant),
-                                                      .binary(.gt, .property(SystemProperty.id), .literal(.string(lastID))))))
+                    conditions.append(
+                        .binary(
+                            .or, .binary(.gt, updatedAt, instant),
+                            .binary(
+                                .and, .binary(.eq, updatedAt, instant),
+                                .binary(.gt, .property(SystemProperty.id), .literal(.string(lastID))))))
                 } else {
                     conditions.append(.binary(.gt, updatedAt, instant))
                 }
@@ -64,7 +69,9 @@ package enum PullPlan {
             }
         }
         var query: [(name: String, value: String)] = []
-        if let filter = conditions.reduce(nil as FilterExpression?, { combined, next in combined.map { .binary(.and, $0, next) } ?? next }) {
+        if let filter = conditions.reduce(
+            nil as FilterExpression?, { combined, next in combined.map { .binary(.and, $0, next) } ?? next })
+        {
             query.append(("$filter", FilterPrinter.print(filter)))
         }
         query.append(("$orderby", mode == .keyset ? "updatedAt,id" : "updatedAt"))
@@ -76,9 +83,12 @@ package enum PullPlan {
     }
 
     /// The cursor after a non-empty page whose records are in server order.
-    static func advance(mode: Mode, watermark: PullWatermark?, skip: Int, page: [[String: JSONValue]]) -> (PullWatermark?, skip: Int) {
+    static func advance(
+        mode: Mode, watermark: PullWatermark?, skip: Int, page: [[String: JSONValue]]
+    ) -> (PullWatermark?, skip: Int) {
         guard let last = page.last, let lastText = last[SystemProperty.updatedAt]?.stringValue,
-              let lastInstant = Timestamp(parsing: lastText) else { return (watermark, skip) }
+            let lastInstant = Timestamp(parsing: lastText)
+        else { return (watermark, skip) }
         switch mode {
         case .keyset:
             return (PullWatermark(updatedAt: lastText, lastID: last[SystemProperty.id]?.stringValue), 0)
@@ -110,7 +120,9 @@ package enum PullPlan {
     /// older one. A server that keeps answering so would make the pull loop for ever.
     static func advances(from previous: PullWatermark?, to next: PullWatermark?) -> Bool {
         guard let next, next != previous else { return false }
-        guard let previous, let before = Timestamp(parsing: previous.updatedAt), let after = Timestamp(parsing: next.updatedAt) else { return true }
+        guard let previous, let before = Timestamp(parsing: previous.updatedAt),
+            let after = Timestamp(parsing: next.updatedAt)
+        else { return true }
         return after >= before
     }
 }
@@ -129,7 +141,9 @@ extension PullPlan {
 
     /// `true` when a `ge` + `$skip` page asked with a larger skip holds exactly the records of the previous page
     /// (ids and versions, in order): a server that ignores `$skip` answers so for ever.
-    static func repeatsPreviousPage(mode: Mode, previous: [PageEntry], previousSkip: Int, page: [PageEntry], skip: Int) -> Bool {
+    static func repeatsPreviousPage(
+        mode: Mode, previous: [PageEntry], previousSkip: Int, page: [PageEntry], skip: Int
+    ) -> Bool {
         mode == .greaterOrEqualWithSkip && skip > previousSkip && !page.isEmpty && page == previous
     }
 
@@ -137,13 +151,21 @@ extension PullPlan {
     struct RepeatedPageCheck {
         private var previous: (entries: [PageEntry], skip: Int)?
 
-        /// Throws ``SyncError/malformedResponse(url:reason:)`` when `page`, asked with `skip`, repeats the previous one.
+        /// Throws ``SyncError/malformedResponse(url:reason:)`` when `page`, asked with `skip`, repeats the previous
+        /// one.
         mutating func check(mode: Mode, skip: Int, page: [[String: JSONValue]], url: String) throws {
             guard mode == .greaterOrEqualWithSkip else { return }
             let entries = PullPlan.entries(of: page)
-            if let previous, PullPlan.repeatsPreviousPage(mode: mode, previous: previous.entries, previousSkip: previous.skip,
-                                                          page: entries, skip: skip) {
-                throw SyncError.malformedResponse(url: url, reason: "the page asked with $skip=\(skip) holds the same \(page.count) records as the one asked with $skip=\(previous.skip), so the server ignores $skip; the pull stopped instead of asking again")
+            if let previous,
+                PullPlan.repeatsPreviousPage(
+                    mode: mode, previous: previous.entries, previousSkip: previous.skip,
+                    page: entries, skip: skip)
+            {
+                throw SyncError.malformedResponse(
+                    url: url,
+                    reason:
+                        "the page asked with $skip=\(skip) holds the same \(page.count) records as the one asked with $skip=\(previous.skip), so the server ignores $skip; the pull stopped instead of asking again"
+                )
             }
             previous = (entries, skip)
         }

@@ -18,8 +18,10 @@ package struct PullQuery: Sendable, Equatable {
     package var skipped: [String: String]
 
     /// A query `id` pulling `table`, optionally filtered, from a watermark (`nil`: from the start).
-    package init(id: String, table: String, filter: String? = nil, updatedAt: String? = nil, lastID: String? = nil,
-                skipped: [String: String] = [:]) {
+    package init(
+        id: String, table: String, filter: String? = nil, updatedAt: String? = nil, lastID: String? = nil,
+        skipped: [String: String] = [:]
+    ) {
         self.id = id
         self.table = table
         self.filter = filter

@@ -90,7 +90,8 @@ struct PageCommit: Sendable {
 
     /// Records of the pull up to and with this page: written, removed, unchanged, kept or skipped.
     var recordsSoFar: Int {
-        recordsBefore + outcome.written + outcome.removed + outcome.unchanged + keptLocal + outcome.skipped.count + skipped.count
+        recordsBefore + outcome.written + outcome.removed + outcome.unchanged + keptLocal + outcome.skipped.count
+            + skipped.count
     }
 }
 

@@ -78,12 +78,16 @@ struct Puller {
         var report = PullReport()
         report.table = table
         if pushingFirst {
-            report.push = try await Pusher(store: store, connection: connection, policy: options.conflictPolicy ?? store.settings.conflictPolicy,
-                                           options: options).push(tables: [table])
+            report.push = try await Pusher(
+                store: store, connection: connection, policy: options.conflictPolicy ?? store.settings.conflictPolicy,
+                options: options
+            ).push(tables: [table])
         }
         var query = try await store.resolveQuery(id: queryID, table: table, filter: filter)
         let baseFilter = try query.filter.map { text in
-            do { return try FilterParser.parse(text) } catch { throw LocalQueryError(reason: "$filter of the pull: \(error)") }
+            do { return try FilterParser.parse(text) } catch {
+                throw LocalQueryError(reason: "$filter of the pull: \(error)")
+            }
         }
         let client = try await connection.client(table: table)
         var watermark = query.updatedAt.map { PullWatermark(updatedAt: $0, lastID: query.lastID) }
@@ -96,15 +100,21 @@ struct Puller {
         let serverFilter = evictFilter == nil ? baseFilter : nil
         let connection = self.connection
         let tableURL = client.http.baseURL + TablePath.table(table)
-        func fetch(after watermark: PullWatermark?, skip: Int, pageSize: Int, counting: Bool = false) async throws -> (page: ServerPage, pageSize: Int) {
+        func fetch(
+            after watermark: PullWatermark?, skip: Int, pageSize: Int, counting: Bool = false
+        ) async throws -> (page: ServerPage, pageSize: Int) {
             let count = counting ? PullPlan.countParameter(apiVersion: client.apiVersion) : nil
-            return try await Self.fetchPage(client: client, connection: connection, table: table, pageSize: pageSize) { size in
-                PullPlan.query(mode: mode, baseFilter: serverFilter, watermark: watermark, skip: skip, pageSize: size, count: count)
+            return try await Self.fetchPage(client: client, connection: connection, table: table, pageSize: pageSize) {
+                size in
+                PullPlan.query(
+                    mode: mode, baseFilter: serverFilter, watermark: watermark, skip: skip, pageSize: size, count: count
+                )
             }
         }
         // The first page also asks how many records are to come, for progress (one count on the server per pull).
-        var (page, pageSize) = try await fetch(after: watermark, skip: skip, pageSize: options.pageSize ?? Self.defaultPageSize,
-                                               counting: options.progress != nil)
+        var (page, pageSize) = try await fetch(
+            after: watermark, skip: skip, pageSize: options.pageSize ?? Self.defaultPageSize,
+            counting: options.progress != nil)
         let total = page.totalCount
         // Nothing is pushed during the pull, so the records kept for their pending operation stay the same.
         let pendingIDs = await store.pendingIDs(table: table)
@@ -119,18 +129,29 @@ struct Puller {
                 report.pages += 1
                 if page.itemCount == 0 { break }
                 guard !page.cursorItems.isEmpty else {
-                    throw SyncError.malformedResponse(url: tableURL, reason: "none of the page's \(page.itemCount) records has an id and an updatedAt (\(page.refused.first?.reason ?? "")), so the pull cannot move past them")
+                    throw SyncError.malformedResponse(
+                        url: tableURL,
+                        reason:
+                            "none of the page's \(page.itemCount) records has an id and an updatedAt (\(page.refused.first?.reason ?? "")), so the pull cannot move past them"
+                    )
                 }
                 try repeatCheck.check(mode: mode, skip: skip, page: page.cursorItems, url: tableURL)
-                let (nextWatermark, nextSkip) = PullPlan.advance(mode: mode, watermark: watermark, skip: skip, page: page.cursorItems)
+                let (nextWatermark, nextSkip) = PullPlan.advance(
+                    mode: mode, watermark: watermark, skip: skip, page: page.cursorItems)
                 let advances = mode != .keyset || PullPlan.advances(from: watermark, to: nextWatermark)
-                let isLast = PullPlan.isLastPage(apiVersion: client.apiVersion, itemCount: page.itemCount, pageSize: pageSize, nextLink: page.nextLink)
+                let isLast = PullPlan.isLastPage(
+                    apiVersion: client.apiVersion, itemCount: page.itemCount, pageSize: pageSize,
+                    nextLink: page.nextLink)
                 // The next page downloads and decodes while this one is written: the next cursor is known already.
                 let nextSize = pageSize
-                let nextPage = isLast || !advances ? nil : Task { try await fetch(after: nextWatermark, skip: nextSkip, pageSize: nextSize) }
+                let nextPage =
+                    isLast || !advances
+                    ? nil : Task { try await fetch(after: nextWatermark, skip: nextSkip, pageSize: nextSize) }
                 var changes = PageChanges(page.records, pendingIDs: pendingIDs, evictFilter: evictFilter)
                 changes.page = report.pages
-                changes.skipped = page.refused.filter { !$0.deleted }.map { SkippedServerRecord(table: table, id: $0.id, reason: $0.reason) }
+                changes.skipped = page.refused.filter { !$0.deleted }.map {
+                    SkippedServerRecord(table: table, id: $0.id, reason: $0.reason)
+                }
                 (watermark, skip) = (nextWatermark, nextSkip)
                 // A page that does not advance is written, but the watermark does not move past it.
                 if advances, queryID != nil, let watermark {
@@ -148,8 +169,11 @@ struct Puller {
                 }
                 if !advances {
                     merge(try await commits.finish())
-                    throw SyncError.malformedResponse(url: tableURL,
-                                                      reason: "a page does not move past the previous one (updatedAt \(watermark?.updatedAt ?? "none")), so the pull stopped instead of asking again")
+                    throw SyncError.malformedResponse(
+                        url: tableURL,
+                        reason:
+                            "a page does not move past the previous one (updatedAt \(watermark?.updatedAt ?? "none")), so the pull stopped instead of asking again"
+                    )
                 }
                 guard let nextPage else { break }
                 (page, pageSize) = try await nextPage.value
@@ -168,16 +192,21 @@ struct Puller {
     /// One page, asked for with `pageSize` records or fewer: a server that refuses the size with 400 is asked
     /// again with the largest `$top` it names (``ProtocolHeader/maxTop``) or the next smaller step
     /// (``PullPlan/smallerPageSize(than:serverMaximum:)``). A refusal that stepping does not settle stops the pull:
-    /// a refusal of the request as a whole when reads of the table fail too (``ServerConnection/requestRefusal(_:table:)``),
+    /// a refusal of the request as a whole when reads of the table fail too
+    /// (``ServerConnection/requestRefusal(_:table:)``),
     /// the refusal of this query otherwise. Returns the page and the size it was asked with.
-    static func fetchPage(client: TableClient, connection: ServerConnection, table: String, pageSize: Int,
-                          query: (Int) -> [(name: String, value: String)]) async throws -> (page: ServerPage, pageSize: Int) {
+    static func fetchPage(
+        client: TableClient, connection: ServerConnection, table: String, pageSize: Int,
+        query: (Int) -> [(name: String, value: String)]
+    ) async throws -> (page: ServerPage, pageSize: Int) {
         var size = pageSize
         while true {
             do {
                 return (try await client.list(table: table, query: query(size)), size)
             } catch let refused as ListRefused {
-                if refused.status == 400, let smaller = PullPlan.smallerPageSize(than: size, serverMaximum: refused.maxTop) {
+                if refused.status == 400,
+                    let smaller = PullPlan.smallerPageSize(than: size, serverMaximum: refused.maxTop)
+                {
                     size = smaller
                     continue
                 }
@@ -190,9 +219,14 @@ struct Puller {
     /// Hands one page to `commits`: its files are staged (encoded and written into spares) at once, and committed
     /// once the previous page's commit has ended: removals checked against the mass-delete brake, the files put in
     /// place, the query's new watermark saved, and progress told. Returns the previous page's commit.
-    private func commit(_ changes: PageChanges, table: String, total: Int?,
-                        into commits: inout CommitSequence<PageCommit>) async throws -> PageCommit? {
-        let store = self.store, allowMassDelete = options.allowMassDelete, progress = options.progress, logger = options.logger
+    private func commit(
+        _ changes: PageChanges, table: String, total: Int?,
+        into commits: inout CommitSequence<PageCommit>
+    ) async throws -> PageCommit? {
+        let store = self.store
+        let allowMassDelete = options.allowMassDelete
+        let progress = options.progress
+        let logger = options.logger
         let spares = store.spareFiles
         return try await commits.append(
             stage: {
@@ -203,23 +237,28 @@ struct Puller {
             commit: { encoded, previous in
                 var commit = PageCommit(changes, after: previous)
                 do {
-                    if !allowMassDelete { try commit.brake.admit(changes.removals, table: table, files: store.recordFiles) }
+                    if !allowMassDelete {
+                        try commit.brake.admit(changes.removals, table: table, files: store.recordFiles)
+                    }
                 } catch {
                     spares.keep(encoded.stagedFiles)
                     throw error
                 }
                 commit.evicted = store.recordFiles.existingCount(table: table, ids: changes.evictions)
-                let outcome = try await store.applySynced(table: table, encoded: encoded, removals: changes.removals + changes.evictions,
-                                                          guard: .unchangedSinceSync)
+                let outcome = try await store.applySynced(
+                    table: table, encoded: encoded, removals: changes.removals + changes.evictions,
+                    guard: .unchangedSinceSync)
                 commit.outcome = outcome
                 if let query = changes.query { try await store.saveQuery(query) }
-                logger.debug("pulled page", metadata: [
-                    "table": .string(table),
-                    "page": .stringConvertible(commit.page),
-                    "written": .stringConvertible(changes.writes.count),
-                    "removed": .stringConvertible(changes.removals.count + changes.evictions.count),
-                    "watermark": .string(changes.query?.updatedAt ?? "-"),
-                ])
+                logger.debug(
+                    "pulled page",
+                    metadata: [
+                        "table": .string(table),
+                        "page": .stringConvertible(commit.page),
+                        "written": .stringConvertible(changes.writes.count),
+                        "removed": .stringConvertible(changes.removals.count + changes.evictions.count),
+                        "watermark": .string(changes.query?.updatedAt ?? "-")
+                    ])
                 progress?(.pulledPage(table: table, page: commit.page, records: commit.recordsSoFar, total: total))
                 return commit
             },
@@ -229,7 +268,9 @@ struct Puller {
     /// How `options` page through a table on `client`'s server: as asked, or keyset paging when the server is a
     /// TableSync server (it advertises extensions) and the SDKs' algorithm otherwise: the same discovery
     /// (`GET /health`) the push uses for batches.
-    static func pagingMode(options: SyncOptions, connection: ServerConnection, client: TableClient) async throws -> PullPlan.Mode {
+    static func pagingMode(
+        options: SyncOptions, connection: ServerConnection, client: TableClient
+    ) async throws -> PullPlan.Mode {
         switch options.paging {
         case .keyset: return .keyset
         case .greaterOrEqualWithSkip: return .greaterOrEqualWithSkip

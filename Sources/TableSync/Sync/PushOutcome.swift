@@ -22,13 +22,14 @@ enum PushOutcome: Equatable {
     static func tally(_ outcomes: [PushOutcome]) -> String {
         var counts: [String: Int] = [:]
         for outcome in outcomes {
-            let kind = switch outcome {
-            case .applied: "applied"
-            case .conflict, .serverCopyNeeded: "conflicts"
-            case .rejected: "rejected"
-            case .serverFault: "server faults"
-            case .authenticationRefused: "refused credentials"
-            }
+            let kind =
+                switch outcome {
+                case .applied: "applied"
+                case .conflict, .serverCopyNeeded: "conflicts"
+                case .rejected: "rejected"
+                case .serverFault: "server faults"
+                case .authenticationRefused: "refused credentials"
+                }
             counts[kind, default: 0] += 1
         }
         return counts.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
@@ -36,10 +37,14 @@ enum PushOutcome: Equatable {
 
     /// Classifies `response` to an operation of `kind` that sent `sent` (the record's content, `nil` for a
     /// delete): ``classify(kind:sent:status:body:fallbackMessage:notFoundStatuses:)`` on its parsed body.
-    static func classify(kind: PendingOperation.Kind, sent: [String: JSONValue]?, response: HTTPResponse,
-                         notFoundStatuses: Set<Int> = [404, 410]) -> PushOutcome {
-        classify(kind: kind, sent: sent, status: response.status, body: try? JSONParser.parse(response.body),
-                 fallbackMessage: String(decoding: response.body.prefix(200), as: UTF8.self), notFoundStatuses: notFoundStatuses)
+    static func classify(
+        kind: PendingOperation.Kind, sent: [String: JSONValue]?, response: HTTPResponse,
+        notFoundStatuses: Set<Int> = [404, 410]
+    ) -> PushOutcome {
+        classify(
+            kind: kind, sent: sent, status: response.status, body: try? JSONParser.parse(response.body),
+            fallbackMessage: String(decoding: response.body.prefix(200), as: UTF8.self),
+            notFoundStatuses: notFoundStatuses)
     }
 
     /// Classifies the answer `status` with `body` (its JSON, if any) to an operation of `kind` that sent `sent`.
@@ -49,8 +54,10 @@ enum PushOutcome: Equatable {
     /// copy only when it carries the server's system properties; otherwise the record must be read first
     /// (``serverCopyNeeded(status:)``). `fallbackMessage` explains a refusal whose
     /// body has no `error` message.
-    static func classify(kind: PendingOperation.Kind, sent: [String: JSONValue]?, status: Int, body: JSONValue?,
-                         fallbackMessage: String = "", notFoundStatuses: Set<Int> = [404, 410]) -> PushOutcome {
+    static func classify(
+        kind: PendingOperation.Kind, sent: [String: JSONValue]?, status: Int, body: JSONValue?,
+        fallbackMessage: String = "", notFoundStatuses: Set<Int> = [404, 410]
+    ) -> PushOutcome {
         let serverItem = body.flatMap { try? ServerRecord(validating: $0, requireUpdatedAt: false) }
         let message = body.flatMap { $0["error"]?.stringValue } ?? fallbackMessage
         switch status {
@@ -78,8 +85,10 @@ enum PushOutcome: Equatable {
     /// Classifies a refusal (409 or 412) once the server's copy of the record is known: `serverCopy` is the copy
     /// that came with the refusal or was read after it (`nil`: the server has no such record). A copy that says
     /// what was sent is a lost acknowledgement (applied); so is a delete of a record that is gone.
-    static func classify(kind: PendingOperation.Kind, sent: [String: JSONValue]?, refusedWith status: Int,
-                         serverCopy: ServerRecord?) -> PushOutcome {
+    static func classify(
+        kind: PendingOperation.Kind, sent: [String: JSONValue]?, refusedWith status: Int,
+        serverCopy: ServerRecord?
+    ) -> PushOutcome {
         guard let serverCopy else { return kind == .delete ? .applied(nil) : .conflict(status: status, server: nil) }
         if sayTheSame(kind: kind, sent: sent, server: serverCopy) { return .applied(serverCopy) }
         if kind == .delete, serverCopy.deleted { return .applied(serverCopy) }

@@ -111,17 +111,21 @@ struct Pusher {
 
     func push(tables: Set<String>?) async throws -> PushReport {
         var report = PushReport()
-        let recorded = try await store.recordHandEdits(keepingReadsUpTo: Self.readsKept, allowingMassDelete: options.allowMassDelete)
+        let recorded = try await store.recordHandEdits(
+            keepingReadsUpTo: Self.readsKept, allowingMassDelete: options.allowMassDelete)
         var reads = recorded.reads
         report.problems = recorded.scan.problems
         report.indexedCopies = recorded.scan.serverCopies.values.reduce(0) { $0 + $1.count }
         // Files to compare with the server first, and files that hold content while a delete is pending.
         let toCompare = recorded.scan.changes.filter { change in
-            (tables?.contains(change.table) ?? true) && [.uncompared, .removedByGit, .missing, .deleteConflict].contains(change.kind)
+            (tables?.contains(change.table) ?? true)
+                && [.uncompared, .removedByGit, .missing, .deleteConflict].contains(change.kind)
         }
         if !toCompare.isEmpty {
-            report.adoption = try await Adopter(store: store, connection: connection, policy: policy, options: options,
-                                                position: recorded.scan.headPosition).adopt(toCompare)
+            report.adoption = try await Adopter(
+                store: store, connection: connection, policy: policy, options: options,
+                position: recorded.scan.headPosition
+            ).adopt(toCompare)
         }
         let waiting = Set(try await store.conflictKeys())
         let sender = store.clone.sender
@@ -170,12 +174,16 @@ struct Pusher {
                     }
                 }
                 let sizes = prepared.map { ($0.batchMember?.count ?? 0) + 1 }
-                for range in BatchSplit.ranges(sizes: sizes, maxOperations: route.maxOperations, maxBytes: route.maxBytes) {
+                for range in BatchSplit.ranges(
+                    sizes: sizes, maxOperations: route.maxOperations, maxBytes: route.maxBytes)
+                {
                     let operations = Array(prepared[range])
                     let sender = route.sender
                     let answer = Task { try await sender.send(operations) }
                     guard route.batched else {
-                        try await exchange(operations, answer: answer, route: route, report: &report, pending: &pending, acceptance: &acceptance)
+                        try await exchange(
+                            operations, answer: answer, route: route, report: &report, pending: &pending,
+                            acceptance: &acceptance)
                         settled += operations.count
                         if pending.done.count >= checkpointInterval {
                             try await checkpoint(&pending)
@@ -186,8 +194,9 @@ struct Pusher {
                     let previous = inFlight
                     inFlight = (operations, answer)
                     if let previous {
-                        try await finishBatch(previous, route: route, report: &report, pending: &pending, acceptance: &acceptance,
-                                              committing: &committing)
+                        try await finishBatch(
+                            previous, route: route, report: &report, pending: &pending, acceptance: &acceptance,
+                            committing: &committing)
                         settled += previous.operations.count
                         options.progress?(.pushed(settled: settled, total: queue.count))
                     }
@@ -195,8 +204,9 @@ struct Pusher {
             }
             if let last = inFlight {
                 inFlight = nil
-                try await finishBatch(last, route: route, report: &report, pending: &pending, acceptance: &acceptance,
-                                      committing: &committing)
+                try await finishBatch(
+                    last, route: route, report: &report, pending: &pending, acceptance: &acceptance,
+                    committing: &committing)
                 settled += last.operations.count
                 options.progress?(.pushed(settled: settled, total: queue.count))
             }
@@ -225,10 +235,14 @@ struct Pusher {
     /// beside the previous batch's checkpoint (`committing`), then makes its own once that one has ended:
     /// checkpoints stay in batch order. Returns when the previous checkpoint has ended; the caller prepares the
     /// next batch while this one's is made.
-    private func finishBatch(_ batch: (operations: [OutgoingOperation], answer: Task<SenderAnswer, any Error>), route: Route,
-                             report: inout PushReport, pending: inout Pending, acceptance: inout Acceptance,
-                             committing: inout CommitSequence<Void>) async throws {
-        try await exchange(batch.operations, answer: batch.answer, route: route, report: &report, pending: &pending, acceptance: &acceptance)
+    private func finishBatch(
+        _ batch: (operations: [OutgoingOperation], answer: Task<SenderAnswer, any Error>), route: Route,
+        report: inout PushReport, pending: inout Pending, acceptance: inout Acceptance,
+        committing: inout CommitSequence<Void>
+    ) async throws {
+        try await exchange(
+            batch.operations, answer: batch.answer, route: route, report: &report, pending: &pending,
+            acceptance: &acceptance)
         let reconciled = pending
         pending = Pending()
         let spares = store.spareFiles
@@ -248,7 +262,9 @@ struct Pusher {
     /// Batches when the options allow it and the server offers the extension (one `GET /health` to learn it);
     /// one request per operation otherwise.
     private func chooseRoute(client: TableClient) async throws -> Route {
-        let single = Route(client: client, sender: SingleRequestSender(client: client), maxOperations: 1, maxBytes: .max, batched: false)
+        let single = Route(
+            client: client, sender: SingleRequestSender(client: client), maxOperations: 1, maxBytes: .max,
+            batched: false)
         guard options.batch else { return single }
         let features = try await connection.serverFeatures(client: client)
         guard features.extensions.contains(.batch) else { return single }
@@ -260,14 +276,19 @@ struct Pusher {
             maxBytes = min(maxBytes, max(1, limits.maxBytes - 64))
         }
         let gzipLevel = features.extensions.contains(.gzipRequests) ? options.compressionLevel : nil
-        let sender = BatchSender(client: client, gzipLevel: gzipLevel, minimalAnswers: features.extensions.contains(.batchMinimalAnswers))
-        return Route(client: client, sender: sender, maxOperations: max(1, maxOperations),
-                     maxBytes: max(1, maxBytes), batched: true, serverLimit: features.batchLimits.map { max(1, $0.maxBytes - 64) })
+        let sender = BatchSender(
+            client: client, gzipLevel: gzipLevel, minimalAnswers: features.extensions.contains(.batchMinimalAnswers))
+        return Route(
+            client: client, sender: sender, maxOperations: max(1, maxOperations),
+            maxBytes: max(1, maxBytes), batched: true,
+            serverLimit: features.batchLimits.map { max(1, $0.maxBytes - 64) })
     }
 
     /// The operation with the content it sends: its record file as it is now. `nil` when there is nothing to
     /// send (the file is broken, reported in `report`, or vanished after the scan: the next push queues its delete).
-    private func prepare(_ operation: PendingOperation, scanned: ReadRecordFile?, report: inout PushReport) throws -> OutgoingOperation? {
+    private func prepare(
+        _ operation: PendingOperation, scanned: ReadRecordFile?, report: inout PushReport
+    ) throws -> OutgoingOperation? {
         guard operation.kind != .delete else {
             return OutgoingOperation(operation: operation, sent: nil, sentFile: nil, baseVersion: operation.baseVersion)
         }
@@ -279,20 +300,25 @@ struct Pusher {
             return nil
         }
         guard let file else { return nil }
-        return OutgoingOperation(operation: operation, sent: ServerRecord.content(file.loaded.record),
-                                 sentFile: file.sent, baseVersion: operation.baseVersion)
+        return OutgoingOperation(
+            operation: operation, sent: ServerRecord.content(file.loaded.record),
+            sentFile: file.sent, baseVersion: operation.baseVersion)
     }
 
     /// Takes the answer to `operations` (sent already), reads the records whose refusal came without the
     /// server's copy, sends again on the server's version those that `client-wins` settles, and reconciles every
     /// outcome in order.
-    private func exchange(_ operations: [OutgoingOperation], answer: Task<SenderAnswer, any Error>, route: Route,
-                          report: inout PushReport, pending: inout Pending, acceptance: inout Acceptance) async throws {
+    private func exchange(
+        _ operations: [OutgoingOperation], answer: Task<SenderAnswer, any Error>, route: Route,
+        report: inout PushReport, pending: inout Pending, acceptance: inout Acceptance
+    ) async throws {
         let answered = try await answer.value
         var outcomes = try await readingServerCopies(operations, answered.outcomes, client: route.client)
         report.traffic += answered.traffic
         report.traffic += try await settlingServerFaults(operations, &outcomes, route: route, acceptance: &acceptance)
-        let retries = operations.indices.compactMap { index in clientWinsRetry(operations[index], outcomes[index]).map { (index, $0) } }
+        let retries = operations.indices.compactMap { index in
+            clientWinsRetry(operations[index], outcomes[index]).map { (index, $0) }
+        }
         if !retries.isEmpty {
             let (sentAgain, retryTraffic) = try await route.sender.send(retries.map(\.1))
             let again = try await readingServerCopies(retries.map(\.1), sentAgain, client: route.client)
@@ -302,11 +328,13 @@ struct Pusher {
                 if case .applied = outcome { report.settledByPolicy += 1 }
             }
         }
-        options.logger.debug("pushed", metadata: [
-            "operations": .stringConvertible(operations.count),
-            "batched": .stringConvertible(route.batched),
-            "outcomes": .string(PushOutcome.tally(outcomes)),
-        ])
+        options.logger.debug(
+            "pushed",
+            metadata: [
+                "operations": .stringConvertible(operations.count),
+                "batched": .stringConvertible(route.batched),
+                "outcomes": .string(PushOutcome.tally(outcomes))
+            ])
         for (outgoing, outcome) in zip(operations, outcomes) {
             try await checkRefusal(outgoing, outcome, client: route.client, acceptance: &acceptance)
             try await reconcile(outgoing, outcome, report: &report, pending: &pending)
@@ -315,11 +343,16 @@ struct Pusher {
 
     /// Files a record larger than the server takes (the limit its `/health` announces) as refused, without sending
     /// it: sent, its batch would be refused as a whole.
-    private func setAsideTooLarge(_ outgoing: OutgoingOperation, size: Int, limit: Int, report: inout PushReport) async throws {
+    private func setAsideTooLarge(
+        _ outgoing: OutgoingOperation, size: Int, limit: Int, report: inout PushReport
+    ) async throws {
         let key = outgoing.operation.key
-        try await store.writeConflict(ConflictRecord(
-            operation: outgoing.operation, local: outgoing.sent, server: nil, status: nil,
-            reason: "set aside: the record is \(size) bytes, more than the \(limit) the server takes in a request (its /health); make it smaller, then send it again with tablesync resolve \(key) --keep-local"))
+        try await store.writeConflict(
+            ConflictRecord(
+                operation: outgoing.operation, local: outgoing.sent, server: nil, status: nil,
+                reason:
+                    "set aside: the record is \(size) bytes, more than the \(limit) the server takes in a request (its /health); make it smaller, then send it again with tablesync resolve \(key) --keep-local"
+            ))
         report.rejected.append(key)
     }
 
@@ -327,17 +360,24 @@ struct Pusher {
     /// whole (``PushOutcome/serverFault(status:message:)``); one it still fails on is set aside (refused, with the
     /// reason), provided the server answers a read of its table, so that one record never holds back the rest.
     /// Returns the traffic of the requests sent again.
-    private func settlingServerFaults(_ operations: [OutgoingOperation], _ outcomes: inout [PushOutcome], route: Route,
-                                      acceptance: inout Acceptance) async throws -> WireTraffic {
+    private func settlingServerFaults(
+        _ operations: [OutgoingOperation], _ outcomes: inout [PushOutcome], route: Route,
+        acceptance: inout Acceptance
+    ) async throws -> WireTraffic {
         if outcomes.contains(where: { if case .applied = $0 { true } else { false } }) { acceptance.faultsInARow = 0 }
         let faulted = outcomes.indices.filter { if case .serverFault = outcomes[$0] { true } else { false } }
         guard !faulted.isEmpty else { return WireTraffic() }
         var traffic = WireTraffic()
         if route.batched {
-            let again = try await resending(faulted.map { operations[$0] }, route: route, refusedAsAWhole: faulted.count == operations.count)
+            let again = try await resending(
+                faulted.map { operations[$0] }, route: route, refusedAsAWhole: faulted.count == operations.count)
             traffic = again.traffic
-            for (index, outcome) in zip(faulted, try await readingServerCopies(faulted.map { operations[$0] }, again.outcomes,
-                                                                                 client: route.client)) {
+            for (index, outcome) in zip(
+                faulted,
+                try await readingServerCopies(
+                    faulted.map { operations[$0] }, again.outcomes,
+                    client: route.client))
+            {
                 outcomes[index] = outcome
             }
         }
@@ -347,10 +387,16 @@ struct Pusher {
             // A server that fails reads too is away, not failing on this record: the push stops, nothing is lost.
             let probe = try await route.client.probe(table: key.table)
             guard (200...299).contains(probe.status), acceptance.faultsInARow + 1 < Self.faultsInARowLimit else {
-                throw SyncError.unreachable(url: route.client.http.baseURL, reason: "HTTP \(status) for \(key) (\(message)), and the server fails the other operations too")
+                throw SyncError.unreachable(
+                    url: route.client.http.baseURL,
+                    reason: "HTTP \(status) for \(key) (\(message)), and the server fails the other operations too")
             }
             acceptance.faultsInARow += 1
-            outcomes[index] = .rejected(status: status, message: "set aside: the server fails on this record every time (HTTP \(status): \(message)); the push went on without it. Send it again with tablesync resolve \(key) --keep-local once the server takes it")
+            outcomes[index] = .rejected(
+                status: status,
+                message:
+                    "set aside: the server fails on this record every time (HTTP \(status): \(message)); the push went on without it. Send it again with tablesync resolve \(key) --keep-local once the server takes it"
+            )
         }
         return traffic
     }
@@ -359,18 +405,27 @@ struct Pusher {
     /// when it refused their batch as a whole (`refusedAsAWhole`), in two halves, each halved again while the server
     /// refuses it whole, so that the record it cannot take ends up alone in a few requests rather than one request
     /// per operation of the batch.
-    private func resending(_ operations: [OutgoingOperation], route: Route, refusedAsAWhole: Bool) async throws
-        -> (outcomes: [PushOutcome], traffic: WireTraffic) {
-        guard refusedAsAWhole, operations.count > 1 else { return try await SingleRequestSender(client: route.client).send(operations) }
-        var outcomes: [PushOutcome] = [], traffic = WireTraffic()
+    private func resending(
+        _ operations: [OutgoingOperation], route: Route, refusedAsAWhole: Bool
+    ) async throws
+        -> (outcomes: [PushOutcome], traffic: WireTraffic)
+    {
+        guard refusedAsAWhole, operations.count > 1 else {
+            return try await SingleRequestSender(client: route.client).send(operations)
+        }
+        var outcomes: [PushOutcome] = []
+        var traffic = WireTraffic()
         let half = operations.count / 2
         for part in [Array(operations[..<half]), Array(operations[half...])] {
             let answered = try await route.sender.send(part)
             traffic += answered.traffic
-            let faulted = answered.outcomes.indices.filter { if case .serverFault = answered.outcomes[$0] { true } else { false } }
+            let faulted = answered.outcomes.indices.filter {
+                if case .serverFault = answered.outcomes[$0] { true } else { false }
+            }
             var partOutcomes = answered.outcomes
             if !faulted.isEmpty {
-                let again = try await resending(faulted.map { part[$0] }, route: route, refusedAsAWhole: faulted.count == part.count)
+                let again = try await resending(
+                    faulted.map { part[$0] }, route: route, refusedAsAWhole: faulted.count == part.count)
                 traffic += again.traffic
                 for (index, outcome) in zip(faulted, again.outcomes) { partOutcomes[index] = outcome }
             }
@@ -383,15 +438,18 @@ struct Pusher {
     /// (one `GET` each; only servers whose refusals do not carry their copy need them), and each refusal of an
     /// insert or update because the record is gone given the deleted record's copy, when the server keeps one, so
     /// that keeping the local side can bring it back.
-    private func readingServerCopies(_ operations: [OutgoingOperation], _ outcomes: [PushOutcome],
-                                     client: TableClient) async throws -> [PushOutcome] {
+    private func readingServerCopies(
+        _ operations: [OutgoingOperation], _ outcomes: [PushOutcome],
+        client: TableClient
+    ) async throws -> [PushOutcome] {
         var decided = outcomes
         for (index, outcome) in outcomes.enumerated() {
             let operation = operations[index].operation
             switch outcome {
             case .serverCopyNeeded(let status):
                 let copy = try await client.serverCopy(table: operation.table, id: operation.id)
-                decided[index] = PushOutcome.classify(kind: operation.kind, sent: operations[index].sent, refusedWith: status, serverCopy: copy)
+                decided[index] = PushOutcome.classify(
+                    kind: operation.kind, sent: operations[index].sent, refusedWith: status, serverCopy: copy)
             case .conflict(let status, server: nil) where operation.kind != .delete:
                 // Gone: the deleted record's copy, when the server keeps one, is what a person can bring back.
                 if let tombstone = try await client.serverCopy(table: operation.table, id: operation.id) {
@@ -404,11 +462,14 @@ struct Pusher {
         return decided
     }
 
-    /// Stops the push when a refusal was not about the record but about the request (``TableClient/requestRefusal(table:)``):
+    /// Stops the push when a refusal was not about the record but about the request
+    /// (``TableClient/requestRefusal(table:)``):
     /// checked once per table, on the first refusal that could be either, unless the server already applied an
     /// operation of that table.
-    private func checkRefusal(_ outgoing: OutgoingOperation, _ outcome: PushOutcome, client: TableClient,
-                              acceptance: inout Acceptance) async throws {
+    private func checkRefusal(
+        _ outgoing: OutgoingOperation, _ outcome: PushOutcome, client: TableClient,
+        acceptance: inout Acceptance
+    ) async throws {
         let table = outgoing.operation.table
         switch outcome {
         case .applied:
@@ -426,7 +487,8 @@ struct Pusher {
     /// server's version (an insert becomes an update).
     private func clientWinsRetry(_ outgoing: OutgoingOperation, _ outcome: PushOutcome) -> OutgoingOperation? {
         guard policy == .clientWins, case .conflict(_, let server) = outcome, let server, !server.deleted,
-              let serverVersion = server.version else { return nil }
+            let serverVersion = server.version
+        else { return nil }
         var retried = outgoing
         if retried.operation.kind == .insert { retried.operation.kind = .update }
         retried.baseVersion = serverVersion
@@ -434,8 +496,10 @@ struct Pusher {
     }
 
     /// What an outcome does to the store: the server's copy to write back, a record to remove, a conflict file.
-    private func reconcile(_ outgoing: OutgoingOperation, _ outcome: PushOutcome, report: inout PushReport,
-                           pending: inout Pending) async throws {
+    private func reconcile(
+        _ outgoing: OutgoingOperation, _ outcome: PushOutcome, report: inout PushReport,
+        pending: inout Pending
+    ) async throws {
         let operation = outgoing.operation
         let sent = outgoing.sent
         switch outcome {
@@ -459,18 +523,23 @@ struct Pusher {
                 }
                 return
             }
-            let reason = server?.deleted != false
+            let reason =
+                server?.deleted != false
                 ? "the record was deleted on the server"
                 : "the server's copy changed since version \(operation.baseVersion ?? "(none: the id exists on the server)")"
-            try await store.writeConflict(ConflictRecord(operation: operation, local: sent, server: server, status: status, reason: reason))
+            try await store.writeConflict(
+                ConflictRecord(operation: operation, local: sent, server: server, status: status, reason: reason))
             report.conflicts.append(operation.key)
         case .rejected(let status, let message), .serverFault(let status, let message):
-            try await store.writeConflict(ConflictRecord(operation: operation, local: sent, server: nil, status: status, reason: message))
+            try await store.writeConflict(
+                ConflictRecord(operation: operation, local: sent, server: nil, status: status, reason: message))
             report.rejected.append(operation.key)
         case .serverCopyNeeded(let status):
             // Decided by readingServerCopies before anything is reconciled; kept safe if it ever is not.
-            try await store.writeConflict(ConflictRecord(operation: operation, local: sent, server: nil, status: status,
-                                                           reason: "the server refused the operation and its copy could not be read"))
+            try await store.writeConflict(
+                ConflictRecord(
+                    operation: operation, local: sent, server: nil, status: status,
+                    reason: "the server refused the operation and its copy could not be read"))
             report.conflicts.append(operation.key)
         case .authenticationRefused(let status, let message):
             throw SyncError.authenticationRefused(status: status, message: message)
@@ -484,10 +553,12 @@ struct Pusher {
         let tables = Set(pending.writeBacks.keys).union(pending.removals.keys).union(pending.serverCopies.keys)
         for table in tables.sorted() {
             if let records = pending.writeBacks[table] {
-                _ = try await store.applySynced(table: table, encoded: pending.stagedWriteBacks[table] ?? EncodedRecords(records),
-                                                removals: [], guard: .sentContent(pending.sentFiles[table] ?? [:]))
+                _ = try await store.applySynced(
+                    table: table, encoded: pending.stagedWriteBacks[table] ?? EncodedRecords(records),
+                    removals: [], guard: .sentContent(pending.sentFiles[table] ?? [:]))
             }
-            let serverCopies = pending.serverCopies[table] ?? [], removals = pending.removals[table] ?? []
+            let serverCopies = pending.serverCopies[table] ?? []
+            let removals = pending.removals[table] ?? []
             if !serverCopies.isEmpty || !removals.isEmpty {
                 _ = try await store.applySynced(table: table, records: serverCopies, removals: removals, guard: .none)
             }

@@ -13,7 +13,8 @@ package enum PullPaging: String, Sendable, CaseIterable {
 
 /// A step of a long push or pull, for progress displays.
 public enum SyncProgress: Sendable, Equatable {
-    /// `settled` of the push's `total` operations are settled (applied, refused or settled by policy); never above `total`.
+    /// `settled` of the push's `total` operations are settled (applied, refused or settled by policy); never above
+    /// `total`.
     case pushed(settled: Int, total: Int)
     /// A page of `table` was made durable; `records` so far in this pull, of `total` when the server counted the
     /// records to pull (its answer to `$count=true` in v3, `$inlinecount=allpages` in v2, on the first page).
@@ -71,10 +72,12 @@ public struct SyncOptions: Sendable {
     package static let defaultCompressionLevel: Int32 = 6
 
     /// Options for a push, pull or sync; every argument has the default that suits cron.
-    public init(conflictPolicy: StoreSettings.ConflictPolicy? = nil, timeout: Double = 30,
-                retryPolicy: RetryPolicy = RetryPolicy(), pageSize: Int? = nil, allowMassDelete: Bool = false,
-                evict: Bool = false, progress: (@Sendable (SyncProgress) -> Void)? = nil, batch: Bool = true,
-                logger: Logger = SyncOptions.silentLogger) {
+    public init(
+        conflictPolicy: StoreSettings.ConflictPolicy? = nil, timeout: Double = 30,
+        retryPolicy: RetryPolicy = RetryPolicy(), pageSize: Int? = nil, allowMassDelete: Bool = false,
+        evict: Bool = false, progress: (@Sendable (SyncProgress) -> Void)? = nil, batch: Bool = true,
+        logger: Logger = SyncOptions.silentLogger
+    ) {
         self.logger = logger
         self.conflictPolicy = conflictPolicy
         self.timeout = timeout

@@ -19,7 +19,9 @@ protocol PushingStore: Actor {
     var pendingOperations: [PendingOperation] { get }
     /// Turns hand edits into operations, handing over up to `limit` of the files as read; deletes of more than half
     /// of a table are refused unless `allowingMassDelete`.
-    func recordHandEdits(keepingReadsUpTo limit: Int, allowingMassDelete: Bool) throws -> (scan: LocalScan, reads: ReadRecordFiles)
+    func recordHandEdits(
+        keepingReadsUpTo limit: Int, allowingMassDelete: Bool
+    ) throws -> (scan: LocalScan, reads: ReadRecordFiles)
     /// The operation pending on `key`, if any.
     func pendingOperation(_ key: RecordKey) -> PendingOperation?
     /// Queues local changes as journal operations; returns the files whose change the journal refused.
@@ -29,11 +31,15 @@ protocol PushingStore: Actor {
     /// Keeps a conflict under `conflicts/`.
     func writeConflict(_ conflict: ConflictRecord) throws
     /// Writes records as the server has them and marks them synced; removes those in `removals`.
-    func applySynced(table: String, records: [ServerRecord], removals: [String],
-                     guard localGuard: SyncedRecordWriter.LocalGuard) throws -> SyncedRecordWriter.Outcome
+    func applySynced(
+        table: String, records: [ServerRecord], removals: [String],
+        guard localGuard: SyncedRecordWriter.LocalGuard
+    ) throws -> SyncedRecordWriter.Outcome
     /// ``applySynced(table:records:removals:guard:)`` with the records encoded, and perhaps staged, already.
-    func applySynced(table: String, encoded: EncodedRecords, removals: [String],
-                     guard localGuard: SyncedRecordWriter.LocalGuard) throws -> SyncedRecordWriter.Outcome
+    func applySynced(
+        table: String, encoded: EncodedRecords, removals: [String],
+        guard localGuard: SyncedRecordWriter.LocalGuard
+    ) throws -> SyncedRecordWriter.Outcome
     /// Replaces the pending operation with `operation`'s sequence number, and saves the journal.
     func replaceOperation(_ operation: PendingOperation) throws
     /// Removes operations the server settled from the journal (its file is rewritten once, by ``saveJournal()``) and

@@ -11,19 +11,22 @@ struct Undeleter {
 
     /// Sends the undeletes of `operations`; returns, by sequence number, the operation to push in its place
     /// (`nil`: it waits on a conflict now).
-    func undelete(_ operations: [PendingOperation], report: inout PushReport) async throws -> [Int64: PendingOperation?] {
+    func undelete(_ operations: [PendingOperation], report: inout PushReport) async throws -> [Int64: PendingOperation?]
+    {
         var outcome: [Int64: PendingOperation?] = [:]
         for operation in operations where operation.undelete {
             let client = try await connection.client(table: operation.table)
-            let response = try await client.undelete(table: operation.table, id: operation.id, baseVersion: operation.baseVersion)
+            let response = try await client.undelete(
+                table: operation.table, id: operation.id, baseVersion: operation.baseVersion)
             let server = (try? JSONParser.parse(response.body)).flatMap {
                 try? ServerRecord(validating: $0, requireUpdatedAt: false)
             }
             switch response.status {
             case 200..<300:
                 guard let version = server?.version else {
-                    throw SyncError.malformedResponse(url: client.http.baseURL + TablePath.record(table: operation.table, id: operation.id),
-                                                      reason: "the record brought back has no version")
+                    throw SyncError.malformedResponse(
+                        url: client.http.baseURL + TablePath.record(table: operation.table, id: operation.id),
+                        reason: "the record brought back has no version")
                 }
                 var revived = operation
                 revived.undelete = false
@@ -31,14 +34,24 @@ struct Undeleter {
                 try await store.replaceOperation(revived)
                 outcome[operation.sequence] = revived
             case 401, 403:
-                throw SyncError.authenticationRefused(status: response.status, message: TableClient.errorMessage(response))
+                throw SyncError.authenticationRefused(
+                    status: response.status, message: TableClient.errorMessage(response))
             default:
-                let local = (try? store.recordFiles.load(table: operation.table, id: operation.id)).flatMap { $0 }.map { ServerRecord.content($0.record) }
-                let reason = [404, 409, 410, 412].contains(response.status)
+                let local = (try? store.recordFiles.load(table: operation.table, id: operation.id)).flatMap { $0 }.map {
+                    ServerRecord.content($0.record)
+                }
+                let reason =
+                    [404, 409, 410, 412].contains(response.status)
                     ? "the record could not be brought back: the server's copy changed since it was deleted, or is gone for good (\(TableClient.errorMessage(response) ?? "HTTP \(response.status)"))"
                     : "the server does not bring deleted records back (HTTP \(response.status)); take the server's side or discard the record"
-                try await store.writeConflict(ConflictRecord(operation: operation, local: local, server: server, status: response.status, reason: reason))
-                if [404, 409, 410, 412].contains(response.status) { report.conflicts.append(operation.key) } else { report.rejected.append(operation.key) }
+                try await store.writeConflict(
+                    ConflictRecord(
+                        operation: operation, local: local, server: server, status: response.status, reason: reason))
+                if [404, 409, 410, 412].contains(response.status) {
+                    report.conflicts.append(operation.key)
+                } else {
+                    report.rejected.append(operation.key)
+                }
                 outcome[operation.sequence] = .some(nil)
             }
         }

@@ -35,7 +35,9 @@ package final class CurlTransport: HTTPTransport, @unchecked Sendable {
 
     private init(environment: [String: String] = ProcessInfo.processInfo.environment) {
         curl_global_init(Int(CURL_GLOBAL_DEFAULT))
-        guard let multi = curl_multi_init() else { fatalError("libcurl could not create a multi handle (out of memory)") }
+        guard let multi = curl_multi_init() else {
+            fatalError("libcurl could not create a multi handle (out of memory)")
+        }
         self.multi = multi
         self.authorities = CertificateAuthorities(environment: environment)
         let thread = Thread { [self] in self.run() }
@@ -86,7 +88,10 @@ package final class CurlTransport: HTTPTransport, @unchecked Sendable {
         var running: [UnsafeMutableRawPointer: Transfer] = [:]
         while true {
             let (started, cancelled) = state.withLock { state in
-                defer { state.queued = []; state.cancelled = [] }
+                defer {
+                    state.queued = []
+                    state.cancelled = []
+                }
                 for transfer in state.queued { transfer.phase = .running }
                 return (state.queued, state.cancelled)
             }
@@ -95,7 +100,9 @@ package final class CurlTransport: HTTPTransport, @unchecked Sendable {
                 if code == CURLM_OK {
                     running[transfer.easy] = transfer
                 } else {
-                    settle(transfer, .failure(TransportFailure.couldNotConnect(String(cString: curl_multi_strerror(code)))))
+                    settle(
+                        transfer, .failure(TransportFailure.couldNotConnect(String(cString: curl_multi_strerror(code))))
+                    )
                 }
             }
             for transfer in cancelled where running.removeValue(forKey: transfer.easy) != nil {
@@ -107,7 +114,8 @@ package final class CurlTransport: HTTPTransport, @unchecked Sendable {
             var left: Int32 = 0
             while let message = curl_multi_info_read(multi, &left) {
                 guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle,
-                      let transfer = running.removeValue(forKey: easy) else { continue }
+                    let transfer = running.removeValue(forKey: easy)
+                else { continue }
                 let code = message.pointee.data.result
                 curl_multi_remove_handle(multi, easy)
                 settle(transfer, transfer.outcome(code))
@@ -170,7 +178,9 @@ private final class Transfer: @unchecked Sendable {
     private var bodyTooLarge = false
 
     init(_ request: TransportRequest, authorities: CertificateAuthorities) throws {
-        guard let easy = curl_easy_init() else { throw TransportFailure.couldNotConnect("libcurl could not create a handle") }
+        guard let easy = curl_easy_init() else {
+            throw TransportFailure.couldNotConnect("libcurl could not create a handle")
+        }
         self.easy = easy
         maxBodyBytes = request.maxBodyBytes
         requestBody = .allocate(capacity: max(request.body?.count ?? 0, 1))
@@ -247,7 +257,9 @@ private final class Transfer: @unchecked Sendable {
             let value = String(line[line.index(after: colon)...]).trimmingWhitespace()
             headers[name] = headers[name].map { $0 + ", " + value } ?? value
             // The body's room at once, not by doubling (a page arrives in many reads).
-            if name == "content-length", let length = Int(value), length > 0 { body.reserveCapacity(min(length, maxBodyBytes)) }
+            if name == "content-length", let length = Int(value), length > 0 {
+                body.reserveCapacity(min(length, maxBodyBytes))
+            }
         }
         return length
     }
@@ -262,7 +274,8 @@ private final class Transfer: @unchecked Sendable {
 
     private func failure(_ code: CURLcode) -> TransportFailure {
         if bodyTooLarge { return .tooLarge }
-        let detail = (errorText.pointee != 0 ? String(cString: errorText) : String(cString: curl_easy_strerror(code))).trimmingWhitespace()
+        let detail = (errorText.pointee != 0 ? String(cString: errorText) : String(cString: curl_easy_strerror(code)))
+            .trimmingWhitespace()
         switch code {
         case CURLE_OPERATION_TIMEDOUT:
             return .timedOut

@@ -10,7 +10,10 @@ struct HTTPRequest: Sendable, Equatable {
     var headers: [String: String]
     var body: [UInt8]?
 
-    init(method: String, path: String, query: [(name: String, value: String)] = [], headers: [String: String] = [:], body: [UInt8]? = nil) {
+    init(
+        method: String, path: String, query: [(name: String, value: String)] = [], headers: [String: String] = [:],
+        body: [UInt8]? = nil
+    ) {
         self.method = method
         self.path = path
         self.query = query
@@ -26,6 +29,9 @@ struct HTTPRequest: Sendable, Equatable {
     /// The path and query string, percent-encoded.
     var pathAndQuery: String {
         guard !query.isEmpty else { return path }
-        return path + "?" + query.map { TablePath.percentEncodeQueryComponent($0.name) + "=" + TablePath.percentEncodeQueryComponent($0.value) }.joined(separator: "&")
+        return path + "?"
+            + query.map {
+                TablePath.percentEncodeQueryComponent($0.name) + "=" + TablePath.percentEncodeQueryComponent($0.value)
+            }.joined(separator: "&")
     }
 }

@@ -20,7 +20,10 @@ package struct TransportRequest: Sendable {
     /// The most body bytes taken from the wire; a longer body fails the attempt with ``TransportFailure/tooLarge``.
     package var maxBodyBytes: Int
 
-    package init(method: String, url: String, headers: [(name: String, value: String)], body: [UInt8]?, timeout: Double, maxBodyBytes: Int) {
+    package init(
+        method: String, url: String, headers: [(name: String, value: String)], body: [UInt8]?, timeout: Double,
+        maxBodyBytes: Int
+    ) {
         self.method = method
         self.url = url
         self.headers = headers
@@ -44,7 +47,9 @@ package struct TransportAnswer: Sendable {
     /// Body bytes that crossed the wire.
     package var wireBodySize: Int
 
-    package init(status: Int, headers: [String: String], body: [UInt8], bodyIsDecoded: Bool = false, wireBodySize: Int? = nil) {
+    package init(
+        status: Int, headers: [String: String], body: [UInt8], bodyIsDecoded: Bool = false, wireBodySize: Int? = nil
+    ) {
         self.status = status
         self.headers = headers
         self.body = body

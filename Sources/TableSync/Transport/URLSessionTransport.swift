@@ -25,8 +25,11 @@ package final class URLSessionTransport: HTTPTransport {
     }
 
     package func exchange(_ request: TransportRequest) async throws -> TransportAnswer {
-        guard let url = URL(string: request.url) else { throw TransportFailure.couldNotConnect("the URL \(request.url) is not valid") }
-        var outgoing = URLRequest(url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: request.timeout)
+        guard let url = URL(string: request.url) else {
+            throw TransportFailure.couldNotConnect("the URL \(request.url) is not valid")
+        }
+        var outgoing = URLRequest(
+            url: url, cachePolicy: .reloadIgnoringLocalCacheData, timeoutInterval: request.timeout)
         outgoing.httpMethod = request.method
         for (name, value) in request.headers { outgoing.setValue(value, forHTTPHeaderField: name) }
         outgoing.httpBody = request.body.map { Data($0) }
@@ -43,7 +46,9 @@ package final class URLSessionTransport: HTTPTransport {
         } onCancel: {
             exchange.cancel(timedOut: false)
         }
-        guard let http = response as? HTTPURLResponse else { throw TransportFailure.couldNotConnect("the answer is not HTTP") }
+        guard let http = response as? HTTPURLResponse else {
+            throw TransportFailure.couldNotConnect("the answer is not HTTP")
+        }
         guard data.count <= request.maxBodyBytes else { throw TransportFailure.tooLarge }
         var headers: [String: String] = [:]
         for (name, value) in http.allHeaderFields {
@@ -51,7 +56,8 @@ package final class URLSessionTransport: HTTPTransport {
             headers[name.lowercased()] = value
         }
         let wireSize = http.expectedContentLength >= 0 ? Int(http.expectedContentLength) : data.count
-        return TransportAnswer(status: http.statusCode, headers: headers, body: [UInt8](data), bodyIsDecoded: true, wireBodySize: wireSize)
+        return TransportAnswer(
+            status: http.statusCode, headers: headers, body: [UInt8](data), bodyIsDecoded: true, wireBodySize: wireSize)
     }
 
     static func failure(_ error: URLError) -> any Error {
@@ -61,7 +67,8 @@ package final class URLSessionTransport: HTTPTransport {
         case .cannotConnectToHost: return TransportFailure.connectionRefused
         case .networkConnectionLost: return TransportFailure.connectionLost
         case .cannotFindHost, .dnsLookupFailed: return TransportFailure.unknownHost
-        case .serverCertificateUntrusted, .serverCertificateHasUnknownRoot, .serverCertificateHasBadDate, .serverCertificateNotYetValid:
+        case .serverCertificateUntrusted, .serverCertificateHasUnknownRoot, .serverCertificateHasBadDate,
+            .serverCertificateNotYetValid:
             return TransportFailure.untrustedCertificate(error.localizedDescription)
         default: return TransportFailure.couldNotConnect(error.localizedDescription)
         }

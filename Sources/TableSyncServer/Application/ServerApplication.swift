@@ -36,9 +36,11 @@ public func makeServerApplication(
         metrics = ServerMetrics()
         storage = try SQLiteRecordRepository(path: path, statementTimeout: configuration.statementTimeout)
     case .postgres(let location):
-        let client = PostgresClient(configuration: try location.clientConfiguration(poolSize: configuration.postgresPoolSize,
-                                                                                          statementTimeout: configuration.statementTimeout),
-                                    backgroundLogger: logger)
+        let client = PostgresClient(
+            configuration: try location.clientConfiguration(
+                poolSize: configuration.postgresPoolSize,
+                statementTimeout: configuration.statementTimeout),
+            backgroundLogger: logger)
         postgresClient = client
         postgresLocation = location
         metrics = ServerMetrics(databasePoolSize: configuration.postgresPoolSize)
@@ -56,7 +58,7 @@ public func makeServerApplication(
     var health: [String: JSONValue] = [
         "status": "ok",
         "versions": .array(ProtocolVersion.allCases.map { .string($0.headerValue) }),
-        "extensions": .array(ProtocolExtension.allCases.filter(extensions.contains).map { .string($0.rawValue) }),
+        "extensions": .array(ProtocolExtension.allCases.filter(extensions.contains).map { .string($0.rawValue) })
     ]
     if let limits = configuration.batchLimits { health[BatchLimits.healthMember] = limits.json }
     health[ChangeFeedLimits.healthMember] = ChangeFeedLimits(maxWaitSeconds: configuration.changeWaitLimitSeconds).json
@@ -68,43 +70,56 @@ public func makeServerApplication(
     // Behind credentials when the server checks them, as the tables are: the counts tell of the server's clients.
     router.get(RouterPath(ServerMetrics.path)) { _, context -> Response in
         if authenticator.checksCredentials && context.identity == nil { throw ProtocolError.unauthorized }
-        return Response(status: .ok, headers: [.contentType: ServerMetrics.contentType],
-                 body: ResponseBody(byteBuffer: ByteBuffer(bytes: metrics.exposition())))
+        return Response(
+            status: .ok, headers: [.contentType: ServerMetrics.contentType],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: metrics.exposition())))
     }
     let tableRoutes = TableRoutes(configuration: configuration, repository: repository, metrics: metrics)
     tableRoutes.register(on: router)
-    ChangeFeedRoute(tables: tableRoutes.tables, repository: repository, notifier: notifier, metrics: metrics,
-                    writer: writer, checksCredentials: configuration.checksCredentials,
-                    maxWaitSeconds: configuration.changeWaitLimitSeconds).register(on: router)
+    ChangeFeedRoute(
+        tables: tableRoutes.tables, repository: repository, notifier: notifier, metrics: metrics,
+        writer: writer, checksCredentials: configuration.checksCredentials,
+        maxWaitSeconds: configuration.changeWaitLimitSeconds
+    ).register(on: router)
 
-    let guarded = HTTPServerBuilder.guardedHTTP1(ConnectionGuardHandler.Settings(
-        headerTimeout: TimeAmount(configuration.headerTimeout), bodyTimeout: TimeAmount(configuration.bodyTimeout),
-        idleTimeout: TimeAmount(configuration.idleTimeout), maxBodySize: configuration.maxBodySize,
-        extensionsHeader: ProtocolExtension.headerValue(extensions), metrics: metrics))
+    let guarded = HTTPServerBuilder.guardedHTTP1(
+        ConnectionGuardHandler.Settings(
+            headerTimeout: TimeAmount(configuration.headerTimeout), bodyTimeout: TimeAmount(configuration.bodyTimeout),
+            idleTimeout: TimeAmount(configuration.idleTimeout), maxBodySize: configuration.maxBodySize,
+            extensionsHeader: ProtocolExtension.headerValue(extensions), metrics: metrics))
     var app = Application(
         router: router,
         server: server ?? guarded,
-        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "tablesync-server",
-                             availableConnectionsDelegate: .maximum(configuration.maxConnections, logger: logger)),
+        configuration: .init(
+            address: .hostname(configuration.host, port: configuration.port), serverName: "tablesync-server",
+            availableConnectionsDelegate: .maximum(configuration.maxConnections, logger: logger)),
         onServerRunning: onServerRunning,
         logger: logger)
     let tables = configuration.tables
     if let postgresClient, let postgresLocation {
-        app.addServices(postgresClient, PostgresChangeListener(location: postgresLocation, tables: tables.map(\.name),
-                                                               notifier: notifier, logger: logger))
+        app.addServices(
+            postgresClient,
+            PostgresChangeListener(
+                location: postgresLocation, tables: tables.map(\.name),
+                notifier: notifier, logger: logger))
     }
     app.beforeServerStarts { [postgresLocation] in
         if let postgresLocation {
             let encrypted = try await postgresLocation.checkConnection(logger: logger)
-            logger.info("connected to PostgreSQL", metadata: [
-                "sslmode": "\(postgresLocation.effectiveTLSMode.rawValue)", "encrypted": "\(encrypted)"])
+            logger.info(
+                "connected to PostgreSQL",
+                metadata: [
+                    "sslmode": "\(postgresLocation.effectiveTLSMode.rawValue)", "encrypted": "\(encrypted)"
+                ])
         }
         try await repository.prepare(tables: tables)
         await authenticator.prepare()
-        logger.info("serving tables", metadata: [
-            "tables": "\(tables.map(\.name).joined(separator: ","))", "database": "\(configuration.database)",
-            "auth": "\(configuration.authenticationSummary)",
-        ])
+        logger.info(
+            "serving tables",
+            metadata: [
+                "tables": "\(tables.map(\.name).joined(separator: ","))", "database": "\(configuration.database)",
+                "auth": "\(configuration.authenticationSummary)"
+            ])
     }
     return app
 }
@@ -114,8 +129,10 @@ public func makeServerApplication(
 /// flight ``ServerConfiguration/shutdownTimeout`` to finish, then cancels them (and their database statements), and
 /// ends the process at most ``ServerConfiguration/cancellationTimeout`` later, whatever still runs
 /// (``ShutdownDeadline``).
-public func runServer(_ app: some ApplicationProtocol, configuration: ServerConfiguration, logger: Logger) async throws {
-    let deadline = ShutdownDeadline(bound: configuration.shutdownTimeout + ServerConfiguration.cancellationTimeout, logger: logger)
+public func runServer(_ app: some ApplicationProtocol, configuration: ServerConfiguration, logger: Logger) async throws
+{
+    let deadline = ShutdownDeadline(
+        bound: configuration.shutdownTimeout + ServerConfiguration.cancellationTimeout, logger: logger)
     defer { deadline.disarm() }
     var group = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
     group.maximumGracefulShutdownDuration = configuration.shutdownTimeout

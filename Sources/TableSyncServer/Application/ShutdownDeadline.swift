@@ -42,7 +42,8 @@ final class ShutdownDeadline {
                 guard first else { return }
                 queue.asyncAfter(deadline: .now() + .nanoseconds(Int(bound / .nanoseconds(1)))) {
                     guard !flags.disarmed.withLock({ $0 }) else { return }
-                    logger.warning("requests were still running \(bound) after the stop began; the process ends without them")
+                    logger.warning(
+                        "requests were still running \(bound) after the stop began; the process ends without them")
                     fflush(nil)
                     _exit(0)
                 }

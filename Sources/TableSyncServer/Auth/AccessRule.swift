@@ -12,7 +12,9 @@ enum AccessRule {
     ) throws(ProtocolError) -> RecordScope {
         switch table.access(for: operation, checksCredentials: checksCredentials) {
         case .disabled:
-            throw ProtocolError(status: .methodNotAllowed, message: "table \(table.name) does not allow \(operation == .read ? "reading" : "writing")")
+            throw ProtocolError(
+                status: .methodNotAllowed,
+                message: "table \(table.name) does not allow \(operation == .read ? "reading" : "writing")")
         case .anonymous:
             break
         case .authenticated:
@@ -20,12 +22,18 @@ enum AccessRule {
         case .role(let role):
             guard let identity else { throw ProtocolError.unauthorized }
             guard identity.roles.contains(role) else {
-                throw ProtocolError(status: .forbidden, message: "table \(table.name) needs the role '\(role)' for \(operation == .read ? "reading" : "writing")")
+                throw ProtocolError(
+                    status: .forbidden,
+                    message:
+                        "table \(table.name) needs the role '\(role)' for \(operation == .read ? "reading" : "writing")"
+                )
             }
         }
         guard table.perUser else { return RecordScope(table: table.name) }
         guard let subject = identity?.subject else {
-            throw ProtocolError(status: .forbidden, message: "table \(table.name) keeps records per user, and the credentials name no user")
+            throw ProtocolError(
+                status: .forbidden,
+                message: "table \(table.name) keeps records per user, and the credentials name no user")
         }
         return RecordScope(table: table.name, owner: subject)
     }

@@ -39,7 +39,9 @@ struct AuthenticationMiddleware: RouterMiddleware {
     static func presentedCredential(_ headers: HTTPFields) -> String? {
         if let authorization = headers[HTTPField.Name(ProtocolHeader.authorization)!] {
             let prefix = ProtocolHeader.bearerPrefix
-            if authorization.count > prefix.count, authorization.prefix(prefix.count).lowercased() == prefix.lowercased() {
+            if authorization.count > prefix.count,
+                authorization.prefix(prefix.count).lowercased() == prefix.lowercased()
+            {
                 return authorization.dropFirst(prefix.count).trimmingCharacters(in: " ")
             }
         }

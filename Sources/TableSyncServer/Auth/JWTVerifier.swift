@@ -15,7 +15,9 @@ struct JWTVerifier: Sendable {
         sharedKey = settings.sharedKey.map { key in
             Task { await JWTKeyCollection().add(hmac: HMACKey(from: key), digestAlgorithm: .sha256) }
         }
-        keySet = settings.keySet.map { KeySetCache(location: $0, refreshInterval: settings.keySetRefreshInterval, logger: logger) }
+        keySet = settings.keySet.map {
+            KeySetCache(location: $0, refreshInterval: settings.keySetRefreshInterval, logger: logger)
+        }
     }
 
     /// Loads the key set, so the first request does not wait for it (a failure is logged and tried again later).
@@ -29,10 +31,14 @@ struct JWTVerifier: Sendable {
         let keys: JWTKeyCollection
         switch header.algorithm {
         case .hs256:
-            guard let sharedKey else { throw TokenRefusal("HS256 tokens are not accepted: no shared key is configured") }
+            guard let sharedKey else {
+                throw TokenRefusal("HS256 tokens are not accepted: no shared key is configured")
+            }
             keys = await sharedKey.value
         case .rs256, .es256:
-            guard let keySet else { throw TokenRefusal("\(header.algorithm.rawValue) tokens are not accepted: no key set is configured") }
+            guard let keySet else {
+                throw TokenRefusal("\(header.algorithm.rawValue) tokens are not accepted: no key set is configured")
+            }
             guard let kid = header.keyID else { throw TokenRefusal("the \(header.algorithm.rawValue) JWT has no kid") }
             keys = try await keySet.keys(kid: kid, algorithm: header.algorithm)
         }

@@ -19,15 +19,17 @@ struct KeySet: Sendable {
 
     /// The keys of a JWKS document's bytes; throws when it is not a JWKS.
     static func parse(_ bytes: [UInt8]) async throws -> KeySet {
-        guard case .object(let document) = try JSONParser.parse(bytes), case .array(let entries)? = document["keys"] else {
+        guard case .object(let document) = try JSONParser.parse(bytes), case .array(let entries)? = document["keys"]
+        else {
             throw TokenRefusal("the key set is not a JWKS (an object with a \"keys\" array)")
         }
         let keys = JWTKeyCollection()
         var algorithms: [String: TokenAlgorithm] = [:]
         for entry in entries {
-            guard case .object(let members) = entry, let kid = members["kid"]?.stringValue, members["use"]?.stringValue ?? "sig" == "sig",
-                  let algorithm = algorithm(of: members),
-                  var key = try? JWK(json: CanonicalJSON.string(entry, style: .compact))
+            guard case .object(let members) = entry, let kid = members["kid"]?.stringValue,
+                members["use"]?.stringValue ?? "sig" == "sig",
+                let algorithm = algorithm(of: members),
+                var key = try? JWK(json: CanonicalJSON.string(entry, style: .compact))
             else { continue }
             key.algorithm = algorithm == .rs256 ? .rs256 : .es256
             guard (try? await keys.add(jwk: key)) != nil else { continue }
@@ -98,9 +100,15 @@ actor KeySetCache {
     /// after a permitted reload, and a key of another algorithm than the header's.
     func keys(kid: String, algorithm: TokenAlgorithm) async throws(TokenRefusal) -> JWTKeyCollection {
         if loadedAt.map({ $0.duration(to: .now) >= Self.maximumAge }) ?? true { await load() }
-        if current?.algorithms[kid] == nil, loadedAt.map({ $0.duration(to: .now) >= refreshInterval }) ?? true { await load() }
-        guard let current, let known = current.algorithms[kid] else { throw TokenRefusal("no key of the key set has the JWT's kid") }
-        guard known == algorithm else { throw TokenRefusal("the key with the JWT's kid is for \(known.rawValue), not \(algorithm.rawValue)") }
+        if current?.algorithms[kid] == nil, loadedAt.map({ $0.duration(to: .now) >= refreshInterval }) ?? true {
+            await load()
+        }
+        guard let current, let known = current.algorithms[kid] else {
+            throw TokenRefusal("no key of the key set has the JWT's kid")
+        }
+        guard known == algorithm else {
+            throw TokenRefusal("the key with the JWT's kid is for \(known.rawValue), not \(algorithm.rawValue)")
+        }
         return current.keys
     }
 
@@ -114,10 +122,13 @@ actor KeySetCache {
         let task = Task { [location, logger] () -> KeySet? in
             do {
                 let set = try await KeySet.load(from: location)
-                logger.info("loaded the JWT key set", metadata: ["location": "\(location)", "keys": "\(set.algorithms.count)"])
+                logger.info(
+                    "loaded the JWT key set", metadata: ["location": "\(location)", "keys": "\(set.algorithms.count)"])
                 return set
             } catch {
-                logger.warning("cannot load the JWT key set; keeping the keys held", metadata: ["location": "\(location)", "error": "\(error)"])
+                logger.warning(
+                    "cannot load the JWT key set; keeping the keys held",
+                    metadata: ["location": "\(location)", "error": "\(error)"])
                 return nil
             }
         }

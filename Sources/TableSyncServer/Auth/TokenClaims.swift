@@ -12,7 +12,10 @@ struct TokenClaims: JWTPayload, Equatable {
     /// The other claims with string values, a single string as a list of one.
     var strings: [String: [String]] = [:]
 
-    init(exp: Date? = nil, nbf: Date? = nil, iss: String? = nil, aud: [String]? = nil, sub: String? = nil, strings: [String: [String]] = [:]) {
+    init(
+        exp: Date? = nil, nbf: Date? = nil, iss: String? = nil, aud: [String]? = nil, sub: String? = nil,
+        strings: [String: [String]] = [:]
+    ) {
         self.exp = exp.map(ExpirationClaim.init(value:))
         self.nbf = nbf.map(NotBeforeClaim.init(value:))
         self.iss = iss.map(IssuerClaim.init(value:))
@@ -55,7 +58,11 @@ struct TokenClaims: JWTPayload, Equatable {
         try container.encodeIfPresent(aud, forKey: ClaimKey("aud"))
         try container.encodeIfPresent(sub, forKey: ClaimKey("sub"))
         for (name, values) in strings {
-            if values.count == 1 { try container.encode(values[0], forKey: ClaimKey(name)) } else { try container.encode(values, forKey: ClaimKey(name)) }
+            if values.count == 1 {
+                try container.encode(values[0], forKey: ClaimKey(name))
+            } else {
+                try container.encode(values, forKey: ClaimKey(name))
+            }
         }
     }
 
@@ -89,11 +96,14 @@ struct TokenClaims: JWTPayload, Equatable {
         }
         let subject = sub?.value
         if let subject {
-            guard (1...255).contains(subject.utf8.count), !subject.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            guard (1...255).contains(subject.utf8.count),
+                !subject.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+            else {
                 throw TokenRefusal("the JWT's sub is empty, longer than 255 bytes or holds control characters")
             }
         }
-        return RequestIdentity(name: subject.map { "sub \($0)" } ?? "a JWT without sub", subject: subject,
-                               roles: Set(strings[settings.roleClaim] ?? []))
+        return RequestIdentity(
+            name: subject.map { "sub \($0)" } ?? "a JWT without sub", subject: subject,
+            roles: Set(strings[settings.roleClaim] ?? []))
     }
 }

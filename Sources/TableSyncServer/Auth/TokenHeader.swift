@@ -22,12 +22,18 @@ struct TokenHeader: Sendable, Equatable {
     /// than HS256, RS256 and ES256 (`none` among them), and a `crit` header, whose extensions no key here knows.
     init(token: String) throws(TokenRefusal) {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts.allSatisfy({ !$0.isEmpty }) else { throw TokenRefusal("not a signed JWT (three non-empty parts)") }
-        guard let bytes = Self.base64URLDecoded(parts[0]), let header = try? JSONParser.parse(bytes), case .object(let members) = header else {
+        guard parts.count == 3, parts.allSatisfy({ !$0.isEmpty }) else {
+            throw TokenRefusal("not a signed JWT (three non-empty parts)")
+        }
+        guard let bytes = Self.base64URLDecoded(parts[0]), let header = try? JSONParser.parse(bytes),
+            case .object(let members) = header
+        else {
             throw TokenRefusal("the JWT header is not base64url JSON")
         }
         guard let name = members["alg"]?.stringValue else { throw TokenRefusal("the JWT header has no alg") }
-        guard let algorithm = TokenAlgorithm(rawValue: name) else { throw TokenRefusal("the JWT algorithm \(Self.printable(name)) is not accepted") }
+        guard let algorithm = TokenAlgorithm(rawValue: name) else {
+            throw TokenRefusal("the JWT algorithm \(Self.printable(name)) is not accepted")
+        }
         guard members["crit"] == nil else { throw TokenRefusal("the JWT header has crit extensions") }
         if let kid = members["kid"], kid.stringValue == nil { throw TokenRefusal("the JWT kid is not a string") }
         self.algorithm = algorithm
@@ -36,9 +42,12 @@ struct TokenHeader: Sendable, Equatable {
 
     /// Base64url without padding, as JWTs encode their parts; `nil` for anything else.
     static func base64URLDecoded(_ text: Substring) -> [UInt8]? {
-        guard text.utf8.allSatisfy({ byte in
-            (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
-        }) else { return nil }
+        guard
+            text.utf8.allSatisfy({ byte in
+                (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A)
+                    || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+            })
+        else { return nil }
         var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         base64 += String(repeating: "=", count: (4 - base64.utf8.count % 4) % 4)
         return Data(base64Encoded: base64).map { Array($0) }
@@ -46,6 +55,7 @@ struct TokenHeader: Sendable, Equatable {
 
     /// A header value as the log may show it: short, without control characters.
     static func printable(_ text: String) -> String {
-        "'" + String(text.unicodeScalars.prefix(32).map { $0.value < 0x20 || $0.value == 0x7F ? "?" : Character($0) }) + "'"
+        "'" + String(text.unicodeScalars.prefix(32).map { $0.value < 0x20 || $0.value == 0x7F ? "?" : Character($0) })
+            + "'"
     }
 }

@@ -53,14 +53,20 @@ struct ChangeFeedRoute: Sendable {
         while true {
             let ticket = notifier.ticket(for: served)
             let marks = try await repository.lastUpdatedAt(in: watched.map(\.scope))
-            let body = ChangeMarks(latest: Dictionary(uniqueKeysWithValues: zip(watched.map(\.name), marks.map { mark in
-                mark.map(Timestamp.init(ticks:))
-            }))).json
+            let body = ChangeMarks(
+                latest: Dictionary(
+                    uniqueKeysWithValues: zip(
+                        watched.map(\.name),
+                        marks.map { mark in
+                            mark.map(Timestamp.init(ticks:))
+                        }))
+            ).json
             let eTag = Self.eTag(of: CanonicalJSON.encode(body, style: .compact))
             if !seen.contains(eTag) {
                 metrics.changeFeedAnswered(status: .ok)
-                return writer.json(body, status: .ok, request: request,
-                                   headers: [.eTag: eTag, .cacheControl: "no-store"])
+                return writer.json(
+                    body, status: .ok, request: request,
+                    headers: [.eTag: eTag, .cacheControl: "no-store"])
             }
             if !waiting {
                 waiting = true
@@ -113,8 +119,9 @@ struct ChangeFeedRoute: Sendable {
                 if checksCredentials && context.identity == nil { throw ProtocolError.unauthorized }
                 throw ProtocolError.notFound("there is no table '\(name)' on this server")
             }
-            let scope = try AccessRule.scope(of: table, for: .read, identity: context.identity,
-                                             checksCredentials: checksCredentials)
+            let scope = try AccessRule.scope(
+                of: table, for: .read, identity: context.identity,
+                checksCredentials: checksCredentials)
             watched.append(Watched(name: name, scope: scope))
         }
         return watched

@@ -44,8 +44,11 @@ struct PostgresChangeListener: Service {
                     }
                 } catch {
                     if Task.isCancelled { return }
-                    logger.warning("the change feed lost its PostgreSQL listener; reconnecting", metadata: [
-                        "error": "\(PostgresLocation.reason(of: error))"])
+                    logger.warning(
+                        "the change feed lost its PostgreSQL listener; reconnecting",
+                        metadata: [
+                            "error": "\(PostgresLocation.reason(of: error))"
+                        ])
                 }
                 try? await Task.sleep(for: Self.reconnectPause)
             }

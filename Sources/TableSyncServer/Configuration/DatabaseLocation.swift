@@ -1,6 +1,7 @@
 import Foundation
 
-/// Where the server keeps its records: `sqlite:PATH` or `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=MODE&sslrootcert=PATH]`.
+/// Where the server keeps its records: `sqlite:PATH` or
+/// `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=MODE&sslrootcert=PATH]`.
 public enum DatabaseLocation: Sendable, Hashable, CustomStringConvertible {
     /// A SQLite file (created when missing).
     case sqlite(path: String)
@@ -12,13 +13,17 @@ public enum DatabaseLocation: Sendable, Hashable, CustomStringConvertible {
         if text.hasPrefix("sqlite:") {
             var path = String(text.dropFirst("sqlite:".count))
             if path.hasPrefix("//") { path.removeFirst(2) }
-            guard !path.isEmpty else { throw ConfigurationError("--database sqlite: needs a file path, as in sqlite:server.sqlite") }
+            guard !path.isEmpty else {
+                throw ConfigurationError("--database sqlite: needs a file path, as in sqlite:server.sqlite")
+            }
             return .sqlite(path: path)
         }
         if text.hasPrefix("postgres://") || text.hasPrefix("postgresql://") {
             return .postgres(try PostgresLocation.parse(text))
         }
-        throw ConfigurationError("--database must be sqlite:PATH or postgres://USER@HOST[:PORT]/DATABASE[?sslmode=MODE], not '\(text.replacingPassword())'")
+        throw ConfigurationError(
+            "--database must be sqlite:PATH or postgres://USER@HOST[:PORT]/DATABASE[?sslmode=MODE], not '\(text.replacingPassword())'"
+        )
     }
 
     /// The location without its password, for logs.
@@ -49,8 +54,10 @@ public struct PostgresLocation: Sendable, Hashable {
     /// `sslrootcert=`: a PEM file of the authorities `verify-ca` and `verify-full` trust instead of the system's.
     public var rootCertificatePath: String?
 
-    public init(host: String, port: Int = 5432, username: String, password: String? = nil, database: String,
-                tlsMode: PostgresTLSMode? = nil, rootCertificatePath: String? = nil) {
+    public init(
+        host: String, port: Int = 5432, username: String, password: String? = nil, database: String,
+        tlsMode: PostgresTLSMode? = nil, rootCertificatePath: String? = nil
+    ) {
         self.host = host
         self.port = port
         self.username = username
@@ -78,7 +85,8 @@ public struct PostgresLocation: Sendable, Hashable {
     }
 
     static func parse(_ text: String) throws(ConfigurationError) -> PostgresLocation {
-        let problem = ConfigurationError("--database \(text.replacingPassword()): expected postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE")
+        let problem = ConfigurationError(
+            "--database \(text.replacingPassword()): expected postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE")
         guard let schemeEnd = text.range(of: "://") else { throw problem }
         let rest = text[schemeEnd.upperBound...]
         guard let at = rest.lastIndex(of: "@") else { throw problem }
@@ -96,15 +104,18 @@ public struct PostgresLocation: Sendable, Hashable {
         var port = 5432
         if let colon = hostPort.lastIndex(of: ":"), !hostPort.hasSuffix("]") {
             host = String(hostPort[..<colon])
-            guard let parsed = Int(hostPort[hostPort.index(after: colon)...]), (1...65535).contains(parsed) else { throw problem }
+            guard let parsed = Int(hostPort[hostPort.index(after: colon)...]), (1...65535).contains(parsed) else {
+                throw problem
+            }
             port = parsed
         }
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         let userParts = credentials.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
         guard !host.isEmpty, !database.isEmpty, let user = userParts.first, !user.isEmpty else { throw problem }
         let password = userParts.count > 1 ? (try? QueryString.decode(userParts[1])) : nil
-        var location = PostgresLocation(host: host, port: port, username: (try? QueryString.decode(user)) ?? String(user),
-                                        password: password, database: database)
+        var location = PostgresLocation(
+            host: host, port: port, username: (try? QueryString.decode(user)) ?? String(user),
+            password: password, database: database)
         try location.apply(parameters: parameters, url: text.replacingPassword())
         return location
     }
@@ -131,7 +142,9 @@ public struct PostgresLocation: Sendable, Hashable {
 extension String {
     /// The URL with any password replaced by `***`, for messages.
     func replacingPassword() -> String {
-        guard let schemeEnd = range(of: "://"), let at = self[schemeEnd.upperBound...].lastIndex(of: "@") else { return self }
+        guard let schemeEnd = range(of: "://"), let at = self[schemeEnd.upperBound...].lastIndex(of: "@") else {
+            return self
+        }
         let credentials = self[schemeEnd.upperBound..<at]
         guard let colon = credentials.firstIndex(of: ":") else { return self }
         return String(self[..<colon]) + ":***" + String(self[at...])

@@ -35,7 +35,9 @@ public struct JWTFileSettings: Sendable, Hashable {
             case "leeway", "jwksRefreshInterval":
                 throw ConfigurationError("\(path): \"jwt\".\"\(key)\" must be a number of seconds")
             default:
-                throw ConfigurationError("\(path): unknown \"jwt\" setting \"\(key)\"; use issuer, audience, jwks, hs256KeyFile, leeway, jwksRefreshInterval or roleClaim")
+                throw ConfigurationError(
+                    "\(path): unknown \"jwt\" setting \"\(key)\"; use issuer, audience, jwks, hs256KeyFile, leeway, jwksRefreshInterval or roleClaim"
+                )
             }
         }
         return settings

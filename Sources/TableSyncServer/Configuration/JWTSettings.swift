@@ -63,13 +63,16 @@ public struct JWTSettings: Sendable, Hashable {
     /// a key set URL that TLS protects (or on this machine), time limits in range.
     public func validate() throws(ConfigurationError) {
         guard sharedKey != nil || keySet != nil else {
-            throw ConfigurationError("JWTs need keys: give --jwt-hs256-key-file FILE (or \(Self.sharedKeyEnvironmentVariable)) or --jwt-jwks URL|FILE")
+            throw ConfigurationError(
+                "JWTs need keys: give --jwt-hs256-key-file FILE (or \(Self.sharedKeyEnvironmentVariable)) or --jwt-jwks URL|FILE"
+            )
         }
         if let sharedKey, sharedKey.count < 32 {
             throw ConfigurationError("the HS256 key must be at least 32 bytes (256 bits), not \(sharedKey.count)")
         }
         guard !issuer.isEmpty, !audience.isEmpty else {
-            throw ConfigurationError("JWTs need an issuer and an audience to check: give --jwt-issuer and --jwt-audience")
+            throw ConfigurationError(
+                "JWTs need an issuer and an audience to check: give --jwt-issuer and --jwt-audience")
         }
         if case .url(let url)? = keySet, let components = URLComponents(string: url) {
             let host = components.host ?? ""

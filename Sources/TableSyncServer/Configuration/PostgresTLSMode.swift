@@ -24,7 +24,8 @@ public enum PostgresTLSMode: String, Sendable, Hashable, CaseIterable {
     /// it only matters for servers that demand TLS, where `prefer` does as well.
     static func parse(_ text: String, source: String) throws(ConfigurationError) -> PostgresTLSMode {
         guard let mode = PostgresTLSMode(rawValue: text) else {
-            throw ConfigurationError("\(source): sslmode must be one of \(allCases.map(\.rawValue).joined(separator: ", ")), not '\(text)'")
+            throw ConfigurationError(
+                "\(source): sslmode must be one of \(allCases.map(\.rawValue).joined(separator: ", ")), not '\(text)'")
         }
         return mode
     }

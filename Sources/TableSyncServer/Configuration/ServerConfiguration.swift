@@ -101,7 +101,8 @@ public struct ServerConfiguration: Sendable {
 
     public init(
         host: String = "127.0.0.1", port: Int = 8080, database: DatabaseLocation, tables: [TableOptions],
-        tokens: [StaticToken] = [], maxBodySize: Int = defaultMaxBodySize, gzipMinimumSize: Int = defaultGzipMinimumSize,
+        tokens: [StaticToken] = [], maxBodySize: Int = defaultMaxBodySize,
+        gzipMinimumSize: Int = defaultGzipMinimumSize,
         batch: Bool = true, maxBatchOperations: Int = defaultMaxBatchOperations,
         postgresPoolSize: Int = defaultPostgresPoolSize
     ) {
@@ -121,32 +122,45 @@ public struct ServerConfiguration: Sendable {
     /// authentication whenever the address is not loopback, and access rules the credentials can meet
     /// (``validateAccess()``).
     public func validate() throws(ConfigurationError) {
-        guard !tables.isEmpty else { throw ConfigurationError("no tables to serve; add --table NAME (repeat it for more tables)") }
+        guard !tables.isEmpty else {
+            throw ConfigurationError("no tables to serve; add --table NAME (repeat it for more tables)")
+        }
         var seen: Set<String> = []
         for table in tables where !seen.insert(table.name.lowercased()).inserted {
             throw ConfigurationError("the table '\(table.name)' is given twice (table names ignore case)")
         }
-        guard (0...65535).contains(port) else { throw ConfigurationError("--port must be from 0 to 65535, not \(port)") }
+        guard (0...65535).contains(port) else {
+            throw ConfigurationError("--port must be from 0 to 65535, not \(port)")
+        }
         guard (1024...Self.largestMaxBodySize).contains(maxBodySize) else {
-            throw ConfigurationError("the body size limit must be from 1024 to \(Self.largestMaxBodySize) bytes (32 MiB: what both databases can store), not \(maxBodySize)")
+            throw ConfigurationError(
+                "the body size limit must be from 1024 to \(Self.largestMaxBodySize) bytes (32 MiB: what both databases can store), not \(maxBodySize)"
+            )
         }
         guard (1024...Self.largestMaxPageBytes).contains(maxPageBytes) else {
-            throw ConfigurationError("--max-page-bytes must be from 1024 to \(Self.largestMaxPageBytes) bytes (128 MiB), not \(maxPageBytes)")
+            throw ConfigurationError(
+                "--max-page-bytes must be from 1024 to \(Self.largestMaxPageBytes) bytes (128 MiB), not \(maxPageBytes)"
+            )
         }
         guard (1...10_000).contains(maxBulkReads) else {
             throw ConfigurationError("--max-bulk-reads must be from 1 to 10000, not \(maxBulkReads)")
         }
         guard maxBatchOperations >= 1 else { throw ConfigurationError("the batch operation limit must be at least 1") }
         guard (1...10_000).contains(postgresPoolSize) else {
-            throw ConfigurationError("--postgres-pool-size must be from 1 to 10000 connections, not \(postgresPoolSize)")
+            throw ConfigurationError(
+                "--postgres-pool-size must be from 1 to 10000 connections, not \(postgresPoolSize)")
         }
-        for (name, timeout) in [("--header-timeout", headerTimeout), ("--body-timeout", bodyTimeout), ("--idle-timeout", idleTimeout),
-                                ("--statement-timeout", statementTimeout), ("--shutdown-timeout", shutdownTimeout)]
+        for (name, timeout) in [
+            ("--header-timeout", headerTimeout), ("--body-timeout", bodyTimeout), ("--idle-timeout", idleTimeout),
+            ("--statement-timeout", statementTimeout), ("--shutdown-timeout", shutdownTimeout)
+        ]
         where timeout <= .zero || timeout > Self.longestTimeout {
             throw Self.timeLimitError(setting: name, value: "\(timeout)")
         }
-        for (name, value) in [("--max-filter-depth", filterLimits.maxDepth), ("--max-filter-terms", filterLimits.maxTerms),
-                              ("--max-filter-growth", filterLimits.maxGrowth)] where !(1...100_000).contains(value) {
+        for (name, value) in [
+            ("--max-filter-depth", filterLimits.maxDepth), ("--max-filter-terms", filterLimits.maxTerms),
+            ("--max-filter-growth", filterLimits.maxGrowth)
+        ] where !(1...100_000).contains(value) {
             throw ConfigurationError("\(name) must be from 1 to 100000, not \(value)")
         }
         guard (1...Self.largestMaxChangeWait).contains(maxChangeWait) else {
@@ -158,7 +172,8 @@ public struct ServerConfiguration: Sendable {
         }
         if !checksCredentials && !Self.isLoopback(host) {
             throw ConfigurationError(
-                "refusing to listen on \(host) without authentication: give tokens with --tokens-file FILE or TABLESYNC_SERVER_TOKENS, JWT keys with --jwt-jwks or --jwt-hs256-key-file, or listen on 127.0.0.1")
+                "refusing to listen on \(host) without authentication: give tokens with --tokens-file FILE or TABLESYNC_SERVER_TOKENS, JWT keys with --jwt-jwks or --jwt-hs256-key-file, or listen on 127.0.0.1"
+            )
         }
         try jwt?.validate()
         try validateAccess()
@@ -173,18 +188,23 @@ public struct ServerConfiguration: Sendable {
         for table in tables {
             for (name, access) in [("read", table.read), ("write", table.write)] {
                 if access?.needsCredentials == true && !checksCredentials {
-                    throw ConfigurationError("table \(table.name): \(name)=\(access!) needs credentials to check: give tokens or JWT keys")
+                    throw ConfigurationError(
+                        "table \(table.name): \(name)=\(access!) needs credentials to check: give tokens or JWT keys")
                 }
                 if table.perUser && access == .anonymous {
-                    throw ConfigurationError("table \(table.name): a per-user table needs a user for every request, not \(name)=anonymous")
+                    throw ConfigurationError(
+                        "table \(table.name): a per-user table needs a user for every request, not \(name)=anonymous")
                 }
             }
             guard table.perUser else { continue }
             guard checksCredentials else {
-                throw ConfigurationError("table \(table.name): perUser needs users: give named tokens (TOKEN NAME in the tokens file) or JWT keys")
+                throw ConfigurationError(
+                    "table \(table.name): perUser needs users: give named tokens (TOKEN NAME in the tokens file) or JWT keys"
+                )
             }
             guard table.schema == nil else {
-                throw ConfigurationError("table \(table.name): perUser and columns cannot be combined; serve the table without columns")
+                throw ConfigurationError(
+                    "table \(table.name): perUser and columns cannot be combined; serve the table without columns")
             }
         }
     }
@@ -198,7 +218,8 @@ public struct ServerConfiguration: Sendable {
     }
 
     private static func timeLimitError(setting: String, value: String) -> ConfigurationError {
-        ConfigurationError("\(setting) must be more than 0 and at most \(longestTimeout.components.seconds) seconds, not \(value)")
+        ConfigurationError(
+            "\(setting) must be more than 0 and at most \(longestTimeout.components.seconds) seconds, not \(value)")
     }
 
     /// The extensions this server offers, advertised on every response and in `/health`.

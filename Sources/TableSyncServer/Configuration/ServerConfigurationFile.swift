@@ -65,19 +65,27 @@ public struct ServerConfigurationFile: Sendable, Hashable {
         } catch {
             throw ConfigurationError("\(path): \(error)")
         }
-        guard case .object(let members) = value else { throw ConfigurationError("\(path): the configuration must be a JSON object") }
+        guard case .object(let members) = value else {
+            throw ConfigurationError("\(path): the configuration must be a JSON object")
+        }
         var file = ServerConfigurationFile()
         for (key, member) in members {
             func string() throws(ConfigurationError) -> String {
-                guard let text = member.stringValue else { throw ConfigurationError("\(path): \"\(key)\" must be a string") }
+                guard let text = member.stringValue else {
+                    throw ConfigurationError("\(path): \"\(key)\" must be a string")
+                }
                 return text
             }
             func integer() throws(ConfigurationError) -> Int {
-                guard let number = member.integerValue else { throw ConfigurationError("\(path): \"\(key)\" must be a whole number") }
+                guard let number = member.integerValue else {
+                    throw ConfigurationError("\(path): \"\(key)\" must be a whole number")
+                }
                 return Int(number)
             }
             func seconds() throws(ConfigurationError) -> Double {
-                guard let number = member.doubleValue else { throw ConfigurationError("\(path): \"\(key)\" must be a number of seconds") }
+                guard let number = member.doubleValue else {
+                    throw ConfigurationError("\(path): \"\(key)\" must be a number of seconds")
+                }
                 return number
             }
             switch key {
@@ -102,13 +110,18 @@ public struct ServerConfigurationFile: Sendable, Hashable {
             case "maxFilterGrowth": file.maxFilterGrowth = try integer()
             case "maxChangeWait": file.maxChangeWait = try integer()
             case "batch":
-                guard let flag = member.boolValue else { throw ConfigurationError("\(path): \"batch\" must be true or false") }
+                guard let flag = member.boolValue else {
+                    throw ConfigurationError("\(path): \"batch\" must be true or false")
+                }
                 file.batch = flag
             case "tables":
-                guard case .array(let entries) = member else { throw ConfigurationError("\(path): \"tables\" must be an array") }
+                guard case .array(let entries) = member else {
+                    throw ConfigurationError("\(path): \"tables\" must be an array")
+                }
                 for entry in entries { file.tables.append(try table(entry, path: path)) }
             default:
-                throw ConfigurationError("""
+                throw ConfigurationError(
+                    """
                     \(path): unknown setting "\(key)"; use host, port, database, tables, tokensFile, jwt, maxBodySize, \
                     maxPageBytes, maxBulkReads, batch, maxBatchOperations, postgresPoolSize, headerTimeout, bodyTimeout, \
                     idleTimeout, maxConnections, statementTimeout, shutdownTimeout, maxFilterDepth, maxFilterTerms, \
@@ -121,7 +134,8 @@ public struct ServerConfigurationFile: Sendable, Hashable {
 
     private static func table(_ entry: JSONValue, path: String) throws(ConfigurationError) -> TableOptions {
         if let text = entry.stringValue { return try TableOptions.parse(text) }
-        guard case .object(let members) = entry, let name = members["name"]?.stringValue, TableOptions.isValidName(name) else {
+        guard case .object(let members) = entry, let name = members["name"]?.stringValue, TableOptions.isValidName(name)
+        else {
             throw ConfigurationError("\(path): each table is \"NAME[:options]\" or an object with a valid \"name\"")
         }
         var options = TableOptions(name: name)
@@ -132,11 +146,16 @@ public struct ServerConfigurationFile: Sendable, Hashable {
             case ("columns", .object(let columns)):
                 options.schema = try schema(columns, context: context)
                 continue
-            case ("columns", .string(let given)), ("read", .string(let given)), ("write", .string(let given)): text = given
+            case ("columns", .string(let given)), ("read", .string(let given)), ("write", .string(let given)):
+                text = given
             case (_, .bool(let flag)): text = String(flag)
             case (_, .integer(let number)): text = String(number)
-            case ("columns", _): throw ConfigurationError("\(context): \"columns\" must be an object such as {\"text\": \"string\", \"done\": \"boolean\"}")
-            case ("read", _), ("write", _): throw ConfigurationError("\(context): \"\(key)\" must be a string: anonymous, authenticated, role:NAME or disabled")
+            case ("columns", _):
+                throw ConfigurationError(
+                    "\(context): \"columns\" must be an object such as {\"text\": \"string\", \"done\": \"boolean\"}")
+            case ("read", _), ("write", _):
+                throw ConfigurationError(
+                    "\(context): \"\(key)\" must be a string: anonymous, authenticated, role:NAME or disabled")
             default: throw ConfigurationError("\(context): \"\(key)\" must be a boolean or a whole number")
             }
             try options.set(key, to: text, context: context)
@@ -145,14 +164,18 @@ public struct ServerConfigurationFile: Sendable, Hashable {
     }
 
     /// `{"name": "type", …}`: the object form of a table's `columns`.
-    private static func schema(_ members: [String: JSONValue], context: String) throws(ConfigurationError) -> TableSchema {
+    private static func schema(
+        _ members: [String: JSONValue], context: String
+    ) throws(ConfigurationError) -> TableSchema {
         do throws(ConfigurationError) {
             var columns: [DeclaredColumn] = []
             for (name, value) in members {
                 guard let typeName = value.stringValue else {
-                    throw ConfigurationError("the type of the column '\(name)' must be a string: string, number, boolean or date")
+                    throw ConfigurationError(
+                        "the type of the column '\(name)' must be a string: string, number, boolean or date")
                 }
-                columns.append(try DeclaredColumn(name: name, type: try TableSchema.type(named: typeName, column: name)))
+                columns.append(
+                    try DeclaredColumn(name: name, type: try TableSchema.type(named: typeName, column: name)))
             }
             return try TableSchema(columns: columns)
         } catch {

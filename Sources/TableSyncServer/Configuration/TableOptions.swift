@@ -29,8 +29,11 @@ public struct TableOptions: Sendable, Hashable {
     /// The default of ``maxTop``.
     public static let defaultMaxTop = 1000
 
-    public init(name: String, softDelete: Bool = true, pageSize: Int? = nil, maxTop: Int = defaultMaxTop, schema: TableSchema? = nil,
-                read: TableAccess? = nil, write: TableAccess? = nil, perUser: Bool = false) {
+    public init(
+        name: String, softDelete: Bool = true, pageSize: Int? = nil, maxTop: Int = defaultMaxTop,
+        schema: TableSchema? = nil,
+        read: TableAccess? = nil, write: TableAccess? = nil, perUser: Bool = false
+    ) {
         self.name = name
         self.softDelete = softDelete
         self.pageSize = pageSize
@@ -50,7 +53,8 @@ public struct TableOptions: Sendable, Hashable {
         let parts = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
         let name = String(parts[0])
         guard isValidName(name) else {
-            throw ConfigurationError("--table \(text): a table name is 1–64 letters, digits, _ or -, starting with a letter")
+            throw ConfigurationError(
+                "--table \(text): a table name is 1–64 letters, digits, _ or -, starting with a letter")
         }
         var options = TableOptions(name: name)
         guard parts.count == 2 else { return options }
@@ -68,17 +72,24 @@ public struct TableOptions: Sendable, Hashable {
     mutating func set(_ key: String, to value: String, context: String) throws(ConfigurationError) {
         switch key {
         case "softDelete":
-            guard let flag = Bool(value) else { throw ConfigurationError("\(context): softDelete must be true or false") }
+            guard let flag = Bool(value) else {
+                throw ConfigurationError("\(context): softDelete must be true or false")
+            }
             softDelete = flag
         case "pageSize":
-            guard let size = Int(value), size >= 1 else { throw ConfigurationError("\(context): pageSize must be a whole number ≥ 1") }
+            guard let size = Int(value), size >= 1 else {
+                throw ConfigurationError("\(context): pageSize must be a whole number ≥ 1")
+            }
             pageSize = size
         case "maxTop":
-            guard let top = Int(value), top >= 1 else { throw ConfigurationError("\(context): maxTop must be a whole number ≥ 1") }
+            guard let top = Int(value), top >= 1 else {
+                throw ConfigurationError("\(context): maxTop must be a whole number ≥ 1")
+            }
             maxTop = top
         case "read", "write":
             guard let access = TableAccess(parsing: value) else {
-                throw ConfigurationError("\(context): \(key) must be anonymous, authenticated, role:NAME or disabled, not '\(value)'")
+                throw ConfigurationError(
+                    "\(context): \(key) must be anonymous, authenticated, role:NAME or disabled, not '\(value)'")
             }
             if key == "read" { read = access } else { write = access }
         case "perUser":
@@ -91,11 +102,12 @@ public struct TableOptions: Sendable, Hashable {
                 throw ConfigurationError("\(context): columns: \(error.message)")
             }
         default:
-            throw ConfigurationError("\(context): unknown table option '\(key)'; use softDelete, pageSize, maxTop, columns, read, write or perUser")
+            throw ConfigurationError(
+                "\(context): unknown table option '\(key)'; use softDelete, pageSize, maxTop, columns, read, write or perUser"
+            )
         }
     }
 }
-
 
 extension TableOptions {
     /// Who may do `operation` on this table, when the server checks credentials (`checksCredentials`) or not.

@@ -13,7 +13,9 @@ struct IncomingRecord: Sendable {
     /// `version` must be strings, `createdAt` and `updatedAt` dates, `deleted` a boolean (or `null`).
     init(_ body: JSONValue) throws(ProtocolError) {
         guard case .object(let members) = body else {
-            throw ProtocolError.badRequest("the request body must be a JSON object (a record), not \(body.typeName == "array" ? "an" : "a") \(body.typeName)")
+            throw ProtocolError.badRequest(
+                "the request body must be a JSON object (a record), not \(body.typeName == "array" ? "an" : "a") \(body.typeName)"
+            )
         }
         var properties: [String: JSONValue] = [:]
         for (name, value) in members {
@@ -29,20 +31,28 @@ struct IncomingRecord: Sendable {
                 // Azure's servers generate an id for an insert whose id is missing, null or "": so does this one.
                 break
             case (SystemProperty.id, .string(let text)):
-                if let problem = RecordID.problem(with: text) { throw ProtocolError.badRequest("id '\(text)' is not allowed: \(problem)") }
+                if let problem = RecordID.problem(with: text) {
+                    throw ProtocolError.badRequest("id '\(text)' is not allowed: \(problem)")
+                }
                 id = text
             case (SystemProperty.version, .string(let text)):
                 version = text
             case (SystemProperty.createdAt, .string(let text)), (SystemProperty.updatedAt, .string(let text)):
                 guard Timestamp(parsing: text) != nil else {
-                    throw ProtocolError.badRequest("\(canonical) must be an ISO 8601 date such as 2024-05-01T10:20:30.123Z, not '\(text)'")
+                    throw ProtocolError.badRequest(
+                        "\(canonical) must be an ISO 8601 date such as 2024-05-01T10:20:30.123Z, not '\(text)'")
                 }
             case (SystemProperty.deleted, .bool):
                 break
             default:
-                let expected = canonical == SystemProperty.deleted ? "a boolean"
-                    : (canonical == SystemProperty.createdAt || canonical == SystemProperty.updatedAt ? "a date string" : "a string")
-                throw ProtocolError.badRequest("\(canonical) must be \(expected), not \(value.typeName == "array" || value.typeName == "object" ? "an" : "a") \(value.typeName)")
+                let expected =
+                    canonical == SystemProperty.deleted
+                    ? "a boolean"
+                    : (canonical == SystemProperty.createdAt || canonical == SystemProperty.updatedAt
+                        ? "a date string" : "a string")
+                throw ProtocolError.badRequest(
+                    "\(canonical) must be \(expected), not \(value.typeName == "array" || value.typeName == "object" ? "an" : "a") \(value.typeName)"
+                )
             }
         }
         self.properties = properties

@@ -10,7 +10,9 @@ extension ProtocolError: HTTPResponseError {
     /// `error` as the refusal of the request it stands for: a ``ProtocolError`` as it is, a `$filter` that cannot
     /// be translated as a 400, a database error as ``DatabaseErrorClassifier`` answers it during `activity`. `nil`
     /// for a fault of the server.
-    static func refusal(for error: any Error, during activity: DatabaseErrorClassifier.Activity = .other) -> ProtocolError? {
+    static func refusal(
+        for error: any Error, during activity: DatabaseErrorClassifier.Activity = .other
+    ) -> ProtocolError? {
         switch error {
         case let refusal as ProtocolError: return refusal
         case let error as FilterTranslationError: return .badRequest("$filter: \(error.reason)")

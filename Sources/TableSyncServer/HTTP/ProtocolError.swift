@@ -18,8 +18,10 @@ public struct ProtocolError: Error, Sendable, CustomStringConvertible {
     /// The methods the path is served with (`Allow`), for a 405.
     public var allowedMethods: [HTTPRequest.Method]?
 
-    public init(status: HTTPResponse.Status, message: String, record: StoredRecord? = nil, retryAfterSeconds: Int? = nil,
-                allowedMethods: [HTTPRequest.Method]? = nil) {
+    public init(
+        status: HTTPResponse.Status, message: String, record: StoredRecord? = nil, retryAfterSeconds: Int? = nil,
+        allowedMethods: [HTTPRequest.Method]? = nil
+    ) {
         self.status = status
         self.message = message
         self.record = record
@@ -46,7 +48,8 @@ public struct ProtocolError: Error, Sendable, CustomStringConvertible {
     }
 
     static func payloadTooLarge(limit: Int) -> ProtocolError {
-        ProtocolError(status: .contentTooLarge, message: "the request body is larger than this server's limit of \(limit) bytes")
+        ProtocolError(
+            status: .contentTooLarge, message: "the request body is larger than this server's limit of \(limit) bytes")
     }
 
     static let unauthorized = ProtocolError(
@@ -55,7 +58,9 @@ public struct ProtocolError: Error, Sendable, CustomStringConvertible {
 
     /// A route ran without what its middleware provides: a fault of the server, not of the request.
     static func missingContext(_ what: String) -> ProtocolError {
-        ProtocolError(status: .internalServerError, message: "the request reached its route without its \(what); see the server's log")
+        ProtocolError(
+            status: .internalServerError,
+            message: "the request reached its route without its \(what); see the server's log")
     }
 
     /// The JSON body of the response.

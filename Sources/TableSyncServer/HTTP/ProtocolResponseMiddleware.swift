@@ -39,15 +39,24 @@ struct ProtocolResponseMiddleware: RouterMiddleware {
         if let refusal = ProtocolError.refusal(for: error) { return refusal }
         if let error = error as? HTTPResponseError, error.status == .notFound || error.status == .methodNotAllowed {
             let path = request.uri.path
-            guard let allowed = RouteMethods.allowed(path: path, batch: extensions.contains(.batch)), !allowed.contains(request.method) else {
+            guard let allowed = RouteMethods.allowed(path: path, batch: extensions.contains(.batch)),
+                !allowed.contains(request.method)
+            else {
                 return .notFound("there is nothing at \(path); tables are at \(TablePath.tablesPrefix)/{table}")
             }
-            return ProtocolError(status: .methodNotAllowed,
-                                 message: "\(request.method) is not allowed on \(path); use \(allowed.map(\.rawValue).joined(separator: ", "))",
-                                 allowedMethods: allowed)
+            return ProtocolError(
+                status: .methodNotAllowed,
+                message:
+                    "\(request.method) is not allowed on \(path); use \(allowed.map(\.rawValue).joined(separator: ", "))",
+                allowedMethods: allowed)
         }
-        logger.error("request failed", metadata: ["method": "\(request.method)", "path": "\(request.uri.path)", "error": "\(String(reflecting: error))"])
-        return ProtocolError(status: .internalServerError, message: "the server failed to process the request; see its log")
+        logger.error(
+            "request failed",
+            metadata: [
+                "method": "\(request.method)", "path": "\(request.uri.path)", "error": "\(String(reflecting: error))"
+            ])
+        return ProtocolError(
+            status: .internalServerError, message: "the server failed to process the request; see its log")
     }
 
     /// `true` when the `Connection` header values name the `close` option (a comma-separated list, any case).

@@ -21,10 +21,12 @@ struct ProtocolVersionMiddleware: RouterMiddleware {
         var versionText = request.headers[HTTPField.Name(ProtocolHeader.apiVersion)!]
         if versionText == nil { versionText = try query.value(namedIgnoringCase: ProtocolHeader.apiVersion) }
         guard let versionText else {
-            throw ProtocolError.badRequest("\(ProtocolHeader.apiVersion) is missing; send it as a header or query parameter (2.0.0 or 3.0.0)")
+            throw ProtocolError.badRequest(
+                "\(ProtocolHeader.apiVersion) is missing; send it as a header or query parameter (2.0.0 or 3.0.0)")
         }
         guard let version = ProtocolVersion(headerValue: versionText) else {
-            throw ProtocolError.badRequest("\(ProtocolHeader.apiVersion) '\(versionText)' is not supported; use 2.0.0 or 3.0.0")
+            throw ProtocolError.badRequest(
+                "\(ProtocolHeader.apiVersion) '\(versionText)' is not supported; use 2.0.0 or 3.0.0")
         }
         return version
     }

@@ -28,10 +28,13 @@ struct RequestObservationMiddleware: RouterMiddleware {
         // Hummingbird names a path that matches no route `NotFound`.
         let route = context.endpointPath ?? "NotFound"
         metrics.requestAnswered(route: route, method: request.method, status: response.status, duration: duration)
-        context.logger.debug("answered", metadata: [
-            "method": "\(request.method)", "path": "\(request.uri.path)", "route": "\(route)", "status": "\(response.status.code)",
-            "seconds": "\(Double(duration.components.attoseconds) / 1e18 + Double(duration.components.seconds))",
-        ])
+        context.logger.debug(
+            "answered",
+            metadata: [
+                "method": "\(request.method)", "path": "\(request.uri.path)", "route": "\(route)",
+                "status": "\(response.status.code)",
+                "seconds": "\(Double(duration.components.attoseconds) / 1e18 + Double(duration.components.seconds))"
+            ])
         return response
     }
 }

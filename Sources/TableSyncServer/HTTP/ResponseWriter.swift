@@ -13,7 +13,9 @@ struct ResponseWriter: Sendable {
     func json(
         _ value: JSONValue, status: HTTPResponse.Status, request: Request, headers extra: HTTPFields = [:]
     ) -> Response {
-        json(parts: [ByteBuffer(bytes: CanonicalJSON.encode(value, style: .compact))], status: status, request: request, headers: extra)
+        json(
+            parts: [ByteBuffer(bytes: CanonicalJSON.encode(value, style: .compact))], status: status, request: request,
+            headers: extra)
     }
 
     /// The answer whose body is `parts`, JSON already encoded, sent one after another (joined only to compress them).
@@ -25,11 +27,15 @@ struct ResponseWriter: Sendable {
         headers[.vary] = "Accept-Encoding"
         let size = parts.reduce(0) { $0 + $1.readableBytes }
         if size >= gzipMinimumSize, Self.acceptsGzip(request.headers[values: .acceptEncoding]),
-           let compressed = try? Gzip.compress(parts.flatMap { $0.readableBytesView }) {
+            let compressed = try? Gzip.compress(parts.flatMap { $0.readableBytesView })
+        {
             headers[.contentEncoding] = "gzip"
-            return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: compressed)))
+            return Response(
+                status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: compressed)))
         }
-        return Response(status: status, headers: headers, body: parts.count == 1 ? ResponseBody(byteBuffer: parts[0]) : ResponseBody(contentsOf: parts))
+        return Response(
+            status: status, headers: headers,
+            body: parts.count == 1 ? ResponseBody(byteBuffer: parts[0]) : ResponseBody(contentsOf: parts))
     }
 
     func error(_ error: ProtocolError, request: Request) -> Response {

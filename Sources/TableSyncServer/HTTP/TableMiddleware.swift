@@ -5,7 +5,8 @@ import SyncProtocol
 /// Finds the served table a `/tables/{table}` URL names (in any case; 404 when there is none, or 401 without
 /// credentials on a server that checks them, so that table names are not told to anyone) and puts it in the
 /// ``TableRequestContext``, with the records the request may reach as the table's access rules say (``AccessRule``:
-/// GET reads, every other method writes). Every answer to a list request, a refusal included, says the table's largest `$top`
+/// GET reads, every other method writes). Every answer to a list request, a refusal included, says the table's largest
+/// `$top`
 /// (``ProtocolHeader/maxTop``), so a client that asked for more learns what to ask for.
 struct TableMiddleware: RouterMiddleware {
     typealias Context = TableRequestContext
@@ -28,7 +29,9 @@ struct TableMiddleware: RouterMiddleware {
         var context = context
         context.table = table
         context.scope = try scope(of: table, request: request, identity: context.identity)
-        guard request.method == .get, context.parameters.get("id") == nil else { return try await next(request, context) }
+        guard request.method == .get, context.parameters.get("id") == nil else {
+            return try await next(request, context)
+        }
         var response: Response
         do {
             response = try await next(request, context)
@@ -42,14 +45,18 @@ struct TableMiddleware: RouterMiddleware {
 
     /// The records `identity` reaches in `table` with `request`'s method (GET reads, the others write); a 405 for an
     /// operation the table does not offer names in `Allow` the methods it does.
-    private func scope(of table: TableOptions, request: Request, identity: RequestIdentity?) throws(ProtocolError) -> RecordScope {
+    private func scope(
+        of table: TableOptions, request: Request, identity: RequestIdentity?
+    ) throws(ProtocolError) -> RecordScope {
         do {
-            return try AccessRule.scope(of: table, for: request.method == .get ? .read : .write, identity: identity,
-                                        checksCredentials: checksCredentials)
+            return try AccessRule.scope(
+                of: table, for: request.method == .get ? .read : .write, identity: identity,
+                checksCredentials: checksCredentials)
         } catch {
             guard error.status == .methodNotAllowed else { throw error }
             var refusal = error
-            refusal.allowedMethods = (RouteMethods.allowed(path: request.uri.path, batch: false) ?? []).filter { method in
+            refusal.allowedMethods = (RouteMethods.allowed(path: request.uri.path, batch: false) ?? []).filter {
+                method in
                 table.access(for: method == .get ? .read : .write, checksCredentials: checksCredentials) != .disabled
             }
             throw refusal

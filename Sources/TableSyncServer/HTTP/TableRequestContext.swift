@@ -45,7 +45,9 @@ public struct TableRequestContext: RequestContext {
     func recordID() throws(ProtocolError) -> String {
         guard let rawID = parameters.get("id") else { throw ProtocolError.badRequest("the URL has no record id") }
         let id = try QueryString.decodePathSegment(Substring(rawID))
-        if let problem = RecordID.problem(with: id) { throw ProtocolError.badRequest("id '\(id)' is not allowed: \(problem)") }
+        if let problem = RecordID.problem(with: id) {
+            throw ProtocolError.badRequest("id '\(id)' is not allowed: \(problem)")
+        }
         return id
     }
 }

@@ -25,8 +25,11 @@ extension TableRoutes {
             throw ProtocolError.badRequest(error.message)
         }
         guard batch.operations.count <= maxOperations else {
-            throw ProtocolError(status: .contentTooLarge, message:
-                "the batch holds \(batch.operations.count) operations, more than this server's limit of \(maxOperations) per request")
+            throw ProtocolError(
+                status: .contentTooLarge,
+                message:
+                    "the batch holds \(batch.operations.count) operations, more than this server's limit of \(maxOperations) per request"
+            )
         }
         var results = [BatchResult?](repeating: nil, count: batch.operations.count)
         var planned: [(index: Int, plan: PlannedWrite)] = []
@@ -44,12 +47,16 @@ extension TableRoutes {
             do {
                 let answer = try plan.answer(try outcome.get())
                 if batch.minimalAnswers, let record = answer.record, Self.holdsExactly(plan.sent, record) {
-                    results[index] = BatchResult(status: Int(answer.status.code), body: nil, systemProperties: record.systemProperties)
+                    results[index] = BatchResult(
+                        status: Int(answer.status.code), body: nil, systemProperties: record.systemProperties)
                 } else {
                     results[index] = BatchResult(status: Int(answer.status.code), body: answer.record?.json())
                 }
             } catch {
-                guard let refusal = ProtocolError.refusal(for: error, during: .write(table: plan.write.table, id: plan.write.id)) else {
+                guard
+                    let refusal = ProtocolError.refusal(
+                        for: error, during: .write(table: plan.write.table, id: plan.write.id))
+                else {
                     throw error
                 }
                 results[index] = Self.result(refusal)
@@ -66,28 +73,35 @@ extension TableRoutes {
     }
 
     /// The plan of the single request that `operation` stands for, sent by `identity`.
-    private func plan(_ operation: BatchOperation, version: ProtocolVersion, identity: RequestIdentity?) throws(ProtocolError) -> PlannedWrite {
+    private func plan(
+        _ operation: BatchOperation, version: ProtocolVersion, identity: RequestIdentity?
+    ) throws(ProtocolError) -> PlannedWrite {
         guard let table = table(named: operation.table) else {
             if checksCredentials && identity == nil { throw ProtocolError.unauthorized }
             throw ProtocolError.notFound("there is no table '\(operation.table)' on this server")
         }
-        let scope = try AccessRule.scope(of: table, for: .write, identity: identity, checksCredentials: checksCredentials)
+        let scope = try AccessRule.scope(
+            of: table, for: .write, identity: identity, checksCredentials: checksCredentials)
         let ifMatch = operation.version.map(IfMatch.init(version:))
         let body = operation.item ?? .null
         switch operation.kind {
         case .insert:
             return try Self.planInsert(table: table, scope: scope, body: body)
         case .replace, .merge:
-            return try Self.planUpdate(table: table, scope: scope, id: try Self.recordID(operation), body: body, ifMatch: ifMatch,
-                                       version: version, merge: operation.kind == .merge)
+            return try Self.planUpdate(
+                table: table, scope: scope, id: try Self.recordID(operation), body: body, ifMatch: ifMatch,
+                version: version, merge: operation.kind == .merge)
         case .delete:
-            return Self.planDelete(table: table, scope: scope, id: try Self.recordID(operation), ifMatch: ifMatch, version: version)
+            return Self.planDelete(
+                table: table, scope: scope, id: try Self.recordID(operation), ifMatch: ifMatch, version: version)
         }
     }
 
     private static func recordID(_ operation: BatchOperation) throws(ProtocolError) -> String {
         guard let id = operation.id else { throw ProtocolError.badRequest("the operation has no record id") }
-        if let problem = RecordID.problem(with: id) { throw ProtocolError.badRequest("id '\(id)' is not allowed: \(problem)") }
+        if let problem = RecordID.problem(with: id) {
+            throw ProtocolError.badRequest("id '\(id)' is not allowed: \(problem)")
+        }
         return id
     }
 

@@ -72,15 +72,18 @@ struct TableRoutes: Sendable {
         let scope = try context.recordScope()
         let read = {
             try await reading(table: table.name, context: context) {
-                try await repository.list(in: scope, query: query, into: EncodedPage(select: query.select, maxBytes: maxPageBytes))
+                try await repository.list(
+                    in: scope, query: query, into: EncodedPage(select: query.select, maxBytes: maxPageBytes))
             }
         }
-        let page = ReadWeight.isBulk(query) ? try await bulkReads.run(waitingAtMost: statementTimeout, read) : try await read()
+        let page =
+            ReadWeight.isBulk(query) ? try await bulkReads.run(waitingAtMost: statementTimeout, read) : try await read()
         if page.endedEarly { metrics.pagesEndedEarly.increment() }
         let records = page.collected
         let count = page.totalCount.map { JSONValue.integer(Int64($0)) } ?? .null
         // An empty page ($top=0) has no next page: a link to the same $skip would lead a client round in a circle.
-        let next = page.hasMore && page.recordCount > 0
+        let next =
+            page.hasMore && page.recordCount > 0
             ? Self.nextLink(table: table, query: context.query, skip: query.skip + page.recordCount) : nil
         switch version {
         case .v2:
@@ -91,7 +94,8 @@ struct TableRoutes: Sendable {
             let body = query.includeCount ? records.body(member: "results", envelope: ["count": count]) : records.body()
             return writer.json(parts: body, status: .ok, request: request, headers: headers)
         case .v3:
-            let body = records.body(member: "items", envelope: ["count": count, "nextLink": next.map(JSONValue.string) ?? .null])
+            let body = records.body(
+                member: "items", envelope: ["count": count, "nextLink": next.map(JSONValue.string) ?? .null])
             return writer.json(parts: body, status: .ok, request: request)
         }
     }
@@ -100,35 +104,45 @@ struct TableRoutes: Sendable {
         let table = try context.servedTable()
         let id = try context.recordID()
         let scope = try context.recordScope()
-        guard let record = try await reading(table: table.name, context: context, { try await repository.record(in: scope, id: id) }) else {
+        guard
+            let record = try await reading(
+                table: table.name, context: context, { try await repository.record(in: scope, id: id) })
+        else {
             throw ProtocolError.notFound("there is no record '\(id)' in table \(table.name)")
         }
-        let includeDeleted = try context.query.value(namedIgnoringCase: QueryOption.includeDeleted)
+        let includeDeleted =
+            try context.query.value(namedIgnoringCase: QueryOption.includeDeleted)
             .map { try ListQuery.parseBoolean($0, parameter: QueryOption.includeDeleted) } ?? false
         if record.deleted && !includeDeleted { throw ProtocolError.deleted(id, version: try context.version()) }
-        return writer.json(record.json(), status: .ok, request: request, headers: [.eTag: ResponseWriter.eTag(record.version)])
+        return writer.json(
+            record.json(), status: .ok, request: request, headers: [.eTag: ResponseWriter.eTag(record.version)])
     }
 
     private func insert(_ request: Request, _ context: TableRequestContext) async throws -> Response {
-        try await run(try Self.planInsert(table: try context.servedTable(), scope: try context.recordScope(), body: try await readBody(request)),
-                      request: request)
+        try await run(
+            try Self.planInsert(
+                table: try context.servedTable(), scope: try context.recordScope(), body: try await readBody(request)),
+            request: request)
     }
 
     private func update(_ request: Request, _ context: TableRequestContext, merge: Bool) async throws -> Response {
-        let plan = try Self.planUpdate(table: try context.servedTable(), scope: try context.recordScope(), id: try context.recordID(),
-                                       body: try await readBody(request),
-                                       ifMatch: try Self.ifMatch(request), version: try context.version(), merge: merge)
+        let plan = try Self.planUpdate(
+            table: try context.servedTable(), scope: try context.recordScope(), id: try context.recordID(),
+            body: try await readBody(request),
+            ifMatch: try Self.ifMatch(request), version: try context.version(), merge: merge)
         return try await run(plan, request: request)
     }
 
     private func delete(_ request: Request, _ context: TableRequestContext) async throws -> Response {
-        let plan = Self.planDelete(table: try context.servedTable(), scope: try context.recordScope(), id: try context.recordID(),
-                                   ifMatch: try Self.ifMatch(request), version: try context.version())
+        let plan = Self.planDelete(
+            table: try context.servedTable(), scope: try context.recordScope(), id: try context.recordID(),
+            ifMatch: try Self.ifMatch(request), version: try context.version())
         return try await run(plan, request: request)
     }
 
     private func undelete(_ request: Request, _ context: TableRequestContext) async throws -> Response {
-        let plan = Self.planUndelete(scope: try context.recordScope(), id: try context.recordID(), ifMatch: try Self.ifMatch(request))
+        let plan = Self.planUndelete(
+            scope: try context.recordScope(), id: try context.recordID(), ifMatch: try Self.ifMatch(request))
         return try await run(plan, request: request)
     }
 
@@ -168,25 +182,33 @@ struct TableRoutes: Sendable {
 
     /// `POST /tables/{table}`: a new record in `scope`; a duplicate id is a 409 with the server's copy. Ids are unique
     /// per scope, so in a per-user table an id another user holds is a new record of this user's.
-    static func planInsert(table: TableOptions, scope: RecordScope, body: JSONValue) throws(ProtocolError) -> PlannedWrite {
+    static func planInsert(
+        table: TableOptions, scope: RecordScope, body: JSONValue
+    ) throws(ProtocolError) -> PlannedWrite {
         let incoming = try IncomingRecord(body)
         let id = incoming.id ?? UUID().uuidString.lowercased()
         try OwnerProperty.checkNotSent(incoming.properties, table: table)
         try StorableProperties.check(incoming.properties, table: table.name, id: id)
         let properties = try conforming(incoming.properties, to: table)
         let write = RecordWriteRequest(scope: scope, id: id) { existing in
-            if let existing { throw ProtocolError.conflict("a record with id '\(id)' already exists", record: existing) }
+            if let existing {
+                throw ProtocolError.conflict("a record with id '\(id)' already exists", record: existing)
+            }
             return .insert(properties)
         }
         return PlannedWrite(write: write, sent: incoming.properties) { stored throws(ProtocolError) in
-            guard let stored else { throw ProtocolError(status: .internalServerError, message: "the insert stored nothing") }
+            guard let stored else {
+                throw ProtocolError(status: .internalServerError, message: "the insert stored nothing")
+            }
             return WriteAnswer(status: .created, record: stored, location: TablePath.record(table: table.name, id: id))
         }
     }
 
-    /// `PATCH` (`merge`) or `PUT /tables/{table}/{id}` in `scope`, on the version `ifMatch` names (or, in v2, the body's).
+    /// `PATCH` (`merge`) or `PUT /tables/{table}/{id}` in `scope`, on the version `ifMatch` names (or, in v2, the
+    /// body's).
     static func planUpdate(
-        table: TableOptions, scope: RecordScope, id: String, body: JSONValue, ifMatch: IfMatch?, version: ProtocolVersion, merge: Bool
+        table: TableOptions, scope: RecordScope, id: String, body: JSONValue, ifMatch: IfMatch?,
+        version: ProtocolVersion, merge: Bool
     ) throws(ProtocolError) -> PlannedWrite {
         let incoming = try IncomingRecord(body)
         if let bodyID = incoming.id, bodyID != id {
@@ -199,19 +221,24 @@ struct TableRoutes: Sendable {
         let write = RecordWriteRequest(scope: scope, id: id) { existing in
             let current = try Self.checkWritable(existing, id: id, version: version, ifMatch: ifMatch)
             if ifMatch == nil, let bodyVersion, bodyVersion != current.version {
-                throw ProtocolError.conflict("the record '\(id)' has changed since version \(bodyVersion)", record: current)
+                throw ProtocolError.conflict(
+                    "the record '\(id)' has changed since version \(bodyVersion)", record: current)
             }
             guard merge else { return .update(properties) }
             return .update(current.properties.merging(properties) { _, new in new })
         }
         return PlannedWrite(write: write, sent: incoming.properties) { stored throws(ProtocolError) in
-            guard let stored else { throw ProtocolError(status: .internalServerError, message: "the update stored nothing") }
+            guard let stored else {
+                throw ProtocolError(status: .internalServerError, message: "the update stored nothing")
+            }
             return WriteAnswer(status: .ok, record: stored)
         }
     }
 
     /// `DELETE /tables/{table}/{id}` in `scope`: v2 answers 200 with the deleted record, v3 204.
-    static func planDelete(table: TableOptions, scope: RecordScope, id: String, ifMatch: IfMatch?, version: ProtocolVersion) -> PlannedWrite {
+    static func planDelete(
+        table: TableOptions, scope: RecordScope, id: String, ifMatch: IfMatch?, version: ProtocolVersion
+    ) -> PlannedWrite {
         let softDelete = table.softDelete
         let write = RecordWriteRequest(scope: scope, id: id) { existing in
             _ = try Self.checkWritable(existing, id: id, version: version, ifMatch: ifMatch)
@@ -222,7 +249,9 @@ struct TableRoutes: Sendable {
             case .v3:
                 return WriteAnswer(status: .noContent, record: nil)
             case .v2:
-                guard let removed else { throw ProtocolError(status: .internalServerError, message: "the delete returned nothing") }
+                guard let removed else {
+                    throw ProtocolError(status: .internalServerError, message: "the delete returned nothing")
+                }
                 return WriteAnswer(status: .ok, record: removed)
             }
         }
@@ -238,11 +267,15 @@ struct TableRoutes: Sendable {
                 throw ProtocolError.preconditionFailed(
                     "the record '\(id)' has changed: If-Match does not match its version", record: existing)
             }
-            guard existing.deleted else { throw ProtocolError.conflict("the record '\(id)' is not deleted", record: existing) }
+            guard existing.deleted else {
+                throw ProtocolError.conflict("the record '\(id)' is not deleted", record: existing)
+            }
             return .undelete
         }
         return PlannedWrite(write: write, sent: nil) { stored throws(ProtocolError) in
-            guard let stored else { throw ProtocolError(status: .internalServerError, message: "the undelete stored nothing") }
+            guard let stored else {
+                throw ProtocolError(status: .internalServerError, message: "the undelete stored nothing")
+            }
             return WriteAnswer(status: .ok, record: stored)
         }
     }
@@ -251,14 +284,19 @@ struct TableRoutes: Sendable {
 
     /// Runs a read of `table`. A read the statement time limit ended is counted and logged with the request's id;
     /// one cancelled because its client went away or the server is stopping is not a timeout.
-    private func reading<Value>(table: String, context: TableRequestContext, _ read: () async throws -> Value) async throws -> Value {
+    private func reading<Value>(
+        table: String, context: TableRequestContext, _ read: () async throws -> Value
+    ) async throws -> Value {
         do {
             return try await read()
         } catch {
             if !Task.isCancelled, DatabaseFailure(error) == .timedOut {
                 metrics.statementTimeouts.increment()
-                context.logger.warning("a read ran past the statement time limit", metadata: [
-                    "table": "\(table)", "path": "\(context.endpointPath ?? "")", "error": "\(error)"])
+                context.logger.warning(
+                    "a read ran past the statement time limit",
+                    metadata: [
+                        "table": "\(table)", "path": "\(context.endpointPath ?? "")", "error": "\(error)"
+                    ])
             }
             throw error
         }
@@ -267,7 +305,9 @@ struct TableRoutes: Sendable {
     /// `properties` as `table` stores them: as sent for a schemaless table; checked against its declared columns
     /// (400 naming the property) and with dates in canonical form otherwise. A merge checks only the properties
     /// sent: the record's others were checked when they were written.
-    static func conforming(_ properties: [String: JSONValue], to table: TableOptions) throws(ProtocolError) -> [String: JSONValue] {
+    static func conforming(
+        _ properties: [String: JSONValue], to table: TableOptions
+    ) throws(ProtocolError) -> [String: JSONValue] {
         guard let schema = table.schema else { return properties }
         do {
             return try schema.validate(properties)
@@ -315,7 +355,9 @@ struct TableRoutes: Sendable {
                 throw ProtocolError.badRequest("the gzip request body cannot be decompressed: \(error)")
             }
         case let other?:
-            throw ProtocolError(status: .unsupportedMediaType, message: "Content-Encoding '\(other)' is not supported; send gzip or identity")
+            throw ProtocolError(
+                status: .unsupportedMediaType,
+                message: "Content-Encoding '\(other)' is not supported; send gzip or identity")
         }
         guard !bytes.isEmpty else { throw ProtocolError.badRequest("the request body is empty; send a JSON object") }
         do {
@@ -329,7 +371,8 @@ struct TableRoutes: Sendable {
     static func nextLink(table: TableOptions, query: QueryString, skip: Int) -> String {
         var parts: [String] = []
         for (name, value) in query.pairs where name != QueryOption.skip {
-            parts.append("\(TablePath.percentEncodeQueryComponent(name))=\(TablePath.percentEncodeQueryComponent(value))")
+            parts.append(
+                "\(TablePath.percentEncodeQueryComponent(name))=\(TablePath.percentEncodeQueryComponent(value))")
         }
         parts.append("\(QueryOption.skip)=\(skip)")
         return "\(TablePath.table(table.name))?\(parts.joined(separator: "&"))"

@@ -22,7 +22,8 @@ import Prometheus
 /// | `tablesync_bulk_reads_refused_total` | counter | |
 /// | `tablesync_change_feed_waiting` | gauge | |
 /// | `tablesync_change_feed_answers_total` | counter | `status` (200, 304) |
-/// | `tablesync_database_connections_in_use`, `tablesync_database_connections_awaited`, `tablesync_database_connections_max` (PostgreSQL) | gauge | |
+/// | `tablesync_database_connections_in_use`, `tablesync_database_connections_awaited`,
+/// `tablesync_database_connections_max` (PostgreSQL) | gauge | |
 public final class ServerMetrics: Sendable {
     /// Where the server answers with its metrics.
     public static let path = "/metrics"
@@ -31,7 +32,8 @@ public final class ServerMetrics: Sendable {
     /// The latency buckets: from a page read from cache to one at the default statement time limit.
     static let durationBuckets: [Duration] = [
         .milliseconds(1), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
-        .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5), .seconds(10), .seconds(30),
+        .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5), .seconds(10),
+        .seconds(30)
     ]
 
     private let registry = PrometheusCollectorRegistry()
@@ -72,8 +74,10 @@ public final class ServerMetrics: Sendable {
         bulkReadsRefused = CoreMetrics.Counter(label: "tablesync_bulk_reads_refused_total", factory: factory)
         changeFeedWaiting = CoreMetrics.Meter(label: "tablesync_change_feed_waiting", factory: factory)
         if let databasePoolSize {
-            databaseConnectionsInUse = CoreMetrics.Meter(label: "tablesync_database_connections_in_use", factory: factory)
-            databaseConnectionsAwaited = CoreMetrics.Meter(label: "tablesync_database_connections_awaited", factory: factory)
+            databaseConnectionsInUse = CoreMetrics.Meter(
+                label: "tablesync_database_connections_in_use", factory: factory)
+            databaseConnectionsAwaited = CoreMetrics.Meter(
+                label: "tablesync_database_connections_awaited", factory: factory)
             CoreMetrics.Gauge(label: "tablesync_database_connections_max", factory: factory).record(databasePoolSize)
         } else {
             databaseConnectionsInUse = nil
@@ -84,19 +88,26 @@ public final class ServerMetrics: Sendable {
     /// Counts a request answered on `route` (its pattern, such as `/tables/{table}`) and how long it took.
     func requestAnswered(route: String, method: HTTPRequest.Method, status: HTTPResponse.Status, duration: Duration) {
         let dimensions = [("route", route), ("method", method.rawValue), ("status", String(status.code))]
-        CoreMetrics.Counter(label: "tablesync_http_requests_total", dimensions: dimensions, factory: factory).increment()
-        CoreMetrics.Timer(label: "tablesync_http_request_duration_seconds", dimensions: dimensions, factory: factory).record(duration: duration)
+        CoreMetrics.Counter(label: "tablesync_http_requests_total", dimensions: dimensions, factory: factory)
+            .increment()
+        CoreMetrics.Timer(label: "tablesync_http_request_duration_seconds", dimensions: dimensions, factory: factory)
+            .record(duration: duration)
     }
 
     /// Counts a change feed answer: 200 with new marks, or 304 when nothing changed.
     func changeFeedAnswered(status: HTTPResponse.Status) {
-        CoreMetrics.Counter(label: "tablesync_change_feed_answers_total", dimensions: [("status", String(status.code))],
-                            factory: factory).increment()
+        CoreMetrics.Counter(
+            label: "tablesync_change_feed_answers_total", dimensions: [("status", String(status.code))],
+            factory: factory
+        ).increment()
     }
 
     /// Counts an answer the connection guard gave itself (a timeout, a body too large, bytes that are not HTTP).
     func connectionRefused(status: Int) {
-        CoreMetrics.Counter(label: "tablesync_http_connection_refusals_total", dimensions: [("status", String(status))], factory: factory).increment()
+        CoreMetrics.Counter(
+            label: "tablesync_http_connection_refusals_total", dimensions: [("status", String(status))],
+            factory: factory
+        ).increment()
     }
 
     /// Every metric in Prometheus's text exposition format.

@@ -21,7 +21,10 @@ struct EncodedPage: PageCollector {
 
     mutating func take(_ record: StoredRecord) -> Bool {
         let encoded = CanonicalJSON.encode(record.json(select: select), style: .compact)
-        guard PageByteLimit.admits(recordBytes: encoded.count, pageBytes: items.readableBytes, records: records, limit: maxBytes) else {
+        guard
+            PageByteLimit.admits(
+                recordBytes: encoded.count, pageBytes: items.readableBytes, records: records, limit: maxBytes)
+        else {
             return false
         }
         if records > 0 { items.writeInteger(UInt8(ascii: ",")) }

@@ -34,6 +34,7 @@ struct PageReading<Collector: PageCollector>: Sendable {
 
     /// The page read, with `totalCount` when it was counted.
     func page(totalCount: Int?) -> ListedPage<Collector> {
-        ListedPage(collected: collector, recordCount: taken, hasMore: hasMore, endedEarly: endedEarly, totalCount: totalCount)
+        ListedPage(
+            collected: collector, recordCount: taken, hasMore: hasMore, endedEarly: endedEarly, totalCount: totalCount)
     }
 }

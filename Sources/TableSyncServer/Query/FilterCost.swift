@@ -39,15 +39,21 @@ enum FilterCost {
     static func check(_ filter: FilterExpression, textLength: Int, limits: FilterLimits) throws(ProtocolError) {
         let total = try measure(filter, textLength: max(1, textLength), limits: limits)
         if total.depth > limits.maxDepth {
-            throw ProtocolError.badRequest("$filter is nested \(total.depth) levels deep, more than this server's limit of \(limits.maxDepth); simplify it, e.g. with in (…) for a long chain of or")
+            throw ProtocolError.badRequest(
+                "$filter is nested \(total.depth) levels deep, more than this server's limit of \(limits.maxDepth); simplify it, e.g. with in (…) for a long chain of or"
+            )
         }
         if total.terms > limits.maxTerms {
-            throw ProtocolError.badRequest("$filter has \(total.terms) terms, more than this server's limit of \(limits.maxTerms); ask with fewer terms, or split the query")
+            throw ProtocolError.badRequest(
+                "$filter has \(total.terms) terms, more than this server's limit of \(limits.maxTerms); ask with fewer terms, or split the query"
+            )
         }
     }
 
     /// The measure of `expression`; throws as soon as a string function grows its text past the limit.
-    static func measure(_ expression: FilterExpression, textLength: Int, limits: FilterLimits) throws(ProtocolError) -> Measure {
+    static func measure(
+        _ expression: FilterExpression, textLength: Int, limits: FilterLimits
+    ) throws(ProtocolError) -> Measure {
         switch expression {
         case .literal(.string(let text)):
             return Measure(depth: 1, terms: 1, growth: Double(text.unicodeScalars.count) / Double(textLength))
@@ -58,8 +64,11 @@ enum FilterCost {
         case .unary(_, let operand):
             return combine([try measure(operand, textLength: textLength, limits: limits)], growth: 0)
         case .binary(_, let left, let right):
-            return combine([try measure(left, textLength: textLength, limits: limits),
-                            try measure(right, textLength: textLength, limits: limits)], growth: 0)
+            return combine(
+                [
+                    try measure(left, textLength: textLength, limits: limits),
+                    try measure(right, textLength: textLength, limits: limits)
+                ], growth: 0)
         case .in(let value, let list):
             var parts = [try measure(value, textLength: textLength, limits: limits)]
             for item in list { parts.append(try measure(item, textLength: textLength, limits: limits)) }
@@ -69,32 +78,39 @@ enum FilterCost {
             for argument in arguments { parts.append(try measure(argument, textLength: textLength, limits: limits)) }
             let growth = try growth(of: function, arguments: arguments, parts: parts)
             if growth > Double(limits.maxGrowth) {
-                throw ProtocolError.badRequest("$filter: \(function.rawValue)() can make a string up to \(Int(growth.rounded(.up))) times as long as what it reads, more than this server's limit of \(limits.maxGrowth); nest fewer replace() calls or use shorter replacements")
+                throw ProtocolError.badRequest(
+                    "$filter: \(function.rawValue)() can make a string up to \(Int(growth.rounded(.up))) times as long as what it reads, more than this server's limit of \(limits.maxGrowth); nest fewer replace() calls or use shorter replacements"
+                )
             }
             return combine(parts, growth: growth)
         }
     }
 
     /// How many times the length of what it reads `function` may make its result.
-    private static func growth(of function: FilterFunction, arguments: [FilterExpression], parts: [Measure]) throws(ProtocolError) -> Double {
+    private static func growth(
+        of function: FilterFunction, arguments: [FilterExpression], parts: [Measure]
+    ) throws(ProtocolError) -> Double {
         switch function {
         case .concat:
             return parts.reduce(0) { $0 + $1.growth }
         case .replace:
             guard parts.count == 3 else { return parts.first?.growth ?? 0 }
             guard case .literal(.string(let replacement)) = arguments[2] else {
-                throw ProtocolError.badRequest("$filter: replace() takes its replacement as a literal such as 'x'; one computed or read from the records can make a string without bound")
+                throw ProtocolError.badRequest(
+                    "$filter: replace() takes its replacement as a literal such as 'x'; one computed or read from the records can make a string without bound"
+                )
             }
             return parts[0].growth * Double(max(1, replacement.unicodeScalars.count))
         case .tolower, .toupper, .trim, .substring, .castDateTimeOffset:
             return parts.first?.growth ?? 0
         case .startswith, .endswith, .substringof, .contains, .indexof, .length, .year, .month, .day, .hour, .minute,
-             .second, .round, .floor, .ceiling, .isof:
+            .second, .round, .floor, .ceiling, .isof:
             return 0
         }
     }
 
     private static func combine(_ parts: [Measure], growth: Double) -> Measure {
-        Measure(depth: 1 + (parts.map(\.depth).max() ?? 0), terms: 1 + parts.reduce(0) { $0 + $1.terms }, growth: growth)
+        Measure(
+            depth: 1 + (parts.map(\.depth).max() ?? 0), terms: 1 + parts.reduce(0) { $0 + $1.terms }, growth: growth)
     }
 }

@@ -40,8 +40,11 @@ public struct ListQuery: Sendable, Hashable {
         if let text = try query.value(named: QueryOption.orderBy), !text.trimmingCharacters(in: " ").isEmpty {
             result.orderBy = try parseOrderBy(text)
             if let schema = table.schema {
-                for key in result.orderBy where !SystemProperty.isSystemProperty(key.property) && schema.column(named: key.property) == nil {
-                    throw ProtocolError.badRequest("$orderby names '\(key.property)', which is not a column of table \(table.name); its columns are \(schema.listed)")
+                for key in result.orderBy
+                where !SystemProperty.isSystemProperty(key.property) && schema.column(named: key.property) == nil {
+                    throw ProtocolError.badRequest(
+                        "$orderby names '\(key.property)', which is not a column of table \(table.name); its columns are \(schema.listed)"
+                    )
                 }
             }
         }
@@ -65,7 +68,8 @@ public struct ListQuery: Sendable, Hashable {
             for part in text.split(separator: ",", omittingEmptySubsequences: false) {
                 let name = part.trimmingCharacters(in: " ")
                 guard SystemProperty.isSystemProperty(name) || PropertyName.isPlain(name) else {
-                    throw ProtocolError.badRequest("$select names '\(name)', which is not a property name (letters, digits and _ only)")
+                    throw ProtocolError.badRequest(
+                        "$select names '\(name)', which is not a property name (letters, digits and _ only)")
                 }
                 names.append(name)
             }

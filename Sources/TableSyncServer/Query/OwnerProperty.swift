@@ -10,7 +10,8 @@ enum OwnerProperty {
     /// Refuses a record body of a per-user table that sets the owner (400).
     static func checkNotSent(_ properties: [String: JSONValue], table: TableOptions) throws(ProtocolError) {
         guard table.perUser, properties.keys.contains(where: isOwner) else { return }
-        throw ProtocolError.badRequest("table \(table.name) keeps records per user: '\(name)' is set by the server, not by a request")
+        throw ProtocolError.badRequest(
+            "table \(table.name) keeps records per user: '\(name)' is set by the server, not by a request")
     }
 
     /// Refuses a query of a per-user table whose `$filter`, `$orderby` or `$select` names the owner (400).
@@ -18,7 +19,9 @@ enum OwnerProperty {
         guard table.perUser else { return }
         let named = (query.filter.map(propertyNames) ?? []) + query.orderBy.map(\.property) + (query.select ?? [])
         guard named.contains(where: isOwner) else { return }
-        throw ProtocolError.badRequest("table \(table.name) keeps records per user: '\(name)' cannot be queried, every answer holds your records only")
+        throw ProtocolError.badRequest(
+            "table \(table.name) keeps records per user: '\(name)' cannot be queried, every answer holds your records only"
+        )
     }
 
     static func isOwner(_ property: String) -> Bool { property.caseInsensitiveEquals(name) }

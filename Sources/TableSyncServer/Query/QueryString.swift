@@ -36,7 +36,8 @@ struct QueryString: Sendable {
     private func value(where matches: (String) -> Bool) throws(ProtocolError) -> String? {
         let found = pairs.filter { matches($0.name) }
         guard found.count <= 1 else {
-            throw ProtocolError.badRequest("the query parameter \(found[0].name) is given \(found.count) times; give it once")
+            throw ProtocolError.badRequest(
+                "the query parameter \(found[0].name) is given \(found.count) times; give it once")
         }
         return found.first?.value
     }
@@ -48,7 +49,9 @@ struct QueryString: Sendable {
 
     /// Percent-decodes `text`; `+` is a space in query strings, itself in paths. `part` names where `text` comes
     /// from in errors.
-    static func decode(_ text: Substring, plusIsSpace: Bool = true, part: String = "the query string") throws(ProtocolError) -> String {
+    static func decode(
+        _ text: Substring, plusIsSpace: Bool = true, part: String = "the query string"
+    ) throws(ProtocolError) -> String {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(text.utf8.count)
         var iterator = text.utf8.makeIterator()
@@ -66,7 +69,8 @@ struct QueryString: Sendable {
             }
         }
         guard let decoded = String(validating: bytes, as: UTF8.self) else {
-            throw ProtocolError.badRequest("\(part) is not valid UTF-8 after decoding '\(text)'; percent-encode the UTF-8 bytes of each character")
+            throw ProtocolError.badRequest(
+                "\(part) is not valid UTF-8 after decoding '\(text)'; percent-encode the UTF-8 bytes of each character")
         }
         return decoded
     }

@@ -34,7 +34,9 @@ enum DatabaseFailure: Sendable, Equatable {
     static func classify(_ error: any Error) -> (DatabaseFailure, detail: String)? {
         switch error {
         case let error as PostgresTransactionError:
-            guard let inner = error.beginError ?? error.closureError ?? error.commitError else { return (.fault, "\(error)") }
+            guard let inner = error.beginError ?? error.closureError ?? error.commitError else {
+                return (.fault, "\(error)")
+            }
             return classify(inner) ?? (.fault, "\(inner)")
         case let error as PSQLError:
             if let state = error.serverInfo?[.sqlState] {
@@ -61,31 +63,31 @@ enum DatabaseFailure: Sendable, Equatable {
 
     /// Codes whose answer differs from their class's.
     private static let postgresCodes: [String: DatabaseFailure] = [
-        "57014": .timedOut,      // query_canceled: statement_timeout, or a cancel request
-        "54000": .tooLarge,      // program_limit_exceeded: a jsonb value or string over its size limit
-        "55P03": .unavailable,   // lock_not_available
-        "55006": .unavailable,   // object_in_use
-        "25P03": .unavailable,   // idle_in_transaction_session_timeout
-        "25P04": .timedOut,      // transaction_timeout
+        "57014": .timedOut, // query_canceled: statement_timeout, or a cancel request
+        "54000": .tooLarge, // program_limit_exceeded: a jsonb value or string over its size limit
+        "55P03": .unavailable, // lock_not_available
+        "55006": .unavailable, // object_in_use
+        "25P03": .unavailable, // idle_in_transaction_session_timeout
+        "25P04": .timedOut // transaction_timeout
     ]
 
     /// Classes by their first two characters.
     private static let postgresClasses: [String: DatabaseFailure] = [
-        "22": .invalidInput,     // data exception: untranslatable character, invalid datetime, overflow, division by zero
-        "54": .invalidInput,     // program limit exceeded: statement too complex, stack depth, too many arguments
-        "2F": .invalidInput,     // SQL routine exception: a function that returned no value for the data given
-        "23": .unavailable,      // integrity constraint violation: a concurrent write won a race; a retry sees its row
-        "40": .unavailable,      // transaction rollback: serialization failure, deadlock
-        "53": .unavailable,      // insufficient resources: disk full, out of memory, too many connections
-        "57": .unavailable,      // operator intervention: shutdown, cannot connect now
-        "08": .unavailable,      // connection exception
-        "72": .unavailable,      // snapshot too old
-        "58": .fault,            // system error: I/O
-        "XX": .fault,            // internal error, data corrupted
-        "42": .fault,            // syntax error or access rule violation: a bug or a schema changed by hand
-        "0A": .fault,            // feature not supported
-        "28": .fault,            // invalid authorization: the server's credentials
-        "3D": .fault,            // invalid catalog name: the configured database
+        "22": .invalidInput, // data exception: untranslatable character, invalid datetime, overflow, division by zero
+        "54": .invalidInput, // program limit exceeded: statement too complex, stack depth, too many arguments
+        "2F": .invalidInput, // SQL routine exception: a function that returned no value for the data given
+        "23": .unavailable, // integrity constraint violation: a concurrent write won a race; a retry sees its row
+        "40": .unavailable, // transaction rollback: serialization failure, deadlock
+        "53": .unavailable, // insufficient resources: disk full, out of memory, too many connections
+        "57": .unavailable, // operator intervention: shutdown, cannot connect now
+        "08": .unavailable, // connection exception
+        "72": .unavailable, // snapshot too old
+        "58": .fault, // system error: I/O
+        "XX": .fault, // internal error, data corrupted
+        "42": .fault, // syntax error or access rule violation: a bug or a schema changed by hand
+        "0A": .fault, // feature not supported
+        "28": .fault, // invalid authorization: the server's credentials
+        "3D": .fault // invalid catalog name: the configured database
     ]
 
     /// PostgresNIO's errors that carry no SQLSTATE: the connection and the pool's own.
@@ -93,7 +95,8 @@ enum DatabaseFailure: Sendable, Equatable {
         switch code {
         case .queryCancelled: return .timedOut
         case .tooManyParameters: return .invalidInput
-        case .clientClosedConnection, .serverClosedConnection, .connectionError, .uncleanShutdown, .poolClosed: return .unavailable
+        case .clientClosedConnection, .serverClosedConnection, .connectionError, .uncleanShutdown, .poolClosed:
+            return .unavailable
         default: return .fault
         }
     }
@@ -101,12 +104,12 @@ enum DatabaseFailure: Sendable, Equatable {
     /// SQLite's primary result code (`sqlite3.h`); its generic `SQLITE_ERROR` is told apart by its message.
     static func sqlite(primaryCode: CInt, message: String) -> DatabaseFailure {
         switch primaryCode {
-        case 1: return sqliteError(message: message)          // SQLITE_ERROR
-        case 4, 5, 6, 7, 13, 15, 17: return .unavailable      // ABORT, BUSY, LOCKED, NOMEM, FULL, PROTOCOL, SCHEMA
-        case 9: return .timedOut                              // INTERRUPT: the time limit, or a cancelled request
-        case 18: return .tooLarge                             // TOOBIG
-        case 19: return .unavailable                          // CONSTRAINT: a race a retry settles, as PostgreSQL's class 23
-        default: return .fault                                // INTERNAL, PERM, READONLY, IOERR, CORRUPT, CANTOPEN, MISUSE, RANGE, NOTADB, …
+        case 1: return sqliteError(message: message) // SQLITE_ERROR
+        case 4, 5, 6, 7, 13, 15, 17: return .unavailable // ABORT, BUSY, LOCKED, NOMEM, FULL, PROTOCOL, SCHEMA
+        case 9: return .timedOut // INTERRUPT: the time limit, or a cancelled request
+        case 18: return .tooLarge // TOOBIG
+        case 19: return .unavailable // CONSTRAINT: a race a retry settles, as PostgreSQL's class 23
+        default: return .fault // INTERNAL, PERM, READONLY, IOERR, CORRUPT, CANTOPEN, MISUSE, RANGE, NOTADB, …
         }
     }
 
@@ -116,8 +119,10 @@ enum DatabaseFailure: Sendable, Equatable {
         let text = message.lowercased()
         if text.contains("too big") { return .tooLarge }
         if text.contains("interrupted") { return .timedOut }
-        let causedByRequest = ["json", "too many sql variables", "expression tree is too large", "parser stack overflow",
-                               "too complex", "too many terms", "integer overflow"]
+        let causedByRequest = [
+            "json", "too many sql variables", "expression tree is too large", "parser stack overflow",
+            "too complex", "too many terms", "integer overflow"
+        ]
         return causedByRequest.contains(where: text.contains) ? .invalidInput : .fault
     }
 }

@@ -29,7 +29,8 @@ extension PostgresLocation {
         }
         if mode.verifiesCertificate, let path = rootCertificatePath {
             guard FileManager.default.isReadableFile(atPath: path) else {
-                throw ConfigurationError("sslrootcert \(path): no such readable file (a PEM file of the certificate authorities to trust)")
+                throw ConfigurationError(
+                    "sslrootcert \(path): no such readable file (a PEM file of the certificate authorities to trust)")
             }
             tls.trustRoots = .file(path)
         }
@@ -47,10 +48,12 @@ extension PostgresLocation {
         case .prefer(let settings): tls = .prefer(settings)
         case .require(let settings): tls = .require(settings)
         }
-        var configuration = PostgresClient.Configuration(host: host, port: port, username: username, password: password,
-                                                         database: database, tls: tls)
+        var configuration = PostgresClient.Configuration(
+            host: host, port: port, username: username, password: password,
+            database: database, tls: tls)
         configuration.options.maximumConnections = poolSize
-        configuration.options.additionalStartupParameters = Self.startupParameters + Self.limitParameters(statementTimeout: statementTimeout)
+        configuration.options.additionalStartupParameters =
+            Self.startupParameters + Self.limitParameters(statementTimeout: statementTimeout)
         return configuration
     }
 
@@ -58,7 +61,8 @@ extension PostgresLocation {
     /// `client_connection_check_interval` makes PostgreSQL end a statement whose connection the server closed, as it
     /// does to cancel a request whose client went away.
     static func limitParameters(statementTimeout: Duration) -> [(String, String)] {
-        let milliseconds = statementTimeout.components.seconds * 1000 + statementTimeout.components.attoseconds / 1_000_000_000_000_000
+        let milliseconds =
+            statementTimeout.components.seconds * 1000 + statementTimeout.components.attoseconds / 1_000_000_000_000_000
         return [("statement_timeout", String(max(1, milliseconds))), ("client_connection_check_interval", "1000")]
     }
 
@@ -74,11 +78,14 @@ extension PostgresLocation {
         let configuration = try singleConnectionConfiguration()
         do {
             return try await Self.withSingleConnection(configuration, logger: logger) { connection in
-                let rows = try await connection.query("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()", logger: logger).collect()
+                let rows = try await connection.query(
+                    "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()", logger: logger
+                ).collect()
                 return try rows.first?.decode(Bool.self) ?? false
             }
         } catch {
-            throw ConfigurationError("cannot connect to PostgreSQL at \(DatabaseLocation.postgres(self)): \(Self.reason(of: error))")
+            throw ConfigurationError(
+                "cannot connect to PostgreSQL at \(DatabaseLocation.postgres(self)): \(Self.reason(of: error))")
         }
     }
 
@@ -94,10 +101,12 @@ extension PostgresLocation {
         } catch let error as ConfigurationError {
             throw error
         } catch {
-            throw ConfigurationError("cannot use the TLS settings for PostgreSQL at \(DatabaseLocation.postgres(self)): \(error)")
+            throw ConfigurationError(
+                "cannot use the TLS settings for PostgreSQL at \(DatabaseLocation.postgres(self)): \(error)")
         }
-        var configuration = PostgresConnection.Configuration(host: host, port: port, username: username, password: password,
-                                                             database: database, tls: tls)
+        var configuration = PostgresConnection.Configuration(
+            host: host, port: port, username: username, password: password,
+            database: database, tls: tls)
         configuration.options.additionalStartupParameters = Self.startupParameters
         return configuration
     }
@@ -123,14 +132,17 @@ extension PostgresLocation {
     static func reason(of error: any Error) -> String {
         guard let error = error as? PSQLError else { return "\(error)" }
         if error.code == .sslUnsupported {
-            return "the server does not offer TLS, which this sslmode requires (ssl = on in postgresql.conf, or a weaker sslmode)"
+            return
+                "the server does not offer TLS, which this sslmode requires (ssl = on in postgresql.conf, or a weaker sslmode)"
         }
         if let message = error.serverInfo?[.message] { return message }
         if let underlying = error.underlying {
             let text = String(describing: underlying)
             if text.contains("CERTIFICATE_VERIFY_FAILED") || text.contains("certificate verify failed")
-                || text.contains("failedToValidateHostname") {
-                return "the server's TLS certificate is not trusted (\(text)); give the authority that signed it with sslrootcert=PATH, or check the host name"
+                || text.contains("failedToValidateHostname")
+            {
+                return
+                    "the server's TLS certificate is not trusted (\(text)); give the authority that signed it with sslrootcert=PATH, or check the host name"
             }
             return text
         }

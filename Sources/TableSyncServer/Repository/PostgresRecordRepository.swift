@@ -6,8 +6,10 @@ import SyncProtocol
 /// Records in PostgreSQL through PostgresNIO: bodies as `jsonb`, dates as `bigint` ticks.
 ///
 /// Each write transaction first updates its tables' rows in `tablesync_table_clock` (`UPDATE … RETURNING`, in
-/// table name order), which holds those rows' locks until commit. Writers of one table therefore run one after another, each assigning
-/// `updatedAt = max(now, last + 1 ms)` under the lock (``UpdatedAtClock``), and PostgreSQL makes a transaction visible before it
+/// table name order), which holds those rows' locks until commit. Writers of one table therefore run one after another,
+/// each assigning
+/// `updatedAt = max(now, last + 1 ms)` under the lock (``UpdatedAtClock``), and PostgreSQL makes a transaction visible
+/// before it
 /// releases its locks: commit order is `updatedAt` order, with any number of concurrent writers or servers.
 public final class PostgresRecordRepository: RecordRepository {
     private let client: PostgresClient
@@ -21,11 +23,15 @@ public final class PostgresRecordRepository: RecordRepository {
     /// runs at most `statementTimeout` in all, however many statements it takes. With the database's `location`, a
     /// page read that is cancelled has its statement cancelled in the database at once; without, its connection is
     /// closed, and the database ends the statement when it notices. `metrics` counts the pool's connections in use.
-    public init(client: PostgresClient, logger: Logger, statementTimeout: Duration = ServerConfiguration.defaultStatementTimeout,
-                location: PostgresLocation? = nil, poolSize: Int = ServerConfiguration.defaultPostgresPoolSize,
-                metrics: ServerMetrics? = nil) throws(ConfigurationError) {
+    public init(
+        client: PostgresClient, logger: Logger,
+        statementTimeout: Duration = ServerConfiguration.defaultStatementTimeout,
+        location: PostgresLocation? = nil, poolSize: Int = ServerConfiguration.defaultPostgresPoolSize,
+        metrics: ServerMetrics? = nil
+    ) throws(ConfigurationError) {
         self.client = client
-        pool = PostgresPoolUse(client: client, inUse: metrics?.databaseConnectionsInUse, awaited: metrics?.databaseConnectionsAwaited)
+        pool = PostgresPoolUse(
+            client: client, inUse: metrics?.databaseConnectionsInUse, awaited: metrics?.databaseConnectionsAwaited)
         self.logger = logger
         self.statementTimeout = statementTimeout
         canceller = try location.map { location throws(ConfigurationError) in
@@ -50,9 +56,12 @@ public final class PostgresRecordRepository: RecordRepository {
             } catch {
                 _ = try? await connection.query("RESET statement_timeout", logger: logger)
                 _ = try? await connection.query("SELECT pg_advisory_unlock(\(Self.startLock))", logger: logger)
-                // A refusal to start (rows that do not fit a declaration) is said as itself; the transaction rolled back.
-                if let error = error as? PostgresTransactionError, let refusal = error.closureError as? ConfigurationError,
-                   error.rollbackError == nil {
+                // A refusal to start (rows that do not fit a declaration) is said as itself; the transaction rolled
+                // back.
+                if let error = error as? PostgresTransactionError,
+                    let refusal = error.closureError as? ConfigurationError,
+                    error.rollbackError == nil
+                {
                     throw refusal
                 }
                 throw error
@@ -69,7 +78,8 @@ public final class PostgresRecordRepository: RecordRepository {
     /// statement holds a snapshot, which the index build of the start holding the lock would wait for in turn.
     private static func takeStartLock(on connection: PostgresConnection, logger: Logger) async throws {
         while try await connection.query("SELECT pg_try_advisory_lock(\(startLock))", logger: logger)
-            .collect().first?.decode(Bool.self) != true {
+            .collect().first?.decode(Bool.self) != true
+        {
             try await Task.sleep(for: .milliseconds(50))
         }
     }
@@ -80,9 +90,12 @@ public final class PostgresRecordRepository: RecordRepository {
     ) async throws -> [SchemaTransition] {
         try await connection.withTransaction(logger: logger) { connection in
             for statement in RecordColumns.schema(.postgres) {
-                // An index only when missing: even finding that it exists, CREATE INDEX would hold every writer up to the commit.
+                // An index only when missing: even finding that it exists, CREATE INDEX would hold every writer up to
+                // the commit.
                 if let index = statement.index,
-                   try await connection.query("SELECT to_regclass(\(index)) IS NOT NULL", logger: logger).collect().first?.decode(Bool.self) == true {
+                    try await connection.query("SELECT to_regclass(\(index)) IS NOT NULL", logger: logger).collect()
+                        .first?.decode(Bool.self) == true
+                {
                     continue
                 }
                 try await connection.query(PostgresQuery(unsafeSQL: statement.sql), logger: logger)
@@ -102,9 +115,12 @@ public final class PostgresRecordRepository: RecordRepository {
                 transitions.append(transition)
                 if transition.checksRows {
                     let rows = try await connection.query(
-                        "SELECT id, CAST(body AS TEXT) FROM tablesync_records WHERE table_name = \(table.name) ORDER BY id", logger: logger)
+                        "SELECT id, CAST(body AS TEXT) FROM tablesync_records WHERE table_name = \(table.name) ORDER BY id",
+                        logger: logger)
                     for try await (id, body) in rows.decode((String, String).self) {
-                        guard case .object(let properties) = try JSONParser.parse(body) else { throw RepositoryError.corruptBody(id: id) }
+                        guard case .object(let properties) = try JSONParser.parse(body) else {
+                            throw RepositoryError.corruptBody(id: id)
+                        }
                         try transition.check(id: id, properties: properties)
                     }
                 }
@@ -114,7 +130,8 @@ public final class PostgresRecordRepository: RecordRepository {
                         "INSERT INTO tablesync_declared_columns (table_name, columns) VALUES (\(table.name), \(declared.text)) ON CONFLICT (table_name) DO UPDATE SET columns = excluded.columns",
                         logger: logger)
                 } else {
-                    try await connection.query("DELETE FROM tablesync_declared_columns WHERE table_name = \(table.name)", logger: logger)
+                    try await connection.query(
+                        "DELETE FROM tablesync_declared_columns WHERE table_name = \(table.name)", logger: logger)
                 }
             }
             return transitions
@@ -123,13 +140,17 @@ public final class PostgresRecordRepository: RecordRepository {
 
     /// Creates the declared columns' indexes that are missing (or left invalid by a failed build) and drops those of
     /// columns no longer declared, each `CONCURRENTLY`, outside any transaction.
-    private static func moveIndexes(_ transitions: [SchemaTransition], on connection: PostgresConnection, logger: Logger) async throws {
+    private static func moveIndexes(
+        _ transitions: [SchemaTransition], on connection: PostgresConnection, logger: Logger
+    ) async throws {
         var valid: [String: Bool] = [:]
-        for try await (name, isValid) in try await connection.query("""
+        for try await (name, isValid) in try await connection.query(
+            """
             SELECT index_class.relname::text, pg_index.indisvalid FROM pg_index
             JOIN pg_class index_class ON index_class.oid = pg_index.indexrelid
             WHERE pg_index.indrelid = 'tablesync_records'::regclass
-            """, logger: logger).decode((String, Bool).self) {
+            """, logger: logger
+        ).decode((String, Bool).self) {
             valid[name] = isValid
         }
         var statements: [String] = []
@@ -170,18 +191,20 @@ public final class PostgresRecordRepository: RecordRepository {
                 let cancelling = Mutex<Task<Void, Never>?>(nil)
                 let page: Result<ListedPage<Collector>, any Error>
                 do {
-                    page = .success(try await withTaskCancellationHandler {
-                        try await connection.withTransaction(logger: logger) { connection in
-                            try await Self.readPage(statements, top: query.top, into: collector, on: connection, logger: logger)
-                        }
-                    } onCancel: {
-                        if let process, let canceller {
-                            cancelling.withLock { $0 = canceller.cancel(process: process) }
-                        } else {
-                            let closing: EventLoopFuture<Void> = connection.close()
-                            _ = closing
-                        }
-                    })
+                    page = .success(
+                        try await withTaskCancellationHandler {
+                            try await connection.withTransaction(logger: logger) { connection in
+                                try await Self.readPage(
+                                    statements, top: query.top, into: collector, on: connection, logger: logger)
+                            }
+                        } onCancel: {
+                            if let process, let canceller {
+                                cancelling.withLock { $0 = canceller.cancel(process: process) }
+                            } else {
+                                let closing: EventLoopFuture<Void> = connection.close()
+                                _ = closing
+                            }
+                        })
                 } catch {
                     page = .failure(error)
                 }
@@ -202,9 +225,12 @@ public final class PostgresRecordRepository: RecordRepository {
         var fetched = 0
         var largestRow = 0
         fetching: while reading.rowsWanted > 0 {
-            fetched = CursorFetchSize.next(rowsWanted: reading.rowsWanted, previous: fetched, largestRowBytes: largestRow)
+            fetched = CursorFetchSize.next(
+                rowsWanted: reading.rowsWanted, previous: fetched, largestRowBytes: largestRow)
             var received = 0
-            for try await row in try await connection.query(PostgresQuery(unsafeSQL: "FETCH FORWARD \(fetched) FROM \(pageCursor)"), logger: logger) {
+            for try await row in try await connection.query(
+                PostgresQuery(unsafeSQL: "FETCH FORWARD \(fetched) FROM \(pageCursor)"), logger: logger)
+            {
                 received += 1
                 let columns = try row.decode((String, Int64, Int64, Bool, String).self)
                 largestRow = max(largestRow, columns.4.utf8.count)
@@ -214,7 +240,8 @@ public final class PostgresRecordRepository: RecordRepository {
         }
         var count: Int?
         if let countStatement = statements.count {
-            for try await value in try await connection.query(query(countStatement), logger: logger).decode(Int64.self) {
+            for try await value in try await connection.query(query(countStatement), logger: logger).decode(Int64.self)
+            {
                 count = Int(value)
             }
         }
@@ -291,15 +318,21 @@ public final class PostgresRecordRepository: RecordRepository {
                 }
                 let stamp = UpdatedAtClock.next(nowTicks: now, last: last)
                 guard isolatingEach else {
-                    results.append(.success(try await Self.apply(decision, connection, table: rows, id: id, existing: existing,
-                                                                 stamp: stamp, logger: logger)))
+                    results.append(
+                        .success(
+                            try await Self.apply(
+                                decision, connection, table: rows, id: id, existing: existing,
+                                stamp: stamp, logger: logger)))
                     clocks[table] = (stamp, true)
                     continue
                 }
                 try await connection.query("SAVEPOINT tablesync_write", logger: logger)
                 do {
-                    results.append(.success(try await Self.apply(decision, connection, table: rows, id: id, existing: existing,
-                                                                 stamp: stamp, logger: logger)))
+                    results.append(
+                        .success(
+                            try await Self.apply(
+                                decision, connection, table: rows, id: id, existing: existing,
+                                stamp: stamp, logger: logger)))
                     clocks[table] = (stamp, true)
                     try await connection.query("RELEASE SAVEPOINT tablesync_write", logger: logger)
                 } catch let error where DatabaseFailure(error)?.isCausedByRequest == true {
@@ -310,17 +343,21 @@ public final class PostgresRecordRepository: RecordRepository {
             }
             for (table, clock) in clocks where clock.changed {
                 try await connection.query(
-                    "UPDATE tablesync_table_clock SET last_updated_at = \(clock.last) WHERE table_name = \(table)", logger: logger)
+                    "UPDATE tablesync_table_clock SET last_updated_at = \(clock.last) WHERE table_name = \(table)",
+                    logger: logger)
                 // Delivered at commit, to every server process listening on the database (PostgresChangeListener).
-                try await connection.query("SELECT pg_notify(\(PostgresChangeListener.channel), \(table))",
-                                           logger: logger)
+                try await connection.query(
+                    "SELECT pg_notify(\(PostgresChangeListener.channel), \(table))",
+                    logger: logger)
             }
             return results
         }
     }
 
     /// Runs `body` in a transaction on a connection of the pool.
-    private func withTransaction<Value: Sendable>(_ body: (PostgresConnection) async throws -> Value) async throws -> Value {
+    private func withTransaction<Value: Sendable>(
+        _ body: (PostgresConnection) async throws -> Value
+    ) async throws -> Value {
         let logger = self.logger
         return try await pool.withConnection { connection in
             try await connection.withTransaction(logger: logger) { connection in try await body(connection) }
@@ -371,7 +408,8 @@ public final class PostgresRecordRepository: RecordRepository {
         _ connection: PostgresConnection, table: String, id: String, logger: Logger
     ) async throws -> StoredRecord? {
         var builder = SQLBuilder(dialect: .postgres)
-        let sql = "SELECT \(RecordQuerySQL.selectColumns(.postgres)) FROM \(RecordColumns.recordsTable) WHERE \(RecordColumns.tableName) = \(builder.bind(.text(table))) AND \(RecordColumns.id) = \(builder.bind(.text(id)))"
+        let sql =
+            "SELECT \(RecordQuerySQL.selectColumns(.postgres)) FROM \(RecordColumns.recordsTable) WHERE \(RecordColumns.tableName) = \(builder.bind(.text(table))) AND \(RecordColumns.id) = \(builder.bind(.text(id)))"
         let statement = builder.statement(sql)
         var found: StoredRecord?
         for try await row in try await connection.query(query(statement), logger: logger) {
@@ -387,8 +425,11 @@ public final class PostgresRecordRepository: RecordRepository {
     /// The record of a row's columns: id, createdAt, updatedAt, deleted and the body's text.
     private static func record(_ columns: (String, Int64, Int64, Bool, String)) throws -> StoredRecord {
         let (id, createdAt, updatedAt, deleted, bodyText) = columns
-        guard case .object(let properties) = try JSONParser.parse(bodyText) else { throw RepositoryError.corruptBody(id: id) }
-        return StoredRecord(id: id, createdAt: createdAt, updatedAt: updatedAt, deleted: deleted, properties: properties)
+        guard case .object(let properties) = try JSONParser.parse(bodyText) else {
+            throw RepositoryError.corruptBody(id: id)
+        }
+        return StoredRecord(
+            id: id, createdAt: createdAt, updatedAt: updatedAt, deleted: deleted, properties: properties)
     }
 
     static func query(_ statement: SQLStatement) -> PostgresQuery {

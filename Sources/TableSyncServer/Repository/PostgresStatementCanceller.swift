@@ -47,7 +47,9 @@ actor PostgresStatementCanceller {
                     _ = try await connection.query("SELECT pg_cancel_backend(\(process))", logger: logger).collect()
                 }
             } catch {
-                logger.debug("could not cancel a PostgreSQL statement", metadata: ["process": "\(process)", "error": "\(String(reflecting: error))"])
+                logger.debug(
+                    "could not cancel a PostgreSQL statement",
+                    metadata: ["process": "\(process)", "error": "\(String(reflecting: error))"])
             }
         }
     }

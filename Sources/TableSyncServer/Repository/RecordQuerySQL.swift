@@ -2,7 +2,8 @@ import SyncProtocol
 
 /// The SQL of both repositories, as pure functions of the dialect and the request (tested by their output).
 enum RecordQuerySQL {
-    static let columns = "\(RecordColumns.id), \(RecordColumns.createdAt), \(RecordColumns.updatedAt), \(RecordColumns.deleted), "
+    static let columns =
+        "\(RecordColumns.id), \(RecordColumns.createdAt), \(RecordColumns.updatedAt), \(RecordColumns.deleted), "
 
     static func selectColumns(_ dialect: SQLDialect) -> String {
         columns + (dialect == .postgres ? "CAST(\(RecordColumns.body) AS TEXT)" : RecordColumns.body)
@@ -23,16 +24,22 @@ enum RecordQuerySQL {
     ) throws(FilterTranslationError) -> (page: SQLStatement, count: SQLStatement?) {
         var builder = SQLBuilder(dialect: dialect)
         let whereClause = try condition(table: table, query: query, builder: &builder)
-        let countStatement = query.includeCount
+        let countStatement =
+            query.includeCount
             ? builder.statement("SELECT COUNT(*) FROM \(RecordColumns.recordsTable) WHERE \(whereClause)")
             : nil
         var orderTerms: [String] = []
         var ordersById = false
         for key in query.orderBy {
             let direction = key.descending ? "DESC" : "ASC"
-            if SystemProperty.isSystemProperty(key.property), let column = RecordColumns.column(forSystemProperty: key.property) {
+            if SystemProperty.isSystemProperty(key.property),
+                let column = RecordColumns.column(forSystemProperty: key.property)
+            {
                 orderTerms.append("\(column) \(direction)")
-                if column == RecordColumns.id { ordersById = true; break }
+                if column == RecordColumns.id {
+                    ordersById = true
+                    break
+                }
             } else if let column = query.schema?.column(named: key.property) {
                 orderTerms.append(DeclaredColumnSQL.ordering(column, descending: key.descending, dialect: dialect))
             } else {
@@ -55,7 +62,10 @@ enum RecordQuerySQL {
         table: String, query: ListQuery, builder: inout SQLBuilder
     ) throws(FilterTranslationError) -> String {
         // A table with declared columns names itself as its partial indexes do, so that the database can use them.
-        var conditions = [query.schema == nil ? "\(RecordColumns.tableName) = \(builder.bind(.text(table)))" : DeclaredColumnSQL.tableCondition(table)]
+        var conditions = [
+            query.schema == nil
+                ? "\(RecordColumns.tableName) = \(builder.bind(.text(table)))" : DeclaredColumnSQL.tableCondition(table)
+        ]
         if !query.includeDeleted { conditions.append("\(RecordColumns.deleted) = FALSE") }
         if let filter = query.filter {
             conditions.append(try FilterSQLTranslator.translate(filter, schema: query.schema, into: &builder))

@@ -20,7 +20,8 @@ public enum RecordWrite: Sendable, Hashable {
 /// (``PostgresRecordRepository``) pass the same test suite.
 ///
 /// The contract that incremental pull relies on: each write takes the table's write lock inside its
-/// transaction and assigns `updatedAt` there, as `max(now, last + 1 ms)` in whole milliseconds (``UpdatedAtClock``). So within a table no two writes
+/// transaction and assigns `updatedAt` there, as `max(now, last + 1 ms)` in whole milliseconds (``UpdatedAtClock``). So
+/// within a table no two writes
 /// share an `updatedAt`, and commit order is `updatedAt` order: no write becomes visible with an `updatedAt`
 /// below one a reader could already see.
 public protocol RecordRepository: Sendable {
@@ -35,7 +36,9 @@ public protocol RecordRepository: Sendable {
 
     /// A page of the records of `scope` matching `query`, handed to `collector` one at a time as they are read,
     /// which may end the page before `query.top` records (``PageReading``).
-    func list<Collector: PageCollector>(in scope: RecordScope, query: ListQuery, into collector: Collector) async throws -> ListedPage<Collector>
+    func list<Collector: PageCollector>(
+        in scope: RecordScope, query: ListQuery, into collector: Collector
+    ) async throws -> ListedPage<Collector>
 
     /// The latest `updatedAt` of the records of each of `scopes`, deleted ones included, or `nil` for one that has
     /// none: one query per scope on the `(table_name, updated_at, id)` index, on one connection (the change feed's
@@ -85,7 +88,9 @@ extension RecordRepository {
     }
 
     /// A page of the shared table `table`'s records matching `query`, handed to `collector`.
-    public func list<Collector: PageCollector>(table: String, query: ListQuery, into collector: Collector) async throws -> ListedPage<Collector> {
+    public func list<Collector: PageCollector>(
+        table: String, query: ListQuery, into collector: Collector
+    ) async throws -> ListedPage<Collector> {
         try await list(in: RecordScope(table: table), query: query, into: collector)
     }
 

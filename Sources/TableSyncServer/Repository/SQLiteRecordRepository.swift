@@ -23,7 +23,8 @@ public final class SQLiteRecordRepository: RecordRepository {
                 for statement in RecordColumns.schema(.sqlite) { try db.execute(sql: statement.sql) }
                 for table in tables {
                     try db.execute(
-                        sql: "INSERT INTO \(RecordColumns.clockTable) (\(RecordColumns.tableName), last_updated_at) VALUES (?, 0) ON CONFLICT DO NOTHING",
+                        sql:
+                            "INSERT INTO \(RecordColumns.clockTable) (\(RecordColumns.tableName), last_updated_at) VALUES (?, 0) ON CONFLICT DO NOTHING",
                         arguments: [table.name])
                     try Self.prepareColumns(db, table: table)
                 }
@@ -33,8 +34,9 @@ public final class SQLiteRecordRepository: RecordRepository {
                 if !indexNames.isEmpty {
                     try db.execute(sql: SQLitePlannerStatistics.load)
                     for (index, stat) in SQLitePlannerStatistics.rows(indexNames: indexNames) {
-                        try db.execute(sql: SQLitePlannerStatistics.insertUnlessPresent,
-                                       arguments: [RecordColumns.recordsTable, index, stat, RecordColumns.recordsTable, index])
+                        try db.execute(
+                            sql: SQLitePlannerStatistics.insertUnlessPresent,
+                            arguments: [RecordColumns.recordsTable, index, stat, RecordColumns.recordsTable, index])
                     }
                     try db.execute(sql: SQLitePlannerStatistics.load)
                 }
@@ -46,28 +48,39 @@ public final class SQLiteRecordRepository: RecordRepository {
     /// Follows the ``SchemaTransition`` of `table`: checks its rows against a new declaration, then its indexes.
     private static func prepareColumns(_ db: Database, table: TableOptions) throws {
         let storedText = try String.fetchOne(
-            db, sql: "SELECT \(RecordColumns.columnsDeclaration) FROM \(RecordColumns.declaredColumnsTable) WHERE \(RecordColumns.tableName) = ?",
+            db,
+            sql:
+                "SELECT \(RecordColumns.columnsDeclaration) FROM \(RecordColumns.declaredColumnsTable) WHERE \(RecordColumns.tableName) = ?",
             arguments: [table.name])
         let transition = try SchemaTransition(table: table.name, storedText: storedText, declared: table.schema)
         if transition.checksRows {
             let rows = try Row.fetchCursor(
-                db, sql: "SELECT \(RecordColumns.id), \(RecordColumns.body) FROM \(RecordColumns.recordsTable) WHERE \(RecordColumns.tableName) = ? ORDER BY \(RecordColumns.id)",
+                db,
+                sql:
+                    "SELECT \(RecordColumns.id), \(RecordColumns.body) FROM \(RecordColumns.recordsTable) WHERE \(RecordColumns.tableName) = ? ORDER BY \(RecordColumns.id)",
                 arguments: [table.name])
             while let row = try rows.next() {
                 let id: String = row[0]
                 let body: String = row[1]
-                guard case .object(let properties) = try JSONParser.parse(body) else { throw RepositoryError.corruptBody(id: id) }
+                guard case .object(let properties) = try JSONParser.parse(body) else {
+                    throw RepositoryError.corruptBody(id: id)
+                }
                 try transition.check(id: id, properties: properties)
             }
         }
-        for statement in transition.dropStatements(dialect: .sqlite) + transition.indexes(dialect: .sqlite).map(\.create) { try db.execute(sql: statement) }
+        for statement in transition.dropStatements(dialect: .sqlite)
+            + transition.indexes(dialect: .sqlite).map(\.create)
+        { try db.execute(sql: statement) }
         guard transition.changed else { return }
         if let declared = table.schema {
             try db.execute(
-                sql: "INSERT INTO \(RecordColumns.declaredColumnsTable) (\(RecordColumns.tableName), \(RecordColumns.columnsDeclaration)) VALUES (?, ?) ON CONFLICT (\(RecordColumns.tableName)) DO UPDATE SET \(RecordColumns.columnsDeclaration) = excluded.\(RecordColumns.columnsDeclaration)",
+                sql:
+                    "INSERT INTO \(RecordColumns.declaredColumnsTable) (\(RecordColumns.tableName), \(RecordColumns.columnsDeclaration)) VALUES (?, ?) ON CONFLICT (\(RecordColumns.tableName)) DO UPDATE SET \(RecordColumns.columnsDeclaration) = excluded.\(RecordColumns.columnsDeclaration)",
                 arguments: [table.name, declared.text])
         } else {
-            try db.execute(sql: "DELETE FROM \(RecordColumns.declaredColumnsTable) WHERE \(RecordColumns.tableName) = ?", arguments: [table.name])
+            try db.execute(
+                sql: "DELETE FROM \(RecordColumns.declaredColumnsTable) WHERE \(RecordColumns.tableName) = ?",
+                arguments: [table.name])
         }
     }
 
@@ -85,7 +98,8 @@ public final class SQLiteRecordRepository: RecordRepository {
         return try await StatementTimeLimit.run(statementTimeout) {
             try await pool.read { db in
                 var reading = PageReading(collector: collector, top: query.top)
-                let rows = try Row.fetchCursor(db, sql: statements.page.sql, arguments: Self.arguments(statements.page.bindings))
+                let rows = try Row.fetchCursor(
+                    db, sql: statements.page.sql, arguments: Self.arguments(statements.page.bindings))
                 while let row = try rows.next(), try reading.read({ try Self.decode(row) }) {}
                 let count = try statements.count.map {
                     try Int.fetchOne(db, sql: $0.sql, arguments: Self.arguments($0.bindings)) ?? 0
@@ -98,8 +112,9 @@ public final class SQLiteRecordRepository: RecordRepository {
     public func lastUpdatedAt(in scopes: [RecordScope]) async throws -> [Int64?] {
         try await pool.read { db in
             try scopes.map { scope in
-                try Int64.fetchOne(db.cachedStatement(sql: RecordQuerySQL.lastUpdatedAt(.sqlite)),
-                                   arguments: [scope.storedName])
+                try Int64.fetchOne(
+                    db.cachedStatement(sql: RecordQuerySQL.lastUpdatedAt(.sqlite)),
+                    arguments: [scope.storedName])
             }
         }
     }
@@ -118,9 +133,13 @@ public final class SQLiteRecordRepository: RecordRepository {
                     if let clock = clocks[write.table] {
                         last = clock.last
                     } else {
-                        guard let stored = try Int64.fetchOne(
-                            db.cachedStatement(sql: "SELECT last_updated_at FROM \(RecordColumns.clockTable) WHERE \(RecordColumns.tableName) = ?"),
-                            arguments: [write.table])
+                        guard
+                            let stored = try Int64.fetchOne(
+                                db.cachedStatement(
+                                    sql:
+                                        "SELECT last_updated_at FROM \(RecordColumns.clockTable) WHERE \(RecordColumns.tableName) = ?"
+                                ),
+                                arguments: [write.table])
                         else { throw RepositoryError.unknownTable(write.table) }
                         last = stored
                     }
@@ -136,8 +155,11 @@ public final class SQLiteRecordRepository: RecordRepository {
                     let stamp = UpdatedAtClock.next(nowTicks: now, last: last)
                     do {
                         // One statement per write: a refused one is undone alone and the transaction goes on.
-                        results.append(.success(try Self.apply(decision, db, table: write.scope.storedName, id: write.id,
-                                                                      existing: existing, stamp: stamp)))
+                        results.append(
+                            .success(
+                                try Self.apply(
+                                    decision, db, table: write.scope.storedName, id: write.id,
+                                    existing: existing, stamp: stamp)))
                         clocks[write.table] = (stamp, true)
                     } catch let error where DatabaseFailure(error)?.isCausedByRequest == true {
                         clocks[write.table] = (last, clocks[write.table]?.changed ?? false)
@@ -145,8 +167,11 @@ public final class SQLiteRecordRepository: RecordRepository {
                     }
                 }
                 for (table, clock) in clocks where clock.changed {
-                    try db.cachedStatement(sql: "UPDATE \(RecordColumns.clockTable) SET last_updated_at = ? WHERE \(RecordColumns.tableName) = ?")
-                        .execute(arguments: [clock.last, table])
+                    try db.cachedStatement(
+                        sql:
+                            "UPDATE \(RecordColumns.clockTable) SET last_updated_at = ? WHERE \(RecordColumns.tableName) = ?"
+                    )
+                    .execute(arguments: [clock.last, table])
                 }
                 return .commit
             }
@@ -160,26 +185,38 @@ public final class SQLiteRecordRepository: RecordRepository {
     ) throws -> StoredRecord? {
         switch decision {
         case .insert(let properties):
-            try db.cachedStatement(sql: "INSERT INTO \(RecordColumns.recordsTable) (\(RecordColumns.tableName), \(RecordQuerySQL.columns)\(RecordColumns.body)) VALUES (?, ?, ?, ?, 0, ?)")
-                .execute(arguments: [table, id, stamp, stamp, CanonicalJSON.string(.object(properties), style: .compact)])
+            try db.cachedStatement(
+                sql:
+                    "INSERT INTO \(RecordColumns.recordsTable) (\(RecordColumns.tableName), \(RecordQuerySQL.columns)\(RecordColumns.body)) VALUES (?, ?, ?, ?, 0, ?)"
+            )
+            .execute(arguments: [table, id, stamp, stamp, CanonicalJSON.string(.object(properties), style: .compact)])
             return StoredRecord(id: id, createdAt: stamp, updatedAt: stamp, deleted: false, properties: properties)
         case .update(let properties):
             guard var record = existing else { return nil }
             record.properties = properties
             record.updatedAt = stamp
-            try db.cachedStatement(sql: "UPDATE \(RecordColumns.recordsTable) SET \(RecordColumns.body) = ?, \(RecordColumns.updatedAt) = ? WHERE \(RecordColumns.tableName) = ? AND \(RecordColumns.id) = ?")
-                .execute(arguments: [CanonicalJSON.string(.object(properties), style: .compact), stamp, table, id])
+            try db.cachedStatement(
+                sql:
+                    "UPDATE \(RecordColumns.recordsTable) SET \(RecordColumns.body) = ?, \(RecordColumns.updatedAt) = ? WHERE \(RecordColumns.tableName) = ? AND \(RecordColumns.id) = ?"
+            )
+            .execute(arguments: [CanonicalJSON.string(.object(properties), style: .compact), stamp, table, id])
             return record
         case .softDelete, .undelete:
             guard var record = existing else { return nil }
             record.deleted = decision == .softDelete
             record.updatedAt = stamp
-            try db.cachedStatement(sql: "UPDATE \(RecordColumns.recordsTable) SET \(RecordColumns.deleted) = ?, \(RecordColumns.updatedAt) = ? WHERE \(RecordColumns.tableName) = ? AND \(RecordColumns.id) = ?")
-                .execute(arguments: [record.deleted ? 1 : 0, stamp, table, id])
+            try db.cachedStatement(
+                sql:
+                    "UPDATE \(RecordColumns.recordsTable) SET \(RecordColumns.deleted) = ?, \(RecordColumns.updatedAt) = ? WHERE \(RecordColumns.tableName) = ? AND \(RecordColumns.id) = ?"
+            )
+            .execute(arguments: [record.deleted ? 1 : 0, stamp, table, id])
             return record
         case .hardDelete:
-            try db.cachedStatement(sql: "DELETE FROM \(RecordColumns.recordsTable) WHERE \(RecordColumns.tableName) = ? AND \(RecordColumns.id) = ?")
-                .execute(arguments: [table, id])
+            try db.cachedStatement(
+                sql:
+                    "DELETE FROM \(RecordColumns.recordsTable) WHERE \(RecordColumns.tableName) = ? AND \(RecordColumns.id) = ?"
+            )
+            .execute(arguments: [table, id])
             return existing.map { removed in
                 var removed = removed
                 removed.deleted = true
@@ -191,7 +228,10 @@ public final class SQLiteRecordRepository: RecordRepository {
 
     private static func fetchRecord(_ db: Database, table: String, id: String) throws -> StoredRecord? {
         try Row.fetchOne(
-            db.cachedStatement(sql: "SELECT \(RecordQuerySQL.selectColumns(.sqlite)) FROM \(RecordColumns.recordsTable) WHERE \(RecordColumns.tableName) = ? AND \(RecordColumns.id) = ?"),
+            db.cachedStatement(
+                sql:
+                    "SELECT \(RecordQuerySQL.selectColumns(.sqlite)) FROM \(RecordColumns.recordsTable) WHERE \(RecordColumns.tableName) = ? AND \(RecordColumns.id) = ?"
+            ),
             arguments: [table, id]
         ).map(decode)
     }
@@ -205,15 +245,16 @@ public final class SQLiteRecordRepository: RecordRepository {
     }
 
     static func arguments(_ bindings: [SQLValue]) -> StatementArguments {
-        StatementArguments(bindings.map { value -> DatabaseValue in
-            switch value {
-            case .null: return .null
-            case .bool(let flag): return flag.databaseValue
-            case .integer(let integer): return integer.databaseValue
-            case .double(let double): return double.databaseValue
-            case .text(let text): return text.databaseValue
-            }
-        })
+        StatementArguments(
+            bindings.map { value -> DatabaseValue in
+                switch value {
+                case .null: return .null
+                case .bool(let flag): return flag.databaseValue
+                case .integer(let integer): return integer.databaseValue
+                case .double(let double): return double.databaseValue
+                case .text(let text): return text.databaseValue
+                }
+            })
     }
 }
 

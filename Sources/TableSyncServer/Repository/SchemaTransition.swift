@@ -24,7 +24,9 @@ struct SchemaTransition: Sendable {
         do {
             stored = try storedText.map(TableSchema.init(parsing:))
         } catch {
-            throw ConfigurationError("table \(table): the stored declaration '\(storedText ?? "")' cannot be read (\(error.message)); the table \(RecordColumns.declaredColumnsTable) was changed by hand")
+            throw ConfigurationError(
+                "table \(table): the stored declaration '\(storedText ?? "")' cannot be read (\(error.message)); the table \(RecordColumns.declaredColumnsTable) was changed by hand"
+            )
         }
     }
 
@@ -41,7 +43,8 @@ struct SchemaTransition: Sendable {
             try declared.checkStored(properties)
         } catch {
             throw ConfigurationError(
-                "table \(table): the stored record '\(id)' does not fit the declared columns: \(error). Serve the table without columns to fix or delete such records (PUT replaces a record's properties), or declare the columns to fit them")
+                "table \(table): the stored record '\(id)' does not fit the declared columns: \(error). Serve the table without columns to fix or delete such records (PUT replaces a record's properties), or declare the columns to fit them"
+            )
         }
     }
 
@@ -56,7 +59,10 @@ struct SchemaTransition: Sendable {
     /// The declared columns' indexes by name, each with the statement that creates it when missing.
     func indexes(dialect: SQLDialect) -> [(name: String, create: String)] {
         (declared?.columns ?? []).map {
-            (DeclaredColumnSQL.indexName(table: table, column: $0), DeclaredColumnSQL.createIndex(table: table, column: $0, dialect: dialect))
+            (
+                DeclaredColumnSQL.indexName(table: table, column: $0),
+                DeclaredColumnSQL.createIndex(table: table, column: $0, dialect: dialect)
+            )
         }
     }
 }

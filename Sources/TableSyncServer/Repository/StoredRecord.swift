@@ -61,7 +61,10 @@ public enum RecordVersion {
     public static func make(updatedAt: Int64) -> String {
         // The 8 bytes and a zero byte, as three 24-bit groups of four base64 digits each; the last digit is padding.
         let value = UInt64(bitPattern: updatedAt)
-        let groups = [UInt32(value >> 40), UInt32(truncatingIfNeeded: value >> 16) & 0xFF_FFFF, UInt32(truncatingIfNeeded: value << 8) & 0xFF_FFFF]
+        let groups = [
+            UInt32(value >> 40), UInt32(truncatingIfNeeded: value >> 16) & 0xFF_FFFF,
+            UInt32(truncatingIfNeeded: value << 8) & 0xFF_FFFF
+        ]
         var output: [UInt8] = []
         output.reserveCapacity(12)
         for group in groups {

@@ -9,7 +9,8 @@ import SyncProtocol
 /// | type | SQLite | PostgreSQL |
 /// |---|---|---|
 /// | string, date | `json_extract(body, '$."c"')` | `(body ->> 'c')`, indexed and compared `COLLATE "C"` |
-/// | number | `json_extract(body, '$."c"')` | `(CASE WHEN jsonb_typeof(body -> 'c') = 'number' THEN CAST(body ->> 'c' AS DOUBLE PRECISION) END)` |
+/// | number | `json_extract(body, '$."c"')` | `(CASE WHEN jsonb_typeof(body -> 'c') = 'number' THEN CAST(body ->> 'c'
+/// AS DOUBLE PRECISION) END)` |
 /// | boolean | `json_extract(body, '$."c"')` (1 or 0) | the same with `'boolean'` and `BOOLEAN` |
 ///
 /// A database uses an expression index only for the very expression it was built on, and a partial index only when
@@ -35,7 +36,8 @@ enum DeclaredColumnSQL {
             let json = "\(RecordColumns.body) -> \(literal(column.name))"
             switch column.type {
             case .string, .date: return "(\(text))"
-            case .number: return "(CASE WHEN jsonb_typeof(\(json)) = 'number' THEN CAST(\(text) AS DOUBLE PRECISION) END)"
+            case .number:
+                return "(CASE WHEN jsonb_typeof(\(json)) = 'number' THEN CAST(\(text) AS DOUBLE PRECISION) END)"
             case .boolean: return "(CASE WHEN jsonb_typeof(\(json)) = 'boolean' THEN CAST(\(text) AS BOOLEAN) END)"
             }
         }
@@ -87,7 +89,8 @@ enum DeclaredColumnSQL {
             key = "(\(value(column, dialect: dialect)))\(collate) NULLS FIRST"
             concurrently = " CONCURRENTLY"
         }
-        return "CREATE INDEX\(concurrently) IF NOT EXISTS \(indexName(table: table, column: column)) ON \(RecordColumns.recordsTable) (\(key), \(RecordColumns.id)) WHERE \(tableCondition(table))"
+        return
+            "CREATE INDEX\(concurrently) IF NOT EXISTS \(indexName(table: table, column: column)) ON \(RecordColumns.recordsTable) (\(key), \(RecordColumns.id)) WHERE \(tableCondition(table))"
     }
 
     /// Drops the index of `column` of `table` (a declaration that changed or went away). On PostgreSQL

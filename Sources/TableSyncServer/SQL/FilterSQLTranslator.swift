@@ -198,7 +198,8 @@ private struct Translation {
         let (column, other) = columnOnLeft ? (left, right) : (right, left)
         guard column.kind == .storedDate, other.kind == .ticks else { return nil }
         guard let instant = other.dateLiteral else {
-            throw FilterTranslationError("cannot compare a date property with createdAt or updatedAt; compare it with a date literal")
+            throw FilterTranslationError(
+                "cannot compare a date property with createdAt or updatedAt; compare it with a date literal")
         }
         // With the column on the left: `T lt due` is `due gt T`.
         let mirrored: [FilterBinaryOperator: FilterBinaryOperator] = [.gt: .lt, .ge: .le, .lt: .gt, .le: .ge]
@@ -209,19 +210,23 @@ private struct Translation {
         }
         guard let bound = FilterSQLTranslator.storedDateBound(columnOp, instant) else { return "FALSE" }
         let collate = dialect == .postgres ? " COLLATE \"C\"" : ""
-        return "(\(column.sql)\(collate) \(bound.operator) \(builder.bind(.text(bound.text))) AND \(column.sql) IS NOT NULL)"
+        return
+            "(\(column.sql)\(collate) \(bound.operator) \(builder.bind(.text(bound.text))) AND \(column.sql) IS NOT NULL)"
     }
 
     /// The keyset cursor of an incremental pull, `updatedAt gt T or (updatedAt eq T and id gt S)`, as one row
     /// comparison `(updated_at, id) > (T, S)`: the same rows (both columns are `NOT NULL`), but a range of the
     /// `(table_name, updated_at, id)` index that stops after one page, where the `OR` scans the table. `nil`
     /// for any other shape.
-    mutating func keysetCursor(_ lhs: FilterExpression, _ rhs: FilterExpression) throws(FilterTranslationError) -> String? {
+    mutating func keysetCursor(
+        _ lhs: FilterExpression, _ rhs: FilterExpression
+    ) throws(FilterTranslationError) -> String? {
         let updatedAt = FilterExpression.property(SystemProperty.updatedAt)
         guard case .binary(.gt, updatedAt, .literal(.dateTime(let instant))) = lhs,
-              case .binary(.and, .binary(.eq, updatedAt, .literal(.dateTime(let sameInstant))),
-                           .binary(.gt, .property(SystemProperty.id), .literal(.string(let lastID)))) = rhs,
-              instant.ticks == sameInstant.ticks
+            case .binary(
+                .and, .binary(.eq, updatedAt, .literal(.dateTime(let sameInstant))),
+                .binary(.gt, .property(SystemProperty.id), .literal(.string(let lastID)))) = rhs,
+            instant.ticks == sameInstant.ticks
         else { return nil }
         let ticks = builder.bind(.integer(instant.ticks))
         let id = builder.bind(.text(lastID))
@@ -229,7 +234,9 @@ private struct Translation {
     }
 
     /// Both operands as SQL of one kind.
-    mutating func unify(_ left: Operand, _ right: Operand) throws(FilterTranslationError) -> (String, String, OperandKind) {
+    mutating func unify(
+        _ left: Operand, _ right: Operand
+    ) throws(FilterTranslationError) -> (String, String, OperandKind) {
         switch (left.kind, right.kind) {
         case (.json, .json):
             switch dialect {
@@ -240,7 +247,8 @@ private struct Translation {
             // A date string in the body compares with a date literal as canonical text.
             let date = left.kind == .ticks ? left : right
             guard let literal = date.dateLiteral else {
-                throw FilterTranslationError("cannot compare a property with createdAt or updatedAt; compare it with a date literal")
+                throw FilterTranslationError(
+                    "cannot compare a property with createdAt or updatedAt; compare it with a date literal")
             }
             let text = builder.bind(.text(literal.canonical.text))
             let property = dateShaped(try typed(left.kind == .json ? left : right, as: .text))
@@ -272,7 +280,9 @@ private struct Translation {
         if let first = nonNull.first {
             // A stored date is in the list when its text is a listed date's canonical text (a listed date between
             // two milliseconds matches none).
-            let kind = value.kind == .storedDate ? OperandKind.text
+            let kind =
+                value.kind == .storedDate
+                ? OperandKind.text
                 : first.kind == .json ? (value.kind == .json ? OperandKind.text : value.kind) : first.kind
             let subjectSQL = try typed(value, as: kind)
             var list: [String] = []
@@ -322,13 +332,15 @@ private struct Translation {
             switch literal {
             case .null: return Operand(sql: "NULL", kind: .null)
             case .bool(let flag): return Operand(sql: builder.bind(.bool(flag)), kind: .boolean, neverNull: true)
-            case .integer(let integer): return Operand(sql: builder.bind(.integer(integer)), kind: .number, neverNull: true)
+            case .integer(let integer):
+                return Operand(sql: builder.bind(.integer(integer)), kind: .number, neverNull: true)
             case .double(let double):
                 guard double.isFinite else { throw FilterTranslationError("the number \(double) is not finite") }
                 return Operand(sql: builder.bind(.double(double)), kind: .number, neverNull: true)
             case .string(let text): return Operand(sql: builder.bind(.text(text)), kind: .text, neverNull: true)
             case .dateTime(let timestamp):
-                return Operand(sql: builder.bind(.integer(timestamp.ticks)), kind: .ticks, dateLiteral: timestamp, neverNull: true)
+                return Operand(
+                    sql: builder.bind(.integer(timestamp.ticks)), kind: .ticks, dateLiteral: timestamp, neverNull: true)
             }
         case .property(let name):
             return try property(name)
@@ -360,18 +372,21 @@ private struct Translation {
             }
         }
         guard PropertyName.isPlain(name) else {
-            throw FilterTranslationError("'\(name)' is not a property name this server can filter on (letters, digits and _ only)")
+            throw FilterTranslationError(
+                "'\(name)' is not a property name this server can filter on (letters, digits and _ only)")
         }
         if let schema {
             guard let column = schema.column(named: name) else {
-                throw FilterTranslationError("'\(name)' is not a column of this table; its columns are \(schema.listed)")
+                throw FilterTranslationError(
+                    "'\(name)' is not a column of this table; its columns are \(schema.listed)")
             }
-            let kind: OperandKind = switch column.type {
-            case .string: .text
-            case .number: .number
-            case .boolean: .boolean
-            case .date: .storedDate
-            }
+            let kind: OperandKind =
+                switch column.type {
+                case .string: .text
+                case .number: .number
+                case .boolean: .boolean
+                case .date: .storedDate
+                }
             return Operand(sql: DeclaredColumnSQL.value(column, dialect: dialect), kind: kind, declared: true)
         }
         return Operand(sql: "", kind: .json, property: name)
@@ -394,11 +409,17 @@ private struct Translation {
         }
     }
 
-    mutating func call(_ function: FilterFunction, _ arguments: [FilterExpression]) throws(FilterTranslationError) -> Operand {
+    mutating func call(
+        _ function: FilterFunction, _ arguments: [FilterExpression]
+    ) throws(FilterTranslationError) -> Operand {
         func expectCount(_ counts: ClosedRange<Int>) throws(FilterTranslationError) {
             guard counts.contains(arguments.count) else {
-                let expected = counts.lowerBound == counts.upperBound ? "\(counts.lowerBound)" : "\(counts.lowerBound) or \(counts.upperBound)"
-                throw FilterTranslationError("\(function.rawValue)() takes \(expected) argument\(counts.upperBound == 1 ? "" : "s"), not \(arguments.count)")
+                let expected =
+                    counts.lowerBound == counts.upperBound
+                    ? "\(counts.lowerBound)" : "\(counts.lowerBound) or \(counts.upperBound)"
+                throw FilterTranslationError(
+                    "\(function.rawValue)() takes \(expected) argument\(counts.upperBound == 1 ? "" : "s"), not \(arguments.count)"
+                )
             }
         }
         switch function {
@@ -424,7 +445,8 @@ private struct Translation {
             try expectCount(1...1)
             let text = try typed(try operand(arguments[0]), as: .text)
             switch function {
-            case .length: return Operand(sql: dialect == .sqlite ? "length(\(text))" : "char_length(\(text))", kind: .number)
+            case .length:
+                return Operand(sql: dialect == .sqlite ? "length(\(text))" : "char_length(\(text))", kind: .number)
             case .tolower: return Operand(sql: "lower(\(text))", kind: .text)
             case .toupper: return Operand(sql: "upper(\(text))", kind: .text)
             default: return Operand(sql: "trim(\(text))", kind: .text)
@@ -472,7 +494,8 @@ private struct Translation {
     /// what the test is about, and other expressions would need their own rules for little use.
     mutating func typeTest(_ arguments: [FilterExpression]) throws(FilterTranslationError) -> String {
         guard case .literal(.string(let name)) = arguments[1], let type = FilterTypeName(named: name) else {
-            throw FilterTranslationError("isof() takes a type: \(FilterTypeName.allCases.map(\.rawValue).joined(separator: ", "))")
+            throw FilterTranslationError(
+                "isof() takes a type: \(FilterTypeName.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         switch arguments[0] {
         case .literal(let literal):
@@ -481,30 +504,34 @@ private struct Translation {
             let value = try property(name)
             guard value.kind == .json, let key = value.property else {
                 // A column: system dates are strings in records, as every other typed value is what its kind says.
-                let kind: FilterTypeName = switch value.kind {
-                case .boolean: .boolean
-                case .number: .double
-                default: .string
-                }
+                let kind: FilterTypeName =
+                    switch value.kind {
+                    case .boolean: .boolean
+                    case .number: .double
+                    default: .string
+                    }
                 guard kind == type else { return "FALSE" }
                 return value.neverNull ? "TRUE" : "(\(value.sql) IS NOT NULL)"
             }
             switch dialect {
             case .sqlite:
-                let jsonTypes = switch type {
-                case .string: "'text'"
-                case .boolean: "'true', 'false'"
-                case .double: "'integer', 'real'"
-                }
+                let jsonTypes =
+                    switch type {
+                    case .string: "'text'"
+                    case .boolean: "'true', 'false'"
+                    case .double: "'integer', 'real'"
+                    }
                 let path = builder.bind(.text(FilterSQLTranslator.jsonPath(key)))
                 return "COALESCE(json_type(\(RecordColumns.body), \(path)) IN (\(jsonTypes)), FALSE)"
             case .postgres:
-                let jsonType = switch type {
-                case .string: "string"
-                case .boolean: "boolean"
-                case .double: "number"
-                }
-                return "COALESCE(jsonb_typeof(\(RecordColumns.body) -> \(builder.bind(.text(key)))) = '\(jsonType)', FALSE)"
+                let jsonType =
+                    switch type {
+                    case .string: "string"
+                    case .boolean: "boolean"
+                    case .double: "number"
+                    }
+                return
+                    "COALESCE(jsonb_typeof(\(RecordColumns.body) -> \(builder.bind(.text(key)))) = '\(jsonType)', FALSE)"
             }
         default:
             throw FilterTranslationError("isof() tests a property, as in isof(text, Edm.String)")
@@ -533,7 +560,8 @@ private struct Translation {
             // Only text shaped like an ISO date reaches the cast, so ordinary strings give NULL, not an error (a
             // declared date is always one, but rows of other tables may be read too).
             let text = try typed(value, as: .text)
-            instant = "(CAST(CASE WHEN \(text) ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}' THEN \(text) END AS TIMESTAMPTZ) AT TIME ZONE 'UTC')"
+            instant =
+                "(CAST(CASE WHEN \(text) ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}' THEN \(text) END AS TIMESTAMPTZ) AT TIME ZONE 'UTC')"
         default:
             throw FilterTranslationError("\(function.rawValue)() needs a date, not \(value.kind.rawValue)")
         }
@@ -547,27 +575,35 @@ private struct Translation {
 
     /// `value` as SQL of `kind`: a body property of another JSON type reads as NULL.
     mutating func typed(_ value: Operand, as kind: OperandKind) throws(FilterTranslationError) -> String {
-        if value.kind == kind || value.kind == .null || (value.kind == .storedDate && kind == .text) { return value.sql }
+        if value.kind == kind || value.kind == .null || (value.kind == .storedDate && kind == .text) {
+            return value.sql
+        }
         if value.kind == .json, let name = value.property {
             switch (kind, dialect) {
             case (.text, .sqlite):
                 let path = FilterSQLTranslator.jsonPath(name)
-                return "(CASE WHEN json_type(\(RecordColumns.body), \(builder.bind(.text(path)))) = 'text' THEN json_extract(\(RecordColumns.body), \(builder.bind(.text(path)))) END)"
+                return
+                    "(CASE WHEN json_type(\(RecordColumns.body), \(builder.bind(.text(path)))) = 'text' THEN json_extract(\(RecordColumns.body), \(builder.bind(.text(path)))) END)"
             case (.number, .sqlite):
                 let path = FilterSQLTranslator.jsonPath(name)
-                return "(CASE WHEN json_type(\(RecordColumns.body), \(builder.bind(.text(path)))) IN ('integer', 'real') THEN json_extract(\(RecordColumns.body), \(builder.bind(.text(path)))) END)"
+                return
+                    "(CASE WHEN json_type(\(RecordColumns.body), \(builder.bind(.text(path)))) IN ('integer', 'real') THEN json_extract(\(RecordColumns.body), \(builder.bind(.text(path)))) END)"
             case (.boolean, .sqlite):
                 let path = FilterSQLTranslator.jsonPath(name)
-                return "(CASE json_type(\(RecordColumns.body), \(builder.bind(.text(path)))) WHEN 'true' THEN TRUE WHEN 'false' THEN FALSE END)"
+                return
+                    "(CASE json_type(\(RecordColumns.body), \(builder.bind(.text(path)))) WHEN 'true' THEN TRUE WHEN 'false' THEN FALSE END)"
             case (.text, .postgres):
                 let key = builder.bind(.text(name))
-                return "(CASE WHEN jsonb_typeof(\(RecordColumns.body) -> \(key)) = 'string' THEN \(RecordColumns.body) ->> \(key) END)"
+                return
+                    "(CASE WHEN jsonb_typeof(\(RecordColumns.body) -> \(key)) = 'string' THEN \(RecordColumns.body) ->> \(key) END)"
             case (.number, .postgres):
                 let key = builder.bind(.text(name))
-                return "(CASE WHEN jsonb_typeof(\(RecordColumns.body) -> \(key)) = 'number' THEN CAST(\(RecordColumns.body) ->> \(key) AS DOUBLE PRECISION) END)"
+                return
+                    "(CASE WHEN jsonb_typeof(\(RecordColumns.body) -> \(key)) = 'number' THEN CAST(\(RecordColumns.body) ->> \(key) AS DOUBLE PRECISION) END)"
             case (.boolean, .postgres):
                 let key = builder.bind(.text(name))
-                return "(CASE WHEN jsonb_typeof(\(RecordColumns.body) -> \(key)) = 'boolean' THEN CAST(\(RecordColumns.body) ->> \(key) AS BOOLEAN) END)"
+                return
+                    "(CASE WHEN jsonb_typeof(\(RecordColumns.body) -> \(key)) = 'boolean' THEN CAST(\(RecordColumns.body) ->> \(key) AS BOOLEAN) END)"
             default:
                 break
             }
@@ -575,7 +611,9 @@ private struct Translation {
         if kind == .text, let literal = value.dateLiteral {
             return builder.bind(.text(literal.canonical.text))
         }
-        throw FilterTranslationError("expected \(kind.rawValue) but found \(value.kind == .json ? "property '\(value.property ?? "")'" : value.kind.rawValue)")
+        throw FilterTranslationError(
+            "expected \(kind.rawValue) but found \(value.kind == .json ? "property '\(value.property ?? "")'" : value.kind.rawValue)"
+        )
     }
 
     /// `text` when it starts like an ISO 8601 date-time, otherwise NULL: a string that is no date never
@@ -583,7 +621,8 @@ private struct Translation {
     func dateShaped(_ text: String) -> String {
         switch dialect {
         case .sqlite:
-            return "(CASE WHEN \(text) GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9][Tt][0-9][0-9]:[0-9][0-9]*' THEN \(text) END)"
+            return
+                "(CASE WHEN \(text) GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9][Tt][0-9][0-9]:[0-9][0-9]*' THEN \(text) END)"
         case .postgres:
             return "(CASE WHEN \(text) ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}' THEN \(text) END)"
         }
@@ -609,7 +648,8 @@ private struct Translation {
     mutating func rawValue(_ value: Operand) -> String {
         guard value.kind == .json, let name = value.property else { return value.sql }
         switch dialect {
-        case .sqlite: return "json_extract(\(RecordColumns.body), \(builder.bind(.text(FilterSQLTranslator.jsonPath(name)))))"
+        case .sqlite:
+            return "json_extract(\(RecordColumns.body), \(builder.bind(.text(FilterSQLTranslator.jsonPath(name)))))"
         case .postgres: return "(\(RecordColumns.body) ->> \(builder.bind(.text(name))))"
         }
     }

@@ -48,36 +48,45 @@ enum RecordColumns {
         let tableOptions: String
         switch dialect {
         case .sqlite:
-            (key, integer, flag, json, tableOptions) = ("TEXT", "INTEGER", "INTEGER NOT NULL DEFAULT 0", "TEXT", " WITHOUT ROWID")
+            (key, integer, flag, json, tableOptions) = (
+                "TEXT", "INTEGER", "INTEGER NOT NULL DEFAULT 0", "TEXT", " WITHOUT ROWID"
+            )
         case .postgres:
-            (key, integer, flag, json, tableOptions) = ("TEXT COLLATE \"C\"", "BIGINT", "BOOLEAN NOT NULL DEFAULT FALSE", "JSONB", "")
+            (key, integer, flag, json, tableOptions) = (
+                "TEXT COLLATE \"C\"", "BIGINT", "BOOLEAN NOT NULL DEFAULT FALSE", "JSONB", ""
+            )
         }
         return [
-            SchemaStatement(sql: """
-                CREATE TABLE IF NOT EXISTS \(recordsTable) (
-                    \(tableName) \(key) NOT NULL,
-                    \(id) \(key) NOT NULL,
-                    \(createdAt) \(integer) NOT NULL,
-                    \(updatedAt) \(integer) NOT NULL,
-                    \(deleted) \(flag),
-                    \(body) \(json) NOT NULL,
-                    PRIMARY KEY (\(tableName), \(id))
-                )\(tableOptions)
-                """, index: nil),
-            SchemaStatement(sql: "CREATE INDEX IF NOT EXISTS \(updatedIndex) ON \(recordsTable) (\(tableName), \(updatedAt), \(id))",
-                            index: updatedIndex),
-            SchemaStatement(sql: """
-                CREATE TABLE IF NOT EXISTS \(clockTable) (
-                    \(tableName) \(key) PRIMARY KEY,
-                    \(lastUpdatedAt) \(integer) NOT NULL
-                )
-                """, index: nil),
-            SchemaStatement(sql: """
-                CREATE TABLE IF NOT EXISTS \(declaredColumnsTable) (
-                    \(tableName) \(key) PRIMARY KEY,
-                    \(columnsDeclaration) TEXT NOT NULL
-                )
-                """, index: nil),
+            SchemaStatement(
+                sql: """
+                    CREATE TABLE IF NOT EXISTS \(recordsTable) (
+                        \(tableName) \(key) NOT NULL,
+                        \(id) \(key) NOT NULL,
+                        \(createdAt) \(integer) NOT NULL,
+                        \(updatedAt) \(integer) NOT NULL,
+                        \(deleted) \(flag),
+                        \(body) \(json) NOT NULL,
+                        PRIMARY KEY (\(tableName), \(id))
+                    )\(tableOptions)
+                    """, index: nil),
+            SchemaStatement(
+                sql:
+                    "CREATE INDEX IF NOT EXISTS \(updatedIndex) ON \(recordsTable) (\(tableName), \(updatedAt), \(id))",
+                index: updatedIndex),
+            SchemaStatement(
+                sql: """
+                    CREATE TABLE IF NOT EXISTS \(clockTable) (
+                        \(tableName) \(key) PRIMARY KEY,
+                        \(lastUpdatedAt) \(integer) NOT NULL
+                    )
+                    """, index: nil),
+            SchemaStatement(
+                sql: """
+                    CREATE TABLE IF NOT EXISTS \(declaredColumnsTable) (
+                        \(tableName) \(key) PRIMARY KEY,
+                        \(columnsDeclaration) TEXT NOT NULL
+                    )
+                    """, index: nil)
         ]
     }
 

@@ -10,7 +10,9 @@ public struct DeclaredColumn: Sendable, Hashable {
     /// A column called `name` of `type`; throws when `name` cannot be one.
     public init(name: String, type: ColumnType) throws(ConfigurationError) {
         guard PropertyName.isPlain(name) else {
-            throw ConfigurationError("the column name '\(name)' is not a plain property name (ASCII letters, digits and _, not starting with a digit)")
+            throw ConfigurationError(
+                "the column name '\(name)' is not a plain property name (ASCII letters, digits and _, not starting with a digit)"
+            )
         }
         guard !SystemProperty.isSystemProperty(name) else {
             throw ConfigurationError("'\(name)' is a system property; the server manages it and it cannot be declared")

@@ -50,7 +50,9 @@ public struct TableSchema: Sendable, Hashable {
     /// The type called `name` (`string`, `number`, `boolean`, `date`); `column` names the column in the error.
     static func type(named name: String, column: String) throws(ConfigurationError) -> ColumnType {
         guard let type = ColumnType(rawValue: name) else {
-            throw ConfigurationError("the column '\(column)' has the unknown type '\(name)'; use \(ColumnType.allCases.map(\.rawValue).joined(separator: ", "))")
+            throw ConfigurationError(
+                "the column '\(column)' has the unknown type '\(name)'; use \(ColumnType.allCases.map(\.rawValue).joined(separator: ", "))"
+            )
         }
         return type
     }
@@ -82,8 +84,13 @@ public struct TableSchema: Sendable, Hashable {
     /// declaration are checked against it.
     public func checkStored(_ properties: [String: JSONValue]) throws(SchemaViolation) {
         let stored = try validate(properties)
-        for name in stored.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) where stored[name] != properties[name] {
-            throw SchemaViolation(property: name, problem: "holds \(CanonicalJSON.string(properties[name] ?? .null, style: .compact)), not the form the column stores (\(CanonicalJSON.string(stored[name] ?? .null, style: .compact)))")
+        for name in stored.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) })
+        where stored[name] != properties[name] {
+            throw SchemaViolation(
+                property: name,
+                problem:
+                    "holds \(CanonicalJSON.string(properties[name] ?? .null, style: .compact)), not the form the column stores (\(CanonicalJSON.string(stored[name] ?? .null, style: .compact)))"
+            )
         }
     }
 
@@ -94,14 +101,23 @@ public struct TableSchema: Sendable, Hashable {
             return value
         case (.date, .string(let text)):
             guard let timestamp = Timestamp(parsing: text) else {
-                throw SchemaViolation(property: column.name, problem: "must be \(ColumnType.date.described), or null, not '\(text)'")
+                throw SchemaViolation(
+                    property: column.name, problem: "must be \(ColumnType.date.described), or null, not '\(text)'")
             }
             guard timestamp.ticks % 10_000 == 0 else {
-                throw SchemaViolation(property: column.name, problem: "has more precision than a millisecond ('\(text)'); dates are stored as yyyy-MM-ddTHH:mm:ss.fffZ")
+                throw SchemaViolation(
+                    property: column.name,
+                    problem:
+                        "has more precision than a millisecond ('\(text)'); dates are stored as yyyy-MM-ddTHH:mm:ss.fffZ"
+                )
             }
             return .string(Timestamp(ticks: timestamp.ticks).text)
         default:
-            throw SchemaViolation(property: column.name, problem: "must be \(column.type.described), or null, not \(value.typeName == "array" || value.typeName == "object" ? "an" : "a") \(value.typeName)")
+            throw SchemaViolation(
+                property: column.name,
+                problem:
+                    "must be \(column.type.described), or null, not \(value.typeName == "array" || value.typeName == "object" ? "an" : "a") \(value.typeName)"
+            )
         }
     }
 }

@@ -7,7 +7,8 @@ struct ConflictsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "conflicts",
         abstract: "List the operations the server refused or the store held back, with both sides.",
-        discussion: "Settle each with `tablesync resolve TABLE/ID --keep-local|--take-server|--discard`. Exits 3 when any wait."
+        discussion:
+            "Settle each with `tablesync resolve TABLE/ID --keep-local|--take-server|--discard`. Exits 3 when any wait."
     )
 
     @OptionGroup var global: GlobalOptions
@@ -16,13 +17,19 @@ struct ConflictsCommand: AsyncParsableCommand {
         let context = try SyncContext(directory: global.store, mode: .readOnly)
         let conflicts = try await context.conflicts()
         if global.json {
-            CommandOutput.printJSON(["conflicts": .array(conflicts.map { conflict in
-                [
-                    "record": .string(conflict.key.description), "operation": .string(conflict.operation.kind.rawValue),
-                    "status": conflict.status.map { .integer(Int64($0)) } ?? .null, "reason": .string(conflict.reason),
-                    "local": conflict.local.map { .object($0) } ?? .null, "server": conflict.server.map { .object($0) } ?? .null,
-                ]
-            })])
+            CommandOutput.printJSON([
+                "conflicts": .array(
+                    conflicts.map { conflict in
+                        [
+                            "record": .string(conflict.key.description),
+                            "operation": .string(conflict.operation.kind.rawValue),
+                            "status": conflict.status.map { .integer(Int64($0)) } ?? .null,
+                            "reason": .string(conflict.reason),
+                            "local": conflict.local.map { .object($0) } ?? .null,
+                            "server": conflict.server.map { .object($0) } ?? .null
+                        ]
+                    })
+            ])
         } else if conflicts.isEmpty {
             CommandOutput.printText("No conflicts.")
         } else {

@@ -7,7 +7,8 @@ import TableSync
 struct GitSetupCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "git-setup",
-        abstract: "Set up git to merge this store's files: .gitattributes lines and the merge driver in the repository's config.",
+        abstract:
+            "Set up git to merge this store's files: .gitattributes lines and the merge driver in the repository's config.",
         discussion: """
             Run once in each clone (git does not copy its config): \(StoreFileMerge.gitAttributeLines.joined(separator: ", ")) \
             in the store's .gitattributes, and merge.\(StoreFileMerge.driverName).driver = tablesync merge-file %O %A %B %P \
@@ -26,9 +27,14 @@ struct GitSetupCommand: AsyncParsableCommand {
         let added = try Self.addAttributeLines(storeRoot: root)
         try repository.configureMergeDriver()
         if global.json {
-            CommandOutput.printJSON(["gitattributesAdded": .array(added.map(JSONValue.string)), "mergeDriver": .string(GitRepository.executablePath)])
+            CommandOutput.printJSON([
+                "gitattributesAdded": .array(added.map(JSONValue.string)),
+                "mergeDriver": .string(GitRepository.executablePath)
+            ])
         } else {
-            CommandOutput.printText("git merges this store with \(GitRepository.executablePath) merge-file\(added.isEmpty ? "" : "; added to .gitattributes: \(added.joined(separator: ", "))").")
+            CommandOutput.printText(
+                "git merges this store with \(GitRepository.executablePath) merge-file\(added.isEmpty ? "" : "; added to .gitattributes: \(added.joined(separator: ", "))")."
+            )
         }
     }
 
@@ -40,7 +46,8 @@ struct GitSetupCommand: AsyncParsableCommand {
         let missing = StoreFileMerge.gitAttributeLines.filter { !present.contains($0) }
         guard !missing.isEmpty else { return [] }
         let separator = existing.isEmpty || existing.hasSuffix("\n") ? "" : "\n"
-        try Data((existing + separator + missing.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+        try Data((existing + separator + missing.joined(separator: "\n") + "\n").utf8).write(
+            to: URL(fileURLWithPath: path), options: .atomic)
         return missing
     }
 }

@@ -28,14 +28,17 @@ struct MergeFileCommand: AsyncParsableCommand {
                 throw ValidationError("cannot read \(file): \(error.localizedDescription)")
             }
         }
-        let result = StoreFileMerge.merge(path: path, base: try read(base), ours: try read(ours), theirs: try read(theirs))
+        let result = StoreFileMerge.merge(
+            path: path, base: try read(base), ours: try read(ours), theirs: try read(theirs))
         try Data(result.bytes).write(to: URL(fileURLWithPath: ours))
         if let refusal = result.refusal {
             CommandOutput.printError("tablesync merge-file: \(path): \(refusal)")
             throw ExitCode(1)
         }
         if !result.conflicts.isEmpty {
-            CommandOutput.printError("tablesync merge-file: \(path): both sides changed \(result.conflicts.joined(separator: ", ")); left between conflict markers")
+            CommandOutput.printError(
+                "tablesync merge-file: \(path): both sides changed \(result.conflicts.joined(separator: ", ")); left between conflict markers"
+            )
             throw ExitCode(1)
         }
     }

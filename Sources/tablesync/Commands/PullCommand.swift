@@ -7,7 +7,8 @@ struct PullCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "pull",
         abstract: "Push TABLE's pending operations, then fetch what changed on the server.",
-        discussion: "With --query-id the pull is incremental from the query's saved watermark (the query is created on first use); without it, everything matching --filter is fetched. Records with local changes are never overwritten; records deleted on the server are removed."
+        discussion:
+            "With --query-id the pull is incremental from the query's saved watermark (the query is created on first use); without it, everything matching --filter is fetched. Records with local changes are never overwritten; records deleted on the server are removed."
     )
 
     @OptionGroup var global: GlobalOptions
@@ -15,8 +16,12 @@ struct PullCommand: AsyncParsableCommand {
     @Argument(help: "The table.") var table: String
     @Option(help: "The query id whose watermark makes the pull incremental.") var queryID: String?
     @Option(help: "An OData $filter limiting what is pulled.") var filter: String?
-    @Option(help: "Records asked per request (default 1000). A server that refuses the size is asked again with the largest it names, or with 500, 250, 100, 50, 25, 10 in turn; shorter pages than asked are followed to the end.") var pageSize: Int?
-    @Flag(help: "Also remove local records that no longer match the query's filter (unless they have local changes).") var evict = false
+    @Option(
+        help:
+            "Records asked per request (default 1000). A server that refuses the size is asked again with the largest it names, or with 500, 250, 100, 50, 25, 10 in turn; shorter pages than asked are followed to the end."
+    ) var pageSize: Int?
+    @Flag(help: "Also remove local records that no longer match the query's filter (unless they have local changes).")
+    var evict = false
 
     func validate() throws {
         if let pageSize, pageSize < 1 { throw ValidationError("--page-size must be at least 1") }

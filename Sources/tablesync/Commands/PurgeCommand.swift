@@ -18,6 +18,10 @@ struct PurgeCommand: AsyncParsableCommand {
     func run() async throws {
         let context = try SyncContext(directory: global.store, purpose: "tablesync purge")
         let removed = try await context.purge(table: table, filter: filter, force: force)
-        if global.json { CommandOutput.printJSON(["removed": .integer(Int64(removed))]) } else { CommandOutput.printText("Purged \(removed) record(s) of \(table).") }
+        if global.json {
+            CommandOutput.printJSON(["removed": .integer(Int64(removed))])
+        } else {
+            CommandOutput.printText("Purged \(removed) record(s) of \(table).")
+        }
     }
 }

@@ -4,7 +4,8 @@ import TableSync
 
 /// `tablesync query remove QUERY_ID`.
 struct QueryRemoveCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "remove", abstract: "Remove a pull query (its records stay).")
+    static let configuration = CommandConfiguration(
+        commandName: "remove", abstract: "Remove a pull query (its records stay).")
 
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The query id.") var queryID: String

@@ -35,15 +35,19 @@ enum RecordChange {
     }
 
     /// Applies `change` to the record in `recordText` in `table`, and prints the record as stored.
-    static func run(global: GlobalOptions, table: String, recordText: String, verb: String,
-                    change: @escaping @Sendable (SyncTable, [String: JSONValue]) async throws -> [String: JSONValue]) async throws {
+    static func run(
+        global: GlobalOptions, table: String, recordText: String, verb: String,
+        change: @escaping @Sendable (SyncTable, [String: JSONValue]) async throws -> [String: JSONValue]
+    ) async throws {
         let record = try parseRecord(recordText)
         let context = try SyncContext(directory: global.store, purpose: "tablesync \(verb)")
         let stored = try await change(try await context.table(table), record)
         if global.json {
             CommandOutput.printJSON(.object(stored))
         } else {
-            CommandOutput.printText("\(verb == "insert" ? "Inserted" : "Updated") \(table)/\(stored["id"]?.stringValue ?? "") (queued for push).")
+            CommandOutput.printText(
+                "\(verb == "insert" ? "Inserted" : "Updated") \(table)/\(stored["id"]?.stringValue ?? "") (queued for push)."
+            )
         }
     }
 }

@@ -9,11 +9,14 @@ struct ResolveCommand: AsyncParsableCommand {
         abstract: "Settle one conflict: keep the local change, take the server's copy, or discard the record.",
         // The generated usage lists the three choices side by side, as if all three were needed.
         usage: "tablesync resolve [-C <STORE>] [--json] <TABLE/ID> --keep-local|--take-server|--discard",
-        discussion: "`tablesync conflicts` lists the records waiting, with both sides. Give exactly one choice; the next push sends what remains."
+        discussion:
+            "`tablesync conflicts` lists the records waiting, with both sides. Give exactly one choice; the next push sends what remains."
     )
 
     @OptionGroup var global: GlobalOptions
-    @Argument(help: ArgumentHelp("The record, as `tablesync conflicts` names it.", valueName: "TABLE/ID"), transform: RecordKey.init(tableSlashID:))
+    @Argument(
+        help: ArgumentHelp("The record, as `tablesync conflicts` names it.", valueName: "TABLE/ID"),
+        transform: RecordKey.init(tableSlashID:))
     var record: RecordKey
     @Flag var resolution: ConflictResolution
 

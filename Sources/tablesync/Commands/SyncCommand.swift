@@ -20,10 +20,17 @@ struct SyncCommand: AsyncParsableCommand {
 
     @OptionGroup var global: GlobalOptions
     @OptionGroup var server: ServerOptions
-    @Option(help: "Records asked per pull request (default 1000); stepped down when the server refuses the size, as for pull.") var pageSize: Int?
-    @Flag(inversion: .prefixedNo, help: ArgumentHelp(
-        "Commit the store's own files to git after a sync that changed them (default: commitAfterSync in tablesync.json).",
-        discussion: "Only the store's paths are committed; anything else staged stays staged. Outside a git work tree nothing is committed."))
+    @Option(
+        help:
+            "Records asked per pull request (default 1000); stepped down when the server refuses the size, as for pull."
+    ) var pageSize: Int?
+    @Flag(
+        inversion: .prefixedNo,
+        help: ArgumentHelp(
+            "Commit the store's own files to git after a sync that changed them (default: commitAfterSync in tablesync.json).",
+            discussion:
+                "Only the store's paths are committed; anything else staged stays staged. Outside a git work tree nothing is committed."
+        ))
     var commit: Bool?
 
     func validate() throws {
@@ -38,7 +45,8 @@ struct SyncCommand: AsyncParsableCommand {
         // During a merge the sync itself is refused (``GitStateRefused``), before anything is sent or staged.
         let report = try await context.sync(options: options)
         if report.pulls.isEmpty && !global.json {
-            CommandOutput.printError("tablesync: nothing to pull: queries.json has no query (add one: tablesync query add TABLE QUERY_ID)")
+            CommandOutput.printError(
+                "tablesync: nothing to pull: queries.json has no query (add one: tablesync query add TABLE QUERY_ID)")
         }
         ProgressDisplay.standardError.clearLine()
         var commitFailure: String?
@@ -53,9 +61,12 @@ struct SyncCommand: AsyncParsableCommand {
         if global.json {
             var members: [String: JSONValue] = [
                 "push": SyncReportText.pushJSON(report.push),
-                "pulls": .object(report.pulls.mapValues(SyncReportText.pullJSON)),
+                "pulls": .object(report.pulls.mapValues(SyncReportText.pullJSON))
             ]
-            if committing { members["commit"] = commitFailure.map { ["error": .string($0)] } ?? committed.map { ["subject": .string($0)] } ?? .null }
+            if committing {
+                members["commit"] =
+                    commitFailure.map { ["error": .string($0)] } ?? committed.map { ["subject": .string($0)] } ?? .null
+            }
             CommandOutput.printJSON(.object(members))
         } else {
             CommandOutput.printText(SyncReportText.sync(report))
@@ -72,7 +83,9 @@ struct SyncCommand: AsyncParsableCommand {
     /// Commits the store's files after the sync, when it changed them, leaving out files that hold conflict markers
     /// (``GitRepository/commitStore(paths:excluding:message:)``); returns the commit's subject, or `nil` when
     /// nothing changed. The commit then counts as the store's last sync.
-    private func commitStore(context: SyncContext, repository: GitRepository?, report: SyncReport) async throws -> String? {
+    private func commitStore(
+        context: SyncContext, repository: GitRepository?, report: SyncReport
+    ) async throws -> String? {
         guard let repository else {
             CommandOutput.printError("tablesync: \(context.layout.root) is not in a git work tree; nothing committed")
             return nil
@@ -80,7 +93,9 @@ struct SyncCommand: AsyncParsableCommand {
         if let problem = repository.commitIdentityProblem() { throw CommitFailed(reason: problem) }
         let message = SyncReportText.commitMessage(report)
         let markers = report.push.problems.filter(\.holdsConflictMarkers).map(\.path)
-        guard try repository.commitStore(paths: StoreLayout.versionedPaths, excluding: markers, message: message) else { return nil }
+        guard try repository.commitStore(paths: StoreLayout.versionedPaths, excluding: markers, message: message) else {
+            return nil
+        }
         try await context.recordSyncedHead()
         return String(message.prefix { $0 != "\n" })
     }

@@ -15,8 +15,10 @@ struct TakeOverCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var global: GlobalOptions
-    @Argument(help: ArgumentHelp("The records whose operations to take over (all when none is named).", valueName: "TABLE/ID"),
-              transform: RecordKey.init(tableSlashID:))
+    @Argument(
+        help: ArgumentHelp(
+            "The records whose operations to take over (all when none is named).", valueName: "TABLE/ID"),
+        transform: RecordKey.init(tableSlashID:))
     var records: [RecordKey] = []
 
     func run() async throws {
@@ -25,7 +27,10 @@ struct TakeOverCommand: AsyncParsableCommand {
         if global.json {
             CommandOutput.printJSON(["takenOver": .array(taken.map { .string($0.key.description) })])
         } else {
-            CommandOutput.printText(taken.isEmpty ? "No operation queued in another clone." : "Took over \(taken.count) operation(s): \(taken.map(\.key.description).joined(separator: ", ")).")
+            CommandOutput.printText(
+                taken.isEmpty
+                    ? "No operation queued in another clone."
+                    : "Took over \(taken.count) operation(s): \(taken.map(\.key.description).joined(separator: ", ")).")
         }
     }
 }

@@ -15,6 +15,8 @@ struct UpdateCommand: AsyncParsableCommand {
     @Argument(help: "The record as a JSON object with its id, or - to read it from standard input.") var record: String
 
     func run() async throws {
-        try await RecordChange.run(global: global, table: table, recordText: record, verb: "update") { try await $0.update($1) }
+        try await RecordChange.run(global: global, table: table, recordText: record, verb: "update") {
+            try await $0.update($1)
+        }
     }
 }

@@ -23,8 +23,11 @@ extension GitRepository {
 
     /// Why a commit cannot be made here (`git var GIT_COMMITTER_IDENT` fails without an identity), or `nil`.
     func commitIdentityProblem() -> String? {
-        guard let answer = try? run(["var", "GIT_COMMITTER_IDENT"], allowing: [128]), answer.status != 0 else { return nil }
-        return "git has no identity to commit with (\(answer.errors.split(separator: "\n").last ?? "")); set one for this repository: git config user.name …; git config user.email … (under cron, HOME may not be the one with your ~/.gitconfig)"
+        guard let answer = try? run(["var", "GIT_COMMITTER_IDENT"], allowing: [128]), answer.status != 0 else {
+            return nil
+        }
+        return
+            "git has no identity to commit with (\(answer.errors.split(separator: "\n").last ?? "")); set one for this repository: git config user.name …; git config user.email … (under cron, HOME may not be the one with your ~/.gitconfig)"
     }
 
     /// Commits the store's own `paths` (relative to the store) as they are in the work tree, without the files in
@@ -46,11 +49,16 @@ extension GitRepository {
         if !existing.isEmpty {
             try run(["add", "--all", "--"] + existing + excluding.map { ":!" + $0 }, environment: own)
         }
-        try run(["rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", StoreLayout.cacheDirectoryName], environment: own)
+        try run(
+            ["rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", StoreLayout.cacheDirectoryName], environment: own)
         let tree = try run(["write-tree"], environment: own).text
         if let parent, try run(["rev-parse", parent + "^{tree}"]).text == tree { return false }
         let commit = try run(["commit-tree", tree] + (parent.map { ["-p", $0] } ?? []) + ["-m", message]).text
-        try run(["update-ref", "-m", "tablesync: " + (message.split(separator: "\n").first.map(String.init) ?? ""), "HEAD", commit]
+        try run(
+            [
+                "update-ref", "-m", "tablesync: " + (message.split(separator: "\n").first.map(String.init) ?? ""),
+                "HEAD", commit
+            ]
                 + (parent.map { [$0] } ?? []))
         try run(["reset", "-q", "--"] + existing + [StoreLayout.cacheDirectoryName])
         return true

@@ -7,9 +7,11 @@ import ArgumentParser
 /// root command's options anywhere on the command line. Every subcommand declares them too, for its own `--help`;
 /// an `@OptionGroup` of a type the root already decoded receives the root's values instead of parsing again.
 struct GlobalOptions: ParsableArguments {
-    @Option(name: .customShort("C", allowingJoined: true), help: ArgumentHelp(
-        "Run as if started in STORE (default: the current directory or the nearest parent that is a store).",
-        valueName: "STORE"))
+    @Option(
+        name: .customShort("C", allowingJoined: true),
+        help: ArgumentHelp(
+            "Run as if started in STORE (default: the current directory or the nearest parent that is a store).",
+            valueName: "STORE"))
     var store: String = "."
 
     @Flag(help: "Print one JSON document on standard output instead of text, errors included.")

@@ -9,16 +9,20 @@ enum StatusReportText {
             "remote": .string(status.remote),
             "pending": .array(status.pending.map(\.json)),
             "queuedElsewhere": .array(status.queuedElsewhere.map(\.json)),
-            "handEdits": .array(status.handEdits.map { change in
-                ["change": .string(change.kind.rawValue), "table": .string(change.table), "id": .string(change.id),
-                 "file": .string("tables/\(change.table)/\(change.fileName)")]
-            }),
+            "handEdits": .array(
+                status.handEdits.map { change in
+                    [
+                        "change": .string(change.kind.rawValue), "table": .string(change.table),
+                        "id": .string(change.id),
+                        "file": .string("tables/\(change.table)/\(change.fileName)")
+                    ]
+                }),
             "serverCopies": .object(status.serverCopies.mapValues { .integer(Int64($0)) }),
             "problems": .array(status.problems.map(problemJSON)),
             "conflicts": .array(status.conflicts.map { .string($0.description) }),
             "skippedServerRecords": .array(status.skippedServerRecords.map(SyncReportText.skippedJSON)),
             "clean": .bool(status.isClean),
-            "git": .array(status.gitWarnings.map(JSONValue.string)),
+            "git": .array(status.gitWarnings.map(JSONValue.string))
         ]
     }
 
@@ -50,8 +54,11 @@ enum StatusReportText {
         }
         if !status.queuedElsewhere.isEmpty {
             lines.append("")
-            lines.append("Queued in another clone of the store, sent from there (\(status.queuedElsewhere.count)); its sync commit takes them")
-            lines.append("  out of this journal. If that clone is gone, `tablesync take-over` makes them this clone's to send:")
+            lines.append(
+                "Queued in another clone of the store, sent from there (\(status.queuedElsewhere.count)); its sync commit takes them"
+            )
+            lines.append(
+                "  out of this journal. If that clone is gone, `tablesync take-over` makes them this clone's to send:")
             for operation in status.queuedElsewhere {
                 lines.append("  \(operation.kind.rawValue.padding(7))\(operation.table)/\(operation.id)")
             }
@@ -65,16 +72,26 @@ enum StatusReportText {
             lines.append("")
             let count = status.serverCopies.values.reduce(0, +)
             let tables = status.serverCopies.map { "\($0.key) \($0.value)" }.sorted()
-            lines.append("Copies of the server's records this store has not indexed yet: \(count) record file(s) (\(tables.joined(separator: ", "))).")
-            lines.append("  Each is stamped as the server's copy of the version it names (a fresh clone, a lost .tablesync/, a merge);")
+            lines.append(
+                "Copies of the server's records this store has not indexed yet: \(count) record file(s) (\(tables.joined(separator: ", ")))."
+            )
+            lines.append(
+                "  Each is stamped as the server's copy of the version it names (a fresh clone, a lost .tablesync/, a merge);"
+            )
             lines.append("  the next push or sync indexes them and sends nothing for them.")
         }
         if !uncompared.isEmpty {
             lines.append("")
             let tables = Dictionary(grouping: uncompared, by: \.table).map { "\($0.key) \($0.value.count)" }.sorted()
-            lines.append("Not yet compared with the server: \(uncompared.count) record file(s) (\(tables.joined(separator: ", "))).")
-            lines.append("  They carry server versions this store did not sync (a fresh clone, a restore, a lost .tablesync/, or a git")
-            lines.append("  merge or checkout). The next push or sync compares them with the server first and sends only real edits.")
+            lines.append(
+                "Not yet compared with the server: \(uncompared.count) record file(s) (\(tables.joined(separator: ", ")))."
+            )
+            lines.append(
+                "  They carry server versions this store did not sync (a fresh clone, a restore, a lost .tablesync/, or a git"
+            )
+            lines.append(
+                "  merge or checkout). The next push or sync compares them with the server first and sends only real edits."
+            )
         }
         if !handEdits.isEmpty {
             lines.append("")
@@ -86,18 +103,24 @@ enum StatusReportText {
         if !removedByGit.isEmpty {
             lines.append("")
             lines.append("Removed by a git command, compared with the server by the next push (\(removedByGit.count)):")
-            lines.append("  a record the server deleted too is forgotten; one it still has is deleted after a merge or commit, brought back after a switch.")
+            lines.append(
+                "  a record the server deleted too is forgotten; one it still has is deleted after a merge or commit, brought back after a switch."
+            )
             for change in removedByGit { lines.append("  tables/\(change.table)/\(change.fileName)") }
         }
         if !missing.isEmpty {
             lines.append("")
-            lines.append("Deleted, as far as git tells (\(missing.count)): HEAD has these files; the next push deletes each on the server")
+            lines.append(
+                "Deleted, as far as git tells (\(missing.count)): HEAD has these files; the next push deletes each on the server"
+            )
             lines.append("  unless the server deleted it too.")
             for change in missing { lines.append("  tables/\(change.table)/\(change.fileName)") }
         }
         if !deleteConflicts.isEmpty {
             lines.append("")
-            lines.append("Held back: a delete is pending but the file holds content (\(deleteConflicts.count)); the next push files a conflict:")
+            lines.append(
+                "Held back: a delete is pending but the file holds content (\(deleteConflicts.count)); the next push files a conflict:"
+            )
             for change in deleteConflicts { lines.append("  tables/\(change.table)/\(change.fileName)") }
         }
         if !status.problems.isEmpty {
@@ -112,7 +135,8 @@ enum StatusReportText {
         }
         if !status.skippedServerRecords.isEmpty {
             lines.append("")
-            lines.append("Server records this store cannot hold, skipped by pulls (\(status.skippedServerRecords.count)):")
+            lines.append(
+                "Server records this store cannot hold, skipped by pulls (\(status.skippedServerRecords.count)):")
             for skipped in status.skippedServerRecords { lines.append("  \(SyncReportText.skippedText(skipped))") }
         }
         return lines.joined(separator: "\n") + "\n"

@@ -6,16 +6,22 @@ enum SyncReportText {
     /// A push in one sentence: what was applied, refused, settled, waiting or skipped.
     static func push(_ report: PushReport) -> String {
         var parts: [String] = []
-        if report.indexedCopies > 0 { parts.append("indexed \(report.indexedCopies) file(s) stamped as the server's copies") }
+        if report.indexedCopies > 0 {
+            parts.append("indexed \(report.indexedCopies) file(s) stamped as the server's copies")
+        }
         if report.adoption.compared > 0 { parts.append(adoption(report.adoption)) }
         parts.append("pushed \(report.applied) operation\(report.applied == 1 ? "" : "s")")
         if !report.conflicts.isEmpty { parts.append("\(report.conflicts.count) new conflict(s)") }
         if !report.rejected.isEmpty { parts.append("\(report.rejected.count) refused") }
         if report.settledByPolicy > 0 { parts.append("\(report.settledByPolicy) settled by policy") }
         if !report.waiting.isEmpty { parts.append("\(report.waiting.count) waiting on conflicts") }
-        if !report.queuedElsewhere.isEmpty { parts.append("\(report.queuedElsewhere.count) left to the clone that queued them") }
+        if !report.queuedElsewhere.isEmpty {
+            parts.append("\(report.queuedElsewhere.count) left to the clone that queued them")
+        }
         if !report.problems.isEmpty {
-            parts.append("\(report.problems.count) broken file(s) skipped (\(report.problems.map(\.description).joined(separator: "; ")))")
+            parts.append(
+                "\(report.problems.count) broken file(s) skipped (\(report.problems.map(\.description).joined(separator: "; ")))"
+            )
         }
         return parts.joined(separator: ", ")
     }
@@ -23,7 +29,9 @@ enum SyncReportText {
     /// A sync as text: its push, then each query's pull.
     static func sync(_ report: SyncReport) -> String {
         var lines = [push(report.push)]
-        for (id, pull) in report.pulls.sorted(by: { $0.key < $1.key }) { lines.append(self.pull(pull.table, pull) + " (query \(id))") }
+        for (id, pull) in report.pulls.sorted(by: { $0.key < $1.key }) {
+            lines.append(self.pull(pull.table, pull) + " (query \(id))")
+        }
         return lines.joined(separator: "; ") + "."
     }
 
@@ -56,9 +64,11 @@ enum SyncReportText {
 
     /// A pull of `table` in one sentence: what was written, removed, kept and skipped, in how many pages.
     static func pull(_ table: String, _ report: PullReport) -> String {
-        var text = "pulled \(table): \(report.written) written, \(report.removed) removed, \(report.unchanged) unchanged, \(report.keptLocal) kept local\(report.evicted > 0 ? ", \(report.evicted) evicted" : ""), \(report.pages) page(s)"
+        var text =
+            "pulled \(table): \(report.written) written, \(report.removed) removed, \(report.unchanged) unchanged, \(report.keptLocal) kept local\(report.evicted > 0 ? ", \(report.evicted) evicted" : ""), \(report.pages) page(s)"
         if !report.skipped.isEmpty {
-            text += ", \(report.skipped.count) server record(s) skipped (\(report.skipped.map(skippedText).joined(separator: "; ")))"
+            text +=
+                ", \(report.skipped.count) server record(s) skipped (\(report.skipped.map(skippedText).joined(separator: "; ")))"
         }
         return text
     }
@@ -70,7 +80,10 @@ enum SyncReportText {
 
     /// One skipped server record in `--json` output.
     static func skippedJSON(_ skipped: SkippedServerRecord) -> JSONValue {
-        ["table": .string(skipped.table), "id": skipped.id.map(JSONValue.string) ?? .null, "reason": .string(skipped.reason)]
+        [
+            "table": .string(skipped.table), "id": skipped.id.map(JSONValue.string) ?? .null,
+            "reason": .string(skipped.reason)
+        ]
     }
 
     /// A push in `--json` output, with its requests and bytes.
@@ -98,18 +111,20 @@ enum SyncReportText {
                 "restored": .integer(Int64(report.adoption.restored)),
                 "conflicts": .array(report.adoption.conflicts.map { .string($0.description) }),
                 "settledByPolicy": .integer(Int64(report.adoption.settledByPolicy)),
-                "requests": .integer(Int64(report.adoption.requests)),
-            ],
+                "requests": .integer(Int64(report.adoption.requests))
+            ]
         ]
     }
 
     /// A pull in `--json` output, with the push before it and the watermark it reached.
     static func pullJSON(_ report: PullReport) -> JSONValue {
         var members: [String: JSONValue] = [
-            "push": pushJSON(report.push), "written": .integer(Int64(report.written)), "removed": .integer(Int64(report.removed)),
-            "unchanged": .integer(Int64(report.unchanged)), "keptLocal": .integer(Int64(report.keptLocal)), "pages": .integer(Int64(report.pages)),
+            "push": pushJSON(report.push), "written": .integer(Int64(report.written)),
+            "removed": .integer(Int64(report.removed)),
+            "unchanged": .integer(Int64(report.unchanged)), "keptLocal": .integer(Int64(report.keptLocal)),
+            "pages": .integer(Int64(report.pages)),
             "evicted": .integer(Int64(report.evicted)), "table": .string(report.table),
-            "skipped": .array(report.skipped.map(skippedJSON)), "pageSize": .integer(Int64(report.pageSize)),
+            "skipped": .array(report.skipped.map(skippedJSON)), "pageSize": .integer(Int64(report.pageSize))
         ]
         if let watermark = report.watermark {
             members["updatedAt"] = .string(watermark.updatedAt)

@@ -45,8 +45,10 @@ final class ProgressDisplay: @unchecked Sendable {
     private var lineShows = false
 
     /// A display that rewrites one line through `write` when `onTerminal`, and logs otherwise; `now` reads the clock.
-    init(onTerminal: Bool, now: @escaping @Sendable () -> ContinuousClock.Instant = { .now },
-         write: @escaping @Sendable (String) -> Void) {
+    init(
+        onTerminal: Bool, now: @escaping @Sendable () -> ContinuousClock.Instant = { .now },
+        write: @escaping @Sendable (String) -> Void
+    ) {
         self.onTerminal = onTerminal
         self.now = now
         self.write = write
@@ -62,13 +64,15 @@ final class ProgressDisplay: @unchecked Sendable {
 
     /// Shows one report of a push or pull.
     func show(_ progress: SyncProgress) {
-        let (name, done, total) = switch progress {
-        case .pushed(let settled, let total): ("push", settled, Optional(total))
-        case .pulledPage(let table, _, let records, let total): ("pull " + table, records, total)
-        }
+        let (name, done, total) =
+            switch progress {
+            case .pushed(let settled, let total): ("push", settled, Optional(total))
+            case .pulledPage(let table, _, let records, let total): ("pull " + table, records, total)
+            }
         lock.withLock {
             let time = now()
-            var current = step.flatMap { $0.goesOn(name, done: done, total: total) ? $0 : nil }
+            var current =
+                step.flatMap { $0.goesOn(name, done: done, total: total) ? $0 : nil }
                 ?? Step(name: name, total: total, done: done, start: lastReport)
             current.done = done
             step = current

@@ -58,8 +58,9 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
 
     init(settings: Settings) {
         self.settings = settings
-        deadlines = RequestDeadlines(headerTimeout: settings.headerTimeout, bodyTimeout: settings.bodyTimeout,
-                                     idleTimeout: settings.idleTimeout, openedAt: .now())
+        deadlines = RequestDeadlines(
+            headerTimeout: settings.headerTimeout, bodyTimeout: settings.bodyTimeout,
+            idleTimeout: settings.idleTimeout, openedAt: .now())
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -75,7 +76,9 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
 
     func channelInactive(context: ChannelHandlerContext) {
         // Closed under requests still owed, and not by the guard: the client reset the connection.
-        if !refusing, deadlines.unanswered > 0 { settings.metrics.requestsAbandoned.increment(by: deadlines.unanswered) }
+        if !refusing, deadlines.unanswered > 0 {
+            settings.metrics.requestsAbandoned.increment(by: deadlines.unanswered)
+        }
         timer?.cancel()
         timer = nil
         context.fireChannelInactive()
@@ -93,9 +96,12 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
         case .head(var head):
             deadlines.headReceived(at: .now())
             if let length = head.headers.first(name: "content-length").flatMap(Int.init),
-               length > Self.largestAcceptedBody(maxBodySize: settings.maxBodySize, gzip: Self.isGzip(head.headers)) {
-                refuse(.payloadTooLarge, message: ProtocolError.payloadTooLarge(limit: settings.maxBodySize).message
-                       + " (Content-Length: \(length)); send a smaller body", answersReadHead: true)
+                length > Self.largestAcceptedBody(maxBodySize: settings.maxBodySize, gzip: Self.isGzip(head.headers))
+            {
+                refuse(
+                    .payloadTooLarge,
+                    message: ProtocolError.payloadTooLarge(limit: settings.maxBodySize).message
+                        + " (Content-Length: \(length)); send a smaller body", answersReadHead: true)
                 return
             }
             if !head.isKeepAlive { head.headers.replaceOrAdd(name: "connection", value: "close") }
@@ -152,11 +158,16 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
             return
         }
         if error == .headerOverflow {
-            refuse(.requestHeaderFieldsTooLarge, message: "the request's headers are larger than this server accepts; send fewer or shorter headers",
-                   answersReadHead: false)
+            refuse(
+                .requestHeaderFieldsTooLarge,
+                message: "the request's headers are larger than this server accepts; send fewer or shorter headers",
+                answersReadHead: false)
         } else {
-            refuse(.badRequest, message: "the request is not valid HTTP/1.1 (\(error)); send a request line such as GET /tables/todo HTTP/1.1, then Name: value header lines",
-                   answersReadHead: false)
+            refuse(
+                .badRequest,
+                message:
+                    "the request is not valid HTTP/1.1 (\(error)); send a request line such as GET /tables/todo HTTP/1.1, then Name: value header lines",
+                answersReadHead: false)
         }
     }
 
@@ -182,11 +193,17 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
             refusing = true
             context?.close(promise: nil)
         case .header:
-            refuse(.requestTimeout, message: "the request's line and headers did not arrive within \(Self.seconds(settings.headerTimeout)) s of its first byte; the connection is closed",
-                   answersReadHead: false)
+            refuse(
+                .requestTimeout,
+                message:
+                    "the request's line and headers did not arrive within \(Self.seconds(settings.headerTimeout)) s of its first byte; the connection is closed",
+                answersReadHead: false)
         case .body:
-            refuse(.requestTimeout, message: "the request body did not arrive within \(Self.seconds(settings.bodyTimeout)) s of its headers; the connection is closed",
-                   answersReadHead: true)
+            refuse(
+                .requestTimeout,
+                message:
+                    "the request body did not arrive within \(Self.seconds(settings.bodyTimeout)) s of its headers; the connection is closed",
+                answersReadHead: true)
         }
     }
 
@@ -204,7 +221,8 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
     /// Writes the final answer once every earlier answer is written, then closes the connection.
     private func writeFinalAnswerIfDue() {
         guard let answer = finalAnswer, !answering, let context,
-              deadlines.unanswered == (answer.answersReadHead ? 1 : 0) else { return }
+            deadlines.unanswered == (answer.answersReadHead ? 1 : 0)
+        else { return }
         finalAnswer = nil
         let body = CanonicalJSON.encode(ProtocolErrorBody.make(answer.message), style: .compact)
         var headers = HTTPHeaders()
@@ -212,7 +230,9 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
         headers.add(name: "content-length", value: String(body.count))
         headers.add(name: "connection", value: "close")
         headers.add(name: ProtocolHeader.extensions, value: settings.extensionsHeader)
-        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: answer.status, headers: headers))), promise: nil)
+        context.write(
+            wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: answer.status, headers: headers))),
+            promise: nil)
         context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(bytes: body)))), promise: nil)
         let written = context.eventLoop.makePromise(of: Void.self)
         written.futureResult.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
