@@ -8,13 +8,11 @@ import Darwin
 /// whole file system, or one `fsync` per file. Both are crash-safe; they differ in whom they wait for.
 ///
 /// `syncfs` writes out every dirty page of the file system, whoever wrote it. On a quiet machine that is the batch
-/// itself, and one call is far cheaper than a call per file (measured here: 100 files in 1.4–2.4 ms against
-/// 11–17 ms; 1,000 in 10 ms against 150 ms). On a busy one (a database, a build, a copy) it waits for the other
-/// programs' data too: with another process keeping 0.4–2 GB dirty, `syncfs` of the same 100 files took 150–490 ms,
-/// while an `fsync` per file still took 9–15 ms. So the batch looks at how much data the system holds unwritten,
-/// less its own, and syncs file by file when that exceeds ``strangerBytesPerFile`` per file of the batch: the
-/// point where waiting for others' data costs about as much as one more `fsync` (0.15 ms per file here, the time
-/// this disk takes to write ~0.45 MB).
+/// itself, and one call is far cheaper than a call per file. On a busy one (a database, a build, a copy) it waits for
+/// the other programs' data too, where an `fsync` per file does not. So the batch looks at how much data the system
+/// holds unwritten, less its own, and syncs file by file when that exceeds ``strangerBytesPerFile`` per file of the
+/// batch: about the point where waiting for others' data costs as much as one more `fsync` (docs/bench.md, "Figures
+/// behind the code").
 enum DurabilityPlan: Equatable, Sendable {
     /// One `syncfs` for the whole batch.
     case wholeFileSystem

@@ -15,9 +15,8 @@ package enum ProcessMemory {
     ///   rose with the store.
     /// - Threads share one heap arena per core (glibc's default is eight per core). A pull stages one page on one
     ///   thread while another commits the page before and a third decodes the next; with an arena for nearly every
-    ///   thread, each kept its own high-water mark and the sum grew with the number of pages: a 100,000-record pull
-    ///   peaked at 54–72 MB against 49–56 MB for 10,000 records, and at 48 MB against 47 MB with one arena per core
-    ///   on a 2-core machine.
+    ///   thread, each kept its own high-water mark and the sum grew with the number of pages (docs/bench.md,
+    ///   "Figures behind the code").
     package static func applyCommandLinePolicy() {
         _ = tablesync_map_allocations_from(ownMappingThreshold)
         _ = tablesync_limit_heap_arenas(Int32(clamping: activeCores))
