@@ -111,9 +111,24 @@ struct Pusher {
 
     func push(tables: Set<String>?) async throws -> PushReport {
         var report = PushReport()
+        var (queue, reads) = try await operationsToSend(tables: tables, report: &report)
+        guard !queue.isEmpty else { return report }
+        let route = try await chooseRoute(client: try await connection.client(table: queue[0].table))
+        report.batched = route.batched
+        try await send(queue, reads: &reads, route: route, report: &report)
+        return report
+    }
+
+    /// The operations this push sends, in journal order, once hand edits are queued, files only the server can
+    /// tell about are compared with it, and records to bring back are undeleted; with the record files the scan
+    /// read, for sending. What waits on a conflict or was queued by another clone goes into `report` instead.
+    private func operationsToSend(
+        tables: Set<String>?, report: inout PushReport
+    ) async throws
+        -> (queue: [PendingOperation], reads: ReadRecordFiles)
+    {
         let recorded = try await store.recordHandEdits(
             keepingReadsUpTo: Self.readsKept, allowingMassDelete: options.allowMassDelete)
-        var reads = recorded.reads
         report.problems = recorded.scan.problems
         report.indexedCopies = recorded.scan.serverCopies.values.reduce(0) { $0 + $1.count }
         // Files to compare with the server first, and files that hold content while a delete is pending.
@@ -144,15 +159,21 @@ struct Pusher {
             let revived = try await Undeleter(store: store, connection: connection).undelete(queue, report: &report)
             queue = queue.compactMap { operation in revived[operation.sequence] ?? operation }
         }
-        guard !queue.isEmpty else { return report }
-        let route = try await chooseRoute(client: try await connection.client(table: queue[0].table))
-        report.batched = route.batched
+        return (queue, recorded.reads)
+    }
+
+    /// Sends `queue` on `route` and reconciles the answers: one request per operation, or batches of which the
+    /// next is on the wire while the previous answer is reconciled and a batch's checkpoint is made while the next
+    /// batch is prepared (three batches overlap). On failure, what was reconciled is made durable before the error
+    /// goes on.
+    private func send(
+        _ queue: [PendingOperation], reads: inout ReadRecordFiles, route: Route,
+        report: inout PushReport
+    ) async throws {
         var pending = Pending()
         var acceptance = Acceptance()
         // Operations answered so far, for progress: each counts once, however it ended (a client-wins retry too).
         var settled = 0
-        // Batched, the next batch is on the wire while the previous answer is reconciled, and a batch's checkpoint
-        // is made while the next batch is prepared: three batches overlap.
         var inFlight: (operations: [OutgoingOperation], answer: Task<SenderAnswer, any Error>)?
         var committing = CommitSequence<Void>()
         do {
@@ -160,19 +181,7 @@ struct Pusher {
             while start < queue.count {
                 let window = queue[start..<min(start + route.maxOperations, queue.count)]
                 start = window.endIndex
-                var prepared: [OutgoingOperation] = []
-                for operation in window {
-                    if var outgoing = try prepare(operation, scanned: reads.take(operation.key), report: &report) {
-                        if route.batched {
-                            outgoing.encodeBatchMember(apiVersion: route.client.apiVersion)
-                            if let limit = route.serverLimit, let size = outgoing.batchMember?.count, size > limit {
-                                try await setAsideTooLarge(outgoing, size: size, limit: limit, report: &report)
-                                continue
-                            }
-                        }
-                        prepared.append(outgoing)
-                    }
-                }
+                let prepared = try await prepare(window, reads: &reads, route: route, report: &report)
                 let sizes = prepared.map { ($0.batchMember?.count ?? 0) + 1 }
                 for range in BatchSplit.ranges(
                     sizes: sizes, maxOperations: route.maxOperations, maxBytes: route.maxBytes)
@@ -226,7 +235,30 @@ struct Pusher {
         }
         try await checkpoint(&pending)
         try await store.saveJournal()
-        return report
+    }
+
+    /// The operations of `window` as they go out on `route`: each with its record file's content (from `reads`
+    /// when the scan kept it) and, batched, encoded as a batch member; one larger than the server takes is set
+    /// aside, and one with nothing left to send (``prepare(_:scanned:report:)``) is left out.
+    private func prepare(
+        _ window: ArraySlice<PendingOperation>, reads: inout ReadRecordFiles, route: Route,
+        report: inout PushReport
+    ) async throws -> [OutgoingOperation] {
+        var prepared: [OutgoingOperation] = []
+        for operation in window {
+            guard var outgoing = try prepare(operation, scanned: reads.take(operation.key), report: &report) else {
+                continue
+            }
+            if route.batched {
+                outgoing.encodeBatchMember(apiVersion: route.client.apiVersion)
+                if let limit = route.serverLimit, let size = outgoing.batchMember?.count, size > limit {
+                    try await setAsideTooLarge(outgoing, size: size, limit: limit, report: &report)
+                    continue
+                }
+            }
+            prepared.append(outgoing)
+        }
+        return prepared
     }
 
     typealias SenderAnswer = (outcomes: [PushOutcome], traffic: WireTraffic)
