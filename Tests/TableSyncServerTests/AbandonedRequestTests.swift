@@ -150,14 +150,15 @@ private struct DatabaseActivity: Sendable {
     let database: DatabaseLocation
     let serverProcess: Int32
 
-    /// `true` when a statement of the server runs: on SQLite, when the server spends more than a fifth of the next
-    /// 250 ms on a processor.
+    /// `true` when a statement of the server runs: on SQLite, when the server spends more than a twentieth of the next
+    /// 500 ms on a processor (an idle server spends next to nothing; a running read, even on a machine whose other
+    /// work leaves it a small share of a processor, far more).
     func isBusy() async throws -> Bool {
         switch database {
         case .sqlite:
             let before = Self.processorTime(of: serverProcess)
-            try await Task.sleep(for: .milliseconds(250))
-            return Self.processorTime(of: serverProcess) - before > 0.05
+            try await Task.sleep(for: .milliseconds(500))
+            return Self.processorTime(of: serverProcess) - before > 0.025
         case .postgres(let location):
             try await Task.sleep(for: .milliseconds(100))
             return try await withPostgresClient(location) { client in

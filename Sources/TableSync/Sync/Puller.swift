@@ -83,36 +83,65 @@ struct Puller {
                 options: options
             ).push(tables: [table])
         }
-        var query = try await store.resolveQuery(id: queryID, table: table, filter: filter)
+        let query = try await store.resolveQuery(id: queryID, table: table, filter: filter)
         let baseFilter = try query.filter.map { text in
             do { return try FilterParser.parse(text) } catch {
                 throw LocalQueryError(reason: "$filter of the pull: \(error)")
             }
         }
         let client = try await connection.client(table: table)
-        var watermark = query.updatedAt.map { PullWatermark(updatedAt: $0, lastID: query.lastID) }
         let mode = try await Self.pagingMode(options: options, connection: connection, client: client)
-        var skip = 0
-        var repeatCheck = PullPlan.RepeatedPageCheck()
         // To evict, the pull must also see the records that changed so that they no longer match: it asks for
         // every change and applies the filter itself (FilterEvaluator agrees with the server's SQL).
         let evictFilter = options.evict ? baseFilter : nil
-        let serverFilter = evictFilter == nil ? baseFilter : nil
-        let connection = self.connection
-        let tableURL = client.http.baseURL + TablePath.table(table)
+        let source = PageSource(
+            client: client, connection: connection, table: table, mode: mode,
+            serverFilter: evictFilter == nil ? baseFilter : nil)
+        try await pullPages(
+            from: source, query: query, saving: queryID != nil, evictFilter: evictFilter, report: &report)
+        return report
+    }
+
+    /// Where a pull's pages come from: the table's client, and the query as the server is asked it.
+    private struct PageSource: Sendable {
+        let client: TableClient
+        let connection: ServerConnection
+        let table: String
+        let mode: PullPlan.Mode
+        let serverFilter: FilterExpression?
+
+        /// The table's address, for errors.
+        var url: String { client.http.baseURL + TablePath.table(table) }
+
+        /// The page after `watermark` (and `skip` records), asked with `pageSize` records or fewer; `counting` also
+        /// asks how many records are to come.
         func fetch(
             after watermark: PullWatermark?, skip: Int, pageSize: Int, counting: Bool = false
         ) async throws -> (page: ServerPage, pageSize: Int) {
             let count = counting ? PullPlan.countParameter(apiVersion: client.apiVersion) : nil
-            return try await Self.fetchPage(client: client, connection: connection, table: table, pageSize: pageSize) {
+            return try await Puller.fetchPage(client: client, connection: connection, table: table, pageSize: pageSize)
+            {
                 size in
                 PullPlan.query(
                     mode: mode, baseFilter: serverFilter, watermark: watermark, skip: skip, pageSize: size, count: count
                 )
             }
         }
+    }
+
+    /// Pulls the pages of `source` from `query`'s watermark, each made durable with the watermark it reaches when
+    /// `saving` (an incremental pull), until a page is the last; ``PullReport`` counts what they did.
+    private func pullPages(
+        from source: PageSource, query: PullQuery, saving: Bool, evictFilter: FilterExpression?,
+        report: inout PullReport
+    ) async throws {
+        let table = source.table
+        var query = query
+        var watermark = query.updatedAt.map { PullWatermark(updatedAt: $0, lastID: query.lastID) }
+        var skip = 0
+        var repeatCheck = PullPlan.RepeatedPageCheck()
         // The first page also asks how many records are to come, for progress (one count on the server per pull).
-        var (page, pageSize) = try await fetch(
+        var (page, pageSize) = try await source.fetch(
             after: watermark, skip: skip, pageSize: options.pageSize ?? Self.defaultPageSize,
             counting: options.progress != nil)
         let total = page.totalCount
@@ -130,23 +159,23 @@ struct Puller {
                 if page.itemCount == 0 { break }
                 guard !page.cursorItems.isEmpty else {
                     throw SyncError.malformedResponse(
-                        url: tableURL,
+                        url: source.url,
                         reason:
                             "none of the page's \(page.itemCount) records has an id and an updatedAt (\(page.refused.first?.reason ?? "")), so the pull cannot move past them"
                     )
                 }
-                try repeatCheck.check(mode: mode, skip: skip, page: page.cursorItems, url: tableURL)
+                try repeatCheck.check(mode: source.mode, skip: skip, page: page.cursorItems, url: source.url)
                 let (nextWatermark, nextSkip) = PullPlan.advance(
-                    mode: mode, watermark: watermark, skip: skip, page: page.cursorItems)
-                let advances = mode != .keyset || PullPlan.advances(from: watermark, to: nextWatermark)
+                    mode: source.mode, watermark: watermark, skip: skip, page: page.cursorItems)
+                let advances = source.mode != .keyset || PullPlan.advances(from: watermark, to: nextWatermark)
                 let isLast = PullPlan.isLastPage(
-                    apiVersion: client.apiVersion, itemCount: page.itemCount, pageSize: pageSize,
+                    apiVersion: source.client.apiVersion, itemCount: page.itemCount, pageSize: pageSize,
                     nextLink: page.nextLink)
                 // The next page downloads and decodes while this one is written: the next cursor is known already.
                 let nextSize = pageSize
                 let nextPage =
                     isLast || !advances
-                    ? nil : Task { try await fetch(after: nextWatermark, skip: nextSkip, pageSize: nextSize) }
+                    ? nil : Task { try await source.fetch(after: nextWatermark, skip: nextSkip, pageSize: nextSize) }
                 var changes = PageChanges(page.records, pendingIDs: pendingIDs, evictFilter: evictFilter)
                 changes.page = report.pages
                 changes.skipped = page.refused.filter { !$0.deleted }.map {
@@ -154,7 +183,7 @@ struct Puller {
                 }
                 (watermark, skip) = (nextWatermark, nextSkip)
                 // A page that does not advance is written, but the watermark does not move past it.
-                if advances, queryID != nil, let watermark {
+                if advances, saving, let watermark {
                     query.updatedAt = watermark.updatedAt
                     query.lastID = watermark.lastID
                     query.noteSkipped(page)
@@ -170,7 +199,7 @@ struct Puller {
                 if !advances {
                     merge(try await commits.finish())
                     throw SyncError.malformedResponse(
-                        url: tableURL,
+                        url: source.url,
                         reason:
                             "a page does not move past the previous one (updatedAt \(watermark?.updatedAt ?? "none")), so the pull stopped instead of asking again"
                     )
@@ -185,8 +214,7 @@ struct Puller {
             throw error
         }
         report.pageSize = pageSize
-        report.watermark = queryID == nil ? nil : watermark
-        return report
+        report.watermark = saving ? watermark : nil
     }
 
     /// One page, asked for with `pageSize` records or fewer: a server that refuses the size with 400 is asked
