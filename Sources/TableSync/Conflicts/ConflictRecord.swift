@@ -88,3 +88,37 @@ public struct ConflictRecord: Sendable, Equatable {
         reason = json["reason"]?.stringValue ?? ""
     }
 }
+
+extension ConflictRecord {
+    /// `operation`, the pending change of this version conflict, rebased to send the local side over `server` (the
+    /// server's copy, `nil` when it has none): the file's content, or the delete when the conflict has no local
+    /// content. `nil` when nothing is left to send: a delete kept over a record the server deleted too.
+    /// - Throws: ``StoreError/operationRejected(table:id:reason:)`` when the server keeps the record as deleted
+    ///   without a version to bring it back on.
+    func keepingLocal(_ operation: PendingOperation, server: ServerRecord?) throws -> PendingOperation? {
+        var operation = operation
+        let sendsContent = local != nil
+        if let server, !server.deleted, let version = server.version {
+            operation.kind = sendsContent ? .update : .delete
+            operation.baseVersion = version
+        } else if sendsContent, server?.deleted != true {
+            // The server has no such record (removed for good, or never had it): the content goes in anew.
+            operation.kind = .insert
+            operation.baseVersion = nil
+        } else if sendsContent, let version = server?.version {
+            // The server keeps the record as deleted: the push brings it back on that version, then updates it.
+            operation.kind = .update
+            operation.baseVersion = version
+            operation.undelete = true
+        } else if sendsContent {
+            throw StoreError.operationRejected(
+                table: operation.table, id: operation.id,
+                reason: "the server keeps the record as deleted without a version to bring it back on; "
+                    + "take the server's side or discard the record")
+        } else {
+            return nil
+        }
+        if operation.kind != .delete { operation.item = nil }
+        return operation
+    }
+}

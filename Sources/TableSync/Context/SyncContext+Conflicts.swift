@@ -34,36 +34,13 @@ extension SyncContext {
         }
         switch resolution {
         case .keepLocal:
-            guard var operation = pending else { break }
-            if conflict.isVersionConflict {
-                // What goes out is the conflict's local side: the file's content, or the delete when it has none.
-                let sendsContent = conflict.local != nil
-                let server = try serverCopy()
-                if let server, !server.deleted, let version = server.version {
-                    operation.kind = sendsContent ? .update : .delete
-                    operation.baseVersion = version
-                } else if sendsContent, server?.deleted != true {
-                    // The server has no such record (removed for good, or never had it): the content goes in anew.
-                    operation.kind = .insert
-                    operation.baseVersion = nil
-                } else if sendsContent, let version = server?.version {
-                    // The server keeps the record as deleted: the push brings it back on that version, then updates it.
-                    operation.kind = .update
-                    operation.baseVersion = version
-                    operation.undelete = true
-                } else if sendsContent {
-                    throw StoreError.operationRejected(
-                        table: key.table, id: key.id,
-                        reason:
-                            "the server keeps the record as deleted without a version to bring it back on; take the server's side or discard the record"
-                    )
-                } else {
-                    // Keeping a delete of a record the server deleted too: nothing is left to send.
-                    journal.remove(sequences: [operation.sequence])
-                    try saveJournal()
-                    break
-                }
-                if operation.kind != .delete { operation.item = nil }
+            guard let queued = pending else { break }
+            let kept = conflict.isVersionConflict ? try conflict.keepingLocal(queued, server: serverCopy()) : queued
+            guard var operation = kept else {
+                // Keeping a delete of a record the server deleted too: nothing is left to send.
+                journal.remove(sequences: [queued.sequence])
+                try saveJournal()
+                break
             }
             // Whoever queued it, the decision was made here: this clone sends what it kept.
             if operation.origin != journal.origin {
