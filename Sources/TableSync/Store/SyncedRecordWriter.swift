@@ -55,15 +55,35 @@ struct SyncedRecordWriter {
         table: String, encoded: EncodedRecords, removals: [String], guard localGuard: LocalGuard = .none,
         index: inout StatIndex
     ) throws -> Outcome {
-        var outcome = Outcome()
-        var files = DurableFileBatch()
-        var intents: [Intent] = []
-        var refreshed: [StatIndex.Entry] = []
         // Staged spares go back unless the commit takes them: all of them when the write stops before it.
         var stagedBack = encoded.stagedFiles
         defer { spares?.keep(stagedBack) }
         let directory = layout.tableDirectory(table)
         try FileSystem.createDirectory(directory)
+        var plan = WritePlan()
+        try planWrites(encoded, in: directory, guard: localGuard, index: index, into: &plan)
+        try planRemovals(removals, in: directory, guard: localGuard, index: index, into: &plan)
+        let taken = Set(plan.files.writes.compactMap(\.staged))
+        stagedBack.removeAll { taken.contains($0) }
+        return try commit(plan, table: table, directory: directory, index: &index)
+    }
+
+    /// What one ``apply(table:encoded:removals:guard:index:)`` writes, removes and tells the index, before any of it
+    /// is done.
+    private struct WritePlan {
+        var outcome = Outcome()
+        var files = DurableFileBatch()
+        var intents: [Intent] = []
+        /// Index entries learned without a write: files found to hold the bytes already, versions recorded alone.
+        var refreshed: [StatIndex.Entry] = []
+    }
+
+    /// Plans the files of `encoded`: each written, left as it is (it holds the bytes already), or skipped where
+    /// `localGuard` finds a newer local change.
+    private func planWrites(
+        _ encoded: EncodedRecords, in directory: String, guard localGuard: LocalGuard, index: StatIndex,
+        into plan: inout WritePlan
+    ) throws {
         for (position, (record, (bytes, hash))) in zip(encoded.records, encoded.files).enumerated() {
             let staged = encoded.stagedFile(position)
             let id = record.id
@@ -76,9 +96,10 @@ struct SyncedRecordWriter {
             if localGuard.decidesByIndex, guardEntry == nil {
                 // Nothing synced there: the file is made only where none is (every file of an initial pull), with
                 // no look first. One that is there or appears meanwhile was made by hand and is left alone (below).
-                files.create(bytes, at: path, staged: staged)
-                intents.append(Intent(fileName: fileName, id: id, contentHash: hash, version: version, removal: false))
-                outcome.written += 1
+                plan.files.create(bytes, at: path, staged: staged)
+                plan.intents.append(
+                    Intent(fileName: fileName, id: id, contentHash: hash, version: version, removal: false))
+                plan.outcome.written += 1
                 continue
             }
             let status = try FileSystem.status(path)
@@ -86,75 +107,86 @@ struct SyncedRecordWriter {
             switch try check(localGuard, id: id, path: path, status: status, entry: guardEntry) {
             case .proceed(let hash): knownHash = hash
             case .skip:
-                outcome.skipped.append(id)
+                plan.outcome.skipped.append(id)
                 continue
             case .recordVersionOnly:
                 // No file matches the entry, so the next scan reads the file and sends the newer edit on this version.
-                refreshed.append(
+                plan.refreshed.append(
                     StatIndex.Entry(
                         fileName: fileName, id: id, size: StatIndex.Entry.unknownSize, modifiedNanoseconds: 0,
                         changedNanoseconds: 0, inode: 0, contentHash: StatIndex.Entry.editedWhileSent,
                         version: version))
-                outcome.skipped.append(id)
+                plan.outcome.skipped.append(id)
                 continue
             }
             // A file known to hold other bytes is written without comparing; one that may hold these is compared.
             if let status, knownHash == nil || knownHash == hash {
                 let entry = localGuard.decidesByIndex ? guardEntry : try index.entry(named: fileName)
                 if let entry, entry.contentHash == hash, entry.matches(status) {
-                    outcome.unchanged += 1
+                    plan.outcome.unchanged += 1
                     continue
                 }
                 if status.size == Int64(bytes.count), (try? FileSystem.readFile(path)) == bytes {
-                    outcome.unchanged += 1
-                    refreshed.append(
+                    plan.outcome.unchanged += 1
+                    plan.refreshed.append(
                         StatIndex.Entry(fileName: fileName, id: id, status: status, contentHash: hash, version: version)
                     )
                     continue
                 }
             }
-            files.write(bytes, to: path, staged: staged)
-            intents.append(Intent(fileName: fileName, id: id, contentHash: hash, version: version, removal: false))
-            outcome.written += 1
+            plan.files.write(bytes, to: path, staged: staged)
+            plan.intents.append(Intent(fileName: fileName, id: id, contentHash: hash, version: version, removal: false))
+            plan.outcome.written += 1
         }
+    }
+
+    /// Plans the removal of the records of `removals`, each unless `localGuard` finds a local change to keep.
+    private func planRemovals(
+        _ removals: [String], in directory: String, guard localGuard: LocalGuard, index: StatIndex,
+        into plan: inout WritePlan
+    ) throws {
         for id in removals {
             let fileName = RecordFileName.fileName(for: id)
             let path = directory + "/" + fileName
             let status = try FileSystem.status(path)
             let entry = try index.entry(named: fileName)
             if case .skip = try check(localGuard, id: id, path: path, status: status, entry: entry) {
-                outcome.skipped.append(id)
+                plan.outcome.skipped.append(id)
                 continue
             }
             if status != nil {
-                files.remove(path)
-                outcome.removed += 1
+                plan.files.remove(path)
+                plan.outcome.removed += 1
             }
             if status != nil || entry != nil {
-                intents.append(Intent(fileName: fileName, id: id, contentHash: "", version: nil, removal: true))
+                plan.intents.append(Intent(fileName: fileName, id: id, contentHash: "", version: nil, removal: true))
             }
         }
-        let taken = Set(files.writes.compactMap(\.staged))
-        stagedBack.removeAll { taken.contains($0) }
-        if intents.isEmpty {
-            try index.record(refreshed, removed: [], layout: layout, table: table)
-            return outcome
+    }
+
+    /// Makes `plan` durable: the intent first, then the record files in one batch, then the index; files a person
+    /// made meanwhile where the plan expected none are left alone and reported skipped.
+    private func commit(_ plan: WritePlan, table: String, directory: String, index: inout StatIndex) throws -> Outcome {
+        var plan = plan
+        if plan.intents.isEmpty {
+            try index.record(plan.refreshed, removed: [], layout: layout, table: table)
+            return plan.outcome
         }
         // The intent goes first in the batch so that it is in place before any record file is renamed.
         var durable = DurableFileBatch()
-        durable.write(Self.encodeIntents(table: table, intents), to: layout.intentFile)
-        durable.append(files)
+        durable.write(Self.encodeIntents(table: table, plan.intents), to: layout.intentFile)
+        durable.append(plan.files)
         let madeByHand = try durable.commit(temporaryDirectory: layout.temporaryDirectory, spares: spares)
         if !madeByHand.isEmpty {
             // Files that were there after all: a person's, not pushed yet; the index does not learn them.
-            let kept = intents.partition { !$0.removal && madeByHand.contains(directory + "/" + $0.fileName) }
-            outcome.written -= intents.count - kept
-            outcome.skipped += intents[kept...].map(\.id)
-            intents.removeSubrange(kept...)
+            let kept = plan.intents.partition { !$0.removal && madeByHand.contains(directory + "/" + $0.fileName) }
+            plan.outcome.written -= plan.intents.count - kept
+            plan.outcome.skipped += plan.intents[kept...].map(\.id)
+            plan.intents.removeSubrange(kept...)
         }
-        try recordInIndex(table: table, intents: intents, extra: refreshed, index: &index)
+        try recordInIndex(table: table, intents: plan.intents, extra: plan.refreshed, index: &index)
         try FileSystem.removeFile(layout.intentFile)
-        return outcome
+        return plan.outcome
     }
 
     private enum GuardDecision {
