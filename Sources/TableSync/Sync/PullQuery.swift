@@ -30,6 +30,13 @@ package struct PullQuery: Sendable, Equatable {
         self.skipped = skipped
     }
 
+    /// Moves the watermark to `watermark`, the end of `page`, and notes what the page says of skipped records.
+    mutating func advance(to watermark: PullWatermark, past page: ServerPage) {
+        updatedAt = watermark.updatedAt
+        lastID = watermark.lastID
+        noteSkipped(page)
+    }
+
     /// Notes what `page` says of skipped records: refused ones are added (or forgotten when deleted on the server),
     /// and ones that came back valid are forgotten.
     mutating func noteSkipped(_ page: ServerPage) {

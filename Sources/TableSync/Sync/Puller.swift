@@ -157,13 +157,7 @@ struct Puller {
             while true {
                 report.pages += 1
                 if page.itemCount == 0 { break }
-                guard !page.cursorItems.isEmpty else {
-                    throw SyncError.malformedResponse(
-                        url: source.url,
-                        reason:
-                            "none of the page's \(page.itemCount) records has an id and an updatedAt (\(page.refused.first?.reason ?? "")), so the pull cannot move past them"
-                    )
-                }
+                guard !page.cursorItems.isEmpty else { throw Self.withoutCursor(page, url: source.url) }
                 try repeatCheck.check(mode: source.mode, skip: skip, page: page.cursorItems, url: source.url)
                 let (nextWatermark, nextSkip) = PullPlan.advance(
                     mode: source.mode, watermark: watermark, skip: skip, page: page.cursorItems)
@@ -184,9 +178,7 @@ struct Puller {
                 (watermark, skip) = (nextWatermark, nextSkip)
                 // A page that does not advance is written, but the watermark does not move past it.
                 if advances, saving, let watermark {
-                    query.updatedAt = watermark.updatedAt
-                    query.lastID = watermark.lastID
-                    query.noteSkipped(page)
+                    query.advance(to: watermark, past: page)
                     changes.query = query
                 }
                 do {
@@ -198,11 +190,7 @@ struct Puller {
                 }
                 if !advances {
                     merge(try await commits.finish())
-                    throw SyncError.malformedResponse(
-                        url: source.url,
-                        reason:
-                            "a page does not move past the previous one (updatedAt \(watermark?.updatedAt ?? "none")), so the pull stopped instead of asking again"
-                    )
+                    throw Self.notAdvancing(from: watermark, url: source.url)
                 }
                 guard let nextPage else { break }
                 (page, pageSize) = try await nextPage.value
@@ -215,6 +203,22 @@ struct Puller {
         }
         report.pageSize = pageSize
         report.watermark = saving ? watermark : nil
+    }
+
+    /// A page of records of which none has an id and an `updatedAt`: the pull cannot move past them.
+    private static func withoutCursor(_ page: ServerPage, url: String) -> SyncError {
+        .malformedResponse(
+            url: url,
+            reason: "none of the page's \(page.itemCount) records has an id and an updatedAt "
+                + "(\(page.refused.first?.reason ?? "")), so the pull cannot move past them")
+    }
+
+    /// A keyset page that ends where the previous one ended: asking again would bring it back for ever.
+    private static func notAdvancing(from watermark: PullWatermark?, url: String) -> SyncError {
+        .malformedResponse(
+            url: url,
+            reason: "a page does not move past the previous one (updatedAt \(watermark?.updatedAt ?? "none")), "
+                + "so the pull stopped instead of asking again")
     }
 
     /// One page, asked for with `pageSize` records or fewer: a server that refuses the size with 400 is asked
