@@ -59,6 +59,31 @@ struct DurableFileBatch {
         // A setting not understood stops the batch before it writes anything.
         let setting = try DurabilitySetting.configured.get()
         let batch = TemporaryName.unique()
+        let newFilePaths = try writeNewFiles(
+            batch: batch, setting: setting, temporaryDirectory: temporaryDirectory, spares: spares)
+        var placed = try place(newFilePaths, spares: spares)
+        try remove(batch: batch, spares: spares, into: &placed)
+        // The swapped-out names live among the spares: their directories are synced too, so no later write over a
+        // spare can overtake the swap that made it one.
+        if let spares { placed.directories.formUnion(spares.directories(holding: placed.swappedOut)) }
+        for directory in placed.directories.sorted() { try FileSystem.sync(directory) }
+        spares?.keep(placed.swappedOut)
+        return placed.notPlaced
+    }
+
+    /// What renaming the new files into place left: the directories to sync, the names swapped out (spares now)
+    /// and the paths a person's file kept.
+    private struct Placement {
+        var directories = Set<String>()
+        var swappedOut: [String] = []
+        var notPlaced = Set<String>()
+    }
+
+    /// Writes the new files (into spares, or temporary files) and makes them durable by the plan; returns their
+    /// paths, in the order of ``writes``. On failure none is left behind: spares stay spares, temporary files go.
+    private func writeNewFiles(
+        batch: String, setting: DurabilitySetting, temporaryDirectory: String, spares: SpareFiles?
+    ) throws -> [String] {
         let newFileDirectory = spares?.directory ?? temporaryDirectory
         try FileSystem.createDirectory(newFileDirectory)
         var newFilePaths: [String] = []
@@ -96,13 +121,17 @@ struct DurableFileBatch {
             }
             throw error
         }
-        var directories = Set<String>()
-        var swappedOut: [String] = []
-        var notPlaced = Set<String>()
+        return newFilePaths
+    }
+
+    /// Renames each new file into place: over the old file (swapping it out into the spares when there are spares),
+    /// or only where none is.
+    private func place(_ newFilePaths: [String], spares: SpareFiles?) throws -> Placement {
+        var placed = Placement()
         for (index, write) in writes.enumerated() {
             if write.onlyIfAbsent {
                 if try !FileSystem.place(newFilePaths[index], atAbsent: write.path) {
-                    notPlaced.insert(write.path)
+                    placed.notPlaced.insert(write.path)
                     // Never renamed, so never needed: a spare stays one, a temporary file goes.
                     if let spares {
                         spares.keep([newFilePaths[index]])
@@ -112,29 +141,28 @@ struct DurableFileBatch {
                 }
             } else if spares != nil {
                 if try FileSystem.replace(newFilePaths[index], at: write.path) {
-                    swappedOut.append(newFilePaths[index])
+                    placed.swappedOut.append(newFilePaths[index])
                 }
             } else {
                 try FileSystem.rename(newFilePaths[index], to: write.path)
             }
-            directories.insert(FileSystem.parentDirectory(of: write.path))
+            placed.directories.insert(FileSystem.parentDirectory(of: write.path))
         }
+        return placed
+    }
+
+    /// Removes the files of ``removals``: moved aside into the spares when there are spares.
+    private func remove(batch: String, spares: SpareFiles?, into placed: inout Placement) throws {
         let removedBatch = spares?.batch(named: batch + "-removed")
         for (index, path) in removals.enumerated() {
             if let spares, let removedBatch {
                 let aside = spares.newSparePath(batch: removedBatch, index: index)
-                if try FileSystem.moveAside(path, to: aside) { swappedOut.append(aside) }
+                if try FileSystem.moveAside(path, to: aside) { placed.swappedOut.append(aside) }
             } else {
                 try FileSystem.removeFile(path)
             }
-            directories.insert(FileSystem.parentDirectory(of: path))
+            placed.directories.insert(FileSystem.parentDirectory(of: path))
         }
-        // The swapped-out names live among the spares: their directories are synced too, so no later write over a
-        // spare can overtake the swap that made it one.
-        if let spares { directories.formUnion(spares.directories(holding: swappedOut)) }
-        for directory in directories.sorted() { try FileSystem.sync(directory) }
-        spares?.keep(swappedOut)
-        return notPlaced
     }
 }
 
