@@ -18,14 +18,14 @@ extension SyncContext {
     }
 
     /// Settles the conflict on `key`; the next push sends what remains.
-    /// - Throws: ``StoreError/readOnly`` on a read-only context; ``StoreError/invalidRecord(table:reason:)`` when
+    /// - Throws: ``StoreError/readOnly`` on a read-only context; ``StoreError/noConflict(_:)`` when
     ///   no conflict waits for `key`; ``StoreError/operationRejected(table:id:reason:)`` when `keepLocal` has no
     ///   version to send the local side on; ``FileSystemError`` when the disk fails.
     public func resolve(_ key: RecordKey, _ resolution: ConflictResolution) throws {
         try requireWritable()
         defer { spareFiles.finishRunBlocking() }
         guard let conflict = try conflicts().first(where: { $0.key == key }) else {
-            throw StoreError.invalidRecord(table: key.table, reason: "no conflict waits for \(key)")
+            throw StoreError.noConflict(key)
         }
         let pending = journal.pending(key)
         // Checked only where it is used: discarding needs nothing of a conflict file whose copy was broken by hand.

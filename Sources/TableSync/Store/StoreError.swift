@@ -24,6 +24,8 @@ public enum StoreError: CategorizedError, Equatable {
     case recordNotFound(table: String, id: String)
     /// A record with this id exists already.
     case recordExists(table: String, id: String)
+    /// `resolve` named a record with no conflict waiting.
+    case noConflict(RecordKey)
     /// The record file is broken; the change cannot be made until it is fixed.
     case brokenRecordFile(RecordFileProblem)
     /// The new operation cannot follow the one already pending for the record.
@@ -43,7 +45,8 @@ public enum StoreError: CategorizedError, Equatable {
         case .notAStore, .invalidSettings, .invalidJSONFile, .invalidJournalLine, .brokenRecordFile, .damagedIndex:
             return .invalidStore
         case .alreadyInitialized, .unknownTable, .invalidTableName, .invalidRecordID, .invalidRecord,
-            .recordNotFound, .recordExists, .operationRejected, .readOnly, .invalidQuery, .invalidEnvironment:
+            .recordNotFound, .recordExists, .noConflict, .operationRejected, .readOnly, .invalidQuery,
+            .invalidEnvironment:
             return .usage
         }
     }
@@ -73,6 +76,8 @@ public enum StoreError: CategorizedError, Equatable {
             return "no record \(table)/\(id) in the store."
         case .recordExists(let table, let id):
             return "record \(table)/\(id) exists already; use update to change it."
+        case .noConflict(let key):
+            return "no conflict waits for \(key); `tablesync conflicts` lists those that do."
         case .brokenRecordFile(let problem):
             return problem.description
         case .operationRejected(let table, let id, let reason):
