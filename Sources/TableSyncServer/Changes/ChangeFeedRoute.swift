@@ -115,10 +115,8 @@ struct ChangeFeedRoute: Sendable {
             guard seen.insert(name.lowercased()).inserted else {
                 throw ProtocolError.badRequest("\(parameter) lists the table '\(name)' twice (table names ignore case)")
             }
-            guard let table = tables[name.lowercased()] else {
-                if checksCredentials && context.identity == nil { throw ProtocolError.unauthorized }
-                throw ProtocolError.notFound("there is no table '\(name)' on this server")
-            }
+            let table = try ServedTables(byName: tables, checksCredentials: checksCredentials)
+                .table(named: name, identity: context.identity)
             let scope = try AccessRule.scope(
                 of: table, for: .read, identity: context.identity,
                 checksCredentials: checksCredentials)
@@ -150,15 +148,9 @@ struct ChangeFeedRoute: Sendable {
         return tags
     }
 
-    /// A strong `ETag` for `body`: its 64-bit FNV-1a digest in hex, quoted. It only has to change when the body
-    /// does; a client echoes it and never reads it.
+    /// A strong `ETag` for `body`: its ``StableDigest``, quoted. It only has to change when the body does; a
+    /// client echoes it and never reads it.
     static func eTag(of body: [UInt8]) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in body {
-            hash ^= UInt64(byte)
-            hash &*= 0x0000_0100_0000_01b3
-        }
-        let hex = String(hash, radix: 16)
-        return "\"\(String(repeating: "0", count: 16 - hex.count))\(hex)\""
+        "\"\(StableDigest.hex(body))\""
     }
 }

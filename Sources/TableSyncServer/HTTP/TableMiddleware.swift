@@ -22,10 +22,8 @@ struct TableMiddleware: RouterMiddleware {
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
         let name = try QueryString.decodePathSegment(Substring(context.parameters.get("table") ?? ""))
-        guard let table = tables[name.lowercased()] else {
-            if checksCredentials && context.identity == nil { throw ProtocolError.unauthorized }
-            throw ProtocolError.notFound("there is no table '\(name)' on this server")
-        }
+        let table = try ServedTables(byName: tables, checksCredentials: checksCredentials)
+            .table(named: name, identity: context.identity)
         var context = context
         context.table = table
         context.scope = try scope(of: table, request: request, identity: context.identity)

@@ -76,10 +76,8 @@ extension TableRoutes {
     private func plan(
         _ operation: BatchOperation, version: ProtocolVersion, identity: RequestIdentity?
     ) throws(ProtocolError) -> PlannedWrite {
-        guard let table = table(named: operation.table) else {
-            if checksCredentials && identity == nil { throw ProtocolError.unauthorized }
-            throw ProtocolError.notFound("there is no table '\(operation.table)' on this server")
-        }
+        let table = try ServedTables(byName: tables, checksCredentials: checksCredentials)
+            .table(named: operation.table, identity: identity)
         let scope = try AccessRule.scope(
             of: table, for: .write, identity: identity, checksCredentials: checksCredentials)
         let ifMatch = operation.version.map(IfMatch.init(version:))

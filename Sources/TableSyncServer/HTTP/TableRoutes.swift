@@ -377,9 +377,6 @@ struct TableRoutes: Sendable {
         parts.append("\(QueryOption.skip)=\(skip)")
         return "\(TablePath.table(table.name))?\(parts.joined(separator: "&"))"
     }
-
-    /// The served table called `name` (in any case).
-    func table(named name: String) -> TableOptions? { tables[name.lowercased()] }
 }
 
 /// An `If-Match` header: `*` or one or more entity tags.

@@ -66,12 +66,7 @@ enum DeclaredColumnSQL {
     /// a changed declaration gets a new index and the old one can be found from the stored declaration and
     /// dropped; short enough for PostgreSQL's 63-byte identifiers.
     static func indexName(table: String, column: DeclaredColumn) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in "\(table)\u{0}\(column.name)\u{0}\(column.type.rawValue)".utf8 {
-            hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3
-        }
-        let hex = String(hash, radix: 16)
-        return "tablesync_column_" + String(repeating: "0", count: 16 - hex.count) + hex
+        "tablesync_column_" + StableDigest.hex("\(table)\u{0}\(column.name)\u{0}\(column.type.rawValue)".utf8)
     }
 
     /// Creates the index of `column` of `table` unless it exists: on the typed value, then `id` (the tie-break of
