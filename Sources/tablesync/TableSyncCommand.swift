@@ -41,7 +41,8 @@ struct TableSyncCommand: AsyncParsableCommand {
         subcommands: [
             InitCommand.self, StatusCommand.self, LogCommand.self, VerifyCommand.self,
             InsertCommand.self, UpdateCommand.self, DeleteCommand.self, QueryCommand.self,
-            PushCommand.self, PullCommand.self, SyncCommand.self, PurgeCommand.self, ConflictsCommand.self,
+            PushCommand.self, PullCommand.self, SyncCommand.self, WatchCommand.self, PurgeCommand.self,
+            ConflictsCommand.self,
             ResolveCommand.self,
             TakeOverCommand.self, GitSetupCommand.self, MergeFileCommand.self
         ]

@@ -45,6 +45,12 @@ public struct ChangeMarks: Sendable, Equatable {
         [Self.member: .object(latest.mapValues { $0.map { .string($0.text) } ?? .null })]
     }
 
+    /// The tables whose mark differs from the one in `previous`, or that `previous` does not list: those a client
+    /// pulls after this answer.
+    public func tablesChanged(since previous: ChangeMarks) -> Set<String> {
+        Set(latest.compactMap { table, mark in previous.latest[table].map { $0 == mark } == true ? nil : table })
+    }
+
     /// The marks in a change feed answer's body, or `nil` when it holds none.
     public static func parse(_ body: JSONValue) -> ChangeMarks? {
         guard let tables = body[member]?.objectValue else { return nil }

@@ -51,12 +51,19 @@ extension SyncContext {
     /// The server's features are asked while the push scans the store, and once for the whole sync.
     /// - Throws: as ``push(tables:options:)`` and ``pull(table:queryID:filter:options:)``.
     public func sync(options: SyncOptions = SyncOptions()) async throws -> SyncReport {
+        try await sync(pullingTables: nil, options: options)
+    }
+
+    /// Pushes, then pulls the queries of `pullingTables` (all of them when `nil`): what `watch` runs when the
+    /// server's change feed names some tables.
+    /// - Throws: as ``sync(options:)``.
+    package func sync(pullingTables: Set<String>?, options: SyncOptions) async throws -> SyncReport {
         try await guardedByGit(options) {
             let connection = ServerConnection(settings: settings, layout: layout, options: options)
             return try await connection.preparing {
                 let report = try await push(tables: nil, options: options, connection: connection)
                 let syncer = Syncer(store: self, connection: connection, options: options)
-                let queries = try queries().sorted
+                let queries = try queries().sorted.filter { pullingTables?.contains($0.table) ?? true }
                 return try await releasingSpareFiles { try await syncer.pullAll(queries, after: report) }
             }
         }

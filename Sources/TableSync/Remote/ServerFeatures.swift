@@ -9,6 +9,8 @@ struct ServerFeatures: Sendable, Equatable {
     var extensions: Set<ProtocolExtension> = []
     /// The batch limits announced in the health document, when there are any.
     var batchLimits: BatchLimits?
+    /// The change feed's limits, when the server offers the feed (``ProtocolExtension/changes``) and announces them.
+    var changeFeed: ChangeFeedLimits?
 }
 
 /// What a push put on the wire: requests made and body bytes each way, as transferred (after compression).

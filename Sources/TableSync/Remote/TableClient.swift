@@ -146,11 +146,12 @@ struct TableClient: Sendable {
             break
         }
         guard let value = response.header(ProtocolHeader.extensions) else { return ServerFeatures() }
-        let limits =
-            response.status == 200
-            ? (try? JSONParser.parse(response.body)).flatMap(BatchLimits.parse(healthDocument:)) : nil
+        let document = response.status == 200 ? try? JSONParser.parse(response.body) : nil
+        let extensions = ProtocolExtension.parse(headerValue: value)
         return ServerFeatures(
-            isTableSyncServer: true, extensions: ProtocolExtension.parse(headerValue: value), batchLimits: limits)
+            isTableSyncServer: true, extensions: extensions,
+            batchLimits: document.flatMap(BatchLimits.parse(healthDocument:)),
+            changeFeed: extensions.contains(.changes) ? document.flatMap(ChangeFeedLimits.parse(healthDocument:)) : nil)
     }
 
     /// Sends one `POST /batch` of operations already encoded as batch members (in order), gzip-compressed at

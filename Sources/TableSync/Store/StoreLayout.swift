@@ -32,6 +32,8 @@ package struct StoreLayout: Sendable, Equatable {
     var sparesDirectory: String { cacheDirectory + "/spares" }
     /// The lock file held by the run that writes to the store.
     package var lockFile: String { cacheDirectory + "/lock" }
+    /// The lock a running `tablesync watch` holds for its whole life, so that a second one on the store is refused.
+    var watchLockFile: String { cacheDirectory + "/watch.lock" }
     /// The stat index of each table's files as last synced.
     package var indexDirectory: String { cacheDirectory + "/index" }
     /// Machine-local counters (the next journal sequence number).

@@ -8,7 +8,9 @@ import Darwin
 ///
 /// The operating system releases the lock when its holder exits, however it exits (a killed run leaves no
 /// stale lock behind). The holder writes its process id and command into the file, so a second run can say
-/// who holds it. Taking the lock never waits: a second writer fails at once.
+/// who holds it. Taking the lock waits only for a run of `tablesync watch` (``watchPurpose``), whose runs are short
+/// and come back to back with nothing between them but waits for changes: for up to ``watchWait``. Anything else
+/// holding the lock fails a second writer at once.
 ///
 /// A `flock` belongs to the open file description, not to the descriptor: a child forked by another thread of
 /// the same process shares it until the child's `exec` closes its copy (`O_CLOEXEC`). Releasing therefore
@@ -25,10 +27,29 @@ final class StoreLock: Sendable {
         self.path = path
     }
 
-    /// Takes the lock of the store at `layout`, or throws ``StoreLockError`` at once when another process holds it.
+    /// What a watch writes into the lock file as its purpose; another run waits for a lock held by it.
+    package static let watchPurpose = "tablesync watch"
+    /// How long a run waits for a watch's run to give the lock back: far longer than a watch's run of hand edits,
+    /// short enough that a stuck one is reported.
+    static let watchWait: Duration = .seconds(30)
+
+    /// Takes the lock of the store at `layout`, or throws ``StoreLockError`` when another process holds it: at
+    /// once, or after ``watchWait`` when a watch's run holds it. A watch itself never waits (`purpose` is
+    /// ``watchPurpose``): it tries again later.
     static func acquire(layout: StoreLayout, purpose: String) throws -> StoreLock {
         try CacheDirectory.prepare(layout)
-        let path = layout.lockFile
+        let deadline = ContinuousClock.now + (purpose == watchPurpose ? .zero : watchWait)
+        while true {
+            do {
+                return try acquire(path: layout.lockFile, purpose: purpose)
+            } catch let error as StoreLockError where error.holder.hasSuffix(watchPurpose) && .now < deadline {
+                usleep(20_000)
+            }
+        }
+    }
+
+    /// Takes the lock on the file at `path`, or throws ``StoreLockError`` at once when another process holds it.
+    static func acquire(path: String, purpose: String) throws -> StoreLock {
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw FileSystemError(operation: "open the lock file", path: path, code: errno) }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {

@@ -90,19 +90,8 @@ struct SyncCommand: AsyncParsableCommand {
             CommandOutput.printError("tablesync: \(context.layout.root) is not in a git work tree; nothing committed")
             return nil
         }
-        if let problem = repository.commitIdentityProblem() { throw CommitFailed(reason: problem) }
-        let message = SyncReportText.commitMessage(report)
         let markers = report.push.problems.filter(\.holdsConflictMarkers).map(\.path)
-        guard try repository.commitStore(paths: StoreLayout.versionedPaths, excluding: markers, message: message) else {
-            return nil
-        }
-        try await context.recordSyncedHead()
-        return String(message.prefix { $0 != "\n" })
+        return try await StoreCommit.commit(
+            context: context, repository: repository, message: SyncReportText.commitMessage(report), excluding: markers)
     }
-}
-
-/// The sync was done but its commit could not be made.
-struct CommitFailed: Error, CustomStringConvertible {
-    var reason: String
-    var description: String { reason }
 }

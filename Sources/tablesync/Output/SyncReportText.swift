@@ -35,12 +35,13 @@ enum SyncReportText {
         return lines.joined(separator: "; ") + "."
     }
 
-    /// The message of `sync --commit`: a subject that counts what happened, then the sync's own report.
-    static func commitMessage(_ report: SyncReport) -> String {
+    /// The message of `sync --commit` (or of `command`'s commit): a subject that counts what happened, then the
+    /// sync's own report.
+    static func commitMessage(_ report: SyncReport, command: String = "tablesync sync") -> String {
         var pulledByTable: [String: Int] = [:]
         for pull in report.pulls.values { pulledByTable[pull.table, default: 0] += pull.written + pull.removed }
         let pulled = pulledByTable.values.reduce(0, +)
-        var subject = "tablesync sync: pushed \(report.push.applied), pulled \(pulled)"
+        var subject = "\(command): pushed \(report.push.applied), pulled \(pulled)"
         let tables = pulledByTable.filter { $0.value > 0 }.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
         if !tables.isEmpty { subject += " (\(tables.joined(separator: ", ")))" }
         let conflicts = report.push.conflicts.count + report.push.adoption.conflicts.count

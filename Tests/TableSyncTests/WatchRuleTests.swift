@@ -1,0 +1,136 @@
+import Foundation
+import SyncProtocol
+import Testing
+import TestSupport
+
+@testable import TableSync
+
+/// The rules `watch` decides by, alone: when a burst is pushed, how long it backs off, what a trigger asks for,
+/// which tables a feed answer names, which file names wake it, and the file events of a real directory.
+@Suite("watch rules")
+struct WatchRuleTests {
+    @Test("a burst is pushed a settle after its latest change, never later than the maximum delay after its first")
+    func pushTime() {
+        let timing = WatchTiming(settle: 0.1, maximumDelay: 0.5)
+        let start = ContinuousClock.now
+        #expect(timing.pushTime(firstChange: start, latestChange: start) == start + .milliseconds(100))
+        #expect(
+            timing.pushTime(firstChange: start, latestChange: start + .milliseconds(300))
+                == start + .milliseconds(400))
+        #expect(
+            timing.pushTime(firstChange: start, latestChange: start + .milliseconds(450))
+                == start + .milliseconds(500), "a store that keeps changing is pushed anyway")
+    }
+
+    @Test(
+        "the backoff doubles from the first wait to the cap, each wait in the upper half of its ceiling",
+        arguments: [(1, 1.0), (2, 2.0), (3, 4.0), (6, 32.0), (7, 60.0), (40, 60.0)])
+    func backoff(failures: Int, ceiling: Double) {
+        let timing = WatchTiming(firstBackoff: 1, maximumBackoff: 60)
+        #expect(timing.backoff(afterFailures: failures, random: 0) == ceiling / 2)
+        #expect(timing.backoff(afterFailures: failures, random: 0.999_999) <= ceiling)
+        #expect(timing.backoff(afterFailures: failures, random: 0.999_999) > ceiling * 0.99)
+    }
+
+    @Test("triggers gather into what the next run does")
+    func needs() {
+        var needs = WatchNeeds()
+        #expect(needs.isEmpty)
+        needs.add(.files)
+        #expect(needs == WatchNeeds(push: true))
+        needs.add(.serverChanged(["todo"]))
+        needs.add(.serverChanged(["notes"]))
+        #expect(needs == WatchNeeds(push: true, pullTables: ["todo", "notes"]))
+        needs.add(.catchUp)
+        #expect(needs.pullAll)
+        needs.add(.stop)
+        #expect(needs == WatchNeeds(push: true, pullTables: ["todo", "notes"], pullAll: true))
+    }
+
+    @Test("a feed answer names the tables whose mark moved, appeared or went")
+    func tablesChanged() throws {
+        let early = try #require(Timestamp(parsing: "2026-11-27T07:00:00.000Z"))
+        let late = try #require(Timestamp(parsing: "2026-11-27T07:00:01.000Z"))
+        let none: Timestamp? = nil
+        let before = ChangeMarks(latest: ["todo": early, "notes": none, "tags": early])
+        let after = ChangeMarks(latest: ["todo": late, "notes": early, "tags": early, "new": none])
+        #expect(after.tablesChanged(since: before) == ["todo", "notes", "new"])
+        #expect(before.tablesChanged(since: before).isEmpty)
+    }
+
+    @Test(
+        "record files, the journal and the settings wake a push; swap files, temporary files and the cache do not",
+        arguments: [
+            ("r1.json", WatchedName.Directory.table, true), (".r1.json.swp", .table, false),
+            ("r1.json.tmp", .table, false), ("4913", .table, false), ("r1.json~", .table, false),
+            ("journal.jsonl", .root, true), ("sent.jsonl", .root, true), ("queries.json", .root, true),
+            ("tablesync.json", .root, true), (".tablesync", .root, false), ("README.md", .root, false),
+            ("todo", .tables, false)
+        ])
+    func watchedNames(name: String, directory: WatchedName.Directory, matters: Bool) {
+        #expect(WatchedName.matters(name, in: directory) == matters)
+    }
+
+    #if canImport(Glibc)
+    @Test("inotify's events are read from their bytes: header, name and its padding")
+    func parseEvents() {
+        var bytes: [UInt8] = []
+        func append(watch: Int32, mask: UInt32, name: String, padded: Int) {
+            for word in [UInt32(bitPattern: watch), mask, 0, UInt32(padded)] {
+                withUnsafeBytes(of: word.littleEndian) { bytes += $0 }
+            }
+            bytes += Array(name.utf8) + Array(repeating: 0, count: padded - name.utf8.count)
+        }
+        append(watch: 1, mask: UInt32(IN_CLOSE_WRITE), name: "r1.json", padded: 16)
+        append(watch: 2, mask: UInt32(IN_Q_OVERFLOW), name: "", padded: 0)
+        #expect(
+            InotifyEvent.parse(bytes[...]) == [
+                InotifyEvent(watch: 1, mask: UInt32(IN_CLOSE_WRITE), name: "r1.json"),
+                InotifyEvent(watch: 2, mask: UInt32(IN_Q_OVERFLOW), name: "")
+            ])
+    }
+
+    @Test("file events of a store: a record written, renamed into place or removed wakes; a swap file does not")
+    func fileEventsOfAStore() async throws {
+        let (directory, context) = try makeStore()
+        let layout = context.layout
+        let wakes = Counter()
+        let events = try #require(FileEvents(layout: layout, tables: ["todo"]) { _ = wakes.next() })
+        defer { events.stop() }
+        let table = layout.tableDirectory("todo")
+
+        try "swap".write(toFile: table + "/.r1.json.swp", atomically: false, encoding: .utf8)
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(wakes.value == 0)
+
+        try #"{"id": "r1"}"#.write(toFile: table + "/r1.json", atomically: false, encoding: .utf8)
+        try await Self.waitFor { wakes.value >= 1 }
+        let afterWrite = wakes.value
+        try #"{"id": "r2"}"#.write(toFile: table + "/r2.json.tmp", atomically: false, encoding: .utf8)
+        try FileManager.default.moveItem(atPath: table + "/r2.json.tmp", toPath: table + "/r2.json")
+        try await Self.waitFor { wakes.value > afterWrite }
+        let afterRename = wakes.value
+        try FileManager.default.removeItem(atPath: table + "/r1.json")
+        try await Self.waitFor { wakes.value > afterRename }
+        // The table directory made again (a checkout that removed it) is watched again.
+        try FileManager.default.removeItem(atPath: table)
+        try FileManager.default.createDirectory(atPath: table, withIntermediateDirectories: false)
+        try await Task.sleep(for: .milliseconds(100))
+        let afterRemake = wakes.value
+        try #"{"id": "r3"}"#.write(toFile: table + "/r3.json", atomically: false, encoding: .utf8)
+        try await Self.waitFor { wakes.value > afterRemake }
+        _ = directory
+    }
+
+    private static func waitFor(_ condition: () -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !condition() {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("no file event within 10 s")
+                return
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+    #endif
+}
