@@ -19,7 +19,7 @@ public struct PendingOperation: Sendable, Equatable {
     /// The record's id.
     public var id: String
     /// The server version the change was made on (`If-Match`); `nil` for an insert.
-    public var baseVersion: String?
+    package var baseVersion: String?
     /// For a delete, the record as it was.
     package var item: JSONValue?
     /// For an update of a record the server keeps as deleted (a conflict settled by keeping the local side):
@@ -51,7 +51,7 @@ public struct PendingOperation: Sendable, Equatable {
     }
 
     /// The record this operation is about.
-    public var key: RecordKey { RecordKey(table: table, id: id) }
+    package var key: RecordKey { RecordKey(table: table, id: id) }
 
     /// Whether the clone `clone` sends the operation: it queued it, or nobody in git did. A clone outside git
     /// (`clone` nil) sends every operation it holds.

@@ -45,7 +45,7 @@ public struct LocalChange: Sendable, Equatable {
     package var baseVersion: String?
 
     /// The record this change is about.
-    public var key: RecordKey { RecordKey(table: table, id: id) }
+    package var key: RecordKey { RecordKey(table: table, id: id) }
 }
 
 /// What a scan of the record files found.

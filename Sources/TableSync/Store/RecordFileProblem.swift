@@ -6,9 +6,9 @@ public struct RecordFileProblem: Error, Sendable, Equatable, CustomStringConvert
     /// The path relative to the store (`tables/todo/a1.json`).
     public let path: String
     /// 1-based line of the problem, when it has one.
-    public let line: Int?
+    package let line: Int?
     /// 1-based column of the problem, when it has one.
-    public let column: Int?
+    package let column: Int?
     /// What is wrong, in words.
     public let reason: String
     /// Whether the file holds git's conflict markers: a merge not settled yet, which a commit must not stage.

@@ -3,12 +3,11 @@ import Synchronization
 
 /// Live sync: keeps a store and its server in step while it runs (`tablesync watch`).
 ///
-/// Hand edits, new files and deletions are pushed within ``WatchTiming/maximumDelay`` of their write (file events
-/// from inotify, settled for ``WatchTiming/settle``); server changes are pulled as soon as the server's change
-/// feed (``ChangeFeed``) names their table, with the usual incremental pull, so watermarks and crash safety are
-/// those of `sync`. Against a server without the feed (Azure Mobile Apps, Datasync) every query is pulled each
-/// ``Settings/pollInterval``; on a file system without inotify the store is scanned each
-/// ``Settings/scanInterval``.
+/// Hand edits, new files and deletions are pushed within half a second of their write (file events from
+/// inotify, a burst settled for a tenth of a second); server changes are pulled as soon as the server's change feed
+/// (`GET /changes`) names their table, with the usual incremental pull, so watermarks and crash safety are those
+/// of `sync`. Against a server without the feed (Azure Mobile Apps, Datasync) every query is pulled every 30
+/// seconds; on a file system without inotify the store is scanned every 10 seconds.
 ///
 /// The store's lock is held only while a run pushes or pulls, so other commands work between runs; a run that finds
 /// the lock taken waits for it. A failed run is tried again after a backoff with jitter, and the first run after a
@@ -23,21 +22,21 @@ import Synchronization
 /// ```
 public final class StoreWatcher: Sendable {
     /// How a watch runs.
-    public struct Settings: Sendable {
+    package struct Settings: Sendable {
         /// When runs happen.
-        public var timing = WatchTiming()
+        package var timing = WatchTiming()
         /// Seconds between pulls of every query when the server offers no change feed.
-        public var pollInterval: Double = 30
+        package var pollInterval: Double = 30
         /// Seconds between scans of the store when the file system reports no writes (no inotify); `nil` to rely on
         /// file events, falling back to 10 seconds when there are none.
-        public var scanInterval: Double?
+        package var scanInterval: Double?
         /// Called after ``WatchTiming/quietPeriod`` without a run that changed the store, and when the watch stops
         /// after such runs, with the store open and locked: `tablesync watch --commit` commits the store's files.
         /// Returns what to report (a commit's subject), or `nil` when nothing was done.
-        public var afterQuietPeriod: (@Sendable (SyncContext) async throws -> String?)?
+        package var afterQuietPeriod: (@Sendable (SyncContext) async throws -> String?)?
 
         /// The default settings: pushes within half a second, polls every 30 seconds without a feed, no commit.
-        public init() {}
+        package init() {}
     }
 
     private let directory: String
@@ -45,8 +44,14 @@ public final class StoreWatcher: Sendable {
     private let settings: Settings
     private let triggers = WatchTriggers()
 
-    /// A watcher of the store at (or above) `directory`, pushing and pulling with `options`.
-    public init(directory: String, options: SyncOptions = SyncOptions(), settings: Settings = Settings()) {
+    /// A watcher of the store at (or above) `directory`, pushing and pulling with `options`: pushes within half a
+    /// second of a write, polls every 30 seconds a server without the change feed, commits nothing.
+    public convenience init(directory: String, options: SyncOptions = SyncOptions()) {
+        self.init(directory: directory, options: options, settings: Settings())
+    }
+
+    /// A watcher with `settings` (`tablesync watch` sets them from its options).
+    package init(directory: String, options: SyncOptions, settings: Settings) {
         self.directory = directory
         self.options = options
         self.settings = settings
