@@ -93,6 +93,40 @@ import TestSupport
         await setup.stop()
     }
 
+    /// Stands for a person who gives up on an edit the server will not take (too large, or failing there every
+    /// time) and takes the server's side: the refusal carried no copy of the server's record, and taking the server's
+    /// side only dropped the operation, so the file kept the edit and the next push sent it again.
+    @Test("resolve --take-server on a record set aside reads the server's copy: the edit is gone and not sent again")
+    func takeServerOfARecordSetAside() async throws {
+        let setup = try await Setup(count: 30)
+        // A record the server never had, too large as well: taking the server's side removes it.
+        try setup.directory.write(
+            "store/tables/todo/new-huge.json",
+            #"{"id": "new-huge", "text": "\#(String(repeating: "a long text ", count: 8_000))"}"# + "\n")
+        let push = try await CLI.run(["-C", setup.store, "push", "--json", "--attempts", "1"])
+        #expect(push.status == 3, "\(push.stdout) \(push.stderr)")
+        #expect(
+            try JSONParser.parse(Array(push.stdout.utf8))["rejected"] == ["todo/huge", "todo/new-huge", "todo/poison"])
+
+        for record in ["todo/huge", "todo/new-huge"] {
+            let resolve = try await CLI.run(["-C", setup.store, "resolve", record, "--take-server"])
+            #expect(resolve.status == 0, "\(resolve.stdout) \(resolve.stderr)")
+        }
+        let huge = try JSONParser.parse(Array(try setup.directory.read("store/tables/todo/huge.json").utf8))
+        #expect(huge["text"] == "before", "the server's copy is in the file")
+        #expect(huge["version"] != nil)
+        #expect(!setup.directory.exists("store/tables/todo/new-huge.json"), "the server has no such record")
+
+        let status = try await CLI.run(["-C", setup.store, "status", "--json"])
+        #expect(!status.stdout.contains("todo/huge") && !status.stdout.contains("new-huge"), "\(status.stdout)")
+        setup.proxy.clearFaults()
+        let again = try await CLI.run(["-C", setup.store, "push", "--json"])
+        #expect(try JSONParser.parse(Array(again.stdout.utf8))["applied"] == 0, "only poison waits: \(again.stdout)")
+        let rows = try await Reliability.serverRows(setup.server.baseURL, table: "todo")
+        #expect(rows["huge"]?["text"] == "before" && rows["new-huge"] == nil)
+        await setup.stop()
+    }
+
     @Test(
         "a string holding U+0000, which PostgreSQL cannot store, is refused for its record alone; the rest of its batch goes",
         arguments: TestBackend.available)

@@ -33,6 +33,9 @@ public struct ConflictRecord: Sendable, Equatable {
     /// `false` for other refusals.
     package var isVersionConflict: Bool { status.map { [404, 409, 410, 412].contains($0) } ?? true }
 
+    /// Whether the server answered that it has no such record (404, 410): its side is known without asking.
+    var recordIsGone: Bool { status == 404 || status == 410 }
+
     /// What happened, in a few words: `update refused (HTTP 412)`, or `update held back` for one never sent.
     package var summary: String {
         status.map { "\(operation.kind.rawValue) refused (HTTP \($0))" }
