@@ -328,6 +328,97 @@ struct ChangeFeedTests {
         }
     }
 
+    /// Stands for a PostgreSQL restart, a failover or a proxy dropping an idle connection under a running server:
+    /// its listener's connection dies, and a write through another process while it is gone must still wake the
+    /// requests waiting on this one.
+    @Test(
+        "PostgreSQL: a listener whose connection dies reconnects; a write made meanwhile still wakes a waiting request",
+        arguments: Backend.postgresIfAvailable)
+    func listenerReconnects(backend: Backend) async throws {
+        let table = uniqueTableName()
+        let directory = TemporaryDirectory()
+        let database = try backend.database()
+        guard case .postgres(let location) = database else { return }
+        let arguments = ["--database", database.urlText, "--table", table]
+        let first = try await ServerProcess.start(arguments, logPath: directory.file("a.log"))
+        let second: ServerProcess
+        do {
+            second = try await ServerProcess.start(arguments, logPath: directory.file("b.log"))
+        } catch {
+            await first.stop()
+            throw error
+        }
+        do {
+            let watcher = FeedClient(port: first.port)
+            let writer = FeedClient(port: second.port)
+            var eTag = try #require(await watcher.ask(tables: table)?.header("etag"))
+            let waiting = try #require(watcher.startWaiting(tables: table, eTag: eTag, wait: 20))
+            try await Task.sleep(for: .milliseconds(300))
+            let ended = try await terminateListener(of: first.processIdentifier, location: location)
+            #expect(ended == 1, "the first process's listening connection was ended")
+            // Written while the first process listens to nothing: its notification is lost.
+            let written = try #require(await writer.write("POST", "/tables/\(table)", json: #"{"id":"r1"}"#))
+            #expect(written.status == 201)
+            let answer = try #require(await waiting.readAnswer(within: 10), "no answer after the listener came back")
+            #expect(answer.status == 200, "\(answer.text)")
+            eTag = try #require(answer.header("etag"))
+            #expect(first.log.contains("lost its PostgreSQL listener"), "\(first.log)")
+
+            // Back for good: the next write wakes a waiting request through the new connection.
+            let next = try #require(watcher.startWaiting(tables: table, eTag: eTag, wait: 20))
+            try await Task.sleep(for: .milliseconds(300))
+            let again = try #require(await writer.write("POST", "/tables/\(table)", json: #"{"id":"r2"}"#))
+            _ = try await Self.expectWoken(
+                next, after: again, eTag: eTag, feed: watcher, table: table, what: "a write after the reconnect")
+        } catch {
+            await first.stop()
+            await second.stop()
+            throw error
+        }
+        await first.stop()
+        await second.stop()
+    }
+
+    /// Ends (`pg_terminate_backend`) the `LISTEN` connection that server process `pid` holds, found by the local
+    /// ports of its sockets; returns how many connections were ended.
+    private func terminateListener(of pid: Int32, location: PostgresLocation) async throws -> Int {
+        let ports = Self.localPorts(ofProcess: pid).map { Int32($0) }
+        return try await withPostgresClient(location) { client in
+            let rows = try await client.query(
+                """
+                SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                WHERE datname = \(location.database) AND query ILIKE 'LISTEN%' AND client_port = ANY(\(ports))
+                """, logger: testLogger
+            ).collect()
+            return rows.count
+        }
+    }
+
+    /// The local TCP ports of process `pid`'s sockets (`/proc/PID/fd` and `/proc/net/tcp*`).
+    static func localPorts(ofProcess pid: Int32) -> Set<Int> {
+        let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
+        let inodes = Set(
+            descriptors.compactMap { name -> String? in
+                guard
+                    let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(name)"),
+                    target.hasPrefix("socket:[")
+                else { return nil }
+                return String(target.dropFirst("socket:[".count).dropLast())
+            })
+        var ports: Set<Int> = []
+        for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+            let text = (try? String(contentsOfFile: table, encoding: .utf8)) ?? ""
+            for line in text.split(separator: "\n").dropFirst() {
+                let fields = line.split(separator: " ")
+                guard fields.count > 9, inodes.contains(String(fields[9])),
+                    let port = fields[1].split(separator: ":").last.flatMap({ Int($0, radix: 16) })
+                else { continue }
+                ports.insert(port)
+            }
+        }
+        return ports
+    }
+
     @Test("1,000 waiting requests: the server's memory stays bounded, and SIGTERM answers them at once")
     func thousandWaiters() async throws {
         let table = uniqueTableName()
