@@ -38,7 +38,8 @@ struct AuthCostBenchmark {
             pem: try _RSA.Signing.PrivateKey(keySize: .bits2048).pemRepresentation)
         let (modulus, exponent) = try rsa.publicKey.getKeyPrimitives()
         let jwks =
-            #"{"keys":[{"kty":"RSA","kid":"bench","alg":"RS256","n":"\#(Self.base64URL(modulus))","e":"\#(Self.base64URL(exponent))"}]}"#
+            #"{"keys":[{"kty":"RSA","kid":"bench","alg":"RS256","n":"\#(Self.base64URL(modulus))","#
+            + #""e":"\#(Self.base64URL(exponent))"}]}"#
         try Data(jwks.utf8).write(to: URL(fileURLWithPath: directory + "/jwks.json"))
 
         let claims = Claims(

@@ -120,7 +120,10 @@ struct MarkdownCommand: AsyncParsableCommand {
         let bytes = try Data(contentsOf: URL(fileURLWithPath: results))
         let json = try JSONParser.parse(Array(bytes))
         print(
-            "\(json["machine"]?.stringValue ?? ""); \(json["records"]?.integerValue ?? 0) records, \(json["runs"]?.integerValue ?? 0) runs each; \(json["date"]?.stringValue ?? "")\n"
+            """
+            \(json["machine"]?.stringValue ?? ""); \(json["records"]?.integerValue ?? 0) records, \
+            \(json["runs"]?.integerValue ?? 0) runs each; \(json["date"]?.stringValue ?? "")\n
+            """
         )
         print(ResultTable.markdown(json))
         for note in json["notes"]?.arrayValue ?? [] { print("\nnote: \(note.stringValue ?? "")") }

@@ -114,7 +114,10 @@ struct BenchmarkSuite {
         results.rows += try await AuthCostBenchmark(binaries: configuration.binaries, work: work, samples: samples)
             .run()
         results.notes.append(
-            "A1: \(samples) requests per credential after 2 (pages) and 1 (batches) unmeasured, interleaved, on SQLite; every request's token is checked anew"
+            """
+            A1: \(samples) requests per credential after 2 (pages) and 1 (batches) unmeasured, interleaved, on SQLite; \
+            every request's token is checked anew
+            """
         )
     }
 
@@ -246,7 +249,10 @@ struct BenchmarkSuite {
         let counts = proxy.counts
         results.rows.append(Self.wireRow(what: "initial pull", counts: counts, records: served, direction: "pulled"))
         results.notes.append(
-            "P5 counts every byte through a TCP proxy on loopback (headers included; one run, not timed): pull \(counts.toServer) B to the server, \(counts.toClient) B back"
+            """
+            P5 counts every byte through a TCP proxy on loopback (headers included; one run, not timed): pull \
+            \(counts.toServer) B to the server, \(counts.toClient) B back
+            """
         )
     }
 
@@ -601,7 +607,10 @@ struct BenchmarkSuite {
         let first = min(runs * changed, records - runs * changed)
         for run in 0..<runs {
             progress(
-                "P10 run \(run + 1)/\(runs): commit, clone, \(changed) records changed on the server, the clone's first sync"
+                """
+                P10 run \(run + 1)/\(runs): commit, clone, \(changed) records changed on the server, the clone's first \
+                sync
+                """
             )
             try git.run(["add", "-A"])
             try git.run(identity + ["commit", "-q", "--no-verify", "--allow-empty", "-m", "synced"])
@@ -680,7 +689,10 @@ struct BenchmarkSuite {
             throw BenchError(
                 what: label,
                 detail:
-                    "the sync wrote \(written) pulled records, expected \(count): \(CanonicalJSON.string(sync).prefix(800))"
+                    """
+                    the sync wrote \(written) pulled records, expected \(count): \
+                    \(CanonicalJSON.string(sync).prefix(800))
+                    """
             )
         }
     }
@@ -769,7 +781,11 @@ struct BenchmarkSuite {
                     baseline: Sample(probeTimes["\(disk) syncfs"]!), target: nil, met: nil))
         }
         results.notes.append(
-            "P9: the busy neighbour rewrites \(configuration.busyDiskMegabytes) MB of a file without syncing; unwritten data (Dirty + Writeback) when each busy window started: \(unwritten.map { String(format: "%.0f", $0) }.joined(separator: ", ")) MB"
+            """
+            P9: the busy neighbour rewrites \(configuration.busyDiskMegabytes) MB of a file without syncing; unwritten \
+            data (Dirty + Writeback) when each busy window started: \
+            \(unwritten.map { String(format: "%.0f", $0) }.joined(separator: ", ")) MB
+            """
         )
     }
 
@@ -829,7 +845,10 @@ struct BenchmarkSuite {
             throw BenchError(
                 what: "tablesync",
                 detail:
-                    "\"\(member)\" is \(value.map(String.init) ?? "missing"), expected \(expected): \(run.standardOutput.prefix(500))"
+                    """
+                    \"\(member)\" is \(value.map(String.init) ?? "missing"), expected \(expected): \
+                    \(run.standardOutput.prefix(500))
+                    """
             )
         }
     }

@@ -85,7 +85,11 @@ struct ServerPagesBenchmark {
             try database.drop(large)
         }
         table.notes.append(
-            "S1: \(samples) pages per table at positions spread over it (after 3 unmeasured), one loopback connection, no gzip; the test PostgreSQL of scripts/postgres-for-tests.sh runs with fsync=off (reads are what is measured)"
+            """
+            S1: \(samples) pages per table at positions spread over it (after 3 unmeasured), one loopback connection, \
+            no gzip; the test PostgreSQL of scripts/postgres-for-tests.sh runs with fsync=off (reads are what is \
+            measured)
+            """
         )
         return table
     }
@@ -130,10 +134,12 @@ struct ServerPagesBenchmark {
             url,
             """
             INSERT INTO tablesync_records (table_name, id, created_at, updated_at, deleted, body)
-            SELECT '\(table)', 'r' || lpad(n::text, 7, '0'), \(firstTicks) + n * 10000, \(firstTicks) + n * 10000, false,
+            SELECT '\(table)', 'r' || lpad(n::text, 7, '0'), \(firstTicks) + n * 10000, \(firstTicks) + n * 10000, \
+            false,
                    jsonb_build_object('n', n, 'title', 'record ' || n, 'text', '\(text)')
             FROM generate_series(0::bigint, \(rows - 1)) AS n;
-            UPDATE tablesync_table_clock SET last_updated_at = \(firstTicks + Int64(rows - 1) * 10_000) WHERE table_name = '\(table)';
+            UPDATE tablesync_table_clock SET last_updated_at = \(firstTicks + Int64(rows - 1) * 10_000) WHERE \
+            table_name = '\(table)';
             ANALYZE tablesync_records;
             """)
     }
@@ -176,7 +182,10 @@ final class PageConnection {
         _ method: String, _ path: String, headers: [String] = [], body: [UInt8] = []
     ) throws -> (seconds: Double, body: [UInt8]) {
         var head =
-            "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nZUMO-API-VERSION: 3.0.0\r\nAccept: application/json\r\n"
+            """
+            \(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nZUMO-API-VERSION: 3.0.0\r\nAccept: \
+            application/json\r\n
+            """
         for header in headers { head += header + "\r\n" }
         if !body.isEmpty { head += "Content-Type: application/json\r\nContent-Length: \(body.count)\r\n" }
         let bytes = Array((head + "\r\n").utf8) + body

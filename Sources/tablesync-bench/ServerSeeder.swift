@@ -19,7 +19,8 @@ enum ServerSeeder {
             for table in tables {
                 let insert = try db.makeStatement(
                     sql: """
-                        INSERT INTO tablesync_records (table_name, id, created_at, updated_at, deleted, body) VALUES (?, ?, ?, ?, 0, ?)
+                        INSERT INTO tablesync_records (table_name, id, created_at, updated_at, deleted, body) VALUES \
+                        (?, ?, ?, ?, 0, ?)
                         """)
                 var ticks = firstTicks
                 for index in 0..<table.count {
@@ -32,7 +33,10 @@ enum ServerSeeder {
                 }
                 try db.execute(
                     sql:
-                        "UPDATE tablesync_table_clock SET last_updated_at = max(last_updated_at, ?) WHERE table_name = ?",
+                        """
+                        UPDATE tablesync_table_clock SET last_updated_at = \
+                        max(last_updated_at, ?) WHERE table_name = ?
+                        """,
                     arguments: [ticks, table.name])
             }
         }

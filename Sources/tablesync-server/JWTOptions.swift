@@ -17,14 +17,20 @@ struct JWTOptions: ParsableArguments {
     @Option(
         name: .customLong("jwt-jwks"),
         help: ArgumentHelp(
-            "The RS256 and ES256 keys: a JWKS URL (https://, or http:// on loopback) or file, loaded again when a token names an unknown kid.",
+            """
+            The RS256 and ES256 keys: a JWKS URL (https://, or http:// on loopback) or file, loaded again when a token \
+            names an unknown kid.
+            """,
             valueName: "URL|FILE"))
     var jwks: String?
 
     @Option(
         name: .customLong("jwt-hs256-key-file"),
         help:
-            "A file holding the HS256 shared key (at least 32 bytes; or the environment variable TABLESYNC_SERVER_JWT_KEY)."
+            """
+            A file holding the HS256 shared key (at least 32 bytes; or the environment variable \
+            TABLESYNC_SERVER_JWT_KEY).
+            """
     )
     var hs256KeyFile: String?
 

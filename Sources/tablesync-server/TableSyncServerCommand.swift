@@ -31,14 +31,25 @@ struct TableSyncServerCommand: AsyncParsableCommand {
 
     @Option(
         help:
-            "sqlite:PATH or postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=MODE&sslrootcert=FILE] (or TABLESYNC_SERVER_DATABASE; the password, sslmode and sslrootcert also from PGPASSWORD, PGSSLMODE and PGSSLROOTCERT). sslmode: disable, prefer (default), require, verify-ca, verify-full; verify-* trust the system's certificate authorities unless sslrootcert names a PEM file. Default: sqlite:tablesync-server.sqlite in the working directory."
+            """
+            sqlite:PATH or postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=MODE&sslrootcert=FILE] (or \
+            TABLESYNC_SERVER_DATABASE; the password, sslmode and sslrootcert also from PGPASSWORD, PGSSLMODE and \
+            PGSSLROOTCERT). sslmode: disable, prefer (default), require, verify-ca, verify-full; verify-* trust the \
+            system's certificate authorities unless sslrootcert names a PEM file. Default: \
+            sqlite:tablesync-server.sqlite in the working directory.
+            """
     )
     var database: String?
 
     @Option(
         name: .customLong("table"),
         help: ArgumentHelp(
-            "A table to serve, repeatable: NAME or NAME:option=value,… with softDelete=true|false, pageSize=N, maxTop=N, columns=name:type;… (types string, number, boolean, date) to accept only those properties, read= and write= anonymous|authenticated|role:NAME|disabled, and perUser=true to keep each user to their own records.",
+            """
+            A table to serve, repeatable: NAME or NAME:option=value,… with softDelete=true|false, pageSize=N, \
+            maxTop=N, columns=name:type;… (types string, number, boolean, date) to accept only those properties, read= \
+            and write= anonymous|authenticated|role:NAME|disabled, and perUser=true to keep each user to their own \
+            records.
+            """,
             valueName: "NAME[:OPTIONS]"))
     var tables: [String] = []
 
@@ -57,14 +68,20 @@ struct TableSyncServerCommand: AsyncParsableCommand {
     @Option(
         name: .customLong("max-page-bytes"),
         help:
-            "The most bytes the records of one page may take; a page ends before the record that would pass it, with a link to the next (default 8 MiB)."
+            """
+            The most bytes the records of one page may take; a page ends before the record that would pass it, with a \
+            link to the next (default 8 MiB).
+            """
     )
     var maxPageBytes: Int?
 
     @Option(
         name: .customLong("max-bulk-reads"),
         help:
-            "The most bulk reads (pages of more than 100 records, $filters that call functions) running at once; the others wait their turn, at most --statement-timeout, then 503 (default: half the cores, at least 1)."
+            """
+            The most bulk reads (pages of more than 100 records, $filters that call functions) running at once; the \
+            others wait their turn, at most --statement-timeout, then 503 (default: half the cores, at least 1).
+            """
     )
     var maxBulkReads: Int?
 
@@ -81,21 +98,30 @@ struct TableSyncServerCommand: AsyncParsableCommand {
     @Option(
         name: .customLong("postgres-pool-size"),
         help:
-            "The most connections to PostgreSQL this process opens at once (default 20); several instances on one database need their sum under its max_connections."
+            """
+            The most connections to PostgreSQL this process opens at once (default 20); several instances on one \
+            database need their sum under its max_connections.
+            """
     )
     var postgresPoolSize: Int?
 
     @Option(
         name: .customLong("header-timeout"),
         help:
-            "Seconds a client may take to send a request's line and headers, from their first byte; then 408 and the connection is closed (default 10)."
+            """
+            Seconds a client may take to send a request's line and headers, from their first byte; then 408 and the \
+            connection is closed (default 10).
+            """
     )
     var headerTimeout: Double?
 
     @Option(
         name: .customLong("body-timeout"),
         help:
-            "Seconds a client may take to send a request's body after its headers; then 408 and the connection is closed (default 60)."
+            """
+            Seconds a client may take to send a request's body after its headers; then 408 and the connection is \
+            closed (default 60).
+            """
     )
     var bodyTimeout: Double?
 
@@ -112,7 +138,10 @@ struct TableSyncServerCommand: AsyncParsableCommand {
     @Option(
         name: .customLong("statement-timeout"),
         help:
-            "Seconds a page read may run; then it is cancelled and the request answered 503 (default 30). Writes wait for their tables' locks unlimited."
+            """
+            Seconds a page read may run; then it is cancelled and the request answered 503 (default 30). Writes wait \
+            for their tables' locks unlimited.
+            """
     )
     var statementTimeout: Double?
 
@@ -140,7 +169,10 @@ struct TableSyncServerCommand: AsyncParsableCommand {
     @Option(
         name: .customLong("max-filter-growth"),
         help:
-            "The most times longer than what it reads a $filter's string functions may make a string (nested replace() calls multiply; default 16)."
+            """
+            The most times longer than what it reads a $filter's string functions may make a string (nested replace() \
+            calls multiply; default 16).
+            """
     )
     var maxFilterGrowth: Int?
 

@@ -133,7 +133,10 @@ private final class FuzzDatabase: @unchecked Sendable {
             ] + (0..<8).map { #"{"text":"\#(long)","when":"\#(long)","n":\#($0)}"# }
         for (index, body) in bodies.enumerated() {
             let insert =
-                "INSERT INTO \(RecordColumns.recordsTable) VALUES ('todo', 'r\(index)', \(index), \(index * 10), \(index % 2), '\(body)')"
+                """
+                INSERT INTO \(RecordColumns.recordsTable) VALUES ('todo', 'r\(index)', \(index), \(index * 10), \
+                \(index % 2), '\(body)')
+                """
             guard sqlite3_exec(handle, insert, nil, nil, nil) == SQLITE_OK else { fatalError("cannot insert \(body)") }
         }
     }
@@ -154,7 +157,10 @@ private final class FuzzDatabase: @unchecked Sendable {
             let elapsed = ContinuousClock.now - started
             if elapsed > Self.timeLimit + Self.grace {
                 fatalError(
-                    "a statement the cost check accepts ran \(elapsed), past the limit of \(Self.timeLimit) and its grace: \(statement.sql) with \(statement.bindings)"
+                    """
+                    a statement the cost check accepts ran \(elapsed), past the limit of \(Self.timeLimit) and its \
+                    grace: \(statement.sql) with \(statement.bindings)
+                    """
                 )
             }
         }

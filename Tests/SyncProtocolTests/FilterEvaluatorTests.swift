@@ -116,11 +116,17 @@ import TestSupport
         ("updatedAt in (2024-01-02T04:04:05.123+01:00)", true),
         // The Azure SDK's incremental pull filter.
         (
-            "(updatedAt gt datetimeoffset'2024-01-02T03:04:05.1230000+00:00') or ((updatedAt eq datetimeoffset'2024-01-02T03:04:05.1230000+00:00') and (id gt 'abb'))",
+            """
+            (updatedAt gt datetimeoffset'2024-01-02T03:04:05.1230000+00:00') or ((updatedAt eq \
+            datetimeoffset'2024-01-02T03:04:05.1230000+00:00') and (id gt 'abb'))
+            """,
             true
         ),
         (
-            "(updatedAt gt datetimeoffset'2024-01-02T03:04:05.1230000+00:00') or ((updatedAt eq datetimeoffset'2024-01-02T03:04:05.1230000+00:00') and (id gt 'abc'))",
+            """
+            (updatedAt gt datetimeoffset'2024-01-02T03:04:05.1230000+00:00') or ((updatedAt eq \
+            datetimeoffset'2024-01-02T03:04:05.1230000+00:00') and (id gt 'abc'))
+            """,
             false
         ),
         ("substringof('milk',text)", true),

@@ -168,7 +168,10 @@ import TestSupport
             .op(.ge, .p("updatedAt"), .date("2024-01-02T03:04:05.123Z"))
         ),
         (
-            "(updatedAt gt datetimeoffset'2024-01-02T03:04:05.1230000+00:00') or ((updatedAt eq datetimeoffset'2024-01-02T03:04:05.1230000+00:00') and (id gt 'abc'))",
+            """
+            (updatedAt gt datetimeoffset'2024-01-02T03:04:05.1230000+00:00') or ((updatedAt eq \
+            datetimeoffset'2024-01-02T03:04:05.1230000+00:00') and (id gt 'abc'))
+            """,
             .op(
                 .or,
                 .op(.gt, .p("updatedAt"), .date("2024-01-02T03:04:05.123Z")),
@@ -226,19 +229,32 @@ import TestSupport
         ("replace(text, 'a')", "column 1: replace takes 3 arguments, found 2"),
         (
             "isof(Edm.String)",
-            "column 9: expected ',' and a type such as Edm.String after the value in isof, found '.'; isof takes a value and a type, as in isof(text, Edm.String) (isof(type) tests the type of the record itself, which records of a table do not differ in)"
+            """
+            column 9: expected ',' and a type such as Edm.String after the value in isof, found '.'; isof takes a \
+            value and a type, as in isof(text, Edm.String) (isof(type) tests the type of the record itself, which \
+            records of a table do not differ in)
+            """
         ),
         (
             "isof(n, Edm.Int32)",
-            "column 9: isof supports Edm.String, Edm.Boolean, Edm.Double (the types a JSON value has), found 'Edm.Int32'"
+            """
+            column 9: isof supports Edm.String, Edm.Boolean, Edm.Double (the types \
+            a JSON value has), found 'Edm.Int32'
+            """
         ),
         (
             "isof(n, Edm.DateTimeOffset)",
-            "column 9: isof supports Edm.String, Edm.Boolean, Edm.Double (the types a JSON value has), found 'Edm.DateTimeOffset'"
+            """
+            column 9: isof supports Edm.String, Edm.Boolean, Edm.Double (the types a JSON value has), found \
+            'Edm.DateTimeOffset'
+            """
         ),
         (
             "isof(n, 5)",
-            "column 9: isof supports Edm.String, Edm.Boolean, Edm.Double (the types a JSON value has), found the number 5"
+            """
+            column 9: isof supports Edm.String, Edm.Boolean, Edm.Double (the types a \
+            JSON value has), found the number 5
+            """
         ),
         ("'milk", "column 1: unterminated string; a quote inside a string is written ''"),
         ("text eq 'it's'", "column 12: the string ends here; a quote inside a string is written ''"),
@@ -263,11 +279,17 @@ import TestSupport
         ("12abc", "column 3: unexpected 'a' after the number 12"),
         (
             "datetime'yesterday'",
-            "column 1: invalid date-time 'yesterday'; expected yyyy-MM-ddTHH:mm[:ss[.fffffff]] followed by Z or an offset such as +01:00"
+            """
+            column 1: invalid date-time 'yesterday'; expected yyyy-MM-ddTHH:mm[:ss[.fffffff]] followed by Z or an \
+            offset such as +01:00
+            """
         ),
         (
             "2024-13-02T03:04:05Z",
-            "column 1: invalid date-time '2024-13-02T03:04:05Z'; expected yyyy-MM-ddTHH:mm[:ss[.fffffff]] followed by Z or an offset such as +01:00"
+            """
+            column 1: invalid date-time '2024-13-02T03:04:05Z'; expected yyyy-MM-ddTHH:mm[:ss[.fffffff]] followed by Z \
+            or an offset such as +01:00
+            """
         ),
         ("guid'0000'", "column 1: unsupported literal guid'…'; use a 'string', a number or datetimeoffset'…'"),
         ("a.b eq 1", "column 2: expected an operator such as eq, and or add, found '.'"),

@@ -72,7 +72,10 @@ import TestSupport
     }
 
     static let texts = [
-        "(updatedAt gt datetimeoffset'2024-01-02T03:04:05.1230000+00:00') or ((updatedAt eq datetimeoffset'2024-01-02T03:04:05.1230000+00:00') and (id gt 'abc'))",
+        """
+        (updatedAt gt datetimeoffset'2024-01-02T03:04:05.1230000+00:00') or ((updatedAt eq \
+        datetimeoffset'2024-01-02T03:04:05.1230000+00:00') and (id gt 'abc'))
+        """,
         "(complete eq false)",
         "substringof('milk',text)",
         "a or b and not c eq -5 add x mul 2.5",

@@ -32,7 +32,10 @@ struct AbandonedRequestTests {
     static let longEnough = Duration.seconds(4)
 
     @Test(
-        "a page read abandoned by its client, or in flight when the server stops, frees the database long before it would have ended",
+        """
+        a page read abandoned by its client, or in flight when the server stops, frees the database long before it \
+        would have ended
+        """,
         arguments: Backend.available)
     func abandonedReadStops(backend: Backend) async throws {
         let database = try await sideDatabase(backend, suffix: "_abandoned")
@@ -135,7 +138,10 @@ struct AbandonedRequestTests {
             let body = CanonicalJSON.encode(BatchRequest(operations: operations).json, style: .compact)
             let connection = try #require(RawHTTPConnection(port: port))
             await connection.send(
-                "POST /batch HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\nContent-Length: \(body.count)\r\n\r\n"
+                """
+                POST /batch HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\nContent-Length: \
+                \(body.count)\r\n\r\n
+                """
             )
             await connection.send(body)
             #expect(await connection.readAnswer(within: 120)?.status == 200)

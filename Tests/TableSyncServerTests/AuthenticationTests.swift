@@ -29,7 +29,10 @@ struct AuthenticationTests {
     }
 
     @Test(
-        "a token expired, not yet valid, of another issuer or audience, signed with another key, alg none, HS256 keyed with the RSA public key, or tampered: each the same 401"
+        """
+        a token expired, not yet valid, of another issuer or audience, signed with another key, alg none, HS256 keyed \
+        with the RSA public key, or tampered: each the same 401
+        """
     )
     func refusedTokens() async throws {
         let issuer = try TestTokenIssuer(rsaKeyIDs: ["rsa-1"], ecKeyIDs: ["ec-1"])

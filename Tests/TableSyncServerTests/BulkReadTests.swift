@@ -245,7 +245,10 @@ struct BulkReadTests {
     // MARK: Over HTTP
 
     @Test(
-        "over HTTP: small reads pass waiting bulk reads, a wait ends in 503 with Retry-After, a client that leaves leaves the queue",
+        """
+        over HTTP: small reads pass waiting bulk reads, a wait ends in 503 with Retry-After, a client that leaves \
+        leaves the queue
+        """,
         arguments: Backend.available)
     func overHTTP(backend: Backend) async throws {
         let table = uniqueTableName()
@@ -273,8 +276,9 @@ struct BulkReadTests {
     private static func checkTurns(port: Int, table: String) async throws {
         try await Self.seed(port: port, table: table)
         // Far longer than the limit on either database: each evaluation builds strings of 320 KB.
+        let filter = TablePath.percentEncodeQueryComponent(AbandonedRequestTests.filter(chains: 20))
         let costly =
-            "GET /tables/\(table)?$filter=\(TablePath.percentEncodeQueryComponent(AbandonedRequestTests.filter(chains: 20))) HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\n\r\n"
+            "GET /tables/\(table)?$filter=\(filter) HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\n\r\n"
         let reads = try (0..<3).map { _ in try #require(RawHTTPConnection(port: port)) }
         let leaving = try #require(RawHTTPConnection(port: port))
         // Sent together: one read takes the turn and runs to the limit, the next runs after it, and the third's wait
@@ -326,7 +330,10 @@ struct BulkReadTests {
         let body = CanonicalJSON.encode(BatchRequest(operations: operations).json, style: .compact)
         let connection = try #require(RawHTTPConnection(port: port))
         await connection.send(
-            "POST /batch HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\nContent-Length: \(body.count)\r\n\r\n"
+            """
+            POST /batch HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: \
+            3.0.0\r\nContent-Length: \(body.count)\r\n\r\n
+            """
         )
         await connection.send(body)
         #expect(await connection.readAnswer(within: 120)?.status == 200)

@@ -380,17 +380,21 @@ struct ChangeFeedTests {
     }
 
     /// Ends (`pg_terminate_backend`) the `LISTEN` connection that server process `pid` holds, found by the local
-    /// ports of its sockets; returns how many connections were ended.
+    /// ports of its sockets, waiting up to 10 s for the process to have opened it; returns how many were ended.
     private func terminateListener(of pid: Int32, location: PostgresLocation) async throws -> Int {
-        let ports = Self.localPorts(ofProcess: pid).map { Int32($0) }
-        return try await withPostgresClient(location) { client in
-            let rows = try await client.query(
-                """
-                SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-                WHERE datname = \(location.database) AND query ILIKE 'LISTEN%' AND client_port = ANY(\(ports))
-                """, logger: testLogger
-            ).collect()
-            return rows.count
+        let deadline = ContinuousClock.now + .seconds(10)
+        while true {
+            let ports = Self.localPorts(ofProcess: pid).map { Int32($0) }
+            let ended = try await withPostgresClient(location) { client in
+                try await client.query(
+                    """
+                    SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                    WHERE datname = \(location.database) AND query ILIKE 'LISTEN%' AND client_port = ANY(\(ports))
+                    """, logger: testLogger
+                ).collect().count
+            }
+            if ended > 0 || ContinuousClock.now > deadline { return ended }
+            try await Task.sleep(for: .milliseconds(100))
         }
     }
 

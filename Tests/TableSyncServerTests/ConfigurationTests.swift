@@ -23,14 +23,20 @@ struct ConfigurationTests {
         #expect(try TableOptions.parse("todo").schema == nil)
         #expect(
             throws: ConfigurationError(
-                "--table todo:columns=rank:int: columns: the column 'rank' has the unknown type 'int'; use string, number, boolean, date"
+                """
+                --table todo:columns=rank:int: columns: the column 'rank' has the unknown type 'int'; use string, \
+                number, boolean, date
+                """
             )
         ) {
             try TableOptions.parse("todo:columns=rank:int")
         }
         #expect(
             throws: ConfigurationError(
-                "--table todo:columns=id:string: columns: 'id' is a system property; the server manages it and it cannot be declared"
+                """
+                --table todo:columns=id:string: columns: 'id' is a system property; the server manages it and it \
+                cannot be declared
+                """
             )
         ) {
             try TableOptions.parse("todo:columns=id:string")
@@ -121,7 +127,8 @@ struct ConfigurationTests {
     func jwtSettings() throws {
         let file = try ServerConfigurationFile.parse(
             #"""
-            {"jwt": {"issuer": "https://id.example/", "audience": "api", "jwks": "https://id.example/keys", "leeway": 30, "roleClaim": "groups"}}
+            {"jwt": {"issuer": "https://id.example/", "audience": "api", "jwks": "https://id.example/keys", \#
+            "leeway": 30, "roleClaim": "groups"}}
             """#, path: "s.json")
         #expect(
             file.jwt.issuer == "https://id.example/" && file.jwt.jwks == "https://id.example/keys"
@@ -188,7 +195,8 @@ struct ConfigurationTests {
             try ServerConfigurationFile.parse(#"{"idleTimeout": "long"}"#, path: "s.json")
         }
         let costs = try ServerConfigurationFile.parse(
-            #"{"statementTimeout": 0.5, "shutdownTimeout": 3, "maxFilterDepth": 10, "maxFilterTerms": 99, "maxFilterGrowth": 4}"#,
+            #"{"statementTimeout": 0.5, "shutdownTimeout": 3, "maxFilterDepth": 10, "maxFilterTerms": 99, "#
+                + #""maxFilterGrowth": 4}"#,
             path: "s.json")
         #expect(costs.statementTimeout == 0.5 && costs.shutdownTimeout == 3)
         #expect(costs.maxFilterDepth == 10 && costs.maxFilterTerms == 99 && costs.maxFilterGrowth == 4)
@@ -257,7 +265,10 @@ struct ConfigurationTests {
         #expect(file.tables.first?.maxTop == 50)
         #expect(
             throws: ConfigurationError(
-                "s.json: table todo: columns: the type of the column 'rank' must be a string: string, number, boolean or date"
+                """
+                s.json: table todo: columns: the type of the column 'rank' must be a string: string, number, boolean \
+                or date
+                """
             )
         ) {
             try ServerConfigurationFile.parse(

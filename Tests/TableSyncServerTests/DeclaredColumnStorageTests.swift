@@ -109,7 +109,10 @@ struct DeclaredColumnStorageTests {
             let wrongType = try await refusal("rank:number;text:string;due:string")
             #expect(
                 wrongType.contains(
-                    "table \(table): the stored record 'r2' does not fit the declared columns: the property 'rank' must be a number"
+                    """
+                    table \(table): the stored record 'r2' does not fit the declared columns: the property 'rank' must \
+                    be a number
+                    """
                 ))
             #expect(wrongType.contains("Serve the table without columns"))
             #expect(try await indexes().isEmpty, "a refused start changes nothing")

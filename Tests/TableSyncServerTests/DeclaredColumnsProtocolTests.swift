@@ -14,7 +14,10 @@ struct DeclaredColumnsProtocolTests {
     }
 
     @Test(
-        "POST, PATCH, PUT and batch operations refuse undeclared properties and wrong types with 400 naming the property",
+        """
+        POST, PATCH, PUT and batch operations refuse undeclared properties and \
+        wrong types with 400 naming the property
+        """,
         arguments: Backend.available)
     func everyWriteIsValidated(backend: Backend) async throws {
         let table = uniqueTableName()

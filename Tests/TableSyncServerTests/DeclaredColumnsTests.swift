@@ -34,7 +34,10 @@ struct DeclaredColumnsTests {
             ("Deleted:boolean", "'Deleted' is a system property; the server manages it and it cannot be declared"),
             (
                 "a-b:string",
-                "the column name 'a-b' is not a plain property name (ASCII letters, digits and _, not starting with a digit)"
+                """
+                the column name 'a-b' is not a plain property name (ASCII letters, digits and _, not starting with a \
+                digit)
+                """
             )
         ])
     func badDeclarations(text: String, message: String) {
@@ -62,7 +65,10 @@ struct DeclaredColumnsTests {
     static let invalid: [([String: JSONValue], String)] = [
         (
             ["colour": "red", "text": 5],
-            "the property 'colour' is not declared; the declared columns are done (boolean), due (date), rank (number), text (string)"
+            """
+            the property 'colour' is not declared; the declared columns are done (boolean), due (date), rank (number), \
+            text (string)
+            """
         ),
         (["text": 5], "the property 'text' must be a string, or null, not a number"),
         (["rank": "5"], "the property 'rank' must be a number, or null, not a string"),
@@ -80,7 +86,10 @@ struct DeclaredColumnsTests {
         ),
         (
             ["due": "2024-05-01T10:20:30.1234Z"],
-            "the property 'due' has more precision than a millisecond ('2024-05-01T10:20:30.1234Z'); dates are stored as yyyy-MM-ddTHH:mm:ss.fffZ"
+            """
+            the property 'due' has more precision than a millisecond ('2024-05-01T10:20:30.1234Z'); dates are stored \
+            as yyyy-MM-ddTHH:mm:ss.fffZ
+            """
         )
     ]
 
@@ -121,7 +130,10 @@ struct DeclaredColumnsTests {
         // PostgreSQL's casts are guarded: the index is built over every version of the table's rows, fitting or not.
         #expect(
             DeclaredColumnSQL.value(Self.rank, dialect: .postgres)
-                == "(CASE WHEN jsonb_typeof(body -> 'rank') = 'number' THEN CAST(body ->> 'rank' AS DOUBLE PRECISION) END)"
+                == """
+                (CASE WHEN jsonb_typeof(body -> 'rank') = 'number' THEN CAST(body ->> 'rank' AS DOUBLE PRECISION) \
+                END)
+                """
         )
         #expect(
             DeclaredColumnSQL.value(Self.done, dialect: .postgres)
@@ -144,11 +156,16 @@ struct DeclaredColumnsTests {
         #expect(name != DeclaredColumnSQL.indexName(table: "todo2", column: Self.rank))
         #expect(
             DeclaredColumnSQL.createIndex(table: "todo", column: Self.rank, dialect: .sqlite)
-                == #"CREATE INDEX IF NOT EXISTS \#(name) ON tablesync_records (json_extract(body, '$."rank"'), id) WHERE table_name = 'todo'"#
+                == #"CREATE INDEX IF NOT EXISTS \#(name) ON tablesync_records (json_extract(body, '$."rank"'), id) "#
+                + #"WHERE table_name = 'todo'"#
         )
         #expect(
             DeclaredColumnSQL.createIndex(table: "todo", column: Self.rank, dialect: .postgres)
-                == "CREATE INDEX CONCURRENTLY IF NOT EXISTS \(name) ON tablesync_records (((CASE WHEN jsonb_typeof(body -> 'rank') = 'number' THEN CAST(body ->> 'rank' AS DOUBLE PRECISION) END)) NULLS FIRST, id) WHERE table_name = 'todo'"
+                == """
+                CREATE INDEX CONCURRENTLY IF NOT EXISTS \(name) ON tablesync_records (((CASE WHEN \
+                jsonb_typeof(body -> 'rank') = 'number' THEN CAST(body ->> 'rank' AS DOUBLE PRECISION) END)) NULLS \
+                FIRST, id) WHERE table_name = 'todo'
+                """
         )
         #expect(
             DeclaredColumnSQL.createIndex(table: "todo", column: Self.text, dialect: .postgres).contains(
@@ -218,7 +235,10 @@ struct DeclaredColumnsTests {
     func undeclaredFilter() throws {
         #expect(
             throws: FilterTranslationError(
-                "'colour' is not a column of this table; its columns are done (boolean), due (date), rank (number), text (string)"
+                """
+                'colour' is not a column of this table; its columns are done (boolean), due (date), rank (number), \
+                text (string)
+                """
             )
         ) {
             try FilterSQLTranslator.translate(

@@ -24,7 +24,10 @@ struct ExpensiveQueryTests {
         let body = CanonicalJSON.encode(BatchRequest(operations: operations).json, style: .compact)
         let connection = try #require(RawHTTPConnection(port: server.port))
         await connection.send(
-            "POST /batch HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\n\r\n"
+            """
+            POST /batch HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\nContent-Type: \
+            application/json\r\nContent-Length: \(body.count)\r\n\r\n
+            """
         )
         await connection.send(body)
         #expect(await connection.readAnswer(within: 60)?.status == 200)
@@ -112,7 +115,10 @@ struct ExpensiveQueryTests {
             let filter = AbandonedRequestTests.filter(chains: 20)
             let costly = try #require(RawHTTPConnection(port: server.port))
             await costly.send(
-                "GET /tables/\(table)?$filter=\(TablePath.percentEncodeQueryComponent(filter)) HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\n\r\n"
+                """
+                GET /tables/\(table)?$filter=\(TablePath.percentEncodeQueryComponent(filter)) HTTP/1.1\r\nHost: \
+                127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\n\r\n
+                """
             )
             try await Task.sleep(for: .milliseconds(300))
             // Waits for the pool's only connection, which the costly read holds until it is cancelled.
@@ -142,7 +148,10 @@ struct ExpensiveQueryTests {
         for index in 0..<5 {
             let connection = try #require(RawHTTPConnection(port: port))
             await connection.send(
-                "POST /tables/\(table) HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\nContent-Length: 1000\r\n\r\n{\"id\":\"h\(index)\""
+                """
+                POST /tables/\(table) HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\nContent-Length: \
+                1000\r\n\r\n{\"id\":\"h\(index)\"
+                """
             )
             hanging.append(connection)
         }
@@ -160,7 +169,10 @@ struct ExpensiveQueryTests {
     }
 
     @Test(
-        "PostgreSQL: SIGTERM ends the server within its bound while a write waits for a lock and ignores its cancellation",
+        """
+        PostgreSQL: SIGTERM ends the server within its bound while a write waits \
+        for a lock and ignores its cancellation
+        """,
         arguments: Backend.postgresIfAvailable)
     func sigtermWhileCancellationHangs(backend: Backend) async throws {
         let table = uniqueTableName()
@@ -182,7 +194,10 @@ struct ExpensiveQueryTests {
                 let writing = try #require(RawHTTPConnection(port: port))
                 let body = "{\"id\":\"locked\"}"
                 await writing.send(
-                    "POST /tables/\(table) HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+                    """
+                    POST /tables/\(table) HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\nContent-Length: \
+                    \(body.utf8.count)\r\n\r\n\(body)
+                    """
                 )
                 #expect(await writing.readAnswer(within: 1) == nil, "the write waits for the lock")
                 let started = ContinuousClock.now

@@ -12,19 +12,28 @@ struct FilterCostTests {
     static let cases: [(String, String?)] = [
         ("text eq 'milk'", nil),
         (
-            "(updatedAt gt datetimeoffset'2024-05-01T10:20:30.123Z') or (updatedAt eq datetimeoffset'2024-05-01T10:20:30.123Z' and id gt 'a')",
+            """
+            (updatedAt gt datetimeoffset'2024-05-01T10:20:30.123Z') or (updatedAt eq \
+            datetimeoffset'2024-05-01T10:20:30.123Z' and id gt 'a')
+            """,
             nil
         ),
         ("replace(text, ' ', '%20') eq 'a'", nil),
         ("replace(replace(replace(replace(text, 'a', 'bb'), 'b', 'cc'), 'c', 'dd'), 'd', 'ee') eq 'x'", nil),
         (
-            "replace(replace(replace(replace(replace(text, 'a', 'bb'), 'b', 'cc'), 'c', 'dd'), 'd', 'ee'), 'e', 'ff') eq 'x'",
+            """
+            replace(replace(replace(replace(replace(text, 'a', 'bb'), 'b', 'cc'), 'c', 'dd'), 'd', 'ee'), 'e', 'ff') \
+            eq 'x'
+            """,
             "32 times as long"
         ),
         ("replace(text, 'a', 'abcdefghijklmnopq') eq 'x'", "17 times as long"),
         ("length(replace(replace(text, 'a', 'aaaaa'), 'a', 'aaaaa')) gt 1", "25 times as long"),
         (
-            "concat(concat(concat(text, text), concat(text, text)), concat(concat(text, text), concat(text, text))) eq 'x'",
+            """
+            concat(concat(concat(text, text), concat(text, text)), concat(concat(text, text), concat(text, text))) eq \
+            'x'
+            """,
             nil
         ),
         ("replace(concat(text, text), 'a', 'aaaaaaaaa') eq 'x'", "18 times as long"),
@@ -33,7 +42,10 @@ struct FilterCostTests {
         ("tolower(toupper(trim(substring(text, 1)))) eq 'x'", nil),
         ("not (not (not (not (not (not (not (not (done eq true))))))))", "nested 10 levels deep"),
         (
-            "id in ('a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l', 'm', 'n', 'o', 'p', 'q', 'r', 's', 't')",
+            """
+            id in ('a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l', \
+            'm', 'n', 'o', 'p', 'q', 'r', 's', 't')
+            """,
             "22 terms"
         )
     ]

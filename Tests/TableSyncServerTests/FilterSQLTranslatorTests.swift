@@ -38,9 +38,15 @@ struct FilterSQLTranslatorTests {
         Case(
             expression: .binary(.lt, .property("n"), .literal(.integer(3))),
             sqlite:
-                "COALESCE((CASE WHEN json_type(body, ?2) IN ('integer', 'real') THEN json_extract(body, ?3) END) < ?1, FALSE)",
+                """
+                COALESCE((CASE WHEN json_type(body, ?2) IN ('integer', 'real') THEN json_extract(body, ?3) END) < ?1, \
+                FALSE)
+                """,
             postgres:
-                "COALESCE((CASE WHEN jsonb_typeof(body -> $2) = 'number' THEN CAST(body ->> $2 AS DOUBLE PRECISION) END) < $1, FALSE)",
+                """
+                COALESCE((CASE WHEN jsonb_typeof(body -> $2) = 'number' THEN CAST(body ->> $2 AS DOUBLE PRECISION) \
+                END) < $1, FALSE)
+                """,
             bindings: [.integer(3), .text("$.\"n\""), .text("$.\"n\"")]),
         Case(
             expression: .unary(.not, .property("done")),

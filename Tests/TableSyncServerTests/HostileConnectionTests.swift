@@ -23,7 +23,10 @@ struct HostileConnectionTests {
     private static func post(_ table: String, id: String, extra: String = "") -> String {
         let body = "{\"id\":\"\(id)\",\"text\":\"\(id)\"}"
         return
-            "POST /tables/\(table) HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\nContent-Type: application/json\r\n\(extra)Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
+            """
+            POST /tables/\(table) HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\nContent-Type: \
+            application/json\r\n\(extra)Content-Length: \(body.utf8.count)\r\n\r\n\(body)
+            """
     }
 
     private static func get(_ target: String, version: String = "HTTP/1.1", extra: String = "") -> String {
@@ -101,7 +104,10 @@ struct HostileConnectionTests {
         try await withLiveServer(backend, tables: [table], configure: { $0.bodyTimeout = Self.bodyTimeout }) { server in
             let connection = try Self.connect(server)
             await connection.send(
-                "POST /tables/\(table) HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\nContent-Length: 100\r\n\r\n{\"id\":\"slow\""
+                """
+                POST /tables/\(table) HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\nContent-Length: \
+                100\r\n\r\n{\"id\":\"slow\"
+                """
             )
             await Self.expectLastAnswer(
                 connection, within: Self.seconds(Self.bodyTimeout) + Self.grace, status: 408, mentioning: "body")
@@ -134,7 +140,10 @@ struct HostileConnectionTests {
         try await withLiveServer(backend, tables: [table], configure: { $0.maxBodySize = 4096 }) { server in
             let connection = try Self.connect(server)
             await connection.send(
-                "POST /tables/\(table) HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\nContent-Length: 999999999999\r\n\r\n{"
+                """
+                POST /tables/\(table) HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\nContent-Length: \
+                999999999999\r\n\r\n{
+                """
             )
             // Well under the body timeout (60 s): the answer does not wait for the body.
             await Self.expectLastAnswer(connection, within: 10, status: 413, mentioning: "4096")

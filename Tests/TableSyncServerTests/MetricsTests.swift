@@ -57,7 +57,10 @@ struct MetricsTests {
     }
 
     @Test(
-        "a scrape after real requests counts them by route and status, with durations, pages, timeouts, refusals and the pool",
+        """
+        a scrape after real requests counts them by route and status, with durations, pages, timeouts, refusals and \
+        the pool
+        """,
         arguments: Backend.available)
     func scrapeAfterRequests(backend: Backend) async throws {
         let table = uniqueTableName()
@@ -68,7 +71,10 @@ struct MetricsTests {
                 let body = "{\"id\":\"r\(index)\",\"text\":\"\(String(repeating: "x", count: 600))\"}"
                 let connection = try #require(RawHTTPConnection(port: port))
                 await connection.send(
-                    "POST /tables/\(table) HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+                    """
+                    POST /tables/\(table) HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\nContent-Length: \
+                    \(body.utf8.count)\r\n\r\n\(body)
+                    """
                 )
                 #expect(await connection.readAnswer(within: 30)?.status == 201)
             }

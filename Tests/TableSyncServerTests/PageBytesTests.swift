@@ -79,7 +79,10 @@ struct PageBytesTests {
     }
 
     @Test(
-        "a page's encoded body is the canonical JSON of the whole answer, and a page ends before the record past its limit"
+        """
+        a page's encoded body is the canonical JSON of the whole answer, and a page ends before the record past its \
+        limit
+        """
     )
     func encodedPageBody() throws {
         let records = (0..<5).map { index in
@@ -223,7 +226,10 @@ struct PageBytesTests {
                     }
                 ).json, style: .compact)
             await connection.send(
-                "POST /batch HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\nContent-Length: \(body.count)\r\n\r\n"
+                """
+                POST /batch HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\nContent-Length: \
+                \(body.count)\r\n\r\n
+                """
             )
             await connection.send(body)
             #expect(await connection.readAnswer(within: 60)?.status == 200)

@@ -15,7 +15,10 @@ struct PerUserRowsTests {
     ]
 
     @Test(
-        "another user's record is a missing one: read, guessed ids with their versions, undelete, batch, count, filters",
+        """
+        another user's record is a missing one: read, guessed ids with their \
+        versions, undelete, batch, count, filters
+        """,
         arguments: Backend.available)
     func anotherUsersRecordIsMissing(backend: Backend) async throws {
         let table = uniqueTableName()

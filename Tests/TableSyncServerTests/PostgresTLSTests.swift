@@ -32,14 +32,20 @@ struct PostgresTLSTests {
 
         #expect(
             throws: ConfigurationError(
-                "--database postgres://me:***@db.example:5433/sync?sslmode=verify: sslmode must be one of disable, prefer, require, verify-ca, verify-full, not 'verify'"
+                """
+                --database postgres://me:***@db.example:5433/sync?sslmode=verify: sslmode must be one of disable, \
+                prefer, require, verify-ca, verify-full, not 'verify'
+                """
             )
         ) {
             try DatabaseLocation.parse(url + "?sslmode=verify")
         }
         #expect(
             throws: ConfigurationError(
-                "--database postgres://me:***@db.example:5433/sync?ssl_mode=require: unknown parameter 'ssl_mode' (known: sslmode, sslrootcert)"
+                """
+                --database postgres://me:***@db.example:5433/sync?ssl_mode=require: unknown parameter 'ssl_mode' \
+                (known: sslmode, sslrootcert)
+                """
             )
         ) {
             try DatabaseLocation.parse(url + "?ssl_mode=require")
@@ -94,7 +100,10 @@ struct PostgresTLSTests {
             #expect(try await location.checkConnection(logger: testLogger) == encrypted, "check before start, \(query)")
             try await withPostgresClient(location) { client in
                 let rows = try await client.query(
-                    "SELECT ssl, application_name FROM pg_stat_ssl JOIN pg_stat_activity USING (pid) WHERE pid = pg_backend_pid()",
+                    """
+                    SELECT ssl, application_name FROM pg_stat_ssl JOIN pg_stat_activity USING (pid) WHERE pid = \
+                    pg_backend_pid()
+                    """,
                     logger: testLogger
                 ).collect()
                 let (ssl, application) = try #require(rows.first).decode((Bool, String).self)
@@ -121,7 +130,10 @@ struct PostgresTLSTests {
         }
         #expect(
             throws: ConfigurationError(
-                "sslrootcert /nonexistent/ca.pem: no such readable file (a PEM file of the certificate authorities to trust)"
+                """
+                sslrootcert /nonexistent/ca.pem: no such readable file (a PEM file of the certificate authorities to \
+                trust)
+                """
             )
         ) {
             try Self.testLocation("?sslmode=verify-full&sslrootcert=%2Fnonexistent%2Fca.pem").clientConfiguration(

@@ -56,7 +56,10 @@ struct ReliabilityAttackTests {
     static let exitGrace = Duration.seconds(3)
 
     @Test(
-        "interactive clients keep working, memory stays bounded, SIGTERM ends the server in time and no acknowledged write is lost, under an attack mix",
+        """
+        interactive clients keep working, memory stays bounded, SIGTERM ends the server in time and no acknowledged \
+        write is lost, under an attack mix
+        """,
         arguments: Backend.available, bulkReadLimits)
     func attackMix(backend: Backend, maxBulkReads: Int?) async throws {
         let database = try backend.database()
@@ -109,11 +112,17 @@ struct ReliabilityAttackTests {
             print("attack mix: \(report)")
             #expect(
                 interactiveAnswers.unexpected.isEmpty,
-                "interactive answers that are 5xx but not a 503 with Retry-After, or none: \(interactiveAnswers.unexpected.prefix(10)); \(report)"
+                """
+                interactive answers that are 5xx but not a 503 with Retry-After, or none: \
+                \(interactiveAnswers.unexpected.prefix(10)); \(report)
+                """
             )
             #expect(
                 answers.unexpected.isEmpty,
-                "answers that are 5xx but not a 503 with Retry-After, or none: \(answers.unexpected.prefix(10)); \(report)"
+                """
+                answers that are 5xx but not a 503 with Retry-After, or none: \(answers.unexpected.prefix(10)); \
+                \(report)
+                """
             )
             #expect(
                 exit <= .seconds(Self.mix.shutdownTimeout) + ServerConfiguration.cancellationTimeout + Self.exitGrace,
@@ -269,12 +278,16 @@ struct ReliabilityAttackTests {
         let (quietP50, quietP99) = (percentile(quiet, 0.5), percentile(quiet, 0.99))
         let (attackP50, attackP99) = (percentile(underAttack, 0.5), percentile(underAttack, 0.99))
         return """
-            \(backend), --max-bulk-reads \(maxBulkReads.map(String.init) ?? "default"): interactive requests quiet \(quiet.count) \
+            \(backend), --max-bulk-reads \(maxBulkReads.map(String.init) ?? "default"): interactive requests quiet \
+            \(quiet.count) \
             (p50 \(milliseconds(quietP50)), p99 \(milliseconds(quietP99))), under attack \(underAttack.count) \
             (p50 \(milliseconds(attackP50)), p99 \(milliseconds(attackP99))): p50 \(ratio(attackP50, quietP50)), \
-            p99 \(ratio(attackP99, quietP99)); RSS idle \(idleRSS / 1_000_000) MB, peak under attack \(peakRSS / 1_000_000) MB \
-            (\(String(format: "%.2f", Double(peakRSS) / Double(max(1, idleRSS))))×); exit \(milliseconds(exit)) after SIGTERM \
-            (status \(exitStatus)); \(acknowledged) writes acknowledged; interactive answers \(interactiveAnswers.statusSummary), \
+            p99 \(ratio(attackP99, quietP99)); RSS idle \(idleRSS / 1_000_000) MB, peak under attack \
+            \(peakRSS / 1_000_000) MB \
+            (\(String(format: "%.2f", Double(peakRSS) / Double(max(1, idleRSS))))×); exit \(milliseconds(exit)) after \
+            SIGTERM \
+            (status \(exitStatus)); \(acknowledged) writes acknowledged; interactive answers \
+            \(interactiveAnswers.statusSummary), \
             others \(answers.statusSummary); attack: \(attack)
             """
     }
@@ -385,7 +398,11 @@ private final class Attack: Sendable {
 
     var summary: String {
         counts.withLock {
-            "\($0.slowConnections) slow connections, \($0.costlyFilters) costly filters answered, \($0.largePageAnswers) large pages answered (\($0.largePages) with 200), \($0.pipelinedRounds) of \($0.pipelinedRoundsSent) pipelined rounds of 4 answered, \($0.stalledPages) large pages left unread"
+            """
+            \($0.slowConnections) slow connections, \($0.costlyFilters) costly filters answered, \
+            \($0.largePageAnswers) large pages answered (\($0.largePages) with 200), \($0.pipelinedRounds) of \
+            \($0.pipelinedRoundsSent) pipelined rounds of 4 answered, \($0.stalledPages) large pages left unread
+            """
         }
     }
 
@@ -521,7 +538,10 @@ private final class Attack: Sendable {
                 }
                 if received[0].status == 201, received[1].status != 200 || !received[1].text.contains(id) {
                     answers.fault(
-                        "the read of \(id) after its pipelined insert: \(received[1].status) \(received[1].text.prefix(200))"
+                        """
+                        the read of \(id) after its pipelined insert: \(received[1].status) \
+                        \(received[1].text.prefix(200))
+                        """
                     )
                 }
                 counts.withLock { $0.pipelinedRounds += 1 }

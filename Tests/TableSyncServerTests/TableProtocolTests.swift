@@ -88,7 +88,10 @@ struct TableProtocolTests {
     }
 
     @Test(
-        "update: PATCH merges, PUT replaces, 400 for id mismatch, 412 for stale If-Match, 409 for a stale v2 body version",
+        """
+        update: PATCH merges, PUT replaces, 400 for id mismatch, 412 for stale \
+        If-Match, 409 for a stale v2 body version
+        """,
         arguments: cases)
     func update(backend: Backend, version: ProtocolVersion) async throws {
         let table = uniqueTableName()
@@ -182,7 +185,10 @@ struct TableProtocolTests {
     }
 
     @Test(
-        "undelete: POST to a deleted record brings it back on its version; 412 when stale, 409 for a live record, 404 for none",
+        """
+        undelete: POST to a deleted record brings it back on its version; 412 when stale, 409 for a live record, 404 \
+        for none
+        """,
         arguments: cases)
     func undelete(backend: Backend, version: ProtocolVersion) async throws {
         let table = uniqueTableName()

@@ -50,7 +50,10 @@ import TestSupport
     }
 
     @Test(
-        "TABLESYNC_DURABILITY: auto, syncfs and fsync work; any other value stops the command before it writes, naming the variable"
+        """
+        TABLESYNC_DURABILITY: auto, syncfs and fsync work; any other value stops the command before it writes, naming \
+        the variable
+        """
     )
     func durabilitySetting() async throws {
         let directory = TemporaryDirectory()
@@ -209,7 +212,10 @@ import TestSupport
     }
 
     @Test(
-        "with --json, bad usage is one JSON document on standard output, exit code 2; without it, text on standard error",
+        """
+        with --json, bad usage is one JSON document on standard output, exit code \
+        2; without it, text on standard error
+        """,
         arguments: [
             ["status", "--bogus"], ["pull"], ["frob"], ["resolve", "todo/a", "--keep-local", "--discard"],
             ["push", "--attempts", "0"], ["init", "--remote", "http://127.0.0.1:9", "--api-version", "4"],
@@ -239,7 +245,8 @@ import TestSupport
         // A server without extensions that ignores $skip: the first page is taken (a progress line), its repeat is an
         // error.
         let item =
-            #""createdAt":"2024-01-01T00:00:00.000Z","updatedAt":"2024-01-01T00:00:00.000Z","version":"AQ==","deleted":false"#
+            #""createdAt":"2024-01-01T00:00:00.000Z","updatedAt":"2024-01-01T00:00:00.000Z","#
+            + #""version":"AQ==","deleted":false"#
         let page =
             "{\"items\":[" + (0..<3).map { #"{"id":"k\#($0)",\#(item)}"# }.joined(separator: ",")
             + "],\"nextLink\":\"/tables/todo?x\"}"
@@ -378,7 +385,10 @@ import TestSupport
     }
 
     @Test(
-        "control bytes in a file name never reach the terminal raw: status and verify print them escaped, in a fixed order"
+        """
+        control bytes in a file name never reach the terminal raw: status and verify print them escaped, in a fixed \
+        order
+        """
     )
     func controlBytesAreEscaped() async throws {
         let directory = TemporaryDirectory()

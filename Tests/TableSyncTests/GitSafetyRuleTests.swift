@@ -16,7 +16,10 @@ import TestSupport
     // MARK: - The synced mark
 
     @Test(
-        "a stamped file is intact; re-indented it still is; any change of a property, a system property or the mark is not"
+        """
+        a stamped file is intact; re-indented it still is; any change of a property, a system property or the mark is \
+        not
+        """
     )
     func syncedMark() throws {
         let bytes = SyncedMark.stamped(Self.record)
@@ -128,7 +131,10 @@ import TestSupport
     }
 
     @Test(
-        "acknowledgements: every operation sent goes into the machine-local log, those that travelled through git into sent.jsonl; lines git could not merge are skipped"
+        """
+        acknowledgements: every operation sent goes into the machine-local log, those that travelled through git into \
+        sent.jsonl; lines git could not merge are skipped
+        """
     )
     func acknowledgements() throws {
         let directory = TemporaryDirectory()

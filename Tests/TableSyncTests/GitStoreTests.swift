@@ -7,7 +7,10 @@ import TestSupport
 /// merges through the merge driver, a revert and a rebase of sync commits.
 @Suite(.serialized) struct GitStoreTests {
     @Test(
-        "a clone's first sync sends one update per file edited in the clone, nothing for the rest, and no conflict where the server moved; a lost .tablesync/ sends nothing"
+        """
+        a clone's first sync sends one update per file edited in the clone, nothing for the rest, and no conflict \
+        where the server moved; a lost .tablesync/ sends nothing
+        """
     )
     func cloneAndLostCache() async throws {
         let world = try await GitWorld()
@@ -65,7 +68,10 @@ import TestSupport
     }
 
     @Test(
-        "two clones that sync and commit merge without conflicts; the merged store verifies and converges; reverts of a sync and of an edit"
+        """
+        two clones that sync and commit merge without conflicts; the merged store verifies and converges; reverts of a \
+        sync and of an edit
+        """
     )
     func mergeRevertAndRebase() async throws {
         let world = try await GitWorld()

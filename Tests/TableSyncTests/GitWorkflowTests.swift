@@ -10,7 +10,10 @@ import TestSupport
     // MARK: - Only real edits travel
 
     @Test(
-        "git checkout of an older commit, then the cron sync: refused; allowed, it sends nothing and brings the files up to date"
+        """
+        git checkout of an older commit, then the cron sync: refused; allowed, it sends nothing and brings the files \
+        up to date
+        """
     )
     func checkoutOfHistory() async throws {
         let world = try await GitWorld()
@@ -82,7 +85,10 @@ import TestSupport
     }
 
     @Test(
-        "git stash of a hand edit, a checkout of another branch and back, git stash pop: the edit is sent once, nothing else"
+        """
+        git stash of a hand edit, a checkout of another branch and back, git stash pop: the edit is sent once, nothing \
+        else
+        """
     )
     func stashCheckoutAndPop() async throws {
         let world = try await GitWorld()
@@ -106,7 +112,10 @@ import TestSupport
     }
 
     @Test(
-        "git switch between two branches that synced at different times: old copies come up to date, records one branch lacks are brought back, nothing is sent"
+        """
+        git switch between two branches that synced at different times: old copies come up to date, records one branch \
+        lacks are brought back, nothing is sent
+        """
     )
     func switchBetweenBranches() async throws {
         let world = try await GitWorld()
@@ -189,7 +198,8 @@ import TestSupport
         // The sequence editor swaps the two picks: the edit first, then the sync commit.
         var environment = world.environment
         environment["GIT_SEQUENCE_EDITOR"] =
-            #"sh -c 'sed -n "1p" "$1" > "$1.first"; sed -n "2p" "$1" > "$1.second"; cat "$1.second" "$1.first" > "$1"' --"#
+            #"sh -c 'sed -n "1p" "$1" > "$1.first"; sed -n "2p" "$1" > "$1.second"; "#
+            + #"cat "$1.second" "$1.first" > "$1"' --"#
         let rebase = try await runProgram(
             "/usr/bin/env", ["git", "-C", world.path("a"), "rebase", "-q", "-i", "HEAD~2"], environment: environment)
         #expect(rebase.status == 0, "\(rebase.stdout) \(rebase.stderr)")
@@ -312,7 +322,10 @@ import TestSupport
     // MARK: - Files pair by record id
 
     @Test(
-        "git's rename pairing of two similar records: an edit is never sent to the other record (merge, rebase, cherry-pick, stash)"
+        """
+        git's rename pairing of two similar records: an edit is never sent to the other record (merge, rebase, \
+        cherry-pick, stash)
+        """
     )
     func renamePairing() async throws {
         let world = try await GitWorld()
@@ -426,7 +439,10 @@ import TestSupport
     // MARK: - The cache ignores itself
 
     @Test(
-        "the cache stays out of git after a clone's first sync, rm -rf .tablesync and git clean -fdx; a tracked cache is untracked"
+        """
+        the cache stays out of git after a clone's first sync, rm -rf .tablesync and git clean -fdx; a tracked cache \
+        is untracked
+        """
     )
     func cacheStaysOutOfGit() async throws {
         let world = try await GitWorld()
@@ -497,7 +513,10 @@ import TestSupport
     }
 
     @Test(
-        "an operation sent by its clone and brought back by a cherry-pick of the commit that held it is dropped by its acknowledgement"
+        """
+        an operation sent by its clone and brought back by a cherry-pick of the commit that held it is dropped by its \
+        acknowledgement
+        """
     )
     func cherryPickedOperationIsAcknowledged() async throws {
         let world = try await GitWorld()
@@ -584,7 +603,10 @@ import TestSupport
     }
 
     @Test(
-        "sync --commit without a git identity (as under cron): the sync is done, the commit's failure has its own exit code"
+        """
+        sync --commit without a git identity (as under cron): the sync is done, the commit's failure has its own exit \
+        code
+        """
     )
     func commitWithoutIdentity() async throws {
         let world = try await GitWorld()

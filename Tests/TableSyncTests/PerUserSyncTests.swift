@@ -8,7 +8,10 @@ import TestSupport
 /// batches or single requests, it never sees, changes or deletes the other's records.
 @Suite(.serialized) struct PerUserSyncTests {
     @Test(
-        "two users' stores never see, change or delete each other's records: pull, push, batch, one id in both, filters",
+        """
+        two users' stores never see, change or delete each other's records: pull, \
+        push, batch, one id in both, filters
+        """,
         arguments: TestBackend.available)
     func twoUsersKeepTheirOwn(backend: TestBackend) async throws {
         let issuer = try TestTokenIssuer()

@@ -9,7 +9,10 @@ import TestSupport
 /// pull that fails midway leaves behind.
 @Suite struct PullPipelineTests {
     @Test(
-        "a page sorts its records: pending ones kept, deleted ones removed, those leaving the query evicted, the rest written"
+        """
+        a page sorts its records: pending ones kept, deleted ones removed, those leaving the query evicted, the rest \
+        written
+        """
     )
     func pageChangesSortRecords() throws {
         let records = try [
@@ -114,7 +117,8 @@ import TestSupport
 
     /// Record `index` as a server sends it.
     static func record(_ index: Int) -> String {
-        #"{"id":"r\#(index)","text":"t\#(index)","createdAt":"\#(stamp(index))","updatedAt":"\#(stamp(index))","version":"v\#(index)","deleted":false}"#
+        #"{"id":"r\#(index)","text":"t\#(index)","createdAt":"\#(stamp(index))","updatedAt":"\#(stamp(index))","#
+            + #""version":"v\#(index)","deleted":false}"#
     }
 
     @Test("a pull that fails on its third page has made the first two durable, watermark included, before it returns")

@@ -31,7 +31,8 @@ import TestSupport
 
                 """.utf8)),
         BrokenFile(
-            name: "mismatch.json", bytes: Array("{\"id\": \"other\", \"text\": \"saved under the wrong name\"}\n".utf8)),
+            name: "mismatch.json",
+            bytes: Array(#"{"id": "other", "text": "saved under the wrong name"}"#.utf8) + [UInt8(ascii: "\n")]),
         BrokenFile(
             name: "notutf8.json",
             bytes: Array("{\"id\": \"notutf8\", \"text\": \"".utf8) + [0xFF, 0xFE, 0xC3] + Array("\"}\n".utf8)),
@@ -163,7 +164,8 @@ import TestSupport
     }
 
     static let item =
-        #""createdAt":"2024-01-01T00:00:00.000Z","updatedAt":"2024-01-01T00:00:00.000Z","version":"AQ==","deleted":false"#
+        #""createdAt":"2024-01-01T00:00:00.000Z","updatedAt":"2024-01-01T00:00:00.000Z","#
+        + #""version":"AQ==","deleted":false"#
     static let hostilePages: [HostilePage] = [
         HostilePage(description: "id ../../x", body: #"{"items":[{"id":"../../x",\#(item)}]}"#),
         HostilePage(description: "id ..", body: #"{"items":[{"id":"..",\#(item)}]}"#),
@@ -207,7 +209,10 @@ import TestSupport
     ]
 
     @Test(
-        "a hostile page is refused, or its record skipped, with a clear error; nothing is written, inside the store or outside",
+        """
+        a hostile page is refused, or its record skipped, with a clear error; nothing is written, inside the store or \
+        outside
+        """,
         arguments: hostilePages)
     func hostilePage(_ page: HostilePage) async throws {
         let hostile = try HostileServer { request in
@@ -335,7 +340,9 @@ import TestSupport
         let page =
             "{\"items\":["
             + (0..<count).map { index in
-                #"{"id":"h\#(index)","text":"\#(index)","createdAt":"2024-01-01T00:00:00.000Z","updatedAt":"2024-01-01T00:00:01.\#(String(format: "%04d", index))Z","version":"AQ==","deleted":false}"#
+                #"{"id":"h\#(index)","text":"\#(index)","createdAt":"2024-01-01T00:00:00.000Z","#
+                    + #""updatedAt":"2024-01-01T00:00:01.\#(String(format: "%04d", index))Z","version":"AQ==","#
+                    + #""deleted":false}"#
             }.joined(separator: ",") + "]}"
         let hostile = try HostileServer { request in
             request.target.contains("updatedAt%20gt") || request.target.contains("updatedAt gt")

@@ -130,7 +130,10 @@ import TestSupport
             try await Reliability.checkInvariants(store)
         }
         print(
-            "convergence (\(policy.rawValue)): \(rounds) rounds, \(operations) operations, \(conflictsSeen) conflicts, \(settledByPolicy) settled by policy, \(live.count) live rows"
+            """
+            convergence (\(policy.rawValue)): \(rounds) rounds, \(operations) operations, \(conflictsSeen) conflicts, \
+            \(settledByPolicy) settled by policy, \(live.count) live rows
+            """
         )
         // The run met concurrent writes; otherwise it proved nothing about them.
         #expect(conflictsSeen + settledByPolicy > 0)

@@ -163,7 +163,10 @@ import TestSupport
             let verified = try await CLI.run(["-C", store, "verify"])
             #expect(
                 verified.status == 0,
-                "trial \(trial), after killing \(command) at \(delay)s: verify says \(verified.stdout) \(verified.stderr)"
+                """
+                trial \(trial), after killing \(command) at \(delay)s: verify says \
+                \(verified.stdout) \(verified.stderr)
+                """
             )
             if command[0] == "resolve" {
                 let id = String(command[1].split(separator: "/").last!)
@@ -197,7 +200,10 @@ import TestSupport
             if server != expected { break }
         }
         print(
-            "crash sweep: \(trials) trials, \(landed) killed mid-run, commands \(commands.sorted { $0.key < $1.key }), stat index runs seen \(indexRuns.sorted())"
+            """
+            crash sweep: \(trials) trials, \(landed) killed mid-run, commands \(commands.sorted { $0.key < $1.key }), \
+            stat index runs seen \(indexRuns.sorted())
+            """
         )
         #expect(landed > 0, "some kills landed while the command ran")
         #expect(

@@ -265,7 +265,10 @@ import TestSupport
         case .kill(let ordinal)?:
             #expect(
                 outcome.killed && outcome.log.killed,
-                "\(what): not killed after call \(ordinal) of \(outcome.log.changingDisk): exit \(outcome.status) \(outcome.stderr)"
+                """
+                \(what): not killed after call \(ordinal) of \(outcome.log.changingDisk): exit \(outcome.status) \
+                \(outcome.stderr)
+                """
             )
         case .fail(let call, _, _, let error)?:
             let failures = outcome.log.failures
@@ -365,7 +368,10 @@ import TestSupport
     }
 
     @Test(
-        "disk full, I/O errors and a kill at the N-th file-system call of push, pull, sync and resolve: a clear error, verify passes, nothing lost, one sync converges",
+        """
+        disk full, I/O errors and a kill at the N-th file-system call of push, pull, sync and resolve: a clear error, \
+        verify passes, nothing lost, one sync converges
+        """,
         arguments: Command.allCases, [DurabilitySetting.syncfs, .fsync])
     func faultSweep(_ command: Command, durability: DurabilitySetting) async throws {
         let world = try await World()
@@ -396,13 +402,20 @@ import TestSupport
             separator: ", ")
         #expect(outran * 10 <= faults.count, "most faults land on a call the command makes")
         print(
-            "disk faults, \(command.rawValue), \(DurabilitySetting.variable)=\(durability.rawValue): \(calls) calls; \(faults.count) faults injected: \(failedRuns) runs failed cleanly, \(killedRuns) killed, \(outran) ended before the fault's call; \(String(format: "%.1f", Date().timeIntervalSince(started))) s"
+            """
+            disk faults, \(command.rawValue), \(DurabilitySetting.variable)=\(durability.rawValue): \(calls) calls; \
+            \(faults.count) faults injected: \(failedRuns) runs failed cleanly, \(killedRuns) killed, \(outran) ended \
+            before the fault's call; \(String(format: "%.1f", Date().timeIntervalSince(started))) s
+            """
         )
         await world.stop()
     }
 
     @Test(
-        "a page whose record file was not renamed into place (I/O error, or killed just after the intent) is pulled again, not taken for synced"
+        """
+        a page whose record file was not renamed into place (I/O error, or killed just after the intent) is pulled \
+        again, not taken for synced
+        """
     )
     func interruptedPage() async throws {
         let world = try await World()

@@ -24,7 +24,10 @@ import TestSupport
     }
 
     @Test(
-        "8 writers on PostgreSQL, two stores pulling with pages of 3 and 7: no row skipped, every row at its latest version",
+        """
+        8 writers on PostgreSQL, two stores pulling with pages of 3 and 7: no row skipped, every row at its latest \
+        version
+        """,
         arguments: TestBackend.postgresIfAvailable)
     func concurrentWritersAndPullers(_ backend: TestBackend) async throws {
         let table = uniqueTableName("late")
@@ -115,7 +118,10 @@ import TestSupport
             serverRows.mapValues { $0["version"]?.stringValue ?? "" } == written,
             "the writers' last versions are the server's")
         print(
-            "late commits: \(Self.writers) writers × \(Self.writesPerWriter) writes on \(written.count) rows; \(figures.joined(separator: ", ")); \(String(format: "%.1f", Date().timeIntervalSince(started))) s"
+            """
+            late commits: \(Self.writers) writers × \(Self.writesPerWriter) writes on \(written.count) rows; \
+            \(figures.joined(separator: ", ")); \(String(format: "%.1f", Date().timeIntervalSince(started))) s
+            """
         )
         for store in stores { await store.context.close() }
         await server.stop()

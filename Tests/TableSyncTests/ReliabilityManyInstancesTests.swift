@@ -28,7 +28,10 @@ import TestSupport
     }
 
     @Test(
-        "3 instances on one PostgreSQL: writes, batched pushes and keyset pulls spread over them lose, repeat and skip nothing",
+        """
+        3 instances on one PostgreSQL: writes, batched pushes and keyset pulls spread over them lose, repeat and skip \
+        nothing
+        """,
         arguments: TestBackend.postgresIfAvailable)
     func threeInstancesOneDatabase(_ backend: TestBackend) async throws {
         let databaseURL = try #require(TestBackend.postgresURL, "TABLESYNC_TEST_POSTGRES_URL")
@@ -206,7 +209,10 @@ import TestSupport
         print(
             "many instances: \(Self.instances) servers, \(Self.writers) writers × \(Self.writesPerWriter) writes, "
                 + "\(Self.pushingStores) stores × \(Self.pushRounds) batched pushes of \(Self.recordsPerPushingStore), "
-                + "pulls during the writes \(pullsDuringWrites); \(String(format: "%.1f", Date().timeIntervalSince(started))) s"
+                    + """
+                    pulls during the writes \(pullsDuringWrites); \
+                    \(String(format: "%.1f", Date().timeIntervalSince(started))) s
+                    """
         )
     }
 }

@@ -208,7 +208,10 @@ import TestSupport
             #expect(await fixture.context.pendingOperations.isEmpty, "round \(round): the journal drained")
             #expect(
                 try await fixture.context.conflictKeys().isEmpty,
-                "round \(round): no conflict from a retried write: \(Self.conflictFiles(fixture.context)) after \(fixture.proxy.log.suffix(12))"
+                """
+                round \(round): no conflict from a retried write: \(Self.conflictFiles(fixture.context)) after \
+                \(fixture.proxy.log.suffix(12))
+                """
             )
             #expect(
                 try await Reliability.serverContent(fixture.server.baseURL, table: table) == oracle, "round \(round)")
@@ -221,7 +224,10 @@ import TestSupport
         for _ in 0..<30 where (try? await other.pull(table: table, queryID: "all", options: fixture.options)) == nil {}
         #expect(try await Reliability.localContent(other, table: table) == oracle)
         print(
-            "network faults: \(rounds) rounds, \(syncs) pushes, \(fixture.proxy.log.count) exchanges, \(fixture.proxy.faultsInjected) faults injected"
+            """
+            network faults: \(rounds) rounds, \(syncs) pushes, \(fixture.proxy.log.count) exchanges, \
+            \(fixture.proxy.faultsInjected) faults injected
+            """
         )
         #expect(fixture.proxy.faultsInjected > 0)
         await fixture.stop()

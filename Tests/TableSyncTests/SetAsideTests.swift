@@ -46,7 +46,10 @@ import TestSupport
     }
 
     @Test(
-        "2,000 pending updates, one the server fails on every time and one above its size limit: the rest reach the server, the two are set aside with their reasons, exit 3",
+        """
+        2,000 pending updates, one the server fails on every time and one above its size limit: the rest reach the \
+        server, the two are set aside with their reasons, exit 3
+        """,
         arguments: [false, true])
     func oneRecordNeverBlocksAPush(oneRequestEach: Bool) async throws {
         let count = oneRequestEach ? 300 : 2_000
@@ -128,7 +131,10 @@ import TestSupport
     }
 
     @Test(
-        "a string holding U+0000, which PostgreSQL cannot store, is refused for its record alone; the rest of its batch goes",
+        """
+        a string holding U+0000, which PostgreSQL cannot store, is refused for its record alone; the rest of its batch \
+        goes
+        """,
         arguments: TestBackend.available)
     func valueADatabaseCannotStore(_ backend: TestBackend) async throws {
         let directory = TemporaryDirectory()
@@ -152,7 +158,10 @@ import TestSupport
     }
 
     @Test(
-        "a server that fails every write is away, not failing on a record: the push stops with exit 4 before setting many aside"
+        """
+        a server that fails every write is away, not failing on a record: the push stops with exit 4 before setting \
+        many aside
+        """
     )
     func failingServerStopsThePush() async throws {
         let setup = try await Setup(count: 30)

@@ -306,7 +306,10 @@ import TestSupport
     // MARK: - Racily clean entries
 
     @Test(
-        "an entry modified no earlier than the file holding it comes back with its stat unknown, from the log and from a run"
+        """
+        an entry modified no earlier than the file holding it comes back with its stat unknown, from the log and from \
+        a run
+        """
     )
     func racilyClean() throws {
         var fixture = Fixture(flushLines: 2)

@@ -185,7 +185,10 @@ import TestSupport
     }
 
     @Test(
-        "pipelinedMap hands every chunk to its consumer once, in order, mapped; a consumer's error stops it and is rethrown"
+        """
+        pipelinedMap hands every chunk to its consumer once, in order, mapped; a consumer's error stops it and is \
+        rethrown
+        """
     )
     func pipelinedMapInOrder() async throws {
         struct Refused: Error {}
@@ -224,7 +227,10 @@ import TestSupport
     }
 
     @Test(
-        "the scan skips a file removed between the listing and its stat, and lists a table directory that is gone as empty"
+        """
+        the scan skips a file removed between the listing and its stat, and lists a table directory that is gone as \
+        empty
+        """
     )
     func statusesOfVanishedFiles() throws {
         let directory = TemporaryDirectory()
@@ -243,7 +249,10 @@ import TestSupport
     }
 
     @Test(
-        "a listing keeps names as read and sorts them in the index's byte order, whole names deciding where the first eight bytes tie"
+        """
+        a listing keeps names as read and sorts them in the index's byte order, whole names deciding where the first \
+        eight bytes tie
+        """
     )
     func listingOrder() throws {
         let names = [

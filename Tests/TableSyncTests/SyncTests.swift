@@ -409,7 +409,10 @@ import TestSupport
     }
 
     @Test(
-        "a store of an earlier version that lost its cache compares its files with the server page by page: nothing sent for unchanged files",
+        """
+        a store of an earlier version that lost its cache compares its files with the server page by page: nothing \
+        sent for unchanged files
+        """,
         arguments: backends)
     func lostCacheComparedInPages(_ backend: TestBackend) async throws {
         let fixture = try await Fixture.make(backend)

@@ -27,7 +27,10 @@ import TestSupport
             #expect(try await CLI.run(["-C", store, "init", "--remote", server.baseURL, "--table", "todo"]).status == 0)
             let command =
                 "echo run >> '\(runsFile)'; head -n 1 '\(tokenFile)'; "
-                + "if [ $(wc -l < '\(tokenFile)') -gt 1 ]; then tail -n +2 '\(tokenFile)' > '\(tokenFile).next'; mv '\(tokenFile).next' '\(tokenFile)'; fi"
+                    + """
+                    if [ $(wc -l < '\(tokenFile)') -gt 1 ]; then tail -n +2 '\(tokenFile)' > '\(tokenFile).next'; mv \
+                    '\(tokenFile).next' '\(tokenFile)'; fi
+                    """
             var settings = try String(contentsOfFile: store + "/tablesync.json", encoding: .utf8)
             settings = settings.replacingOccurrences(
                 of: "\"tables\"", with: "\"tokenCommand\": \(CanonicalJSON.string(.string(command))),\n  \"tables\"")
@@ -53,7 +56,10 @@ import TestSupport
     }
 
     @Test(
-        "the command runs once per run, again when the server refuses its token; a failing command exits 5 and shows no token"
+        """
+        the command runs once per run, again when the server refuses its token; a failing command exits 5 and shows no \
+        token
+        """
     )
     func commandRunsWhenNeeded() async throws {
         var setup = try await Setup(token: "first-token-1f8a")
@@ -86,7 +92,10 @@ import TestSupport
     }
 
     @Test(
-        "a token that expires in the middle of a long sync is renewed through tokenCommand; the sync finishes, nothing lost or sent twice"
+        """
+        a token that expires in the middle of a long sync is renewed through tokenCommand; the sync finishes, nothing \
+        lost or sent twice
+        """
     )
     func tokenExpiresMidSync() async throws {
         var setup = try await Setup(token: "before-expiry-5b3c")
@@ -131,7 +140,10 @@ import TestSupport
     }
 
     @Test(
-        "a JWT that expires in the middle of a long sync is renewed through tokenCommand; the sync finishes, nothing lost or sent twice"
+        """
+        a JWT that expires in the middle of a long sync is renewed through tokenCommand; the sync finishes, nothing \
+        lost or sent twice
+        """
     )
     func jwtExpiresMidSync() async throws {
         let issuer = try TestTokenIssuer()

@@ -11,7 +11,10 @@ import TestSupport
 /// those of curl's environment, and of the `tablesync` program, against libcurl alone.
 @Suite struct TransportTests {
     @Test(
-        "a gzip answer is inflated and counted at its size on the wire; damaged gzip is retried; an oversized answer is refused",
+        """
+        a gzip answer is inflated and counted at its size on the wire; damaged gzip is retried; an oversized answer is \
+        refused
+        """,
         arguments: TransportUnderTest.allCases)
     func answerBodies(_ carrier: TransportUnderTest) async throws {
         let text =
@@ -137,7 +140,10 @@ import TestSupport
     }
 
     @Test(
-        "a write's body goes at once (no Expect: 100-continue) as JSON; every request accepts gzip; a request's header replaces a default one however spelt",
+        """
+        a write's body goes at once (no Expect: 100-continue) as JSON; every request accepts gzip; a request's header \
+        replaces a default one however spelt
+        """,
         arguments: TransportUnderTest.allCases)
     func requestHeaders(_ carrier: TransportUnderTest) async throws {
         let server = try HostileServer { _ in .json("{}") }
@@ -231,7 +237,10 @@ import TestSupport
     }
 
     @Test(
-        "the certificate authorities come from CURL_CA_BUNDLE, else SSL_CERT_FILE and SSL_CERT_DIR, as the curl command reads them"
+        """
+        the certificate authorities come from CURL_CA_BUNDLE, else SSL_CERT_FILE and SSL_CERT_DIR, as the curl command \
+        reads them
+        """
     )
     func certificateAuthorityVariables() {
         #expect(CertificateAuthorities(environment: [:]) == CertificateAuthorities(environment: ["SSL_CERT_FILE": ""]))
@@ -246,7 +255,10 @@ import TestSupport
     /// Stands for a machine behind a company proxy talking to a server whose certificate a company authority
     /// signed: `https_proxy` and `SSL_CERT_FILE` set for cron, as they are for `curl`.
     @Test(
-        "tablesync takes its proxy from https_proxy and its authority from SSL_CERT_FILE; an untrusted certificate stops at once"
+        """
+        tablesync takes its proxy from https_proxy and its authority from SSL_CERT_FILE; an untrusted certificate \
+        stops at once
+        """
     )
     func proxyAndAuthorityFromTheEnvironment() async throws {
         let directory = TemporaryDirectory()

@@ -179,7 +179,7 @@ struct WatchTests {
     @Test("watch --commit commits once after a quiet period, with what was pushed and pulled")
     func commitsAfterQuietPeriod() async throws {
         let world = try await WatchWorld(stores: ["a"], records: 2, git: true)
-        let a = try world.watch("a", "--commit", "--quiet-period", "2")
+        let a = try world.watch("a", "--commit", "--quiet-period", "3")
         try await a.waitForStart()
         let before = try await world.git("a", "rev-list", "--count", "HEAD")
         try world.edit("a", "r1", text: "first edit")

@@ -16,7 +16,10 @@ public enum TestBackend: String, CaseIterable, Sendable {
     public static let available: [TestBackend] = {
         if postgresURL != nil || isCI { return [.sqlite, .postgres] }
         print(
-            "TABLESYNC_TEST_POSTGRES_URL is not set; skipping the PostgreSQL cases (run: eval \"$(scripts/postgres-for-tests.sh)\")"
+            """
+            TABLESYNC_TEST_POSTGRES_URL is not set; skipping the PostgreSQL cases (run: eval \
+            \"$(scripts/postgres-for-tests.sh)\")
+            """
         )
         return [.sqlite]
     }()
@@ -35,7 +38,10 @@ public enum TestBackend: String, CaseIterable, Sendable {
         case .postgres:
             guard let url = Self.postgresURL else {
                 throw ConfigurationError(
-                    "TABLESYNC_TEST_POSTGRES_URL is not set; run eval \"$(scripts/postgres-for-tests.sh)\" before the tests"
+                    """
+                    TABLESYNC_TEST_POSTGRES_URL is not set; run eval \"$(scripts/postgres-for-tests.sh)\" before the \
+                    tests
+                    """
                 )
             }
             return try DatabaseLocation.parse(url)

@@ -63,7 +63,8 @@ public struct TestTokenIssuer: Sendable {
             if let key = rsaKeys[kid] {
                 let (modulus, exponent) = try key.publicKey.getKeyPrimitives()
                 keys.append(
-                    #"{"kty":"RSA","kid":"\#(kid)","use":"sig","alg":"RS256","n":"\#(Self.base64URL(modulus))","e":"\#(Self.base64URL(exponent))"}"#
+                    #"{"kty":"RSA","kid":"\#(kid)","use":"sig","alg":"RS256","n":"\#(Self.base64URL(modulus))","#
+                        + #""e":"\#(Self.base64URL(exponent))"}"#
                 )
             } else if let key = ecKeys[kid], let point = key.publicKey.parameters {
                 keys.append(#"{"kty":"EC","kid":"\#(kid)","crv":"P-256","x":"\#(point.x)","y":"\#(point.y)"}"#)

@@ -63,7 +63,10 @@ struct TodoApp {
             let pending = Set(await context.pendingOperations.map(\.id))
             for item in items {
                 print(
-                    "\(item.complete ? "[x]" : "[ ]") \(item.text)  \(item.id)\(pending.contains(item.id) ? "  (not synced yet)" : "")"
+                    """
+                    \(item.complete ? "[x]" : "[ ]") \(item.text)  \
+                    \(item.id)\(pending.contains(item.id) ? "  (not synced yet)" : "")
+                    """
                 )
             }
             if items.isEmpty { print("No items.") }
@@ -75,7 +78,10 @@ struct TodoApp {
             let conflicts = try await context.conflicts()
             for conflict in conflicts {
                 print(
-                    "\(conflict.key): mine \(conflict.local?["text"]?.stringValue ?? "(deleted)"), the server's \(conflict.server?["text"]?.stringValue ?? "(deleted)")"
+                    """
+                    \(conflict.key): mine \(conflict.local?["text"]?.stringValue ?? "(deleted)"), the server's \
+                    \(conflict.server?["text"]?.stringValue ?? "(deleted)")
+                    """
                 )
             }
             if conflicts.isEmpty { print("No conflicts.") }

@@ -1,7 +1,8 @@
 /// Parses an OData `$filter` text (DESIGN §5) into a ``FilterExpression``.
 ///
 /// ```swift
-/// let filter = try FilterParser.parse("(updatedAt gt datetimeoffset'2024-01-02T03:04:05.123Z') and (complete eq false)")
+/// let filter = try FilterParser.parse(
+///     "(updatedAt gt datetimeoffset'2024-01-02T03:04:05.123Z') and (complete eq false)")
 /// ```
 ///
 /// **Grammar.** Operators `eq ne gt ge lt le`, `and or not`, `add sub mul div mod`, unary `-`, parentheses
@@ -225,11 +226,17 @@ private struct Parser {
         guard take(.comma) else {
             let usage =
                 function == .isof
-                ? "; isof takes a value and a type, as in isof(text, Edm.String) (isof(type) tests the type of the record itself, which records of a table do not differ in)"
+                ? """
+                ; isof takes a value and a type, as in isof(text, Edm.String) (isof(type) tests the type of the \
+                record itself, which records of a table do not differ in)
+                """
                 : ""
             throw error(
                 at: current,
-                "expected ',' and \(expected) after the value in \(function.rawValue), found \(describe(current))\(usage)"
+                """
+                expected ',' and \(expected) after the value in \(function.rawValue), \
+                found \(describe(current))\(usage)
+                """
             )
         }
         let typeToken = current
@@ -240,7 +247,10 @@ private struct Parser {
             guard let type = typeName.flatMap(FilterTypeName.init(named:)) else {
                 throw error(
                     at: typeToken,
-                    "isof supports \(FilterTypeName.allCases.map(\.rawValue).joined(separator: ", ")) (the types a JSON value has), found \(typeName.map { "'\($0)'" } ?? describe(typeToken))"
+                    """
+                    isof supports \(FilterTypeName.allCases.map(\.rawValue).joined(separator: ", ")) (the types a JSON \
+                    value has), found \(typeName.map { "'\($0)'" } ?? describe(typeToken))
+                    """
                 )
             }
             arguments.append(.literal(.string(type.rawValue)))
@@ -338,7 +348,10 @@ private struct Parser {
     private func tooDeep(at token: FilterToken) -> FilterParseError {
         error(
             at: token,
-            "the filter is nested more than \(FilterParser.maximumDepth) levels deep; use 'in' for long lists of alternatives"
+            """
+            the filter is nested more than \(FilterParser.maximumDepth) levels deep; use 'in' for long lists of \
+            alternatives
+            """
         )
     }
 

@@ -157,12 +157,18 @@ public struct BatchRequest: Sendable, Equatable {
         guard case .object(let members) = value, case .array(let elements)? = members[BatchEnvelope.operationsMember]
         else {
             throw BatchEnvelopeError(
-                "the batch must be an object with one member \"\(BatchEnvelope.operationsMember)\", an array of operations"
+                """
+                the batch must be an object with one member \"\(BatchEnvelope.operationsMember)\", an array of \
+                operations
+                """
             )
         }
         for name in members.keys where name != BatchEnvelope.operationsMember && name != BatchEnvelope.returnMember {
             throw BatchEnvelopeError(
-                "the batch has an unknown member \"\(name)\"; use \(BatchEnvelope.operationsMember) and \(BatchEnvelope.returnMember)"
+                """
+                the batch has an unknown member \"\(name)\"; use \(BatchEnvelope.operationsMember) and \
+                \(BatchEnvelope.returnMember)
+                """
             )
         }
         var minimalAnswers = false

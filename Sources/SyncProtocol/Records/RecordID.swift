@@ -19,7 +19,10 @@ public enum RecordID {
         for scalar in id.unicodeScalars {
             if scalar.properties.generalCategory == .control {
                 return
-                    "an id cannot contain control characters (found U+\(String(scalar.value, radix: 16, uppercase: true)))"
+                    """
+                    an id cannot contain control characters (found \
+                    U+\(String(scalar.value, radix: 16, uppercase: true)))
+                    """
             }
             if forbiddenCharacters.contains(Character(scalar)) {
                 return "an id cannot contain the character \(scalar)"

@@ -22,7 +22,10 @@ public enum TableName {
             if isAlphanumeric && (index > 0 || isLetter) { continue }
             if index > 0 && (byte == UInt8(ascii: "_") || byte == UInt8(ascii: "-")) { continue }
             return
-                "a table name may contain only ASCII letters, digits, '_' and '-', and must start with a letter: \"\(name)\""
+                """
+                a table name may contain only ASCII letters, digits, '_' and '-', and must start with a letter: \
+                \"\(name)\"
+                """
         }
         return nil
     }

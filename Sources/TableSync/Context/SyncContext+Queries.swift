@@ -56,7 +56,10 @@ extension SyncContext {
                 throw StoreError.invalidQuery(
                     id: id,
                     reason:
-                        "it has the filter \(existing.filter.map { "\"\($0)\"" } ?? "(none)"); remove it and add it again to change the filter"
+                        """
+                        it has the filter \(existing.filter.map { "\"\($0)\"" } ?? "(none)"); remove it and add it \
+                        again to change the filter
+                        """
                 )
             }
             return existing

@@ -32,7 +32,10 @@ public struct FileSystemError: Error, Sendable, Equatable, CustomStringConvertib
         let reason = "cannot \(operation) \(path): \(String(cString: strerror(code)))"
         return isOutOfSpace
             ? reason
-                + "; nothing was lost (a push, pull or sync that meets a full disk removes the store's spare files, .tablesync/spares): free space and run again"
+                + """
+                ; nothing was lost (a push, pull or sync that meets a full disk removes the store's spare files, \
+                .tablesync/spares): free space and run again
+                """
             : reason
     }
 }

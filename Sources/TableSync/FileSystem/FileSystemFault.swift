@@ -102,7 +102,10 @@ struct FileSystemFaultPlan: Equatable, Sendable {
             guard let call = FileSystemCall(rawValue: fields[0]) else {
                 throw SyntaxError(
                     reason:
-                        "unknown call \"\(fields[0])\" (one of \(FileSystemCall.allCases.map(\.rawValue).joined(separator: ", ")))"
+                        """
+                        unknown call \"\(fields[0])\" (one of \
+                        \(FileSystemCall.allCases.map(\.rawValue).joined(separator: ", ")))
+                        """
                 )
             }
             let onward = fields[1].hasSuffix("+")
@@ -112,7 +115,10 @@ struct FileSystemFaultPlan: Equatable, Sendable {
             guard let code = Self.errorCodes[fields[2]] ?? Int32(fields[2]) else {
                 throw SyntaxError(
                     reason:
-                        "unknown error \"\(fields[2])\" (one of \(Self.errorCodes.keys.sorted().joined(separator: ", ")) or a number)"
+                        """
+                        unknown error \"\(fields[2])\" (one of \
+                        \(Self.errorCodes.keys.sorted().joined(separator: ", ")) or a number)
+                        """
                 )
             }
             rules.append(FailureRule(call: call, ordinal: ordinal, onward: onward, code: code))

@@ -51,9 +51,12 @@ enum GitGuard {
         throw GitStateRefused(
             cause: .headBehindLastSync,
             reason: """
-                HEAD (\(head)) is behind the commit of this store's last sync (\(synced)): a checkout of an older commit \
-                or a reset. Its files and journal are older than what was sent already; nothing was sent. Go back to the \
-                branch (git switch -, or git checkout \(synced)), or sync this commit anyway allowing an older HEAD: old \
+                HEAD (\(head)) is behind the commit of this store's last sync (\(synced)): a checkout of an older \
+                commit \
+                or a reset. Its files and journal are older than what was sent already; nothing was sent. Go back to \
+                the \
+                branch (git switch -, or git checkout \(synced)), or sync this commit anyway allowing an older HEAD: \
+                old \
                 server copies are then brought up to date, and only real edits go out.
                 """)
     }
@@ -69,7 +72,10 @@ enum GitGuard {
         }
         if baseline.position == .behind {
             warnings.append(
-                "HEAD is behind the commit of the last sync (a checkout of history or a reset); push, pull and sync refuse it (exit 9) unless allowed an older HEAD."
+                """
+                HEAD is behind the commit of the last sync (a checkout of history or a reset); push, pull and sync \
+                refuse it (exit 9) unless allowed an older HEAD.
+                """
             )
         }
         if !baseline.repository.mergesStore {

@@ -139,7 +139,10 @@ package struct GitRepository: Sendable {
             }
         guard let first = unmerged.first else { return nil }
         return
-            "\(Set(unmerged).count) file(s) of the store are unmerged, \(first) first: settle them and git add them first"
+            """
+            \(Set(unmerged).count) file(s) of the store are unmerged, \(first) \
+            first: settle them and git add them first
+            """
     }
 
     /// Whether merges of the store go through TableSync's merge driver: the repository's config names it, and the

@@ -75,8 +75,10 @@ package enum StoreFileMerge {
             return Result(
                 bytes: Array(text.utf8), conflicts: [SystemProperty.id],
                 refusal: """
-                    git paired the files of different records as one renamed file (ours is record "\(id(mine))", theirs is \
-                    record "\(id(other))"); merging them would carry one record's change into the other, so the file is left \
+                    git paired the files of different records as one renamed file (ours is record "\(id(mine))", \
+                    theirs is \
+                    record "\(id(other))"); merging them would carry one record's change into the other, so the file \
+                    is left \
                     conflicted. Settle them as separate records: keep \(path) as the side that holds record \
                     "\(named ?? "")" has it (git checkout --ours or --theirs -- \(path)), bring back \
                     \(otherFiles.joined(separator: ", ")) from the commit that changed it if it is to stay \

@@ -12,8 +12,9 @@ extension TableClient {
     /// One long poll of `GET /changes` for `tables`, waiting at most `waitSeconds` when `etag` (the last answer's)
     /// is given. The client's time limit must outlast the wait.
     /// - Throws: ``SyncError/authenticationRefused(status:message:)`` for 401/403,
-    ///   ``SyncError/requestRefused(url:status:reason:)`` for another status, ``SyncError/malformedResponse(url:reason:)``
-    ///   when a 200 holds no marks, ``SyncError/unreachable(url:reason:)`` when the server cannot be reached.
+    ///   ``SyncError/requestRefused(url:status:reason:)`` for another status,
+    ///   ``SyncError/malformedResponse(url:reason:)`` when a 200 holds no marks,
+    ///   ``SyncError/unreachable(url:reason:)`` when the server cannot be reached.
     func changes(tables: [String], waitSeconds: Int, etag: String?) async throws -> ChangeFeedAnswer {
         let request = HTTPRequest(
             method: "GET", path: TablePath.changes,

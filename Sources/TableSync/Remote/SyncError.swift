@@ -39,25 +39,41 @@ public enum SyncError: CategorizedError, Equatable {
             return "the server at \(url) could not be reached (\(reason)); nothing was lost, try again later."
         case .authenticationRefused(let status, let message):
             return
-                "the server refused the credentials (HTTP \(status)\(message.map { ": \($0)" } ?? "")); set TABLESYNC_TOKEN or the token file."
+                """
+                the server refused the credentials (HTTP \(status)\(message.map { ": \($0)" } ?? "")); set \
+                TABLESYNC_TOKEN or the token file.
+                """
         case .malformedResponse(let url, let reason):
             return "the server's answer to \(url) is not valid: \(reason); nothing was lost, try again later."
         case .serverNotTrusted(let url, let detail):
             return
-                "the TLS certificate of the server at \(url) is not trusted (\(detail)). If a private authority signed it, name that authority's file in SSL_CERT_FILE or CURL_CA_BUNDLE; nothing was sent."
+                """
+                the TLS certificate of the server at \(url) is not trusted (\(detail)). If a private authority signed \
+                it, name that authority's file in SSL_CERT_FILE or CURL_CA_BUNDLE; nothing was sent.
+                """
         case .tokenUnavailable(let path, let reason):
             return "cannot read the token file \(path): \(reason)."
         case .requestRefused(let url, let status, let reason):
             return
-                "the server refused the request \(url) itself, not a record (HTTP \(status)\(reason.isEmpty ? "" : ": \(reason)")); nothing was filed as a conflict and the journal keeps every operation not applied."
+                """
+                the server refused the request \(url) itself, not a record (HTTP \
+                \(status)\(reason.isEmpty ? "" : ": \(reason)")); nothing was filed as a conflict and the journal \
+                keeps every operation not applied.
+                """
         case .protocolVersionRefused(let url, let refused, let accepted, let learnedForNextRun):
             let refusedText = "ZUMO-API-VERSION \(TableClient.versionHeaderValue(refused))"
             let fix =
                 learnedForNextRun
                 ? "TableSync speaks \(TableClient.versionHeaderValue(accepted)) to it from the next run"
-                : "set \"apiVersion\": \(accepted) in tablesync.json, or remove \"apiVersion\" to let TableSync learn it"
+                : """
+                set \"apiVersion\": \(accepted) in tablesync.json, or remove \"apiVersion\" to let TableSync learn \
+                it
+                """
             return
-                "the server at \(url) refuses \(refusedText) and accepts \(TableClient.versionHeaderValue(accepted)); \(fix). Nothing was filed as a conflict; the journal keeps every operation not applied."
+                """
+                the server at \(url) refuses \(refusedText) and accepts \(TableClient.versionHeaderValue(accepted)); \
+                \(fix). Nothing was filed as a conflict; the journal keeps every operation not applied.
+                """
         }
     }
 }

@@ -49,7 +49,10 @@ struct StoreVerifier {
         if FileSystem.exists(layout.settledFile) {
             add(
                 .notice, ".tablesync/settled.jsonl",
-                "an interrupted push settled operations that journal.jsonl still lists; the next run rewrites the journal"
+                """
+                an interrupted push settled operations that journal.jsonl still \
+                lists; the next run rewrites the journal
+                """
             )
         }
         for operation in journal.operations where !settings.tables.contains(operation.table) {
@@ -84,7 +87,8 @@ struct StoreVerifier {
             case .failure(let problem):
                 add(
                     .error, problem.path,
-                    "\(problem.line.map { "line \($0)" + (problem.column.map { ", column \($0)" } ?? "") + ": " } ?? "")\(problem.reason)"
+                    (problem.line.map { "line \($0)" + (problem.column.map { ", column \($0)" } ?? "") + ": " } ?? "")
+                        + problem.reason
                 )
             case .success(let loaded):
                 present.insert(loaded.id)
@@ -94,7 +98,10 @@ struct StoreVerifier {
                 if journal.pending(RecordKey(table: table, id: loaded.id))?.kind == .delete {
                     add(
                         .notice, relativePath,
-                        "the record's delete is pending but the file holds content (a delete merged over an edit?); the next push holds the delete back as a conflict for tablesync resolve"
+                        """
+                        the record's delete is pending but the file holds content (a delete merged over an edit?); the \
+                        next push holds the delete back as a conflict for tablesync resolve
+                        """
                     )
                 }
             }
@@ -104,7 +111,10 @@ struct StoreVerifier {
             if !FileSystem.exists(layout.recordFile(table: table, id: operation.id)) {
                 add(
                     .notice, "tables/\(table)/\(RecordFileName.fileName(for: operation.id))",
-                    "the pending \(operation.kind.rawValue) has no record file (deleted by hand); the next push queues a delete"
+                    """
+                    the pending \(operation.kind.rawValue) has no record file (deleted by hand); the next push queues \
+                    a delete
+                    """
                 )
             }
         }

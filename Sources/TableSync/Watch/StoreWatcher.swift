@@ -209,9 +209,12 @@ private struct WatchLoop {
         return time
     }
 
-    /// When the store is committed, if a commit is asked for and a run changed it.
+    /// When the store is committed, if a commit is asked for and a run changed it: not while changes already seen
+    /// wait for their run (they are part of what the commit is for), unless runs are failing.
     private var commitTime: ContinuousClock.Instant? {
-        guard settings.afterQuietPeriod != nil, let uncommittedSince else { return nil }
+        guard settings.afterQuietPeriod != nil, let uncommittedSince, needs.isEmpty || retryAt != nil else {
+            return nil
+        }
         return max(uncommittedSince + .seconds(settings.timing.quietPeriod), commitRetryAt ?? uncommittedSince)
     }
 

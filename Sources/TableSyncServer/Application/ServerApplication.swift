@@ -13,8 +13,10 @@ import SyncProtocol
 /// when it runs with `runService()`).
 ///
 /// ```swift
-/// let configuration = ServerConfiguration(database: .sqlite(path: "server.sqlite"), tables: [TableOptions(name: "todo")])
-/// try await makeServerApplication(configuration: configuration, logger: Logger(label: "tablesync-server")).runService()
+/// let configuration = ServerConfiguration(
+///     database: .sqlite(path: "server.sqlite"), tables: [TableOptions(name: "todo")])
+/// let application = try makeServerApplication(configuration: configuration, logger: Logger(label: "tablesync-server"))
+/// try await application.runService()
 /// ```
 /// `onServerRunning` learns the listening channel (its local address tells the port when `port` is 0). `server`
 /// says how connections are served: `nil` for plain HTTP/1.1 with the configuration's deadlines and limits, as

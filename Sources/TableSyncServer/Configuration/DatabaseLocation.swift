@@ -22,7 +22,10 @@ public enum DatabaseLocation: Sendable, Hashable, CustomStringConvertible {
             return .postgres(try PostgresLocation.parse(text))
         }
         throw ConfigurationError(
-            "--database must be sqlite:PATH or postgres://USER@HOST[:PORT]/DATABASE[?sslmode=MODE], not '\(text.replacingPassword())'"
+            """
+            --database must be sqlite:PATH or postgres://USER@HOST[:PORT]/DATABASE[?sslmode=MODE], not \
+            '\(text.replacingPassword())'
+            """
         )
     }
 

@@ -36,7 +36,10 @@ public struct JWTFileSettings: Sendable, Hashable {
                 throw ConfigurationError("\(path): \"jwt\".\"\(key)\" must be a number of seconds")
             default:
                 throw ConfigurationError(
-                    "\(path): unknown \"jwt\" setting \"\(key)\"; use issuer, audience, jwks, hs256KeyFile, leeway, jwksRefreshInterval or roleClaim"
+                    """
+                    \(path): unknown \"jwt\" setting \"\(key)\"; use issuer, audience, jwks, hs256KeyFile, leeway, \
+                    jwksRefreshInterval or roleClaim
+                    """
                 )
             }
         }

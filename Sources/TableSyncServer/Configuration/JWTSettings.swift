@@ -64,7 +64,10 @@ public struct JWTSettings: Sendable, Hashable {
     public func validate() throws(ConfigurationError) {
         guard sharedKey != nil || keySet != nil else {
             throw ConfigurationError(
-                "JWTs need keys: give --jwt-hs256-key-file FILE (or \(Self.sharedKeyEnvironmentVariable)) or --jwt-jwks URL|FILE"
+                """
+                JWTs need keys: give --jwt-hs256-key-file FILE (or \(Self.sharedKeyEnvironmentVariable)) or --jwt-jwks \
+                URL|FILE
+                """
             )
         }
         if let sharedKey, sharedKey.count < 32 {

@@ -134,7 +134,10 @@ public struct ServerConfiguration: Sendable {
         }
         guard (1024...Self.largestMaxBodySize).contains(maxBodySize) else {
             throw ConfigurationError(
-                "the body size limit must be from 1024 to \(Self.largestMaxBodySize) bytes (32 MiB: what both databases can store), not \(maxBodySize)"
+                """
+                the body size limit must be from 1024 to \(Self.largestMaxBodySize) bytes (32 MiB: what both databases \
+                can store), not \(maxBodySize)
+                """
             )
         }
         guard (1024...Self.largestMaxPageBytes).contains(maxPageBytes) else {
@@ -172,7 +175,10 @@ public struct ServerConfiguration: Sendable {
         }
         if !checksCredentials && !Self.isLoopback(host) {
             throw ConfigurationError(
-                "refusing to listen on \(host) without authentication: give tokens with --tokens-file FILE or TABLESYNC_SERVER_TOKENS, JWT keys with --jwt-jwks or --jwt-hs256-key-file, or listen on 127.0.0.1"
+                """
+                refusing to listen on \(host) without authentication: give tokens with --tokens-file FILE or \
+                TABLESYNC_SERVER_TOKENS, JWT keys with --jwt-jwks or --jwt-hs256-key-file, or listen on 127.0.0.1
+                """
             )
         }
         try jwt?.validate()
@@ -199,7 +205,10 @@ public struct ServerConfiguration: Sendable {
             guard table.perUser else { continue }
             guard checksCredentials else {
                 throw ConfigurationError(
-                    "table \(table.name): perUser needs users: give named tokens (TOKEN NAME in the tokens file) or JWT keys"
+                    """
+                    table \(table.name): perUser needs users: give named tokens (TOKEN NAME in the tokens file) or JWT \
+                    keys
+                    """
                 )
             }
             guard table.schema == nil else {

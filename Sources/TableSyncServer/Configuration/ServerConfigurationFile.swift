@@ -10,8 +10,9 @@ import SyncProtocol
 ///   "tables": ["todo:pageSize=100", {"name": "notes", "softDelete": false, "maxTop": 500},
 ///              {"name": "tasks", "columns": {"text": "string", "done": "boolean", "due": "date", "rank": "number"}}],
 ///   "tokensFile": "/etc/tablesync/tokens",
-///   "jwt": {"issuer": "https://login.example.com/", "audience": "tablesync", "jwks": "https://login.example.com/jwks.json",
-///           "hs256KeyFile": "/etc/tablesync/jwt-key", "leeway": 60, "jwksRefreshInterval": 60, "roleClaim": "roles"},
+///   "jwt": {"issuer": "https://login.example.com/", "audience": "tablesync",
+///           "jwks": "https://login.example.com/jwks.json", "hs256KeyFile": "/etc/tablesync/jwt-key",
+///           "leeway": 60, "jwksRefreshInterval": 60, "roleClaim": "roles"},
 ///   "maxBodySize": 16777216, "maxPageBytes": 8388608, "maxBulkReads": 1,
 ///   "batch": true, "maxBatchOperations": 1000,
 ///   "postgresPoolSize": 20,
@@ -123,7 +124,8 @@ public struct ServerConfigurationFile: Sendable, Hashable {
                 throw ConfigurationError(
                     """
                     \(path): unknown setting "\(key)"; use host, port, database, tables, tokensFile, jwt, maxBodySize, \
-                    maxPageBytes, maxBulkReads, batch, maxBatchOperations, postgresPoolSize, headerTimeout, bodyTimeout, \
+                    maxPageBytes, maxBulkReads, batch, maxBatchOperations, postgresPoolSize, headerTimeout, \
+                    bodyTimeout, \
                     idleTimeout, maxConnections, statementTimeout, shutdownTimeout, maxFilterDepth, maxFilterTerms, \
                     maxFilterGrowth or maxChangeWait
                     """)

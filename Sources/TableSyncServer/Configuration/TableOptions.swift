@@ -103,7 +103,10 @@ public struct TableOptions: Sendable, Hashable {
             }
         default:
             throw ConfigurationError(
-                "\(context): unknown table option '\(key)'; use softDelete, pageSize, maxTop, columns, read, write or perUser"
+                """
+                \(context): unknown table option '\(key)'; use softDelete, pageSize, maxTop, columns, read, write or \
+                perUser
+                """
             )
         }
     }

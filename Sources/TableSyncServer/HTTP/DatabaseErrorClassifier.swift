@@ -28,11 +28,17 @@ enum DatabaseErrorClassifier {
         switch (failure, activity) {
         case (.invalidInput, .write(let table, let id)):
             return .badRequest(
-                "table \(table), record '\(id)': the database cannot store this record (\(detail)); change the value it names"
+                """
+                table \(table), record '\(id)': the database cannot store this record (\(detail)); change the value it \
+                names
+                """
             )
         case (.invalidInput, _):
             return .badRequest(
-                "$filter cannot be evaluated on the stored records (\(detail)); simplify the $filter or change its values"
+                """
+                $filter cannot be evaluated on the stored records (\(detail)); \
+                simplify the $filter or change its values
+                """
             )
         case (.tooLarge, .write(let table, let id)):
             return ProtocolError(
@@ -44,7 +50,10 @@ enum DatabaseErrorClassifier {
                 "$filter builds a value larger than the database can hold (\(detail)); simplify the $filter")
         case (.timedOut, _):
             return unavailable(
-                "the database did not finish the request within the server's statement time limit, or the request was cancelled (\(detail)); retry later, or narrow the $filter or lower $top"
+                """
+                the database did not finish the request within the server's statement time limit, or the request was \
+                cancelled (\(detail)); retry later, or narrow the $filter or lower $top
+                """
             )
         case (.unavailable, _):
             return unavailable("the database is busy or unavailable for now (\(detail)); retry later")

@@ -14,7 +14,10 @@ struct IncomingRecord: Sendable {
     init(_ body: JSONValue) throws(ProtocolError) {
         guard case .object(let members) = body else {
             throw ProtocolError.badRequest(
-                "the request body must be a JSON object (a record), not \(body.typeName == "array" ? "an" : "a") \(body.typeName)"
+                """
+                the request body must be a JSON object (a record), not \(body.typeName == "array" ? "an" : "a") \
+                \(body.typeName)
+                """
             )
         }
         var properties: [String: JSONValue] = [:]
@@ -51,7 +54,10 @@ struct IncomingRecord: Sendable {
                     : (canonical == SystemProperty.createdAt || canonical == SystemProperty.updatedAt
                         ? "a date string" : "a string")
                 throw ProtocolError.badRequest(
-                    "\(canonical) must be \(expected), not \(value.typeName == "array" || value.typeName == "object" ? "an" : "a") \(value.typeName)"
+                    """
+                    \(canonical) must be \(expected), not \
+                    \(value.typeName == "array" || value.typeName == "object" ? "an" : "a") \(value.typeName)
+                    """
                 )
             }
         }

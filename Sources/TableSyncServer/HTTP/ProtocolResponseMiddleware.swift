@@ -47,7 +47,10 @@ struct ProtocolResponseMiddleware: RouterMiddleware {
             return ProtocolError(
                 status: .methodNotAllowed,
                 message:
-                    "\(request.method) is not allowed on \(path); use \(allowed.map(\.rawValue).joined(separator: ", "))",
+                    """
+                    \(request.method) is not allowed on \(path); use \
+                    \(allowed.map(\.rawValue).joined(separator: ", "))
+                    """,
                 allowedMethods: allowed)
         }
         logger.error(

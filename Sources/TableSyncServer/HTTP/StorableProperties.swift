@@ -21,7 +21,10 @@ enum StorableProperties {
     static func check(_ properties: [String: JSONValue], table: String, id: String) throws(ProtocolError) {
         guard let path = firstUnstorable(in: properties) else { return }
         throw ProtocolError.badRequest(
-            "table \(table), record '\(id)': the property '\(path)' holds the character U+0000 (\\u0000), which the database cannot store; remove it or replace it, e.g. with U+FFFD"
+            """
+            table \(table), record '\(id)': the property '\(path)' holds the character U+0000 (\\u0000), which the \
+            database cannot store; remove it or replace it, e.g. with U+FFFD
+            """
         )
     }
 

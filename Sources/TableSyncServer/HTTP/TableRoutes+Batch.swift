@@ -28,7 +28,10 @@ extension TableRoutes {
             throw ProtocolError(
                 status: .contentTooLarge,
                 message:
-                    "the batch holds \(batch.operations.count) operations, more than this server's limit of \(maxOperations) per request"
+                    """
+                    the batch holds \(batch.operations.count) operations, more than this server's limit of \
+                    \(maxOperations) per request
+                    """
             )
         }
         var results = [BatchResult?](repeating: nil, count: batch.operations.count)

@@ -40,12 +40,18 @@ enum FilterCost {
         let total = try measure(filter, textLength: max(1, textLength), limits: limits)
         if total.depth > limits.maxDepth {
             throw ProtocolError.badRequest(
-                "$filter is nested \(total.depth) levels deep, more than this server's limit of \(limits.maxDepth); simplify it, e.g. with in (…) for a long chain of or"
+                """
+                $filter is nested \(total.depth) levels deep, more than this server's limit of \(limits.maxDepth); \
+                simplify it, e.g. with in (…) for a long chain of or
+                """
             )
         }
         if total.terms > limits.maxTerms {
             throw ProtocolError.badRequest(
-                "$filter has \(total.terms) terms, more than this server's limit of \(limits.maxTerms); ask with fewer terms, or split the query"
+                """
+                $filter has \(total.terms) terms, more than this server's limit of \(limits.maxTerms); ask with fewer \
+                terms, or split the query
+                """
             )
         }
     }
@@ -79,7 +85,11 @@ enum FilterCost {
             let growth = try growth(of: function, arguments: arguments, parts: parts)
             if growth > Double(limits.maxGrowth) {
                 throw ProtocolError.badRequest(
-                    "$filter: \(function.rawValue)() can make a string up to \(Int(growth.rounded(.up))) times as long as what it reads, more than this server's limit of \(limits.maxGrowth); nest fewer replace() calls or use shorter replacements"
+                    """
+                    $filter: \(function.rawValue)() can make a string up to \(Int(growth.rounded(.up))) times as long \
+                    as what it reads, more than this server's limit of \(limits.maxGrowth); nest fewer replace() calls \
+                    or use shorter replacements
+                    """
                 )
             }
             return combine(parts, growth: growth)
@@ -97,7 +107,10 @@ enum FilterCost {
             guard parts.count == 3 else { return parts.first?.growth ?? 0 }
             guard case .literal(.string(let replacement)) = arguments[2] else {
                 throw ProtocolError.badRequest(
-                    "$filter: replace() takes its replacement as a literal such as 'x'; one computed or read from the records can make a string without bound"
+                    """
+                    $filter: replace() takes its replacement as a literal such as 'x'; one computed or read from the \
+                    records can make a string without bound
+                    """
                 )
             }
             return parts[0].growth * Double(max(1, replacement.unicodeScalars.count))

@@ -43,7 +43,10 @@ public struct ListQuery: Sendable, Hashable {
                 for key in result.orderBy
                 where !SystemProperty.isSystemProperty(key.property) && schema.column(named: key.property) == nil {
                     throw ProtocolError.badRequest(
-                        "$orderby names '\(key.property)', which is not a column of table \(table.name); its columns are \(schema.listed)"
+                        """
+                        $orderby names '\(key.property)', which is not a column of table \(table.name); its columns \
+                        are \(schema.listed)
+                        """
                     )
                 }
             }

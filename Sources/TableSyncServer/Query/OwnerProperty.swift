@@ -20,7 +20,10 @@ enum OwnerProperty {
         let named = (query.filter.map(propertyNames) ?? []) + query.orderBy.map(\.property) + (query.select ?? [])
         guard named.contains(where: isOwner) else { return }
         throw ProtocolError.badRequest(
-            "table \(table.name) keeps records per user: '\(name)' cannot be queried, every answer holds your records only"
+            """
+            table \(table.name) keeps records per user: '\(name)' cannot be queried, every answer holds your records \
+            only
+            """
         )
     }
 

@@ -133,7 +133,10 @@ extension PostgresLocation {
         guard let error = error as? PSQLError else { return "\(error)" }
         if error.code == .sslUnsupported {
             return
-                "the server does not offer TLS, which this sslmode requires (ssl = on in postgresql.conf, or a weaker sslmode)"
+                """
+                the server does not offer TLS, which this sslmode requires (ssl = on in postgresql.conf, or a weaker \
+                sslmode)
+                """
         }
         if let message = error.serverInfo?[.message] { return message }
         if let underlying = error.underlying {
@@ -142,7 +145,10 @@ extension PostgresLocation {
                 || text.contains("failedToValidateHostname")
             {
                 return
-                    "the server's TLS certificate is not trusted (\(text)); give the authority that signed it with sslrootcert=PATH, or check the host name"
+                    """
+                    the server's TLS certificate is not trusted (\(text)); give the authority that signed it with \
+                    sslrootcert=PATH, or check the host name
+                    """
             }
             return text
         }

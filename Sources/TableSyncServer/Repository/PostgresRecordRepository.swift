@@ -103,7 +103,10 @@ public final class PostgresRecordRepository: RecordRepository {
             var transitions: [SchemaTransition] = []
             for table in tables {
                 try await connection.query(
-                    "INSERT INTO tablesync_table_clock (table_name, last_updated_at) VALUES (\(table.name), 0) ON CONFLICT DO NOTHING",
+                    """
+                    INSERT INTO tablesync_table_clock (table_name, last_updated_at) VALUES (\(table.name), 0) ON \
+                    CONFLICT DO NOTHING
+                    """,
                     logger: logger)
                 var storedText: String?
                 for try await text in try await connection.query(
@@ -115,7 +118,10 @@ public final class PostgresRecordRepository: RecordRepository {
                 transitions.append(transition)
                 if transition.checksRows {
                     let rows = try await connection.query(
-                        "SELECT id, CAST(body AS TEXT) FROM tablesync_records WHERE table_name = \(table.name) ORDER BY id",
+                        """
+                        SELECT id, CAST(body AS TEXT) FROM tablesync_records WHERE table_name = \(table.name) ORDER BY \
+                        id
+                        """,
                         logger: logger)
                     for try await (id, body) in rows.decode((String, String).self) {
                         guard case .object(let properties) = try JSONParser.parse(body) else {
@@ -127,7 +133,10 @@ public final class PostgresRecordRepository: RecordRepository {
                 guard transition.changed else { continue }
                 if let declared = table.schema {
                     try await connection.query(
-                        "INSERT INTO tablesync_declared_columns (table_name, columns) VALUES (\(table.name), \(declared.text)) ON CONFLICT (table_name) DO UPDATE SET columns = excluded.columns",
+                        """
+                        INSERT INTO tablesync_declared_columns (table_name, columns) VALUES (\(table.name), \
+                        \(declared.text)) ON CONFLICT (table_name) DO UPDATE SET columns = excluded.columns
+                        """,
                         logger: logger)
                 } else {
                     try await connection.query(
@@ -294,7 +303,10 @@ public final class PostgresRecordRepository: RecordRepository {
             var clocks: [String: (last: Int64, changed: Bool)] = [:]
             for table in Set(writes.map(\.table)).sorted() {
                 for try await value in try await connection.query(
-                    "UPDATE tablesync_table_clock SET last_updated_at = last_updated_at WHERE table_name = \(table) RETURNING last_updated_at",
+                    """
+                    UPDATE tablesync_table_clock SET last_updated_at = last_updated_at WHERE table_name = \(table) \
+                    RETURNING last_updated_at
+                    """,
                     logger: logger
                 ).decode(Int64.self) {
                     clocks[table] = (value, false)
@@ -373,14 +385,20 @@ public final class PostgresRecordRepository: RecordRepository {
         case .insert(let properties):
             let body = CanonicalJSON.string(.object(properties), style: .compact)
             try await connection.query(
-                "INSERT INTO tablesync_records (table_name, id, created_at, updated_at, deleted, body) VALUES (\(table), \(id), \(stamp), \(stamp), FALSE, CAST(\(body) AS JSONB))",
+                """
+                INSERT INTO tablesync_records (table_name, id, created_at, updated_at, deleted, body) VALUES \
+                (\(table), \(id), \(stamp), \(stamp), FALSE, CAST(\(body) AS JSONB))
+                """,
                 logger: logger)
             return StoredRecord(id: id, createdAt: stamp, updatedAt: stamp, deleted: false, properties: properties)
         case .update(let properties):
             guard var record = existing else { return nil }
             let body = CanonicalJSON.string(.object(properties), style: .compact)
             try await connection.query(
-                "UPDATE tablesync_records SET body = CAST(\(body) AS JSONB), updated_at = \(stamp) WHERE table_name = \(table) AND id = \(id)",
+                """
+                UPDATE tablesync_records SET body = CAST(\(body) AS JSONB), updated_at = \(stamp) WHERE table_name = \
+                \(table) AND id = \(id)
+                """,
                 logger: logger)
             record.properties = properties
             record.updatedAt = stamp
@@ -389,7 +407,10 @@ public final class PostgresRecordRepository: RecordRepository {
             guard var record = existing else { return nil }
             let deleted = decision == .softDelete
             try await connection.query(
-                "UPDATE tablesync_records SET deleted = \(deleted), updated_at = \(stamp) WHERE table_name = \(table) AND id = \(id)",
+                """
+                UPDATE tablesync_records SET deleted = \(deleted), updated_at = \(stamp) WHERE table_name = \(table) \
+                AND id = \(id)
+                """,
                 logger: logger)
             record.deleted = deleted
             record.updatedAt = stamp
@@ -409,7 +430,11 @@ public final class PostgresRecordRepository: RecordRepository {
     ) async throws -> StoredRecord? {
         var builder = SQLBuilder(dialect: .postgres)
         let sql =
-            "SELECT \(RecordQuerySQL.selectColumns(.postgres)) FROM \(RecordColumns.recordsTable) WHERE \(RecordColumns.tableName) = \(builder.bind(.text(table))) AND \(RecordColumns.id) = \(builder.bind(.text(id)))"
+            """
+            SELECT \(RecordQuerySQL.selectColumns(.postgres)) FROM \(RecordColumns.recordsTable) WHERE \
+            \(RecordColumns.tableName) = \(builder.bind(.text(table))) AND \(RecordColumns.id) = \
+            \(builder.bind(.text(id)))
+            """
         let statement = builder.statement(sql)
         var found: StoredRecord?
         for try await row in try await connection.query(query(statement), logger: logger) {

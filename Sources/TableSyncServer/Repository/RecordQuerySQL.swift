@@ -53,7 +53,10 @@ enum RecordQuerySQL {
         let limit = builder.bind(.integer(Int64(query.top) + 1))
         let offset = builder.bind(.integer(Int64(query.skip)))
         let page = builder.statement(
-            "SELECT \(selectColumns(dialect)) FROM \(RecordColumns.recordsTable) WHERE \(whereClause) ORDER BY \(orderTerms.joined(separator: ", ")) LIMIT \(limit) OFFSET \(offset)"
+            """
+            SELECT \(selectColumns(dialect)) FROM \(RecordColumns.recordsTable) WHERE \(whereClause) ORDER BY \
+            \(orderTerms.joined(separator: ", ")) LIMIT \(limit) OFFSET \(offset)
+            """
         )
         return (page, countStatement)
     }

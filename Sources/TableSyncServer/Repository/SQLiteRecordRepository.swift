@@ -24,7 +24,10 @@ public final class SQLiteRecordRepository: RecordRepository {
                 for table in tables {
                     try db.execute(
                         sql:
-                            "INSERT INTO \(RecordColumns.clockTable) (\(RecordColumns.tableName), last_updated_at) VALUES (?, 0) ON CONFLICT DO NOTHING",
+                            """
+                            INSERT INTO \(RecordColumns.clockTable) (\(RecordColumns.tableName), last_updated_at) \
+                            VALUES (?, 0) ON CONFLICT DO NOTHING
+                            """,
                         arguments: [table.name])
                     try Self.prepareColumns(db, table: table)
                 }
@@ -50,14 +53,20 @@ public final class SQLiteRecordRepository: RecordRepository {
         let storedText = try String.fetchOne(
             db,
             sql:
-                "SELECT \(RecordColumns.columnsDeclaration) FROM \(RecordColumns.declaredColumnsTable) WHERE \(RecordColumns.tableName) = ?",
+                """
+                SELECT \(RecordColumns.columnsDeclaration) FROM \(RecordColumns.declaredColumnsTable) WHERE \
+                \(RecordColumns.tableName) = ?
+                """,
             arguments: [table.name])
         let transition = try SchemaTransition(table: table.name, storedText: storedText, declared: table.schema)
         if transition.checksRows {
             let rows = try Row.fetchCursor(
                 db,
                 sql:
-                    "SELECT \(RecordColumns.id), \(RecordColumns.body) FROM \(RecordColumns.recordsTable) WHERE \(RecordColumns.tableName) = ? ORDER BY \(RecordColumns.id)",
+                    """
+                    SELECT \(RecordColumns.id), \(RecordColumns.body) FROM \(RecordColumns.recordsTable) WHERE \
+                    \(RecordColumns.tableName) = ? ORDER BY \(RecordColumns.id)
+                    """,
                 arguments: [table.name])
             while let row = try rows.next() {
                 let id: String = row[0]
@@ -75,7 +84,11 @@ public final class SQLiteRecordRepository: RecordRepository {
         if let declared = table.schema {
             try db.execute(
                 sql:
-                    "INSERT INTO \(RecordColumns.declaredColumnsTable) (\(RecordColumns.tableName), \(RecordColumns.columnsDeclaration)) VALUES (?, ?) ON CONFLICT (\(RecordColumns.tableName)) DO UPDATE SET \(RecordColumns.columnsDeclaration) = excluded.\(RecordColumns.columnsDeclaration)",
+                    """
+                    INSERT INTO \(RecordColumns.declaredColumnsTable) (\(RecordColumns.tableName), \
+                    \(RecordColumns.columnsDeclaration)) VALUES (?, ?) ON CONFLICT (\(RecordColumns.tableName)) DO \
+                    UPDATE SET \(RecordColumns.columnsDeclaration) = excluded.\(RecordColumns.columnsDeclaration)
+                    """,
                 arguments: [table.name, declared.text])
         } else {
             try db.execute(
@@ -137,7 +150,10 @@ public final class SQLiteRecordRepository: RecordRepository {
                             let stored = try Int64.fetchOne(
                                 db.cachedStatement(
                                     sql:
-                                        "SELECT last_updated_at FROM \(RecordColumns.clockTable) WHERE \(RecordColumns.tableName) = ?"
+                                        """
+                                        SELECT last_updated_at FROM \(RecordColumns.clockTable) WHERE \
+                                        \(RecordColumns.tableName) = ?
+                                        """
                                 ),
                                 arguments: [write.table])
                         else { throw RepositoryError.unknownTable(write.table) }
@@ -169,7 +185,10 @@ public final class SQLiteRecordRepository: RecordRepository {
                 for (table, clock) in clocks where clock.changed {
                     try db.cachedStatement(
                         sql:
-                            "UPDATE \(RecordColumns.clockTable) SET last_updated_at = ? WHERE \(RecordColumns.tableName) = ?"
+                            """
+                            UPDATE \(RecordColumns.clockTable) SET last_updated_at = ? WHERE \
+                            \(RecordColumns.tableName) = ?
+                            """
                     )
                     .execute(arguments: [clock.last, table])
                 }
@@ -187,7 +206,10 @@ public final class SQLiteRecordRepository: RecordRepository {
         case .insert(let properties):
             try db.cachedStatement(
                 sql:
-                    "INSERT INTO \(RecordColumns.recordsTable) (\(RecordColumns.tableName), \(RecordQuerySQL.columns)\(RecordColumns.body)) VALUES (?, ?, ?, ?, 0, ?)"
+                    """
+                    INSERT INTO \(RecordColumns.recordsTable) (\(RecordColumns.tableName), \
+                    \(RecordQuerySQL.columns)\(RecordColumns.body)) VALUES (?, ?, ?, ?, 0, ?)
+                    """
             )
             .execute(arguments: [table, id, stamp, stamp, CanonicalJSON.string(.object(properties), style: .compact)])
             return StoredRecord(id: id, createdAt: stamp, updatedAt: stamp, deleted: false, properties: properties)
@@ -197,7 +219,10 @@ public final class SQLiteRecordRepository: RecordRepository {
             record.updatedAt = stamp
             try db.cachedStatement(
                 sql:
-                    "UPDATE \(RecordColumns.recordsTable) SET \(RecordColumns.body) = ?, \(RecordColumns.updatedAt) = ? WHERE \(RecordColumns.tableName) = ? AND \(RecordColumns.id) = ?"
+                    """
+                    UPDATE \(RecordColumns.recordsTable) SET \(RecordColumns.body) = ?, \(RecordColumns.updatedAt) = ? \
+                    WHERE \(RecordColumns.tableName) = ? AND \(RecordColumns.id) = ?
+                    """
             )
             .execute(arguments: [CanonicalJSON.string(.object(properties), style: .compact), stamp, table, id])
             return record
@@ -207,14 +232,20 @@ public final class SQLiteRecordRepository: RecordRepository {
             record.updatedAt = stamp
             try db.cachedStatement(
                 sql:
-                    "UPDATE \(RecordColumns.recordsTable) SET \(RecordColumns.deleted) = ?, \(RecordColumns.updatedAt) = ? WHERE \(RecordColumns.tableName) = ? AND \(RecordColumns.id) = ?"
+                    """
+                    UPDATE \(RecordColumns.recordsTable) SET \(RecordColumns.deleted) = ?, \(RecordColumns.updatedAt) \
+                    = ? WHERE \(RecordColumns.tableName) = ? AND \(RecordColumns.id) = ?
+                    """
             )
             .execute(arguments: [record.deleted ? 1 : 0, stamp, table, id])
             return record
         case .hardDelete:
             try db.cachedStatement(
                 sql:
-                    "DELETE FROM \(RecordColumns.recordsTable) WHERE \(RecordColumns.tableName) = ? AND \(RecordColumns.id) = ?"
+                    """
+                    DELETE FROM \(RecordColumns.recordsTable) WHERE \(RecordColumns.tableName) = ? AND \
+                    \(RecordColumns.id) = ?
+                    """
             )
             .execute(arguments: [table, id])
             return existing.map { removed in
@@ -230,7 +261,10 @@ public final class SQLiteRecordRepository: RecordRepository {
         try Row.fetchOne(
             db.cachedStatement(
                 sql:
-                    "SELECT \(RecordQuerySQL.selectColumns(.sqlite)) FROM \(RecordColumns.recordsTable) WHERE \(RecordColumns.tableName) = ? AND \(RecordColumns.id) = ?"
+                    """
+                    SELECT \(RecordQuerySQL.selectColumns(.sqlite)) FROM \(RecordColumns.recordsTable) WHERE \
+                    \(RecordColumns.tableName) = ? AND \(RecordColumns.id) = ?
+                    """
             ),
             arguments: [table, id]
         ).map(decode)

@@ -25,7 +25,10 @@ struct SchemaTransition: Sendable {
             stored = try storedText.map(TableSchema.init(parsing:))
         } catch {
             throw ConfigurationError(
-                "table \(table): the stored declaration '\(storedText ?? "")' cannot be read (\(error.message)); the table \(RecordColumns.declaredColumnsTable) was changed by hand"
+                """
+                table \(table): the stored declaration '\(storedText ?? "")' cannot be read (\(error.message)); the \
+                table \(RecordColumns.declaredColumnsTable) was changed by hand
+                """
             )
         }
     }
@@ -43,7 +46,11 @@ struct SchemaTransition: Sendable {
             try declared.checkStored(properties)
         } catch {
             throw ConfigurationError(
-                "table \(table): the stored record '\(id)' does not fit the declared columns: \(error). Serve the table without columns to fix or delete such records (PUT replaces a record's properties), or declare the columns to fit them"
+                """
+                table \(table): the stored record '\(id)' does not fit the declared columns: \(error). Serve the table \
+                without columns to fix or delete such records (PUT replaces a record's properties), or declare the \
+                columns to fit them
+                """
             )
         }
     }

@@ -85,7 +85,10 @@ enum DeclaredColumnSQL {
             concurrently = " CONCURRENTLY"
         }
         return
-            "CREATE INDEX\(concurrently) IF NOT EXISTS \(indexName(table: table, column: column)) ON \(RecordColumns.recordsTable) (\(key), \(RecordColumns.id)) WHERE \(tableCondition(table))"
+            """
+            CREATE INDEX\(concurrently) IF NOT EXISTS \(indexName(table: table, column: column)) ON \
+            \(RecordColumns.recordsTable) (\(key), \(RecordColumns.id)) WHERE \(tableCondition(table))
+            """
     }
 
     /// Drops the index of `column` of `table` (a declaration that changed or went away). On PostgreSQL

@@ -211,7 +211,10 @@ private struct Translation {
         guard let bound = FilterSQLTranslator.storedDateBound(columnOp, instant) else { return "FALSE" }
         let collate = dialect == .postgres ? " COLLATE \"C\"" : ""
         return
-            "(\(column.sql)\(collate) \(bound.operator) \(builder.bind(.text(bound.text))) AND \(column.sql) IS NOT NULL)"
+            """
+            (\(column.sql)\(collate) \(bound.operator) \
+            \(builder.bind(.text(bound.text))) AND \(column.sql) IS NOT NULL)
+            """
     }
 
     /// The keyset cursor of an incremental pull, `updatedAt gt T or (updatedAt eq T and id gt S)`, as one row
@@ -418,7 +421,10 @@ private struct Translation {
                     counts.lowerBound == counts.upperBound
                     ? "\(counts.lowerBound)" : "\(counts.lowerBound) or \(counts.upperBound)"
                 throw FilterTranslationError(
-                    "\(function.rawValue)() takes \(expected) argument\(counts.upperBound == 1 ? "" : "s"), not \(arguments.count)"
+                    """
+                    \(function.rawValue)() takes \(expected) argument\(counts.upperBound == 1 ? "" : "s"), not \
+                    \(arguments.count)
+                    """
                 )
             }
         }
@@ -531,7 +537,10 @@ private struct Translation {
                     case .double: "number"
                     }
                 return
-                    "COALESCE(jsonb_typeof(\(RecordColumns.body) -> \(builder.bind(.text(key)))) = '\(jsonType)', FALSE)"
+                    """
+                    COALESCE(jsonb_typeof(\(RecordColumns.body) -> \
+                    \(builder.bind(.text(key)))) = '\(jsonType)', FALSE)
+                    """
             }
         default:
             throw FilterTranslationError("isof() tests a property, as in isof(text, Edm.String)")
@@ -561,7 +570,10 @@ private struct Translation {
             // declared date is always one, but rows of other tables may be read too).
             let text = try typed(value, as: .text)
             instant =
-                "(CAST(CASE WHEN \(text) ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}' THEN \(text) END AS TIMESTAMPTZ) AT TIME ZONE 'UTC')"
+                """
+                (CAST(CASE WHEN \(text) ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}' THEN \(text) END AS \
+                TIMESTAMPTZ) AT TIME ZONE 'UTC')
+                """
         default:
             throw FilterTranslationError("\(function.rawValue)() needs a date, not \(value.kind.rawValue)")
         }
@@ -583,27 +595,45 @@ private struct Translation {
             case (.text, .sqlite):
                 let path = FilterSQLTranslator.jsonPath(name)
                 return
-                    "(CASE WHEN json_type(\(RecordColumns.body), \(builder.bind(.text(path)))) = 'text' THEN json_extract(\(RecordColumns.body), \(builder.bind(.text(path)))) END)"
+                    """
+                    (CASE WHEN json_type(\(RecordColumns.body), \(builder.bind(.text(path)))) = 'text' THEN \
+                    json_extract(\(RecordColumns.body), \(builder.bind(.text(path)))) END)
+                    """
             case (.number, .sqlite):
                 let path = FilterSQLTranslator.jsonPath(name)
                 return
-                    "(CASE WHEN json_type(\(RecordColumns.body), \(builder.bind(.text(path)))) IN ('integer', 'real') THEN json_extract(\(RecordColumns.body), \(builder.bind(.text(path)))) END)"
+                    """
+                    (CASE WHEN json_type(\(RecordColumns.body), \(builder.bind(.text(path)))) IN ('integer', 'real') \
+                    THEN json_extract(\(RecordColumns.body), \(builder.bind(.text(path)))) END)
+                    """
             case (.boolean, .sqlite):
                 let path = FilterSQLTranslator.jsonPath(name)
                 return
-                    "(CASE json_type(\(RecordColumns.body), \(builder.bind(.text(path)))) WHEN 'true' THEN TRUE WHEN 'false' THEN FALSE END)"
+                    """
+                    (CASE json_type(\(RecordColumns.body), \(builder.bind(.text(path)))) WHEN 'true' THEN TRUE WHEN \
+                    'false' THEN FALSE END)
+                    """
             case (.text, .postgres):
                 let key = builder.bind(.text(name))
                 return
-                    "(CASE WHEN jsonb_typeof(\(RecordColumns.body) -> \(key)) = 'string' THEN \(RecordColumns.body) ->> \(key) END)"
+                    """
+                    (CASE WHEN jsonb_typeof(\(RecordColumns.body) -> \(key)) = 'string' THEN \(RecordColumns.body) ->> \
+                    \(key) END)
+                    """
             case (.number, .postgres):
                 let key = builder.bind(.text(name))
                 return
-                    "(CASE WHEN jsonb_typeof(\(RecordColumns.body) -> \(key)) = 'number' THEN CAST(\(RecordColumns.body) ->> \(key) AS DOUBLE PRECISION) END)"
+                    """
+                    (CASE WHEN jsonb_typeof(\(RecordColumns.body) -> \(key)) = 'number' THEN \
+                    CAST(\(RecordColumns.body) ->> \(key) AS DOUBLE PRECISION) END)
+                    """
             case (.boolean, .postgres):
                 let key = builder.bind(.text(name))
                 return
-                    "(CASE WHEN jsonb_typeof(\(RecordColumns.body) -> \(key)) = 'boolean' THEN CAST(\(RecordColumns.body) ->> \(key) AS BOOLEAN) END)"
+                    """
+                    (CASE WHEN jsonb_typeof(\(RecordColumns.body) -> \(key)) = 'boolean' THEN \
+                    CAST(\(RecordColumns.body) ->> \(key) AS BOOLEAN) END)
+                    """
             default:
                 break
             }
@@ -612,7 +642,10 @@ private struct Translation {
             return builder.bind(.text(literal.canonical.text))
         }
         throw FilterTranslationError(
-            "expected \(kind.rawValue) but found \(value.kind == .json ? "property '\(value.property ?? "")'" : value.kind.rawValue)"
+            """
+            expected \(kind.rawValue) but found \
+            \(value.kind == .json ? "property '\(value.property ?? "")'" : value.kind.rawValue)
+            """
         )
     }
 
@@ -622,7 +655,10 @@ private struct Translation {
         switch dialect {
         case .sqlite:
             return
-                "(CASE WHEN \(text) GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9][Tt][0-9][0-9]:[0-9][0-9]*' THEN \(text) END)"
+                """
+                (CASE WHEN \(text) GLOB '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9][Tt][0-9][0-9]:[0-9][0-9]*' THEN \
+                \(text) END)
+                """
         case .postgres:
             return "(CASE WHEN \(text) ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}' THEN \(text) END)"
         }

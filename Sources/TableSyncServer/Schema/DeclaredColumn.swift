@@ -11,7 +11,10 @@ public struct DeclaredColumn: Sendable, Hashable {
     public init(name: String, type: ColumnType) throws(ConfigurationError) {
         guard PropertyName.isPlain(name) else {
             throw ConfigurationError(
-                "the column name '\(name)' is not a plain property name (ASCII letters, digits and _, not starting with a digit)"
+                """
+                the column name '\(name)' is not a plain property name (ASCII letters, digits and _, not starting with \
+                a digit)
+                """
             )
         }
         guard !SystemProperty.isSystemProperty(name) else {

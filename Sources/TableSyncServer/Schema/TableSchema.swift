@@ -51,7 +51,10 @@ public struct TableSchema: Sendable, Hashable {
     static func type(named name: String, column: String) throws(ConfigurationError) -> ColumnType {
         guard let type = ColumnType(rawValue: name) else {
             throw ConfigurationError(
-                "the column '\(column)' has the unknown type '\(name)'; use \(ColumnType.allCases.map(\.rawValue).joined(separator: ", "))"
+                """
+                the column '\(column)' has the unknown type '\(name)'; use \
+                \(ColumnType.allCases.map(\.rawValue).joined(separator: ", "))
+                """
             )
         }
         return type
@@ -89,7 +92,10 @@ public struct TableSchema: Sendable, Hashable {
             throw SchemaViolation(
                 property: name,
                 problem:
-                    "holds \(CanonicalJSON.string(properties[name] ?? .null, style: .compact)), not the form the column stores (\(CanonicalJSON.string(stored[name] ?? .null, style: .compact)))"
+                    """
+                    holds \(CanonicalJSON.string(properties[name] ?? .null, style: .compact)), not the form the column \
+                    stores (\(CanonicalJSON.string(stored[name] ?? .null, style: .compact)))
+                    """
             )
         }
     }
@@ -108,7 +114,10 @@ public struct TableSchema: Sendable, Hashable {
                 throw SchemaViolation(
                     property: column.name,
                     problem:
-                        "has more precision than a millisecond ('\(text)'); dates are stored as yyyy-MM-ddTHH:mm:ss.fffZ"
+                        """
+                        has more precision than a millisecond ('\(text)'); dates are \
+                        stored as yyyy-MM-ddTHH:mm:ss.fffZ
+                        """
                 )
             }
             return .string(Timestamp(ticks: timestamp.ticks).text)
@@ -116,7 +125,10 @@ public struct TableSchema: Sendable, Hashable {
             throw SchemaViolation(
                 property: column.name,
                 problem:
-                    "must be \(column.type.described), or null, not \(value.typeName == "array" || value.typeName == "object" ? "an" : "a") \(value.typeName)"
+                    """
+                    must be \(column.type.described), or null, not \
+                    \(value.typeName == "array" || value.typeName == "object" ? "an" : "a") \(value.typeName)
+                    """
             )
         }
     }

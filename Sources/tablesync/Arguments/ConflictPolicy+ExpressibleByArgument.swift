@@ -13,7 +13,10 @@ extension StoreSettings.ConflictPolicy: ExpressibleByArgument {
                 let description =
                     switch policy {
                     case .manual:
-                        "keep the refused change and the server's copy under conflicts/ for `tablesync resolve` (exit 3)"
+                        """
+                        keep the refused change and the server's copy under conflicts/ \
+                        for `tablesync resolve` (exit 3)
+                        """
                     case .serverWins: "take the server's copy and drop the local change"
                     case .clientWins: "send the local change again on top of the server's version"
                     }

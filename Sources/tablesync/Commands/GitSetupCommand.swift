@@ -8,10 +8,15 @@ struct GitSetupCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "git-setup",
         abstract:
-            "Set up git to merge this store's files: .gitattributes lines and the merge driver in the repository's config.",
+            """
+            Set up git to merge this store's files: .gitattributes lines and the merge driver in the repository's \
+            config.
+            """,
         discussion: """
-            Run once in each clone (git does not copy its config): \(StoreFileMerge.gitAttributeLines.joined(separator: ", ")) \
-            in the store's .gitattributes, and merge.\(StoreFileMerge.driverName).driver = tablesync merge-file %O %A %B %P \
+            Run once in each clone (git does not copy its config): \
+            \(StoreFileMerge.gitAttributeLines.joined(separator: ", ")) \
+            in the store's .gitattributes, and merge.\(StoreFileMerge.driverName).driver = tablesync merge-file %O %A \
+            %B %P \
             in the repository's .git/config. `init` does both when the store is created inside a git work tree.
             """
     )
@@ -33,7 +38,10 @@ struct GitSetupCommand: AsyncParsableCommand {
             ])
         } else {
             CommandOutput.printText(
-                "git merges this store with \(GitRepository.executablePath) merge-file\(added.isEmpty ? "" : "; added to .gitattributes: \(added.joined(separator: ", "))")."
+                """
+                git merges this store with \(GitRepository.executablePath) \
+                merge-file\(added.isEmpty ? "" : "; added to .gitattributes: \(added.joined(separator: ", "))").
+                """
             )
         }
     }

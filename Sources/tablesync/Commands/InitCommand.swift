@@ -8,7 +8,12 @@ struct InitCommand: AsyncParsableCommand {
         commandName: "init",
         abstract: "Create a store in STORE (-C) or the current directory.",
         discussion:
-            "Writes tablesync.json, queries.json (one query per table, named after it, pulling the whole table), an empty journal.jsonl, tables/, the machine-local .tablesync/ cache (ignored by git) and .gitattributes; inside a git work tree it also names the merge driver in the repository's config (see git-setup). The token is never stored: use TABLESYNC_TOKEN or --token-file."
+            """
+            Writes tablesync.json, queries.json (one query per table, named after it, pulling the whole table), an \
+            empty journal.jsonl, tables/, the machine-local .tablesync/ cache (ignored by git) and .gitattributes; \
+            inside a git work tree it also names the merge driver in the repository's config (see git-setup). The \
+            token is never stored: use TABLESYNC_TOKEN or --token-file.
+            """
     )
 
     @OptionGroup var global: GlobalOptions
@@ -21,7 +26,10 @@ struct InitCommand: AsyncParsableCommand {
 
     @Option(
         help:
-            "Table protocol version: 2 (Azure Mobile Apps) or 3 (Datasync) (default: learned from the server at the first push or pull)."
+            """
+            Table protocol version: 2 (Azure Mobile Apps) or 3 (Datasync) (default: learned from the server at the \
+            first push or pull).
+            """
     )
     var apiVersion: APIVersion?
 
@@ -35,7 +43,10 @@ struct InitCommand: AsyncParsableCommand {
         help: ArgumentHelp(
             "A command that prints the token (instead of TABLESYNC_TOKEN or a token file), for tokens that expire.",
             discussion:
-                "Run with /bin/sh -c when a request first needs a token, and again when the server refuses it; its first line is the token.",
+                """
+                Run with /bin/sh -c when a request first needs a token, and again when the server refuses it; its \
+                first line is the token.
+                """,
             valueName: "COMMAND"))
     var tokenCommand: String?
 
@@ -64,7 +75,10 @@ struct InitCommand: AsyncParsableCommand {
             ])
         } else {
             var text =
-                "Initialized TableSync store in \(root) (tables: \(settings.tables.isEmpty ? "none yet" : settings.tables.joined(separator: ", ")))"
+                """
+                Initialized TableSync store in \(root) (tables: \
+                \(settings.tables.isEmpty ? "none yet" : settings.tables.joined(separator: ", ")))
+                """
             if !queries.isEmpty { text += "; sync pulls each table whole (queries \(queries.joined(separator: ", ")))" }
             if repository != nil { text += "; git merges its files with tablesync merge-file" }
             CommandOutput.printText(text + ".")

@@ -8,7 +8,10 @@ struct LogCommand: AsyncParsableCommand {
         commandName: "log",
         abstract: "List the pending operations in the order push sends them.",
         discussion:
-            "In a store kept in git, an operation another clone queued (it came with a merge) is marked: that clone sends it, this one does not (`tablesync take-over` makes it this clone's)."
+            """
+            In a store kept in git, an operation another clone queued (it came with a merge) is marked: that clone \
+            sends it, this one does not (`tablesync take-over` makes it this clone's).
+            """
     )
 
     @OptionGroup var global: GlobalOptions
@@ -26,7 +29,8 @@ struct LogCommand: AsyncParsableCommand {
                 let base = operation.baseVersion.map { " (on version \($0))" } ?? ""
                 let elsewhere = operation.isSent(by: sender) ? "" : " (queued in another clone, sent from there)"
                 CommandOutput.printText(
-                    "\(String(operation.sequence).padding(6))\(operation.kind.rawValue.padding(7))\(operation.table)/\(operation.id)\(base)\(elsewhere)"
+                    String(operation.sequence).padding(6) + operation.kind.rawValue.padding(7)
+                        + "\(operation.table)/\(operation.id)\(base)\(elsewhere)"
                 )
             }
         }

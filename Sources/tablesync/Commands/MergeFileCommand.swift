@@ -37,7 +37,10 @@ struct MergeFileCommand: AsyncParsableCommand {
         }
         if !result.conflicts.isEmpty {
             CommandOutput.printError(
-                "tablesync merge-file: \(path): both sides changed \(result.conflicts.joined(separator: ", ")); left between conflict markers"
+                """
+                tablesync merge-file: \(path): both sides changed \(result.conflicts.joined(separator: ", ")); left \
+                between conflict markers
+                """
             )
             throw ExitCode(1)
         }

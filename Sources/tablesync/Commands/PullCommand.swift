@@ -8,7 +8,11 @@ struct PullCommand: AsyncParsableCommand {
         commandName: "pull",
         abstract: "Push TABLE's pending operations, then fetch what changed on the server.",
         discussion:
-            "With --query-id the pull is incremental from the query's saved watermark (the query is created on first use); without it, everything matching --filter is fetched. Records with local changes are never overwritten; records deleted on the server are removed."
+            """
+            With --query-id the pull is incremental from the query's saved watermark (the query is created on first \
+            use); without it, everything matching --filter is fetched. Records with local changes are never \
+            overwritten; records deleted on the server are removed.
+            """
     )
 
     @OptionGroup var global: GlobalOptions
@@ -18,7 +22,10 @@ struct PullCommand: AsyncParsableCommand {
     @Option(help: "An OData $filter limiting what is pulled.") var filter: String?
     @Option(
         help:
-            "Records asked per request (default 1000). A server that refuses the size is asked again with the largest it names, or with 500, 250, 100, 50, 25, 10 in turn; shorter pages than asked are followed to the end."
+            """
+            Records asked per request (default 1000). A server that refuses the size is asked again with the largest \
+            it names, or with 500, 250, 100, 50, 25, 10 in turn; shorter pages than asked are followed to the end.
+            """
     ) var pageSize: Int?
     @Flag(help: "Also remove local records that no longer match the query's filter (unless they have local changes).")
     var evict = false

@@ -8,7 +8,11 @@ struct PushCommand: AsyncParsableCommand {
         commandName: "push",
         abstract: "Queue hand edits, then send pending operations to the server in order.",
         discussion:
-            "Exits 3 when conflicts wait (see `tablesync conflicts`), 4 when the server is unreachable (nothing is lost; retry later), 5 when credentials are refused, 2 when the server refuses the requests themselves (a table it does not serve, a protocol version it does not speak: nothing is filed as a conflict)."
+            """
+            Exits 3 when conflicts wait (see `tablesync conflicts`), 4 when the server is unreachable (nothing is \
+            lost; retry later), 5 when credentials are refused, 2 when the server refuses the requests themselves (a \
+            table it does not serve, a protocol version it does not speak: nothing is filed as a conflict).
+            """
     )
 
     @OptionGroup var global: GlobalOptions

@@ -8,7 +8,10 @@ struct QueryCommand: AsyncParsableCommand {
         commandName: "query",
         abstract: "Read local records, or manage the pull queries in queries.json.",
         discussion:
-            "tablesync query TABLE [--filter F] reads local records (the select subcommand is the default); add, list and remove manage pull queries.",
+            """
+            tablesync query TABLE [--filter F] reads local records (the select subcommand is the default); add, list \
+            and remove manage pull queries.
+            """,
         subcommands: [QuerySelectCommand.self, QueryAddCommand.self, QueryListCommand.self, QueryRemoveCommand.self],
         defaultSubcommand: QuerySelectCommand.self
     )

@@ -8,7 +8,10 @@ struct QuerySelectCommand: AsyncParsableCommand {
         commandName: "select",
         abstract: "Print the local records of TABLE that match an OData query, as a JSON array.",
         discussion:
-            "Example: tablesync query todo --filter \"complete eq false\" --orderby \"text desc\" --top 10. Reads only the store, never the server."
+            """
+            Example: tablesync query todo --filter \"complete eq false\" --orderby \"text desc\" --top 10. Reads only \
+            the store, never the server.
+            """
     )
 
     @OptionGroup var global: GlobalOptions

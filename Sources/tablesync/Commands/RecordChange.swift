@@ -46,7 +46,10 @@ enum RecordChange {
             CommandOutput.printJSON(.object(stored))
         } else {
             CommandOutput.printText(
-                "\(verb == "insert" ? "Inserted" : "Updated") \(table)/\(stored["id"]?.stringValue ?? "") (queued for push)."
+                """
+                \(verb == "insert" ? "Inserted" : "Updated") \(table)/\(stored["id"]?.stringValue ?? "") (queued for \
+                push).
+                """
             )
         }
     }

@@ -10,7 +10,10 @@ struct ResolveCommand: AsyncParsableCommand {
         // The generated usage lists the three choices side by side, as if all three were needed.
         usage: "tablesync resolve [-C <STORE>] [--json] <TABLE/ID> --keep-local|--take-server|--discard",
         discussion:
-            "`tablesync conflicts` lists the records waiting, with both sides. Give exactly one choice; the next push sends what remains."
+            """
+            `tablesync conflicts` lists the records waiting, with both sides. Give exactly one choice; the next push \
+            sends what remains.
+            """
     )
 
     @OptionGroup var global: GlobalOptions

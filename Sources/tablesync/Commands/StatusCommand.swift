@@ -8,7 +8,10 @@ struct StatusCommand: AsyncParsableCommand {
         commandName: "status",
         abstract: "Show pending operations, hand edits not yet queued, broken files and conflicts.",
         discussion:
-            "Reads only, takes no lock, and costs one stat per record file when nothing changed. Exits 7 when a record file is broken, 3 when conflicts wait."
+            """
+            Reads only, takes no lock, and costs one stat per record file when nothing changed. Exits 7 when a record \
+            file is broken, 3 when conflicts wait.
+            """
     )
 
     @OptionGroup var global: GlobalOptions

@@ -27,9 +27,15 @@ struct SyncCommand: AsyncParsableCommand {
     @Flag(
         inversion: .prefixedNo,
         help: ArgumentHelp(
-            "Commit the store's own files to git after a sync that changed them (default: commitAfterSync in tablesync.json).",
+            """
+            Commit the store's own files to git after a sync that changed them (default: commitAfterSync in \
+            tablesync.json).
+            """,
             discussion:
-                "Only the store's paths are committed; anything else staged stays staged. Outside a git work tree nothing is committed."
+                """
+                Only the store's paths are committed; anything else staged stays staged. Outside a git work tree \
+                nothing is committed.
+                """
         ))
     var commit: Bool?
 

@@ -8,7 +8,12 @@ struct VerifyCommand: AsyncParsableCommand {
         commandName: "verify",
         abstract: "Check the store's invariants and say what is wrong.",
         discussion:
-            "Checks settings, queries, the journal against the record files, every record file (valid JSON object, canonical form, named after its id) and leftovers of interrupted runs, and lists what it finds by path. Reads without the lock and changes nothing, so it runs on a store you cannot write, and beside a running sync (whose temporary files it may list as notices). Exits 7 when it finds an error; notices alone exit 0."
+            """
+            Checks settings, queries, the journal against the record files, every record file (valid JSON object, \
+            canonical form, named after its id) and leftovers of interrupted runs, and lists what it finds by path. \
+            Reads without the lock and changes nothing, so it runs on a store you cannot write, and beside a running \
+            sync (whose temporary files it may list as notices). Exits 7 when it finds an error; notices alone exit 0.
+            """
     )
 
     @OptionGroup var global: GlobalOptions

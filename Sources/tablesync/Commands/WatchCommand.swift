@@ -11,12 +11,17 @@ struct WatchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "watch",
         abstract:
-            "Keep the store and the server in step while it runs: hand edits pushed as they are written, server changes pulled as they are made.",
+            """
+            Keep the store and the server in step while it runs: hand edits pushed as they are written, server changes \
+            pulled as they are made.
+            """,
         discussion: """
             Pushes a written, renamed or deleted record file within half a second (inotify; --scan-interval on a \
-            file system without it), and pulls a table as soon as the server's change feed names it (tablesync-server), \
+            file system without it), and pulls a table as soon as the server's change feed names it \
+            (tablesync-server), \
             or every query each --poll-interval against a server without the feed. The lock is held only while a run \
-            pushes or pulls: status, insert, resolve and a cron sync work beside it (a command that finds a watch's run \
+            pushes or pulls: status, insert, resolve and a cron sync work beside it (a command that finds a watch's \
+            run \
             holding the lock waits for it). A failed run is tried again with backoff, then everything is pulled once. \
             SIGTERM or SIGINT stops it after what is in flight, exit 0. Events go to standard error as log lines, or \
             to standard output as one JSON object per line with --json.
@@ -33,13 +38,19 @@ struct WatchCommand: AsyncParsableCommand {
     var pollInterval: Double = 30
     @Option(
         help: ArgumentHelp(
-            "Scan the store every SECONDS instead of following file events (for a file system without inotify, such as NFS).",
+            """
+            Scan the store every SECONDS instead of following file events (for a file system without inotify, such as \
+            NFS).
+            """,
             valueName: "SECONDS"))
     var scanInterval: Double?
     @Flag(
         inversion: .prefixedNo,
         help:
-            "Commit the store's own files after a quiet period with changes, and on stop (default: commitAfterSync in tablesync.json)."
+            """
+            Commit the store's own files after a quiet period with changes, and on stop (default: commitAfterSync in \
+            tablesync.json).
+            """
     )
     var commit: Bool?
     @Option(

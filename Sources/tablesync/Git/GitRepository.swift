@@ -27,7 +27,11 @@ extension GitRepository {
             return nil
         }
         return
-            "git has no identity to commit with (\(answer.errors.split(separator: "\n").last ?? "")); set one for this repository: git config user.name …; git config user.email … (under cron, HOME may not be the one with your ~/.gitconfig)"
+            """
+            git has no identity to commit with (\(answer.errors.split(separator: "\n").last ?? "")); set one for this \
+            repository: git config user.name …; git config user.email … (under cron, HOME may not be the one with your \
+            ~/.gitconfig)
+            """
     }
 
     /// Commits the store's own `paths` (relative to the store) as they are in the work tree, without the files in

@@ -6,31 +6,46 @@ import TableSync
 struct ServerOptions: ParsableArguments {
     @Option(
         help:
-            "What push does when the server's copy changed, for this run only (default: \"conflictPolicy\" in tablesync.json)."
+            """
+            What push does when the server's copy changed, for this run only (default: \"conflictPolicy\" in \
+            tablesync.json).
+            """
     )
     var conflictPolicy: StoreSettings.ConflictPolicy?
 
     @Option(
         help: ArgumentHelp(
-            "Seconds one request may take, from connecting to the last byte of its answer, before it fails (and is retried).",
+            """
+            Seconds one request may take, from connecting to the last byte of its answer, before it fails (and is \
+            retried).
+            """,
             valueName: "SECONDS"))
     var timeout: Double = 30
 
     @Option(
         help:
-            "Attempts per request, at least 1: retries with backoff on connection failures, timeouts, 429 and 5xx; when all fail the run exits 4 and nothing is lost."
+            """
+            Attempts per request, at least 1: retries with backoff on connection failures, timeouts, 429 and 5xx; when \
+            all fail the run exits 4 and nothing is lost.
+            """
     )
     var attempts: Int = 5
 
     @Flag(
         help:
-            "Print no progress on standard error. Without it a terminal shows one line rewritten in place, and a log (cron, systemd) gets a timestamped line per page or batch; results and errors are printed either way."
+            """
+            Print no progress on standard error. Without it a terminal shows one line rewritten in place, and a log \
+            (cron, systemd) gets a timestamped line per page or batch; results and errors are printed either way.
+            """
     )
     var quiet = false
 
     @Flag(
         help:
-            "Log each request (method, path, status, bytes, milliseconds, attempt), each pulled page and each pushed batch on standard error, with progress as log lines; tokens are never logged."
+            """
+            Log each request (method, path, status, bytes, milliseconds, attempt), each pulled page and each pushed \
+            batch on standard error, with progress as log lines; tokens are never logged.
+            """
     )
     var verbose = false
 
@@ -42,7 +57,10 @@ struct ServerOptions: ParsableArguments {
 
     @Flag(
         help: ArgumentHelp(
-            "Push from a git HEAD behind the commit of the store's last sync (a checkout of history, a reset), refused otherwise (exit 9).",
+            """
+            Push from a git HEAD behind the commit of the store's last sync (a checkout of history, a reset), refused \
+            otherwise (exit 9).
+            """,
             discussion: "Old server copies are then brought up to date from the server and only real edits go out."))
     var allowOlderHead = false
 

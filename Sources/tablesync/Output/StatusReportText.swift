@@ -55,7 +55,10 @@ enum StatusReportText {
         if !status.queuedElsewhere.isEmpty {
             lines.append("")
             lines.append(
-                "Queued in another clone of the store, sent from there (\(status.queuedElsewhere.count)); its sync commit takes them"
+                """
+                Queued in another clone of the store, sent from there (\(status.queuedElsewhere.count)); its sync \
+                commit takes them
+                """
             )
             lines.append(
                 "  out of this journal. If that clone is gone, `tablesync take-over` makes them this clone's to send:")
@@ -73,10 +76,14 @@ enum StatusReportText {
             let count = status.serverCopies.values.reduce(0, +)
             let tables = status.serverCopies.map { "\($0.key) \($0.value)" }.sorted()
             lines.append(
-                "Copies of the server's records this store has not indexed yet: \(count) record file(s) (\(tables.joined(separator: ", ")))."
+                """
+                Copies of the server's records this store has not indexed yet: \(count) record file(s) \
+                (\(tables.joined(separator: ", "))).
+                """
             )
             lines.append(
-                "  Each is stamped as the server's copy of the version it names (a fresh clone, a lost .tablesync/, a merge);"
+                "  Each is stamped as the server's copy of the version it names "
+                    + "(a fresh clone, a lost .tablesync/, a merge);"
             )
             lines.append("  the next push or sync indexes them and sends nothing for them.")
         }
@@ -84,13 +91,18 @@ enum StatusReportText {
             lines.append("")
             let tables = Dictionary(grouping: uncompared, by: \.table).map { "\($0.key) \($0.value.count)" }.sorted()
             lines.append(
-                "Not yet compared with the server: \(uncompared.count) record file(s) (\(tables.joined(separator: ", ")))."
+                """
+                Not yet compared with the server: \(uncompared.count) record file(s) \
+                (\(tables.joined(separator: ", "))).
+                """
             )
             lines.append(
-                "  They carry server versions this store did not sync (a fresh clone, a restore, a lost .tablesync/, or a git"
+                "  They carry server versions this store did not sync "
+                    + "(a fresh clone, a restore, a lost .tablesync/, or a git"
             )
             lines.append(
-                "  merge or checkout). The next push or sync compares them with the server first and sends only real edits."
+                "  merge or checkout). The next push or sync compares them with the server first "
+                    + "and sends only real edits."
             )
         }
         if !handEdits.isEmpty {
@@ -104,14 +116,18 @@ enum StatusReportText {
             lines.append("")
             lines.append("Removed by a git command, compared with the server by the next push (\(removedByGit.count)):")
             lines.append(
-                "  a record the server deleted too is forgotten; one it still has is deleted after a merge or commit, brought back after a switch."
+                "  a record the server deleted too is forgotten; one it still has is deleted after a merge or commit, "
+                    + "brought back after a switch."
             )
             for change in removedByGit { lines.append("  tables/\(change.table)/\(change.fileName)") }
         }
         if !missing.isEmpty {
             lines.append("")
             lines.append(
-                "Deleted, as far as git tells (\(missing.count)): HEAD has these files; the next push deletes each on the server"
+                """
+                Deleted, as far as git tells (\(missing.count)): HEAD has these files; the next push deletes each on \
+                the server
+                """
             )
             lines.append("  unless the server deleted it too.")
             for change in missing { lines.append("  tables/\(change.table)/\(change.fileName)") }
@@ -119,7 +135,10 @@ enum StatusReportText {
         if !deleteConflicts.isEmpty {
             lines.append("")
             lines.append(
-                "Held back: a delete is pending but the file holds content (\(deleteConflicts.count)); the next push files a conflict:"
+                """
+                Held back: a delete is pending but the file holds content (\(deleteConflicts.count)); the next push \
+                files a conflict:
+                """
             )
             for change in deleteConflicts { lines.append("  tables/\(change.table)/\(change.fileName)") }
         }

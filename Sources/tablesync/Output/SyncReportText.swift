@@ -20,7 +20,10 @@ enum SyncReportText {
         }
         if !report.problems.isEmpty {
             parts.append(
-                "\(report.problems.count) broken file(s) skipped (\(report.problems.map(\.description).joined(separator: "; ")))"
+                """
+                \(report.problems.count) broken file(s) skipped \
+                (\(report.problems.map(\.description).joined(separator: "; ")))
+                """
             )
         }
         return parts.joined(separator: ", ")
@@ -66,10 +69,17 @@ enum SyncReportText {
     /// A pull of `table` in one sentence: what was written, removed, kept and skipped, in how many pages.
     static func pull(_ table: String, _ report: PullReport) -> String {
         var text =
-            "pulled \(table): \(report.written) written, \(report.removed) removed, \(report.unchanged) unchanged, \(report.keptLocal) kept local\(report.evicted > 0 ? ", \(report.evicted) evicted" : ""), \(report.pages) page(s)"
+            """
+            pulled \(table): \(report.written) written, \(report.removed) removed, \(report.unchanged) unchanged, \
+            \(report.keptLocal) kept local\(report.evicted > 0 ? ", \(report.evicted) evicted" : ""), \(report.pages) \
+            page(s)
+            """
         if !report.skipped.isEmpty {
             text +=
-                ", \(report.skipped.count) server record(s) skipped (\(report.skipped.map(skippedText).joined(separator: "; ")))"
+                """
+                , \(report.skipped.count) server record(s) skipped \
+                (\(report.skipped.map(skippedText).joined(separator: "; ")))
+                """
         }
         return text
     }

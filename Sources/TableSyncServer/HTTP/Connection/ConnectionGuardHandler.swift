@@ -166,7 +166,10 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
             refuse(
                 .badRequest,
                 message:
-                    "the request is not valid HTTP/1.1 (\(error)); send a request line such as GET /tables/todo HTTP/1.1, then Name: value header lines",
+                    """
+                    the request is not valid HTTP/1.1 (\(error)); send a request line such as GET /tables/todo \
+                    HTTP/1.1, then Name: value header lines
+                    """,
                 answersReadHead: false)
         }
     }
@@ -196,13 +199,19 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
             refuse(
                 .requestTimeout,
                 message:
-                    "the request's line and headers did not arrive within \(Self.seconds(settings.headerTimeout)) s of its first byte; the connection is closed",
+                    """
+                    the request's line and headers did not arrive within \(Self.seconds(settings.headerTimeout)) s of \
+                    its first byte; the connection is closed
+                    """,
                 answersReadHead: false)
         case .body:
             refuse(
                 .requestTimeout,
                 message:
-                    "the request body did not arrive within \(Self.seconds(settings.bodyTimeout)) s of its headers; the connection is closed",
+                    """
+                    the request body did not arrive within \(Self.seconds(settings.bodyTimeout)) s of its headers; the \
+                    connection is closed
+                    """,
                 answersReadHead: true)
         }
     }
