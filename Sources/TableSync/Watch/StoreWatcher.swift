@@ -84,8 +84,14 @@ public final class StoreWatcher: Sendable {
         let fileEvents: FileEvents? = nil
         #endif
         let scanInterval = fileEvents == nil ? settings.scanInterval ?? 10 : nil
+        // The follower backs off on its own: its requests are tried once, and the first one (which the start
+        // event waits for) fails within 10 s on a server that does not answer.
+        let followerOptions = options.with {
+            $0.retryPolicy = .none
+            $0.timeout = min($0.timeout, 10)
+        }
         let feed = ChangeFeedFollower(
-            connection: ServerConnection(settings: storeSettings, layout: layout, options: options),
+            connection: ServerConnection(settings: storeSettings, layout: layout, options: followerOptions),
             tables: tables, options: options, timing: settings.timing, pollInterval: settings.pollInterval,
             triggers: triggers, onEvent: onEvent)
         let sources = Task {

@@ -2,8 +2,9 @@
 /// commit.
 public enum WatchEvent: Sendable {
     /// Watching began: `changeFeed` when the server's change feed wakes pulls (otherwise it polls every
-    /// `pollInterval` seconds), `fileEvents` when the file system reports writes (otherwise the store is scanned at
-    /// an interval).
+    /// `pollInterval` seconds; `false` too when the server could not be asked at the start, and the watch follows
+    /// the feed once it answers), `fileEvents` when the file system reports writes (otherwise the store is scanned
+    /// at an interval).
     case started(changeFeed: Bool, fileEvents: Bool, pollInterval: Double)
     /// A run pushed and pulled; sent only when it moved something (an operation, a record, a conflict, a
     /// problem).
