@@ -71,6 +71,28 @@ struct WatchTests {
         #expect(pushed == 1, "the edit was sent once")
     }
 
+    /// Stands for a laptop that sleeps (SIGSTOP, as a suspend stops the process) longer than the server's change-feed
+    /// wait while the other side changes: on waking, the watch learns of the change and pulls it.
+    @Test("a watch stopped longer than the feed's wait (a laptop asleep) pulls what changed when it wakes")
+    func sleepingWatchCatchesUp() async throws {
+        let world = try await WatchWorld(stores: ["a", "b"], records: 2, maxChangeWait: 2)
+        let a = try world.watch("a")
+        let b = try world.watch("b")
+        try await a.waitForStart()
+        try await b.waitForStart()
+        b.suspend()
+        try world.edit("a", "r1", text: "written while b slept")
+        try await world.waitUntil("a pushed the edit") { a.events().contains { $0["push"] != nil } }
+        try await Task.sleep(for: .seconds(3))
+        #expect(try world.text("b", "r1") == "item 1", "b did nothing while stopped")
+        b.resume()
+        try await world.waitUntil("b pulled the edit after waking") {
+            try world.text("b", "r1") == "written while b slept"
+        }
+        #expect(try await a.stop() == 0)
+        #expect(try await b.stop() == 0)
+    }
+
     /// Stands for a `git checkout`, a `git merge` or an unpacked archive putting a thousand record files in place at
     /// once (git writes each file aside and renames it, as this test does).
     @Test("a burst of 1,000 file writes is pushed as a few batches and reaches the other store")
@@ -206,9 +228,13 @@ final class WatchWorld: Sendable {
     /// A live server serving `todo` with `records` records r1…, and a synced store for each of `stores` (inside a
     /// git repository with `git`); with `remote`, the stores use that server instead.
     init(
-        stores: [String], records: Int, remote: String? = nil, apiVersion: Int? = nil, git: Bool = false
+        stores: [String], records: Int, remote: String? = nil, apiVersion: Int? = nil, git: Bool = false,
+        maxChangeWait: Int? = nil
     ) async throws {
-        serverBox = ServerBox(try await LiveServer.start(.sqlite, tables: ["todo"]))
+        serverBox = ServerBox(
+            try await LiveServer.start(.sqlite, tables: ["todo"]) { configuration in
+                if let maxChangeWait { configuration.maxChangeWait = maxChangeWait }
+            })
         var environment = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"]
         environment["HOME"] = directory.path
         environment["GIT_CONFIG_NOSYSTEM"] = "1"
@@ -399,6 +425,16 @@ final class WatchProcess: Sendable {
     func stop() async throws -> Int32 {
         process.terminate()
         return try await waitForExit()
+    }
+
+    /// Stops it as a machine's suspend does (SIGSTOP).
+    func suspend() {
+        Glibc.kill(process.processIdentifier, SIGSTOP)
+    }
+
+    /// Lets it run again (SIGCONT).
+    func resume() {
+        Glibc.kill(process.processIdentifier, SIGCONT)
     }
 
     /// Sends SIGKILL.
