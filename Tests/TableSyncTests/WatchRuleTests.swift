@@ -90,7 +90,9 @@ struct WatchRuleTests {
             ])
     }
 
-    @Test("file events of a store: a record written, renamed into place or removed wakes; a swap file does not")
+    @Test(
+        "file events of a store: a record written, renamed into place or removed wakes, in directories made again too"
+    )
     func fileEventsOfAStore() async throws {
         let (directory, context) = try makeStore()
         let layout = context.layout
@@ -119,6 +121,13 @@ struct WatchRuleTests {
         let afterRemake = wakes.value
         try #"{"id": "r3"}"#.write(toFile: table + "/r3.json", atomically: false, encoding: .utf8)
         try await Self.waitFor { wakes.value > afterRemake }
+        // So is `tables/` itself made again, and the table's directory in it.
+        try FileManager.default.removeItem(atPath: layout.tablesDirectory)
+        try FileManager.default.createDirectory(atPath: table, withIntermediateDirectories: true)
+        try await Task.sleep(for: .milliseconds(100))
+        let afterTables = wakes.value
+        try #"{"id": "r4"}"#.write(toFile: table + "/r4.json", atomically: false, encoding: .utf8)
+        try await Self.waitFor { wakes.value > afterTables }
         _ = directory
     }
 

@@ -95,8 +95,8 @@ private final class WatchedDirectories: @unchecked Sendable {
     private let descriptor: Int32
     private var kinds: [Int32: WatchedName.Directory] = [:]
 
-    /// What a change in a directory is: the files of the root and of a table count, a table directory made in
-    /// `tables/` is watched in turn.
+    /// What a change in a directory is: the files of the root and of a table count; `tables/` made in the root and
+    /// a table's directory made in `tables/` are watched in turn.
     private static let fileMask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE)
     private static let directoryMask = fileMask | UInt32(IN_CREATE | IN_ONLYDIR)
 
@@ -108,9 +108,15 @@ private final class WatchedDirectories: @unchecked Sendable {
 
     /// Adds every watch; `false` when one cannot be added for a reason other than a missing table directory.
     func addAll() -> Bool {
-        guard add(layout.root, as: .root, mask: Self.fileMask),
-            add(layout.tablesDirectory, as: .tables, mask: Self.directoryMask)
-        else { return false }
+        guard add(layout.root, as: .root, mask: Self.directoryMask) else { return false }
+        return addTables()
+    }
+
+    /// Watches `tables/` and each table's directory in it.
+    private func addTables() -> Bool {
+        guard add(layout.tablesDirectory, as: .tables, mask: Self.directoryMask) || errno == ENOENT else {
+            return false
+        }
         for table in tables {
             guard add(layout.tableDirectory(table), as: .table, mask: Self.fileMask) || errno == ENOENT else {
                 return false
@@ -139,7 +145,12 @@ private final class WatchedDirectories: @unchecked Sendable {
                 continue
             }
             guard let kind = kinds[event.watch] else { continue }
-            if kind == .tables, event.mask & UInt32(IN_ISDIR) != 0, tables.contains(event.name) {
+            let isDirectory = event.mask & UInt32(IN_ISDIR) != 0
+            if kind == .root, isDirectory, layout.root + "/" + event.name == layout.tablesDirectory {
+                // `tables/` made again (a checkout, a restore): it and the tables in it are watched anew.
+                if event.mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0 { _ = addTables() }
+                changed = true
+            } else if kind == .tables, isDirectory, tables.contains(event.name) {
                 if event.mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0 {
                     _ = add(layout.tableDirectory(event.name), as: .table, mask: Self.fileMask)
                 }
