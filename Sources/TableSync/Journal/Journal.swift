@@ -194,65 +194,89 @@ struct Journal: Sendable {
     static func load(layout: StoreLayout, acknowledged: Set<String> = []) throws -> Journal {
         // The settled log first: a reader racing a push that rewrites the journal and deletes the log then sees
         // the journal at that moment or later, never an old journal without the log that settled its lines.
-        var settled = try SettledLines.load(layout: layout)
+        let settled = try SettledLines.load(layout: layout)
         let bytes: [UInt8]
         do {
             bytes = try FileSystem.readFile(layout.journalFile)
         } catch let error as FileSystemError where error.isNotFound {
             bytes = []
         }
-        let file = StoreLayout.journalFileName
-        var parsed: [PendingOperation] = []
+        let parsed = try ParsedFile(bytes, settled: settled, acknowledged: acknowledged)
+        // Before a deferred rewrite, only a settled line may hold the highest sequence number.
+        let lastSequence = max(JournalState.load(layout: layout).nextSequence - 1, parsed.highestSequence)
+        var journal: Journal
+        if Self.isCollapsed(parsed.operations) {
+            journal = Journal(operations: parsed.operations, lines: parsed.lines, lastSequence: lastSequence)
+            journal.needsRewrite = parsed.droppedAcknowledged
+        } else {
+            journal = try folded(parsed.operations, lastSequence: lastSequence)
+        }
+        journal.hasSettledLog = settled != nil
+        return journal
+    }
+
+    /// The lines of `journal.jsonl` as read, before they make a journal: what is still pending, and what the lines
+    /// left out tell.
+    struct ParsedFile {
+        /// The pending operations, in file order.
+        var operations: [PendingOperation] = []
+        /// The line of each of ``operations``, as this journal writes it.
         var lines: [[UInt8]] = []
-        var lineNumber = 0
+        /// The highest sequence number of any line, settled and acknowledged ones included.
         var highestSequence: Int64 = 0
+        /// Whether an acknowledged operation was left out, so that the file no longer says what is pending.
         var droppedAcknowledged = false
-        for line in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
-            lineNumber += 1
-            if line.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\r") || $0 == UInt8(ascii: "\t") }) {
-                continue
-            }
-            do {
-                let operation = try PendingOperation(json: try JSONParser.parse(Array(line)))
-                // The line as this journal writes it, so an edited line is written back canonical.
-                let canonical = Self.line(operation)
-                highestSequence = max(highestSequence, operation.sequence)
-                if settled?.take(canonical) == true { continue }
-                if let operationID = operation.operationID, acknowledged.contains(operationID) {
-                    droppedAcknowledged = true
+
+        /// Parses `bytes`, the lines of `journal.jsonl`: blank lines are skipped, each line of `settled` leaves out
+        /// one identical line, and an operation whose id is `acknowledged` is left out. Throws
+        /// ``StoreError/invalidJournalLine(file:line:reason:)`` for a line that is not an operation.
+        init(_ bytes: [UInt8], settled: SettledLines?, acknowledged: Set<String>) throws {
+            var settled = settled
+            let file = StoreLayout.journalFileName
+            var lineNumber = 0
+            for line in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
+                lineNumber += 1
+                if line.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\r") || $0 == UInt8(ascii: "\t") })
+                {
                     continue
                 }
-                parsed.append(operation)
-                lines.append(canonical)
-            } catch let error as JSONParseError {
-                throw StoreError.invalidJournalLine(
-                    file: file, line: lineNumber, reason: "column \(error.column): \(error.reason)")
-            } catch let error as OperationFormatError {
-                throw StoreError.invalidJournalLine(file: file, line: lineNumber, reason: error.reason)
+                do {
+                    let operation = try PendingOperation(json: try JSONParser.parse(Array(line)))
+                    // The line as this journal writes it, so an edited line is written back canonical.
+                    let canonical = Journal.line(operation)
+                    highestSequence = max(highestSequence, operation.sequence)
+                    if settled?.take(canonical) == true { continue }
+                    if let operationID = operation.operationID, acknowledged.contains(operationID) {
+                        droppedAcknowledged = true
+                        continue
+                    }
+                    operations.append(operation)
+                    lines.append(canonical)
+                } catch let error as JSONParseError {
+                    throw StoreError.invalidJournalLine(
+                        file: file, line: lineNumber, reason: "column \(error.column): \(error.reason)")
+                } catch let error as OperationFormatError {
+                    throw StoreError.invalidJournalLine(file: file, line: lineNumber, reason: error.reason)
+                }
             }
         }
-        // Before a deferred rewrite, only a settled line may hold the highest sequence number.
-        let lastSequence = max(JournalState.load(layout: layout).nextSequence - 1, highestSequence)
-        if Self.isCollapsed(parsed) {
-            var journal = Journal(operations: parsed, lines: lines, lastSequence: lastSequence)
-            journal.hasSettledLog = settled != nil
-            journal.needsRewrite = droppedAcknowledged
-            return journal
-        }
-        // Lines joined by a merge: fold them in sequence order, then rewrite the file in collapsed form.
-        var journal = Journal(lastSequence: max(lastSequence, parsed.map(\.sequence).max() ?? 0))
-        for operation in parsed.sorted(by: { $0.sequence < $1.sequence }) {
+    }
+
+    /// A journal of `operations` (lines joined by a merge) folded in sequence order, to be rewritten in collapsed
+    /// form.
+    private static func folded(_ operations: [PendingOperation], lastSequence: Int64) throws -> Journal {
+        var journal = Journal(lastSequence: max(lastSequence, operations.map(\.sequence).max() ?? 0))
+        for operation in operations.sorted(by: { $0.sequence < $1.sequence }) {
             do {
                 try journal.enqueue(
                     operation.kind, table: operation.table, id: operation.id,
                     baseVersion: operation.baseVersion, item: operation.item, existing: operation)
             } catch let error as StoreError {
-                throw StoreError.invalidJournalLine(file: file, line: 0, reason: "\(error)")
+                throw StoreError.invalidJournalLine(file: StoreLayout.journalFileName, line: 0, reason: "\(error)")
             }
         }
         journal.persistedCount = 0
         journal.needsRewrite = true
-        journal.hasSettledLog = settled != nil
         return journal
     }
 
@@ -292,8 +316,7 @@ struct Journal: Sendable {
 struct SettledLines {
     private var counts: [[UInt8]: Int] = [:]
 
-    /// The log's lines, or `nil` when there is no log. A torn last line (a run killed while appending) matches
-    /// no journal line, so it is taken as it is.
+    /// The log's lines, or `nil` when there is no log.
     static func load(layout: StoreLayout) throws -> SettledLines? {
         let bytes: [UInt8]
         do {
@@ -301,11 +324,15 @@ struct SettledLines {
         } catch let error as FileSystemError where error.isNotFound {
             return nil
         }
-        var settled = SettledLines()
+        return SettledLines(bytes)
+    }
+
+    /// The lines of a settled log's `bytes`. A torn last line (a run killed while appending) matches no journal
+    /// line, so it is taken as it is.
+    init(_ bytes: [UInt8]) {
         for line in bytes.split(separator: UInt8(ascii: "\n")) {
-            settled.counts[Array(line) + [UInt8(ascii: "\n")], default: 0] += 1
+            counts[Array(line) + [UInt8(ascii: "\n")], default: 0] += 1
         }
-        return settled
     }
 
     /// Takes one settled line equal to `line` (a canonical journal line, newline included); whether there was one.

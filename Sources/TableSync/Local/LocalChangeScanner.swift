@@ -62,9 +62,8 @@ struct LocalChangeScanner {
         let listing = joined.listing
         func relativePath(_ name: String) -> String { "tables/\(table)/\(name)" }
         joined.listed.reserveCapacity(listing.count)
-        var lines = try joined.index.sortedLines()
-        var more = try lines.step()
-        if more { joined.indexIsEmpty = false }
+        var walk = try IndexWalk(joined.index.sortedLines())
+        joined.indexIsEmpty = walk.indexIsEmpty
         try listing.withNames { names in
             try listing.forEachStatus { position, status in
                 guard let status else { return }
@@ -86,34 +85,71 @@ struct LocalChangeScanner {
                     return
                 }
                 joined.listed.append(position)
-                var order = 1
-                while more {
-                    order = lines.compareName(to: name)
-                    guard order < 0 else { break }
-                    if let entry = try lines.item().entry { joined.unlisted.append(entry) }
-                    more = try lines.step()
-                }
-                var indexed: StatIndex.Entry?
-                if more && order == 0 {
-                    // Most files of a scan end here, matched without a String made or a field parsed but the four
-                    // compared.
-                    if lines.vouches(for: status) {
-                        more = try lines.step()
-                        return
-                    }
-                    indexed = try lines.item().entry
-                    more = try lines.step()
-                }
+                guard case .changed(let indexed) = try walk.match(name, status: status) else { return }
                 let fileName = listing.name(at: position)
                 joined.changed.append(
                     ChangedFile(name: fileName, relativePath: relativePath(fileName), status: status, entry: indexed))
             }
         }
-        while more {
-            if let entry = try lines.item().entry { joined.unlisted.append(entry) }
-            more = try lines.step()
-        }
+        joined.unlisted = try walk.finish()
         return joined
+    }
+
+    /// The stat index's lines walked in name order beside a table's sorted listing: each listed record file is
+    /// matched with its line, and the lines passed over are entries whose file is not listed.
+    private struct IndexWalk {
+        private var lines: IndexItemMerge
+        /// `false` once the walk is past the last line.
+        private var more: Bool
+        /// The entries passed over so far.
+        private var unlisted: [StatIndex.Entry] = []
+        /// Whether the index has no line at all.
+        let indexIsEmpty: Bool
+
+        /// What the index says of a listed file.
+        enum Match {
+            /// Its line vouches for its `stat`: nothing to read.
+            case unchanged
+            /// To read: its `stat` changed, or it has no entry (`indexed` is `nil`).
+            case changed(indexed: StatIndex.Entry?)
+        }
+
+        /// A walk from the first of `lines`.
+        init(_ lines: IndexItemMerge) throws {
+            self.lines = lines
+            more = try self.lines.step()
+            indexIsEmpty = !more
+        }
+
+        /// What the index says of the listed file `name`, whose `stat` is `status`; the lines named before it are
+        /// passed over. Names come in the index's order (``StatIndexLine/compare(_:_:)``), each once.
+        mutating func match(_ name: UnsafeBufferPointer<UInt8>, status: FileSystem.Status) throws -> Match {
+            var order = 1
+            while more {
+                order = lines.compareName(to: name)
+                guard order < 0 else { break }
+                if let entry = try lines.item().entry { unlisted.append(entry) }
+                more = try lines.step()
+            }
+            guard more && order == 0 else { return .changed(indexed: nil) }
+            // Most files of a scan end here, matched without a String made or a field parsed but the four compared.
+            if lines.vouches(for: status) {
+                more = try lines.step()
+                return .unchanged
+            }
+            let indexed = try lines.item().entry
+            more = try lines.step()
+            return .changed(indexed: indexed)
+        }
+
+        /// Passes over the lines left; returns every entry passed over, whose file is not listed.
+        mutating func finish() throws -> [StatIndex.Entry] {
+            while more {
+                if let entry = try lines.item().entry { unlisted.append(entry) }
+                more = try lines.step()
+            }
+            return unlisted
+        }
     }
 
     /// Reads the changed files (on every core) and sorts each into a change, a problem, or nothing.
@@ -167,6 +203,16 @@ struct LocalChangeScanner {
     /// The files missing from the table: entries whose file is gone, pending inserts and updates whose file is
     /// gone, and (in git) files `HEAD` has that neither the listing nor the index knows.
     private func findMissing(_ joined: Join, table: String, journal: Journal, into scan: inout LocalScan) throws {
+        try findUnlisted(joined, table: table, journal: journal, into: &scan)
+        let known = try findPendingWithoutFile(joined, table: table, journal: journal, into: &scan)
+        if let git {
+            try findCommittedBeyondIndex(joined, git: git, known: known, table: table, journal: journal, into: &scan)
+        }
+    }
+
+    /// The index entries whose file is not listed, as ``FileChangeRule/decideMissing(pending:inHead:)`` sorts them:
+    /// deleted by hand, or removed by git.
+    private func findUnlisted(_ joined: Join, table: String, journal: Journal, into scan: inout LocalScan) throws {
         // A file is named after its id (RecordFile.check), so a listed name stands for its record.
         let unlisted = joined.unlisted.filter { journal.pending(RecordKey(table: table, id: $0.id))?.kind != .delete }
         // A table git has never committed tells nothing: its missing files are deleted by hand, as outside git.
@@ -190,6 +236,13 @@ struct LocalChangeScanner {
                 LocalChange(
                     kind: kind, table: table, id: entry.id, fileName: entry.fileName, baseVersion: entry.version))
         }
+    }
+
+    /// The pending inserts and updates whose file is neither listed nor indexed, found deleted. Returns the names of
+    /// the files known to be gone: these and the unlisted entries'.
+    private func findPendingWithoutFile(
+        _ joined: Join, table: String, journal: Journal, into scan: inout LocalScan
+    ) throws -> Set<String> {
         var known = Set(joined.unlisted.map(\.fileName))
         for operation in journal.operations(inTable: table) where operation.kind != .delete {
             let fileName = RecordFileName.fileName(for: operation.id)
@@ -202,11 +255,18 @@ struct LocalChangeScanner {
                     kind: .deleted, table: table, id: operation.id, fileName: fileName,
                     baseVersion: operation.baseVersion))
         }
-        guard let git, let committed = try git.filesBeyondIndex(table: table, indexIsEmpty: joined.indexIsEmpty) else {
+        return known
+    }
+
+    /// The files `HEAD` has that are gone while the index never knew them (and are not among the `known` ones):
+    /// compared with the server, then deleted on the version `HEAD` holds unless the server deleted them too.
+    private func findCommittedBeyondIndex(
+        _ joined: Join, git: GitBaseline, known: Set<String>, table: String, journal: Journal,
+        into scan: inout LocalScan
+    ) throws {
+        guard let committed = try git.filesBeyondIndex(table: table, indexIsEmpty: joined.indexIsEmpty) else {
             return
         }
-        // Files git has that are gone while the index never knew them: compared with the server, then deleted on the
-        // version `HEAD` holds unless the server deleted them too.
         var missing: [(name: String, blob: String)] = []
         for file in committed where RecordFileName.looksLikeRecordFile(file.name) && !known.contains(file.name) {
             guard let id = RecordFileName.id(forFileName: file.name),

@@ -12,6 +12,19 @@ enum RecordFile {
     /// Parses `bytes` of the file `fileName` in `table` and checks that it is an object whose `id` matches the
     /// name. A file without `id` takes the id its name stands for. `relativePath` is used in problems.
     static func check(bytes: [UInt8], fileName: String, relativePath: String) -> Result<Loaded, RecordFileProblem> {
+        object(in: bytes, relativePath: relativePath).flatMap { record in
+            var record = record
+            return identify(&record, fileName: fileName, relativePath: relativePath).map { id in
+                Loaded(id: id, record: record, bytes: bytes)
+            }
+        }
+    }
+
+    /// The JSON object `bytes` hold; a problem when they are not JSON (with the merge conflict, when git left its
+    /// markers in them) or hold another value.
+    private static func object(
+        in bytes: [UInt8], relativePath: String
+    ) -> Result<[String: JSONValue], RecordFileProblem> {
         let value: JSONValue
         do {
             value = try JSONParser.parse(bytes)
@@ -32,7 +45,7 @@ enum RecordFile {
         } catch {
             return .failure(RecordFileProblem(path: relativePath, reason: "\(error)"))
         }
-        guard case .object(var record) = value else {
+        guard case .object(let record) = value else {
             return .failure(
                 RecordFileProblem(
                     path: relativePath, line: 1, column: 1,
@@ -40,7 +53,14 @@ enum RecordFile {
                         "a record file must hold a JSON object, not \(value.typeName == "array" ? "an" : "a") \(value.typeName)"
                 ))
         }
-        let id: String
+        return .success(record)
+    }
+
+    /// The id of `record`, read from the file `fileName`: its `id` when that is valid and names the file, or, when it
+    /// has none, the id the name stands for, which is then set in `record`.
+    private static func identify(
+        _ record: inout [String: JSONValue], fileName: String, relativePath: String
+    ) -> Result<String, RecordFileProblem> {
         switch record[SystemProperty.id] {
         case .string(let text)?:
             if let problem = RecordID.problem(with: text) {
@@ -54,7 +74,7 @@ enum RecordFile {
                         reason: "the id \"\(text)\" belongs in a file named \(expected); rename the file or fix the id")
                 )
             }
-            id = text
+            return .success(text)
         case nil:
             guard let derived = RecordFileName.id(forFileName: fileName) else {
                 return .failure(
@@ -64,13 +84,12 @@ enum RecordFile {
                             "the record has no \"id\" and its file name is not one TableSync gives to any id; add an \"id\""
                     ))
             }
-            id = derived
             record[SystemProperty.id] = .string(derived)
+            return .success(derived)
         case let other?:
             return .failure(
                 RecordFileProblem(path: relativePath, reason: "\"id\" must be a string, found \(other.typeName)"))
         }
-        return .success(Loaded(id: id, record: record, bytes: bytes))
     }
 
     /// The canonical bytes of a record.

@@ -33,6 +33,18 @@ struct PageChanges: Sendable, Equatable {
             }
         }
     }
+
+    /// The changes of `page`, the pull's `number`th page of `table`: its records sorted as
+    /// ``init(_:pendingIDs:evictFilter:)`` sorts them, and the items it holds that the store cannot hold.
+    init(
+        page: ServerPage, number: Int, table: String, pendingIDs: Set<String>, evictFilter: FilterExpression?
+    ) {
+        self.init(page.records, pendingIDs: pendingIDs, evictFilter: evictFilter)
+        self.page = number
+        skipped = page.refused.filter { !$0.deleted }.map {
+            SkippedServerRecord(table: table, id: $0.id, reason: $0.reason)
+        }
+    }
 }
 
 /// How many records a pull removed so far, against how many the table held: it refuses to remove more than half

@@ -135,18 +135,14 @@ struct Puller {
         from source: PageSource, query: PullQuery, saving: Bool, evictFilter: FilterExpression?,
         report: inout PullReport
     ) async throws {
-        let table = source.table
-        var query = query
-        var watermark = query.updatedAt.map { PullWatermark(updatedAt: $0, lastID: query.lastID) }
-        var skip = 0
-        var repeatCheck = PullPlan.RepeatedPageCheck()
+        var position = PullPosition(query: query, mode: source.mode, saving: saving)
         // The first page also asks how many records are to come, for progress (one count on the server per pull).
         var (page, pageSize) = try await source.fetch(
-            after: watermark, skip: skip, pageSize: options.pageSize ?? Self.defaultPageSize,
+            after: position.watermark, skip: position.skip, pageSize: options.pageSize ?? Self.defaultPageSize,
             counting: options.progress != nil)
         let total = page.totalCount
         // Nothing is pushed during the pull, so the records kept for their pending operation stay the same.
-        let pendingIDs = await store.pendingIDs(table: table)
+        let pendingIDs = await store.pendingIDs(table: source.table)
         // Three pages overlap: page N is committed on a task of its own while page N+1's files are written into
         // spares (staged) and page N+2 downloads.
         var commits = CommitSequence<PageCommit>()
@@ -157,40 +153,29 @@ struct Puller {
             while true {
                 report.pages += 1
                 if page.itemCount == 0 { break }
-                guard !page.cursorItems.isEmpty else { throw Self.withoutCursor(page, url: source.url) }
-                try repeatCheck.check(mode: source.mode, skip: skip, page: page.cursorItems, url: source.url)
-                let (nextWatermark, nextSkip) = PullPlan.advance(
-                    mode: source.mode, watermark: watermark, skip: skip, page: page.cursorItems)
-                let advances = source.mode != .keyset || PullPlan.advances(from: watermark, to: nextWatermark)
+                let step = try position.move(past: page, url: source.url)
                 let isLast = PullPlan.isLastPage(
                     apiVersion: source.client.apiVersion, itemCount: page.itemCount, pageSize: pageSize,
                     nextLink: page.nextLink)
                 // The next page downloads and decodes while this one is written: the next cursor is known already.
-                let nextSize = pageSize
+                let (nextWatermark, nextSkip, nextSize) = (position.watermark, position.skip, pageSize)
                 let nextPage =
-                    isLast || !advances
+                    isLast || !step.advances
                     ? nil : Task { try await source.fetch(after: nextWatermark, skip: nextSkip, pageSize: nextSize) }
-                var changes = PageChanges(page.records, pendingIDs: pendingIDs, evictFilter: evictFilter)
-                changes.page = report.pages
-                changes.skipped = page.refused.filter { !$0.deleted }.map {
-                    SkippedServerRecord(table: table, id: $0.id, reason: $0.reason)
-                }
-                (watermark, skip) = (nextWatermark, nextSkip)
-                // A page that does not advance is written, but the watermark does not move past it.
-                if advances, saving, let watermark {
-                    query.advance(to: watermark, past: page)
-                    changes.query = query
-                }
+                var changes = PageChanges(
+                    page: page, number: report.pages, table: source.table, pendingIDs: pendingIDs,
+                    evictFilter: evictFilter)
+                changes.query = step.query
                 do {
-                    merge(try await commit(changes, table: table, total: total, into: &commits))
+                    merge(try await commit(changes, table: source.table, total: total, into: &commits))
                 } catch {
                     nextPage?.cancel()
                     _ = await nextPage?.result
                     throw error
                 }
-                if !advances {
+                if !step.advances {
                     merge(try await commits.finish())
-                    throw Self.notAdvancing(from: watermark, url: source.url)
+                    throw Self.notAdvancing(from: position.watermark, url: source.url)
                 }
                 guard let nextPage else { break }
                 (page, pageSize) = try await nextPage.value
@@ -202,15 +187,7 @@ struct Puller {
             throw error
         }
         report.pageSize = pageSize
-        report.watermark = saving ? watermark : nil
-    }
-
-    /// A page of records of which none has an id and an `updatedAt`: the pull cannot move past them.
-    private static func withoutCursor(_ page: ServerPage, url: String) -> SyncError {
-        .malformedResponse(
-            url: url,
-            reason: "none of the page's \(page.itemCount) records has an id and an updatedAt "
-                + "(\(page.refused.first?.reason ?? "")), so the pull cannot move past them")
+        report.watermark = saving ? position.watermark : nil
     }
 
     /// A keyset page that ends where the previous one ended: asking again would bring it back for ever.
