@@ -355,7 +355,8 @@ struct ChangeFeedTests {
             let waiting = try #require(watcher.startWaiting(tables: table, eTag: eTag, wait: 20))
             try await Task.sleep(for: .milliseconds(300))
             let ended = try await terminateListener(of: first.processIdentifier, location: location)
-            #expect(ended == 1, "the first process's listening connection was ended")
+            let sessions = ended == 1 ? "" : try await listeners(location)
+            #expect(ended == 1, "the first process's listening connection was ended: \(sessions)")
             // Written while the first process listens to nothing: its notification is lost.
             let written = try #require(await writer.write("POST", "/tables/\(table)", json: #"{"id":"r1"}"#))
             #expect(written.status == 201)
@@ -398,6 +399,19 @@ struct ChangeFeedTests {
         }
     }
 
+    private func listeners(_ location: PostgresLocation) async throws -> String {
+        try await withPostgresClient(location) { client in
+            var text = ""
+            for try await (pid, port, query) in try await client.query(
+                "SELECT pid, client_port, query FROM pg_stat_activity WHERE datname = \(location.database)",
+                logger: testLogger
+            ).decode((Int32, Int32?, String?).self) {
+                text += "\(pid) \(port ?? -1) \(query ?? "")\n"
+            }
+            return text
+        }
+    }
+
     /// The local TCP ports of process `pid`'s sockets (`/proc/PID/fd` and `/proc/net/tcp*`).
     static func localPorts(ofProcess pid: Int32) -> Set<Int> {
         let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
@@ -411,7 +425,10 @@ struct ChangeFeedTests {
             })
         var ports: Set<Int> = []
         for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
-            let text = (try? String(contentsOfFile: table, encoding: .utf8)) ?? ""
+            // Read to its end: a /proc file has no size, and a one-shot read of it stops at its first page.
+            let text =
+                FileHandle(forReadingAtPath: table).map { String(decoding: $0.readDataToEndOfFile(), as: UTF8.self) }
+                ?? ""
             for line in text.split(separator: "\n").dropFirst() {
                 let fields = line.split(separator: " ")
                 guard fields.count > 9, inodes.contains(String(fields[9])),

@@ -37,7 +37,10 @@ enum RecordFile {
                     RecordFileProblem(
                         path: relativePath, line: conflict.line, column: 1,
                         reason:
-                            "an unsettled git merge conflict: ours has \(side(conflict.ours)) and theirs has \(side(conflict.theirs)); keep one side, delete the markers, and git add the file",
+                            """
+                            an unsettled git merge conflict: ours has \(side(conflict.ours)) and theirs has \
+                            \(side(conflict.theirs)); keep one side, delete the markers, and git add the file
+                            """,
                         holdsConflictMarkers: true))
             }
             return .failure(
@@ -50,7 +53,10 @@ enum RecordFile {
                 RecordFileProblem(
                     path: relativePath, line: 1, column: 1,
                     reason:
-                        "a record file must hold a JSON object, not \(value.typeName == "array" ? "an" : "a") \(value.typeName)"
+                        """
+                        a record file must hold a JSON object, not \(value.typeName == "array" ? "an" : "a") \
+                        \(value.typeName)
+                        """
                 ))
         }
         return .success(record)
@@ -81,7 +87,10 @@ enum RecordFile {
                     RecordFileProblem(
                         path: relativePath,
                         reason:
-                            "the record has no \"id\" and its file name is not one TableSync gives to any id; add an \"id\""
+                            """
+                            the record has no \"id\" and its file name is not one TableSync gives to any id; add an \
+                            \"id\"
+                            """
                     ))
             }
             record[SystemProperty.id] = .string(derived)

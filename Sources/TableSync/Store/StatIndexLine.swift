@@ -23,9 +23,10 @@ enum StatIndexLine {
             bytes.append(contentsOf: "\t-\n".utf8)
             return
         }
-        let line =
-            "\(entry.fileName)\t\(entry.id)\t\(entry.size)\t\(entry.modifiedNanoseconds)\t\(entry.changedNanoseconds)\t\(entry.inode)\t\(entry.contentHash)\t\(entry.version ?? "")\n"
-        bytes.append(contentsOf: line.utf8)
+        bytes.append(contentsOf: "\(entry.fileName)\t\(entry.id)\t\(entry.size)\t\(entry.modifiedNanoseconds)\t".utf8)
+        bytes.append(
+            contentsOf: "\(entry.changedNanoseconds)\t\(entry.inode)\t\(entry.contentHash)\t\(entry.version ?? "")\n"
+                .utf8)
     }
 
     /// The order of file names in the index: by their UTF-8 bytes. Every sort and search of the index and of the

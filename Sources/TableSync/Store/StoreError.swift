@@ -90,7 +90,11 @@ public enum StoreError: CategorizedError, Equatable {
             return "\(variable)=\(value) is not understood; set it to \(accepted.joined(separator: ", ")), or unset it."
         case .damagedIndex(let file, let reason):
             return
-                "\(file): \(reason); the stat index is a cache: remove .tablesync/index/ and the next run rebuilds it (every record file is read once, and a file holding a server copy is compared with the server before anything of it is pushed)."
+                """
+                \(file): \(reason); the stat index is a cache: remove .tablesync/index/ and the next run rebuilds it \
+                (every record file is read once, and a file holding a server copy is compared with the server before \
+                anything of it is pushed).
+                """
         }
     }
 }

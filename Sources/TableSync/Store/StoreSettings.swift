@@ -102,7 +102,10 @@ public struct StoreSettings: Sendable, Equatable {
         guard let policy = ConflictPolicy(rawValue: policyText) else {
             throw reader.failure(
                 "conflictPolicy",
-                "expected one of \(ConflictPolicy.allCases.map(\.rawValue).joined(separator: ", ")), found \"\(policyText)\""
+                """
+                expected one of \(ConflictPolicy.allCases.map(\.rawValue).joined(separator: ", ")), found \
+                \"\(policyText)\"
+                """
             )
         }
         let settings = StoreSettings(

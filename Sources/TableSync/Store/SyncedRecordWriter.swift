@@ -283,8 +283,11 @@ struct SyncedRecordWriter {
     private static func encodeIntents(table: String, _ intents: [Intent]) -> [UInt8] {
         var bytes: [UInt8] = []
         for intent in intents {
-            let line =
-                "\(table)\t\(intent.fileName)\t\(intent.id)\t\(intent.contentHash)\t\(intent.removal ? "remove" : "write")\t\(intent.version ?? "")\n"
+            let fields = [
+                table, intent.fileName, intent.id, intent.contentHash, intent.removal ? "remove" : "write",
+                intent.version ?? ""
+            ]
+            let line = fields.joined(separator: "\t") + "\n"
             bytes.append(contentsOf: line.utf8)
         }
         return bytes

@@ -196,7 +196,10 @@ struct Adopter {
                 throw SyncError.malformedResponse(
                     url: tableURL,
                     reason:
-                        "none of the page's \(page.itemCount) records has an id and an updatedAt, so the comparison cannot move past them"
+                        """
+                        none of the page's \(page.itemCount) records has an id and an updatedAt, so the comparison \
+                        cannot move past them
+                        """
                 )
             }
             try repeatCheck.check(mode: mode, skip: skip, page: page.cursorItems, url: tableURL)
@@ -254,7 +257,10 @@ struct Adopter {
                 settlement.conflicts.append(
                     (
                         id, ServerRecord.content(file.loaded.record), server,
-                        "a delete of this record is pending (queued here earlier, or merged from another clone), but its file holds content; keep the file's content, take the server's copy, or discard the record"
+                        """
+                        a delete of this record is pending (queued here earlier, or merged from another clone), but \
+                        its file holds content; keep the file's content, take the server's copy, or discard the record
+                        """
                     ))
             default:
                 guard let file else { continue }
@@ -279,7 +285,10 @@ struct Adopter {
                 settlement.conflicts.append(
                     (
                         change.id, ServerRecord.content(file.record), nil,
-                        "a delete of this record is pending (queued here earlier, or merged from another clone), but its file holds content; the server no longer has the record"
+                        """
+                        a delete of this record is pending (queued here earlier, or merged from another clone), but \
+                        its file holds content; the server no longer has the record
+                        """
                     ))
             default:
                 guard let file = try? store.recordFiles.toSend(table: table, id: change.id, scanned: nil) else {
@@ -321,34 +330,50 @@ struct Adopter {
                 LocalChange(kind: .created, table: change.table, id: id, fileName: change.fileName))
             report.created += 1
         case .conflict(let server):
-            switch (policy, server.deleted) {
-            case (.serverWins, true):
-                settlement.removals.append(id)
-                report.settledByPolicy += 1
-            case (.serverWins, false):
-                settlement.writes.append(server)
-                report.settledByPolicy += 1
-            case (.clientWins, false):
-                settlement.changes.append(
-                    LocalChange(
-                        kind: .modified, table: change.table, id: id, fileName: change.fileName,
-                        baseVersion: server.version))
-                report.settledByPolicy += 1
-            case (.manual, _), (.clientWins, true):
-                let localVersion = local.record[SystemProperty.version]?.stringValue
-                let versions = "version \(localVersion ?? "?") → \(server.version ?? "?")"
-                settlement.changes.append(
-                    LocalChange(
-                        kind: .modified, table: change.table, id: id, fileName: change.fileName,
-                        baseVersion: local.record[SystemProperty.version]?.stringValue))
-                settlement.conflicts.append(
-                    (
-                        id, ServerRecord.content(local.record), server,
-                        server.deleted
-                            ? "compared with the server before sending: the server deleted the record (\(versions)) and the file differs from its last copy"
-                            : "compared with the server before sending: the server's copy moved on (\(versions)) and the file was changed on the older version"
-                    ))
-            }
+            settleConflict(change, local: local, server: server, into: &settlement, report: &report)
+        }
+    }
+
+    /// A file changed on an older version than the server's copy: settled by the conflict policy, or kept as a
+    /// conflict beside the edit.
+    private func settleConflict(
+        _ change: LocalChange, local: RecordFile.Loaded, server: ServerRecord,
+        into settlement: inout Settlement, report: inout AdoptionReport
+    ) {
+        let id = change.id
+        switch (policy, server.deleted) {
+        case (.serverWins, true):
+            settlement.removals.append(id)
+            report.settledByPolicy += 1
+        case (.serverWins, false):
+            settlement.writes.append(server)
+            report.settledByPolicy += 1
+        case (.clientWins, false):
+            settlement.changes.append(
+                LocalChange(
+                    kind: .modified, table: change.table, id: id, fileName: change.fileName,
+                    baseVersion: server.version))
+            report.settledByPolicy += 1
+        case (.manual, _), (.clientWins, true):
+            let localVersion = local.record[SystemProperty.version]?.stringValue
+            let versions = "version \(localVersion ?? "?") → \(server.version ?? "?")"
+            settlement.changes.append(
+                LocalChange(
+                    kind: .modified, table: change.table, id: id, fileName: change.fileName,
+                    baseVersion: local.record[SystemProperty.version]?.stringValue))
+            settlement.conflicts.append(
+                (
+                    id, ServerRecord.content(local.record), server,
+                    server.deleted
+                        ? """
+                        compared with the server before sending: the server deleted the record (\(versions)) \
+                        and the file differs from its last copy
+                        """
+                        : """
+                        compared with the server before sending: the server's copy moved on (\(versions)) and \
+                        the file was changed on the older version
+                        """
+                ))
         }
     }
 
@@ -379,7 +404,10 @@ struct Adopter {
             settlement.conflicts.append(
                 (
                     change.id, nil, server,
-                    "a git command removed the file, but the server changed the record since this store synced it (version \(change.baseVersion ?? "?") → \(server?.version ?? "?"))"
+                    """
+                    a git command removed the file, but the server changed the record since this store synced it \
+                    (version \(change.baseVersion ?? "?") → \(server?.version ?? "?"))
+                    """
                 ))
         }
     }

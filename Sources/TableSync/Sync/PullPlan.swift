@@ -164,7 +164,10 @@ extension PullPlan {
                 throw SyncError.malformedResponse(
                     url: url,
                     reason:
-                        "the page asked with $skip=\(skip) holds the same \(page.count) records as the one asked with $skip=\(previous.skip), so the server ignores $skip; the pull stopped instead of asking again"
+                        """
+                        the page asked with $skip=\(skip) holds the same \(page.count) records as the one asked with \
+                        $skip=\(previous.skip), so the server ignores $skip; the pull stopped instead of asking again
+                        """
                 )
             }
             previous = (entries, skip)

@@ -55,9 +55,16 @@ public struct MassDeleteRefused: CategorizedError, Equatable {
     public var description: String {
         switch side {
         case .pull:
-            "the pull would remove \(removing) of the \(localRecords) local records of \(table); nothing more was removed. Pull again allowing mass deletes if the server really deleted them."
+            """
+            the pull would remove \(removing) of the \(localRecords) local records of \(table); nothing more was \
+            removed. Pull again allowing mass deletes if the server really deleted them.
+            """
         case .push:
-            "the push would delete \(removing) of the \(localRecords) records of \(table) on the server, because their files are gone; nothing was sent. Restore the files (git checkout -- tables/\(table)), or push again allowing mass deletes if they are really to be deleted."
+            """
+            the push would delete \(removing) of the \(localRecords) records of \(table) on the server, because their \
+            files are gone; nothing was sent. Restore the files (git checkout -- tables/\(table)), or push again \
+            allowing mass deletes if they are really to be deleted.
+            """
         }
     }
 }

@@ -10,6 +10,9 @@ public struct PurgeRefused: CategorizedError, Equatable {
     public var kind: FailureKind { .usage }
     /// The refusal, with how to proceed.
     public var description: String {
-        "table \(table) has \(pendingChanges) local change(s) not pushed yet; push first, or force the purge to drop them."
+        """
+        table \(table) has \(pendingChanges) local change(s) not pushed yet; push first, or force the purge to drop \
+        them.
+        """
     }
 }

@@ -276,7 +276,10 @@ struct PushRun: ~Copyable {
             ConflictRecord(
                 operation: outgoing.operation, local: outgoing.sent, server: nil, status: nil,
                 reason:
-                    "set aside: the record is \(size) bytes, more than the \(limit) the server takes in a request (its /health); make it smaller, then send it again with tablesync resolve \(key) --keep-local"
+                    """
+                    set aside: the record is \(size) bytes, more than the \(limit) the server takes in a request (its \
+                    /health); make it smaller, then send it again with tablesync resolve \(key) --keep-local
+                    """
             ))
         report.rejected.append(key)
     }
@@ -319,7 +322,10 @@ struct PushRun: ~Copyable {
             outcomes[index] = .rejected(
                 status: status,
                 message:
-                    "set aside: the server fails on this record every time (HTTP \(status): \(message)); the push went on without it. Send it again with tablesync resolve \(key) --keep-local once the server takes it"
+                    """
+                    set aside: the server fails on this record every time (HTTP \(status): \(message)); the push went \
+                    on without it. Send it again with tablesync resolve \(key) --keep-local once the server takes it
+                    """
             )
         }
         return traffic
@@ -371,7 +377,10 @@ struct PushRun: ~Copyable {
             let reason =
                 server?.deleted != false
                 ? "the record was deleted on the server"
-                : "the server's copy changed since version \(operation.baseVersion ?? "(none: the id exists on the server)")"
+                : """
+                the server's copy changed since version \
+                \(operation.baseVersion ?? "(none: the id exists on the server)")
+                """
             try await pusher.store.writeConflict(
                 ConflictRecord(operation: operation, local: sent, server: server, status: status, reason: reason))
             report.conflicts.append(operation.key)

@@ -42,8 +42,14 @@ struct Undeleter {
                 }
                 let reason =
                     [404, 409, 410, 412].contains(response.status)
-                    ? "the record could not be brought back: the server's copy changed since it was deleted, or is gone for good (\(TableClient.errorMessage(response) ?? "HTTP \(response.status)"))"
-                    : "the server does not bring deleted records back (HTTP \(response.status)); take the server's side or discard the record"
+                    ? """
+                    the record could not be brought back: the server's copy changed since it was deleted, or is \
+                    gone for good (\(TableClient.errorMessage(response) ?? "HTTP \(response.status)"))
+                    """
+                    : """
+                    the server does not bring deleted records back (HTTP \(response.status)); take the server's \
+                    side or discard the record
+                    """
                 try await store.writeConflict(
                     ConflictRecord(
                         operation: operation, local: local, server: server, status: response.status, reason: reason))
