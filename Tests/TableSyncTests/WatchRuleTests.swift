@@ -71,6 +71,30 @@ struct WatchRuleTests {
         #expect(WatchedName.matters(name, in: directory) == matters)
     }
 
+    @Test("a watch ends on stop() and on its task's cancellation, with a stopped event, its server away")
+    func stopsAndCancels() async throws {
+        let (directory, context) = try makeStore()
+        let root = context.layout.root
+        await context.close()
+        let options = SyncOptions(timeout: 1, retryPolicy: RetryPolicy(maximumAttempts: 1))
+        for cancelling in [false, true] {
+            let events = EventLog()
+            let watcher = StoreWatcher(directory: root, options: options)
+            let watching = Task { try await watcher.run { events.append($0) } }
+            try await Task.sleep(for: .milliseconds(300))
+            if cancelling { watching.cancel() } else { watcher.stop() }
+            let ended = Task {
+                try await Task.sleep(for: .seconds(10))
+                Issue.record("the watch did not end within 10 s (cancelling: \(cancelling))")
+                watching.cancel()
+            }
+            try await watching.value
+            ended.cancel()
+            #expect(events.names.first == "started" && events.names.last == "stopped", "\(events.names)")
+        }
+        _ = directory
+    }
+
     #if canImport(Glibc)
     @Test("inotify's events are read from their bytes: header, name and its padding")
     func parseEvents() {
@@ -142,4 +166,17 @@ struct WatchRuleTests {
         }
     }
     #endif
+}
+
+/// The names of the events a watch told, in order.
+private final class EventLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var events: [String] = []
+
+    func append(_ event: WatchEvent) {
+        let name = String(describing: event).prefix { $0 != "(" }
+        lock.withLock { events.append(String(name)) }
+    }
+
+    var names: [String] { lock.withLock { events } }
 }

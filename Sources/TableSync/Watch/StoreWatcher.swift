@@ -63,7 +63,7 @@ public final class StoreWatcher: Sendable {
         Task { await triggers.post(.stop) }
     }
 
-    /// Watches until ``stop()``, telling `onEvent` what happens.
+    /// Watches until ``stop()`` or until its task is cancelled, telling `onEvent` what happens.
     /// - Throws: ``StoreError`` when no store is found at `directory` or its settings are invalid;
     ///   ``StoreLockError`` when another watch runs on the store. Failures of runs after the start are told as
     ///   ``WatchEvent/failed(error:retryIn:)`` and tried again, never thrown.
@@ -94,6 +94,10 @@ public final class StoreWatcher: Sendable {
             connection: ServerConnection(settings: storeSettings, layout: layout, options: followerOptions),
             tables: tables, options: options, timing: settings.timing, pollInterval: settings.pollInterval,
             triggers: triggers, onEvent: onEvent)
+        onEvent(
+            .started(
+                changeFeed: (try? await feed.limits()) != nil, fileEvents: fileEvents != nil,
+                pollInterval: settings.pollInterval))
         let sources = Task {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await feed.follow() }
@@ -107,13 +111,14 @@ public final class StoreWatcher: Sendable {
                 }
             }
         }
-        onEvent(
-            .started(
-                changeFeed: (try? await feed.limits()) != nil, fileEvents: fileEvents != nil,
-                pollInterval: settings.pollInterval))
         var loop = WatchLoop(
             layout: layout, options: options, settings: settings, triggers: triggers, onEvent: onEvent)
-        await loop.run()
+        // A cancelled task stops the watch too; unlike ``stop()``, it cancels the run under way.
+        await withTaskCancellationHandler {
+            await loop.run()
+        } onCancel: {
+            Task { await triggers.post(.stop) }
+        }
         // Nothing of the watch may still run when the process exits (see ServerConnection.preparing).
         sources.cancel()
         await sources.value
@@ -201,7 +206,7 @@ private struct WatchLoop {
             needs.add(trigger)
         }
         // Changes already seen are sent before the stop, unless runs are failing (the next start finds them anyway).
-        if !needs.isEmpty, retryAt == nil { await runOnce() }
+        if !needs.isEmpty, retryAt == nil, !Task.isCancelled { await runOnce() }
         if uncommittedSince != nil { await commit() }
     }
 
