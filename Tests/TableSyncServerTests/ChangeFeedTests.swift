@@ -292,14 +292,7 @@ struct ChangeFeedTests {
         let directory = TemporaryDirectory()
         let database = try backend.database().urlText
         let arguments = ["--database", database, "--table", table]
-        let first = try await ServerProcess.start(arguments, logPath: directory.file("a.log"))
-        let second: ServerProcess
-        do {
-            second = try await ServerProcess.start(arguments, logPath: directory.file("b.log"))
-        } catch {
-            await first.stop()
-            throw error
-        }
+        let (first, second) = try await Self.twoServerProcesses(arguments, logsIn: directory)
         do {
             let watcher = FeedClient(port: first.port)
             let writer = FeedClient(port: second.port)
@@ -340,14 +333,7 @@ struct ChangeFeedTests {
         let database = try backend.database()
         guard case .postgres(let location) = database else { return }
         let arguments = ["--database", database.urlText, "--table", table]
-        let first = try await ServerProcess.start(arguments, logPath: directory.file("a.log"))
-        let second: ServerProcess
-        do {
-            second = try await ServerProcess.start(arguments, logPath: directory.file("b.log"))
-        } catch {
-            await first.stop()
-            throw error
-        }
+        let (first, second) = try await Self.twoServerProcesses(arguments, logsIn: directory)
         do {
             let watcher = FeedClient(port: first.port)
             let writer = FeedClient(port: second.port)
@@ -378,6 +364,20 @@ struct ChangeFeedTests {
         }
         await first.stop()
         await second.stop()
+    }
+
+    /// Two `tablesync-server` processes started with `arguments`, logging into `directory` (`a.log`, `b.log`); the
+    /// first is stopped again when the second cannot start.
+    private static func twoServerProcesses(
+        _ arguments: [String], logsIn directory: TemporaryDirectory
+    ) async throws -> (ServerProcess, ServerProcess) {
+        let first = try await ServerProcess.start(arguments, logPath: directory.file("a.log"))
+        do {
+            return (first, try await ServerProcess.start(arguments, logPath: directory.file("b.log")))
+        } catch {
+            await first.stop()
+            throw error
+        }
     }
 
     /// Ends (`pg_terminate_backend`) the `LISTEN` connection that server process `pid` holds, found by the local

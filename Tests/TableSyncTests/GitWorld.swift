@@ -12,14 +12,19 @@ final class GitWorld: Sendable {
 
     init() async throws {
         server = try await LiveServer.start(.sqlite, tables: ["todo"])
+        environment = Self.environment(home: directory.path)
+    }
+
+    /// The environment both programs run in: `PATH`, `home` as `HOME`, no system git config, a git identity.
+    static func environment(home: String) -> [String: String] {
         var environment = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"]
-        environment["HOME"] = directory.path
+        environment["HOME"] = home
         environment["GIT_CONFIG_NOSYSTEM"] = "1"
         for role in ["AUTHOR", "COMMITTER"] {
             environment["GIT_\(role)_NAME"] = "TableSync test"
             environment["GIT_\(role)_EMAIL"] = "test@tablesync.invalid"
         }
-        self.environment = environment
+        return environment
     }
 
     func path(_ relative: String) -> String { directory.file(relative) }

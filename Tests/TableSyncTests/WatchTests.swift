@@ -15,10 +15,7 @@ struct WatchTests {
     @Test("a hand edit and an insert in one watched store appear in the other; SIGTERM stops both, exit 0")
     func editsTravelBetweenWatchers() async throws {
         let world = try await WatchWorld(stores: ["a", "b"], records: 3)
-        let a = try world.watch("a")
-        let b = try world.watch("b")
-        try await a.waitForStart()
-        try await b.waitForStart()
+        let (a, b) = try await world.watchBoth()
 
         try world.edit("a", "r1", text: "edited by hand in a")
         try await world.waitUntil("a's edit is in b's file") { try world.text("b", "r1") == "edited by hand in a" }
@@ -52,10 +49,7 @@ struct WatchTests {
     @Test("an edit made while the server is down arrives in the other store after the server returns")
     func editWhileServerIsDown() async throws {
         let world = try await WatchWorld(stores: ["a", "b"], records: 2)
-        let a = try world.watch("a", "--attempts", "1")
-        let b = try world.watch("b", "--attempts", "1")
-        try await a.waitForStart()
-        try await b.waitForStart()
+        let (a, b) = try await world.watchBoth("--attempts", "1")
         await world.server.stop()
 
         try world.edit("a", "r1", text: "written while the server was down")
@@ -76,10 +70,7 @@ struct WatchTests {
     @Test("a watch stopped longer than the feed's wait (a laptop asleep) pulls what changed when it wakes")
     func sleepingWatchCatchesUp() async throws {
         let world = try await WatchWorld(stores: ["a", "b"], records: 2, maxChangeWait: 2)
-        let a = try world.watch("a")
-        let b = try world.watch("b")
-        try await a.waitForStart()
-        try await b.waitForStart()
+        let (a, b) = try await world.watchBoth()
         b.suspend()
         try world.edit("a", "r1", text: "written while b slept")
         try await world.waitUntil("a pushed the edit") { a.events().contains { $0["push"] != nil } }
@@ -98,10 +89,7 @@ struct WatchTests {
     @Test("a burst of 1,000 file writes is pushed as a few batches and reaches the other store")
     func burstIsBatched() async throws {
         let world = try await WatchWorld(stores: ["a", "b"], records: 1)
-        let a = try world.watch("a")
-        let b = try world.watch("b")
-        try await a.waitForStart()
-        try await b.waitForStart()
+        let (a, b) = try await world.watchBoth()
         for number in 1...1000 {
             try world.directory.write("staging/burst\(number).json", #"{"id": "burst\#(number)", "text": "burst"}"#)
         }
@@ -125,10 +113,7 @@ struct WatchTests {
     @Test("kill -9 of a watch in the middle of a push loses nothing: the next sync converges")
     func killedWatchConverges() async throws {
         let world = try await WatchWorld(stores: ["a", "b"], records: 1)
-        let a = try world.watch("a")
-        let b = try world.watch("b")
-        try await a.waitForStart()
-        try await b.waitForStart()
+        let (a, b) = try await world.watchBoth()
         for number in 1...600 {
             try world.directory.write("a/tables/todo/k\(number).json", #"{"id": "k\#(number)", "text": "kept"}"#)
         }
@@ -146,10 +131,7 @@ struct WatchTests {
     @Test("two watchers editing one record end in a conflict that status shows, as with sync")
     func concurrentEditsConflict() async throws {
         let world = try await WatchWorld(stores: ["a", "b"], records: 1)
-        let a = try world.watch("a")
-        let b = try world.watch("b")
-        try await a.waitForStart()
-        try await b.waitForStart()
+        let (a, b) = try await world.watchBoth()
         try world.edit("a", "r1", text: "a's words")
         try world.edit("b", "r1", text: "b's words")
         try await world.waitUntil("one of them holds a conflict", seconds: 60) {
@@ -235,14 +217,7 @@ final class WatchWorld: Sendable {
             try await LiveServer.start(.sqlite, tables: ["todo"]) { configuration in
                 if let maxChangeWait { configuration.maxChangeWait = maxChangeWait }
             })
-        var environment = ["PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"]
-        environment["HOME"] = directory.path
-        environment["GIT_CONFIG_NOSYSTEM"] = "1"
-        for role in ["AUTHOR", "COMMITTER"] {
-            environment["GIT_\(role)_NAME"] = "TableSync test"
-            environment["GIT_\(role)_EMAIL"] = "test@tablesync.invalid"
-        }
-        self.environment = environment
+        environment = GitWorld.environment(home: directory.path)
         let remote = remote ?? server.baseURL
         for (index, store) in stores.enumerated() {
             if git {
@@ -284,6 +259,17 @@ final class WatchWorld: Sendable {
 
     /// Starts `tablesync -C <store> watch --json arguments`.
     func watch(_ store: String, _ arguments: String...) throws -> WatchProcess {
+        try watch(store, arguments: arguments)
+    }
+
+    /// Starts `watch --json arguments` on stores `a` and `b`, and waits until both have started.
+    func watchBoth(_ arguments: String...) async throws -> (WatchProcess, WatchProcess) {
+        let watches = try ["a", "b"].map { try watch($0, arguments: arguments) }
+        for watch in watches { try await watch.waitForStart() }
+        return (watches[0], watches[1])
+    }
+
+    private func watch(_ store: String, arguments: [String]) throws -> WatchProcess {
         let process = try WatchProcess(
             arguments: ["-C", path(store), "watch", "--json"] + arguments, environment: environment,
             output: path("\(store)-watch-\(UUID().uuidString.prefix(8))"))
