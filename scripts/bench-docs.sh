@@ -7,7 +7,9 @@
 #                                     docs/bench.md ("scale table" markers), and bench-results/auth.json
 #                                     (scripts/bench.sh auth: A1 alone) into docs/bench.md ("auth table" markers)
 #                                     and bench-results/push-cpu.json (scripts/bench.sh push-cpu DIR: C1 alone)
-#                                     into docs/bench.md ("push cpu table" markers)
+#                                     into docs/bench.md ("push cpu table" markers), and bench-results/watch.json
+#                                     (scripts/bench.sh watch: W1-W3 alone) into docs/bench.md ("watch table"
+#                                     markers)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 results="${1:-bench-results/latest.json}"
@@ -45,4 +47,9 @@ fi
 if [ -f bench-results/push-cpu.json ]; then
   replace docs/bench.md "push cpu table" "$("$bin/tablesync-bench" markdown bench-results/push-cpu.json)"
   echo "docs/bench.md now shows bench-results/push-cpu.json"
+fi
+
+if [ -f bench-results/watch.json ]; then
+  replace docs/bench.md "watch table" "$("$bin/tablesync-bench" markdown bench-results/watch.json)"
+  echo "docs/bench.md now shows bench-results/watch.json"
 fi
