@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Writes the tables of benchmark runs into the docs, between their markers: the docs' figures come from a run,
 # never typed by hand.
-#   scripts/bench-docs.sh [RESULTS]   the table of RESULTS (default bench-results/latest.json, from make bench) into
-#                                     README.md and docs/bench.md ("bench table" markers), and, when make bench-scale
+#   scripts/bench-docs.sh [RESULTS]   the table of RESULTS (default bench-results/latest.json, from make bench, when
+#                                     there is one) into README.md and docs/bench.md ("bench table" markers),
+#                                     and, when make bench-scale
 #                                     left them, bench-results/server-pages.json and bench-results/scale.json into
 #                                     docs/bench.md ("scale table" markers), and bench-results/auth.json
 #                                     (scripts/bench.sh auth: A1 alone) into docs/bench.md ("auth table" markers)
 #                                     and bench-results/push-cpu.json (scripts/bench.sh push-cpu DIR: C1 alone)
-#                                     into docs/bench.md ("push cpu table" markers)
+#                                     into docs/bench.md ("push cpu table" markers), and bench-results/watch.json
+#                                     (scripts/bench.sh watch: W1-W3 alone) into docs/bench.md ("watch table"
+#                                     markers)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 results="${1:-bench-results/latest.json}"
@@ -25,9 +28,14 @@ open(path, "w").write(text[:start] + "\n" + table + "\n" + text[stop:])
 PY
 }
 
-table="$("$bin/tablesync-bench" markdown "$results")"
-for file in README.md docs/bench.md; do replace "$file" "bench table" "$table"; done
-echo "README.md and docs/bench.md now show $results"
+# Without a whole run, the other tables (a mode run alone) are still written.
+if [ -n "${1:-}" ] || [ -f "$results" ]; then
+  table="$("$bin/tablesync-bench" markdown "$results")"
+  for file in README.md docs/bench.md; do replace "$file" "bench table" "$table"; done
+  echo "README.md and docs/bench.md now show $results"
+else
+  echo "no $results (make bench): the bench table stays as it is"
+fi
 
 if [ -f bench-results/server-pages.json ] && [ -f bench-results/scale.json ]; then
   scale="$("$bin/tablesync-bench" markdown bench-results/server-pages.json)
@@ -45,4 +53,9 @@ fi
 if [ -f bench-results/push-cpu.json ]; then
   replace docs/bench.md "push cpu table" "$("$bin/tablesync-bench" markdown bench-results/push-cpu.json)"
   echo "docs/bench.md now shows bench-results/push-cpu.json"
+fi
+
+if [ -f bench-results/watch.json ]; then
+  replace docs/bench.md "watch table" "$("$bin/tablesync-bench" markdown bench-results/watch.json)"
+  echo "docs/bench.md now shows bench-results/watch.json"
 fi

@@ -43,6 +43,13 @@ struct RunCommand: AsyncParsableCommand {
     @Option(
         help: "Run C1 alone: the push's processor time per update against the tablesync binaries in this directory.")
     var pushProcessorBaseline: String?
+    @Option(help: "Hand edits carried from one watched store to another (W1).") var watchEdits = 200
+    @Option(help: "The same edits carried by tablesync push, then sync (W1's baseline).") var watchCommandEdits = 40
+    @Option(help: "Seconds an idle watch is measured (W2).") var idleWatchSeconds = 120.0
+    @Option(help: "Change feed requests left waiting on the server (W3).") var feedWaits = 1_000
+    @Option(help: "The server's --max-change-wait for W1 and W2, in seconds (1 … 30).") var changeWait = 30
+    @Flag(help: "Run W1–W3 (live sync) alone.")
+    var watchOnly = false
 
     func validate() throws {
         guard records >= 10, runs >= 1 else {
@@ -69,6 +76,15 @@ struct RunCommand: AsyncParsableCommand {
         guard changedRecords >= 1, changedRecords * runs <= records else {
             throw ValidationError("--changed-records × --runs must be at most --records")
         }
+        guard watchEdits >= 1, watchCommandEdits >= 1, idleWatchSeconds >= 1, feedWaits >= 1,
+            (1...30).contains(changeWait)
+        else {
+            throw ValidationError(
+                """
+                --watch-edits, --watch-command-edits, --feed-waits and --idle-watch-seconds must be at least 1, \
+                --change-wait 1 … 30
+                """)
+        }
     }
 
     func run() async throws {
@@ -77,7 +93,8 @@ struct RunCommand: AsyncParsableCommand {
             slowLinkPushRecords: slowLinkPushRecords, slowLinkDelay: slowLinkDelayMs / 1_000,
             changedRecords: changedRecords, editedFiles: editedFiles, busyDiskEdits: busyDiskEdits,
             busyDiskMegabytes: busyDiskMegabytes, runs: runs, authOnly: authOnly,
-            pushProcessorBaseline: pushProcessorBaseline)
+            pushProcessorBaseline: pushProcessorBaseline, watchEdits: watchEdits, watchCommandEdits: watchCommandEdits,
+            idleWatchSeconds: idleWatchSeconds, feedWaits: feedWaits, changeWait: changeWait, watchOnly: watchOnly)
         var suite = BenchmarkSuite(configuration: configuration)
         let table = try await suite.run()
         print(table.text())

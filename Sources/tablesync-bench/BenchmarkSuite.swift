@@ -6,8 +6,9 @@ import TableSync
 /// one `tablesync-server` on SQLite the initial pull (P1) with its disk floor and the SDKs' paging, memory
 /// (P4), bytes on the wire (P5), `status` against `git status` (P2), push (P3), a sync with nothing to do
 /// (P6), an incremental pull (P7), a sync that lost its cache (P8), a sync while another program keeps the disk
-/// busy (P9) and the first sync of a git clone after the server moved (P10). Every figure is a median over the runs,
-/// beside a baseline measured in the same run.
+/// busy (P9) and the first sync of a git clone after the server moved (P10); then, each against a server of its own,
+/// the cost of checking a JWT (A1) and live sync (W1–W3). Every figure is a median over the runs, beside a baseline
+/// measured in the same run.
 struct BenchmarkSuite {
     /// Sizes and places.
     struct Configuration {
@@ -29,6 +30,17 @@ struct BenchmarkSuite {
         var authOnly = false
         /// Run C1 alone, against the `tablesync` binaries in this directory.
         var pushProcessorBaseline: String?
+        /// Hand edits carried by two watches, and by `push` then `sync` (W1).
+        var watchEdits = 200
+        var watchCommandEdits = 40
+        /// Seconds an idle watch is measured (W2).
+        var idleWatchSeconds = 120.0
+        /// Change feed requests left waiting on the server (W3).
+        var feedWaits = 1_000
+        /// The server's longest change feed wait in seconds (`--max-change-wait`, W1 and W2).
+        var changeWait = 30
+        /// Run W1–W3 alone.
+        var watchOnly = false
     }
 
     let configuration: Configuration
@@ -70,6 +82,14 @@ struct BenchmarkSuite {
             try await measurePushProcessorTime(baseline: baseline)
             return results
         }
+        if configuration.watchOnly {
+            // The size of the watched stores is what the heading's record count stands for here.
+            results.records = configuration.smallRecords
+            try await measureLiveSync()
+            results.notes.append(
+                "load average at the end: \(Machine.loadAverage()) (other processes share this machine)")
+            return results
+        }
         served = (0..<records).map { ServerSeeder.servedRecord($0, dataSet: dataSet) }
         progress("P0: CanonicalJSON.encode vs JSONEncoder")
         try measureJSONWriters()
@@ -100,6 +120,7 @@ struct BenchmarkSuite {
         try measureSyncWithoutCache(store: store)
         try await measureCloneFirstSync(store: store, database: database)
         try await measureAuthCost()
+        try await measureLiveSync()
         results.notes.append("load average at the end: \(Machine.loadAverage()) (other processes share this machine)")
         results.rows = results.rows.enumerated().sorted { ($0.element.id, $0.offset) < ($1.element.id, $1.offset) }.map(
             \.element)
@@ -799,20 +820,25 @@ struct BenchmarkSuite {
     ) throws -> [[String: JSONValue]] {
         var written: [[String: JSONValue]] = []
         for index in indexes {
-            let path = "\(store)/tables/\(table)/\(RecordFileName.fileName(for: dataSet.id(index)))"
+            let path = recordPath(store: store, table: table, index: index)
             guard let bytes = FileManager.default.contents(atPath: path),
                 var record = try JSONParser.parse(Array(bytes)).objectValue
             else {
                 throw BenchError(what: "edit", detail: "cannot read \(path)")
             }
             change(&record)
-            let output = CanonicalJSON.encode(.object(record))
-            guard let handle = fopen(path, "w") else { throw BenchError(what: "edit", detail: "cannot write \(path)") }
-            fwrite(output, 1, output.count, handle)
-            fclose(handle)
+            try Self.writeByHand(CanonicalJSON.encode(.object(record)), to: path)
             written.append(record)
         }
         return written
+    }
+
+    /// Writes `bytes` over the file at `path` as an editor saving in place does: truncated, written, closed, not
+    /// synced.
+    static func writeByHand(_ bytes: [UInt8], to path: String) throws {
+        guard let handle = fopen(path, "w") else { throw BenchError(what: "edit", detail: "cannot write \(path)") }
+        fwrite(bytes, 1, bytes.count, handle)
+        fclose(handle)
     }
 
     func freshStore(_ path: String, remote: String, table: String) throws {

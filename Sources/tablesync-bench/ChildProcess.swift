@@ -57,17 +57,14 @@ enum ChildProcess {
             if result < 0 && errno != EINTR {
                 throw BenchError(what: executable, detail: "wait4 failed: errno \(errno)")
             }
-            peakKilobytes = max(peakKilobytes, Self.highWaterMarkKilobytes(pid) ?? 0)
+            peakKilobytes = max(peakKilobytes, Self.memoryKilobytes(pid, "VmHWM") ?? 0)
             usleep(2_000)
         }
         let seconds = Clock.now() - start
-        let exitStatus = (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
-        let processorSeconds = [usage.ru_utime, usage.ru_stime].reduce(0) {
-            $0 + Double($1.tv_sec) + Double($1.tv_usec) / 1e6
-        }
+        let exitStatus = Self.exitStatus(status)
         let run = ChildRun(
             exitStatus: exitStatus, seconds: seconds, peakResidentBytes: peakKilobytes * 1024,
-            processorSeconds: processorSeconds,
+            processorSeconds: Self.processorSeconds(usage),
             standardOutput: (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "",
             standardError: (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? "")
         if exitStatus != 0 && !allowFailure {
@@ -102,10 +99,33 @@ enum ChildProcess {
         return pid
     }
 
-    /// `VmHWM` of process `pid` in kB, or `nil` once it is gone.
-    private static func highWaterMarkKilobytes(_ pid: pid_t) -> Int? {
+    /// The exit status of a child as a shell gives it: its own, or 128 plus the signal that ended it.
+    static func exitStatus(_ waitStatus: Int32) -> Int32 {
+        (waitStatus & 0x7F) == 0 ? (waitStatus >> 8) & 0xFF : 128 + (waitStatus & 0x7F)
+    }
+
+    /// The user and system time in `usage`, in seconds.
+    static func processorSeconds(_ usage: rusage) -> Double {
+        [usage.ru_utime, usage.ru_stime].reduce(0) { $0 + Double($1.tv_sec) + Double($1.tv_usec) / 1e6 }
+    }
+
+    /// The processor time process `pid` has spent so far, user and system, all its threads (its CPU-time clock,
+    /// in nanoseconds, where /proc's counts are in ticks of 10 ms), or `nil` once it is gone.
+    static func processorSeconds(of pid: pid_t) -> Double? {
+        #if os(Linux)
+        var clock = clockid_t()
+        var time = timespec()
+        guard clock_getcpuclockid(pid, &clock) == 0, clock_gettime(clock, &time) == 0 else { return nil }
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+        #else
+        return nil
+        #endif
+    }
+
+    /// A memory figure of process `pid` from /proc (`VmRSS`, `VmHWM`) in kB, or `nil` once it is gone.
+    static func memoryKilobytes(_ pid: pid_t, _ field: String) -> Int? {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-            let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") })
+            let line = text.split(separator: "\n").first(where: { $0.hasPrefix(field + ":") })
         else { return nil }
         return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
     }

@@ -13,6 +13,14 @@ struct Sample {
         return sorted.count % 2 == 1
             ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
     }
+    /// The `percent`th percentile by nearest rank: the smallest value that `percent` % of the values do not
+    /// exceed.
+    func percentile(_ percent: Double) -> Double {
+        let sorted = values.sorted()
+        guard !sorted.isEmpty else { return .nan }
+        let rank = Int((percent / 100 * Double(sorted.count)).rounded(.up))
+        return sorted[Swift.min(Swift.max(rank, 1), sorted.count) - 1]
+    }
     var min: Double { values.min() ?? .nan }
     var max: Double { values.max() ?? .nan }
 }

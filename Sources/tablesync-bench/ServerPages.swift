@@ -181,6 +181,14 @@ final class PageConnection {
     func request(
         _ method: String, _ path: String, headers: [String] = [], body: [UInt8] = []
     ) throws -> (seconds: Double, body: [UInt8]) {
+        let answer = try exchange(method, path, headers: headers, body: body)
+        return (answer.seconds, answer.body)
+    }
+
+    /// As ``request(_:_:headers:body:)``, with the answer's status line and headers as text.
+    func exchange(
+        _ method: String, _ path: String, headers: [String] = [], body: [UInt8] = []
+    ) throws -> (seconds: Double, head: String, body: [UInt8]) {
         var head =
             """
             \(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nZUMO-API-VERSION: 3.0.0\r\nAccept: \
@@ -193,6 +201,7 @@ final class PageConnection {
         let sent = bytes.withUnsafeBytes { send(socket, $0.baseAddress, $0.count, 0) }
         guard sent == bytes.count else { throw BenchError(what: "send", detail: "errno \(errno)") }
         var received: [UInt8] = []
+        var answerHead = ""
         var headerEnd: Int?
         var contentLength: Int?
         while headerEnd == nil || received.count < headerEnd! + contentLength! {
@@ -203,21 +212,29 @@ final class PageConnection {
             received.append(contentsOf: buffer[..<count])
             if headerEnd == nil, let end = Self.headerEnd(received) {
                 headerEnd = end
-                let head = String(decoding: received[..<end], as: UTF8.self)
-                guard head.hasPrefix("HTTP/1.1 200") else { throw BenchError(what: "\(method) \(path)", detail: head) }
+                answerHead = String(decoding: received[..<end], as: UTF8.self)
+                guard answerHead.hasPrefix("HTTP/1.1 200") else {
+                    throw BenchError(what: "\(method) \(path)", detail: answerHead)
+                }
                 guard
-                    let length = head.split(separator: "\r\n").first(where: {
-                        $0.lowercased().hasPrefix("content-length:")
-                    })
-                    .flatMap({ Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) })
+                    let length = Self.header("content-length", in: answerHead).flatMap(Int.init)
                 else {
-                    throw BenchError(what: "\(method) \(path)", detail: "no Content-Length: \(head)")
+                    throw BenchError(what: "\(method) \(path)", detail: "no Content-Length: \(answerHead)")
                 }
                 contentLength = length
             }
         }
         let seconds = Clock.now() - start
-        return (seconds, Array(received[headerEnd!...]))
+        return (seconds, answerHead, Array(received[headerEnd!...]))
+    }
+
+    /// The value of the header `name` (lowercase) in an answer's `head`, or `nil` when it has none.
+    static func header(_ name: String, in head: String) -> String? {
+        head.split(separator: "\r\n").first { $0.lowercased().hasPrefix(name + ":") }
+            .map {
+                $0.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)[1].trimmingCharacters(
+                    in: .whitespaces)
+            }
     }
 
     private static func headerEnd(_ bytes: [UInt8]) -> Int? {

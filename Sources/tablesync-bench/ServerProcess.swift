@@ -7,7 +7,8 @@ import Darwin
 /// `tablesync-server` on a free loopback port, as a child process for the length of the benchmarks.
 final class ServerProcess {
     let port: UInt16
-    private let pid: pid_t
+    let pid: pid_t
+    private var stopped = false
 
     var url: String { "http://127.0.0.1:\(port)" }
 
@@ -32,8 +33,10 @@ final class ServerProcess {
         }
     }
 
-    /// Stops the server gracefully (SIGTERM) and waits for it.
+    /// Stops the server gracefully (SIGTERM) and waits for it; once (a later call does nothing).
     func stop() {
+        guard !stopped else { return }
+        stopped = true
         kill(pid, SIGTERM)
         var status: Int32 = 0
         _ = waitpid(pid, &status, 0)

@@ -44,19 +44,32 @@ struct TreeSnapshot {
             if info.st_mode & S_IFMT == S_IFDIR {
                 walk(path, relative: relativePath, excluding: excluding)
             } else {
-                #if canImport(Darwin)
-                let modified = info.st_mtimespec
-                let changed = info.st_ctimespec
-                #else
-                let modified = info.st_mtim
-                let changed = info.st_ctim
-                #endif
-                files[relativePath] = Identity(
-                    size: Int64(info.st_size),
-                    modified: Int64(modified.tv_sec) * 1_000_000_000 + Int64(modified.tv_nsec),
-                    changed: Int64(changed.tv_sec) * 1_000_000_000 + Int64(changed.tv_nsec),
-                    inode: UInt64(info.st_ino))
+                files[relativePath] = Identity(info)
             }
         }
+    }
+}
+
+extension TreeSnapshot.Identity {
+    /// The identity of the file at `path` now, or `nil` when there is none.
+    init?(path: String) {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return nil }
+        self.init(info)
+    }
+
+    init(_ info: stat) {
+        #if canImport(Darwin)
+        let modified = info.st_mtimespec
+        let changed = info.st_ctimespec
+        #else
+        let modified = info.st_mtim
+        let changed = info.st_ctim
+        #endif
+        self.init(
+            size: Int64(info.st_size),
+            modified: Int64(modified.tv_sec) * 1_000_000_000 + Int64(modified.tv_nsec),
+            changed: Int64(changed.tv_sec) * 1_000_000_000 + Int64(changed.tv_nsec),
+            inode: UInt64(info.st_ino))
     }
 }
