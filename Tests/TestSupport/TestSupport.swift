@@ -65,23 +65,10 @@ public func runProgram(
         DispatchQueue.global().async {
             continuation.resume(
                 with: Result {
-                    let process = Process()
-                    if let input { process.standardInput = FileHandle(forReadingAtPath: input) }
-                    process.executableURL = URL(fileURLWithPath: path)
-                    process.arguments = arguments
-                    if let environment { process.environment = environment }
-                    let out = Pipe()
-                    let err = Pipe()
-                    process.standardOutput = out
-                    process.standardError = err
-                    try process.run()
-                    let stdout = out.fileHandleForReading.readDataToEndOfFile()
-                    let stderr = err.fileHandleForReading.readDataToEndOfFile()
-                    process.waitUntilExit()
+                    let run = try SpawnedProgram.run(path, arguments, environment: environment, input: input)
                     return (
-                        process.terminationStatus, String(decoding: stdout, as: UTF8.self),
-                        String(decoding: stderr, as: UTF8.self),
-                        process.terminationReason == .uncaughtSignal
+                        run.status, String(decoding: run.stdout, as: UTF8.self),
+                        String(decoding: run.stderr, as: UTF8.self), run.killed
                     )
                 })
         }
