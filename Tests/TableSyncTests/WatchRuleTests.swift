@@ -71,6 +71,31 @@ struct WatchRuleTests {
         #expect(WatchedName.matters(name, in: directory) == matters)
     }
 
+    @Test("a command waits for a lock a watch's run holds, and fails at once on a lock anything else holds")
+    func lockSharedWithAWatch() async throws {
+        let (directory, context) = try makeStore()
+        let layout = context.layout
+        await context.close()
+        let watchRun = try StoreLock.acquire(layout: layout, purpose: StoreLock.watchPurpose)
+        let waiting = Task.detached {
+            let started = ContinuousClock.now
+            let lock = try StoreLock.acquire(layout: layout, purpose: "tablesync insert")
+            return (lock, ContinuousClock.now - started)
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        flock(watchRun.descriptor, LOCK_UN) // the watch's run ends
+        let (waited, wait) = try await waiting.value
+        #expect(wait >= .milliseconds(250), "it waited for the watch's run: \(wait)")
+        #expect(throws: StoreLockError.self, "a lock held by another command fails at once") {
+            try StoreLock.acquire(layout: layout, purpose: "tablesync sync")
+        }
+        #expect(throws: StoreLockError.self, "a watch never waits") {
+            try StoreLock.acquire(layout: layout, purpose: StoreLock.watchPurpose)
+        }
+        withExtendedLifetime((watchRun, waited)) {}
+        _ = directory
+    }
+
     @Test("a watch ends on stop() and on its task's cancellation, with a stopped event, its server away")
     func stopsAndCancels() async throws {
         let (directory, context) = try makeStore()

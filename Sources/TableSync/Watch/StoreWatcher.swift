@@ -382,6 +382,8 @@ final class ChangeFeedFollower: Sendable {
         var etag: String?
         var previous: ChangeMarks?
         var failures = 0
+        // Made once the limits are known, and kept: its connection and protocol version serve every request.
+        var feed: TableClient?
         while !Task.isCancelled {
             do {
                 guard let limits = try await limits() else {
@@ -389,7 +391,13 @@ final class ChangeFeedFollower: Sendable {
                     if !Task.isCancelled { await triggers.post(.catchUp) }
                     continue
                 }
-                let client = try await feedClient(limits)
+                let client: TableClient
+                if let feed {
+                    client = feed
+                } else {
+                    client = try await feedClient(for: limits)
+                    feed = client
+                }
                 switch try await client.changes(tables: tables, waitSeconds: limits.maxWaitSeconds, etag: etag) {
                 case .unchanged:
                     break
@@ -420,7 +428,7 @@ final class ChangeFeedFollower: Sendable {
 
     /// A client whose requests outlast the feed's longest wait, and that does not retry: a failure is backed off
     /// here.
-    private func feedClient(_ limits: ChangeFeedLimits) async throws -> TableClient {
+    private func feedClient(for limits: ChangeFeedLimits) async throws -> TableClient {
         let options = options.with {
             $0.timeout = Double(limits.maxWaitSeconds) + max(10, $0.timeout)
             $0.retryPolicy = .none
