@@ -47,6 +47,19 @@ import TestSupport
 
     struct StepFailed: Error, Equatable { let step: Int }
 
+    /// A step's staging: notes "dropped N" when it goes without a commit having claimed it, as ``StagedSpares``
+    /// gives its spares back.
+    final class Staging: Sendable {
+        let number: Int
+        let log: StepLog
+        let claimed = Atomic<Bool>(false)
+        init(_ number: Int, log: StepLog) {
+            self.number = number
+            self.log = log
+        }
+        deinit { if !claimed.load(ordering: .relaxed) { log.note("dropped \(number)") } }
+    }
+
     /// Appends step `number`: staging notes itself (and fails when asked); the commit waits for `waitingFor` to be
     /// noted, if given, notes the previous step's output, and fails when asked.
     static func append(
@@ -57,15 +70,15 @@ import TestSupport
             stage: {
                 if failStaging { throw StepFailed(step: number) }
                 log.note("stage \(number)")
-                return number
+                return Staging(number, log: log)
             },
             commit: { staged, previous in
+                staged.claimed.store(true, ordering: .relaxed)
                 if let waitingFor { try await log.wait(for: waitingFor) }
-                if failCommit { throw StepFailed(step: staged) }
-                log.note("commit \(staged) after \(previous.map(String.init) ?? "none")")
-                return staged
-            },
-            unstage: { staged in log.note("unstage \(staged)") })
+                if failCommit { throw StepFailed(step: staged.number) }
+                log.note("commit \(staged.number) after \(previous.map(String.init) ?? "none")")
+                return staged.number
+            })
     }
 
     @Test("steps commit in order, each after the one before, while the next is staged")
@@ -82,10 +95,10 @@ import TestSupport
             entries.filter { $0.hasPrefix("commit") } == ["commit 1 after none", "commit 2 after 1", "commit 3 after 2"]
         )
         #expect(try #require(entries.firstIndex(of: "stage 3")) < #require(entries.firstIndex(of: "commit 2 after 1")))
-        #expect(!entries.contains { $0.hasPrefix("unstage") })
+        #expect(!entries.contains { $0.hasPrefix("dropped") })
     }
 
-    @Test("a failed commit stops every later step: they give their staging back, and its failure is the one reported")
+    @Test("a failed commit stops every later step: their staging is dropped, and its failure is the one reported")
     func failedCommitStopsLaterSteps() async throws {
         let log = StepLog()
         var sequence = CommitSequence<Int>()
@@ -96,8 +109,8 @@ import TestSupport
         await #expect(throws: StepFailed(step: 2)) { _ = try await sequence.finish() }
         await sequence.settle()
         #expect(log.all.filter { $0.hasPrefix("commit") } == ["commit 1 after none"])
-        #expect(log.all.contains("unstage 3"))
-        #expect(!log.all.contains("unstage 2"), "a commit that started owns what it staged")
+        #expect(log.all.contains("dropped 3"))
+        #expect(!log.all.contains("dropped 2"), "a commit that started owns what it staged")
     }
 
     @Test("a failed staging commits nothing of its step and stops the later ones; the steps before it are made")
@@ -109,7 +122,7 @@ import TestSupport
         await #expect(throws: StepFailed(step: 2)) { _ = try await Self.append(3, to: &sequence, log: log) }
         await sequence.settle()
         #expect(log.all.filter { $0.hasPrefix("commit") } == ["commit 1 after none"])
-        #expect(log.all.contains("unstage 3"))
+        #expect(log.all.contains("dropped 3"))
         #expect(!log.all.contains("stage 2"))
     }
 

@@ -131,34 +131,71 @@ import TestSupport
                 hash: SHA256.hexDigest(of: try FileSystem.readFile(layout.recordFile(table: "todo", id: id))))
         }
 
-        var encoded = EncodedRecords(try ids.map { try ServerRecord(["id": .string($0), "version": "v2"]) })
-        try encoded.stage(in: context.spareFiles)
-        let staged = encoded.stagedFiles
-        #expect(staged.count == 3)
-        for (index, path) in staged.enumerated() {
-            #expect(try FileSystem.readFile(path) == encoded.files[index].bytes)
-        }
-        let stagedInodes = try staged.map(inode)
-        // r1 is edited by hand after it was sent: its write-back must not replace it.
-        try FileSystem.writeNewFile(
-            layout.recordFile(table: "todo", id: "r1") + ".new", Array("{\"id\": \"r1\", \"text\": \"mine\"}".utf8))
-        try FileSystem.rename(
-            layout.recordFile(table: "todo", id: "r1") + ".new", to: layout.recordFile(table: "todo", id: "r1"))
+        var staged: [String] = []
+        var stagedInodes: [UInt64] = []
+        do {
+            var encoded = EncodedRecords(try ids.map { try ServerRecord(["id": .string($0), "version": "v2"]) })
+            try encoded.stage(in: context.spareFiles)
+            staged = try #require(encoded.staged).unclaimed
+            #expect(staged.count == 3)
+            for (index, path) in staged.enumerated() {
+                #expect(try FileSystem.readFile(path) == encoded.files[index].bytes)
+            }
+            stagedInodes = try staged.map(inode)
+            // r1 is edited by hand after it was sent: its write-back must not replace it.
+            try FileSystem.writeNewFile(
+                layout.recordFile(table: "todo", id: "r1") + ".new", Array("{\"id\": \"r1\", \"text\": \"mine\"}".utf8))
+            try FileSystem.rename(
+                layout.recordFile(table: "todo", id: "r1") + ".new", to: layout.recordFile(table: "todo", id: "r1"))
 
-        let outcome = try await context.applySynced(table: "todo", encoded: encoded, guard: .sentContent(sent))
-        #expect(outcome.written == 2 && outcome.skipped == ["r1"])
+            let outcome = try await context.applySynced(table: "todo", encoded: encoded, guard: .sentContent(sent))
+            #expect(outcome.written == 2 && outcome.skipped == ["r1"])
+            #expect(try #require(encoded.staged).unclaimed == [staged[1]], "the commit claimed the two it wrote")
+            #expect(
+                try context.spareFiles.write(
+                    Array("next".utf8), batch: context.spareFiles.batch(named: "test"), index: 0) != staged[1],
+                "r1's spare is still the staged records' while they live")
+        }
         #expect(
             try inode(layout.recordFile(table: "todo", id: "r0")) == stagedInodes[0],
             "the staged spare itself is put in place")
         #expect(try inode(layout.recordFile(table: "todo", id: "r2")) == stagedInodes[2])
-        #expect(try FileSystem.readFile(layout.recordFile(table: "todo", id: "r2")) == encoded.files[2].bytes)
         #expect(
             String(decoding: try FileSystem.readFile(layout.recordFile(table: "todo", id: "r1")), as: UTF8.self)
                 .contains("mine"))
-        // r1's staged spare went back to the spares: the next write goes over it.
+        // Dropped, the staged records gave r1's spare back (and no other): the next write goes over it.
         #expect(
-            try context.spareFiles.write(Array("next".utf8), batch: context.spareFiles.batch(named: "test"), index: 0)
+            try context.spareFiles.write(Array("next".utf8), batch: context.spareFiles.batch(named: "test"), index: 1)
                 == staged[1])
+    }
+
+    @Test("staged spares a commit never claimed all go back when dropped, and a failed staging loses none")
+    func unclaimedStagingGoesBack() throws {
+        let directory = TemporaryDirectory()
+        let spares = SpareFiles(directory: directory.file("spares"))
+        var paths: [String] = []
+        do {
+            let staged = try StagedSpares(writing: [[1], [2], [3]], into: spares)
+            paths = staged.unclaimed
+            #expect(staged.slot(1).claim() == paths[1])
+            #expect(staged.slot(1).claim() == nil, "a spare is claimed once")
+        }
+        // The two unclaimed came back; the claimed one did not.
+        var taken: [String] = []
+        for index in 0..<3 {
+            taken.append(try spares.write([9], batch: spares.batch(named: "after"), index: index))
+        }
+        #expect(Set(taken.prefix(2)) == [paths[0], paths[2]])
+        #expect(taken[2] != paths[1], "the third is a new file")
+
+        // A staging that fails halfway keeps none of what it wrote, and loses none: the pool holds a spare and,
+        // above it, a directory in a spare's place, which the second write cannot write over.
+        let good = taken[0]
+        let broken = directory.file("spares/spare-broken")
+        try FileSystem.createDirectory(broken)
+        spares.keep([broken, good])
+        #expect(throws: FileSystemError.self) { try StagedSpares(writing: [[1], [2]], into: spares) }
+        #expect(try spares.write([7], batch: spares.batch(named: "last"), index: 0) == good, "the first write's spare")
     }
 
     @Test(
@@ -173,24 +210,25 @@ import TestSupport
             try encoded.stage(in: spares)
             pages.append(encoded)
         }
-        let parents = pages.map { Set($0.stagedFiles.map(FileSystem.parentDirectory(of:))) }
+        let stagedFiles = try pages.map { try #require($0.staged).unclaimed }
+        let parents = stagedFiles.map { Set($0.map(FileSystem.parentDirectory(of:))) }
         #expect(parents == [[spares.directory], [spares.alternateDirectory], [spares.directory]])
-        #expect(spares.directories(holding: pages[1].stagedFiles) == [spares.alternateDirectory])
+        #expect(spares.directories(holding: stagedFiles[1]) == [spares.alternateDirectory])
         #expect(
-            spares.directories(holding: pages[0].stagedFiles + pages[1].stagedFiles) == [
+            spares.directories(holding: stagedFiles[0] + stagedFiles[1]) == [
                 spares.directory, spares.alternateDirectory
             ])
         #expect(spares.directories(holding: []).isEmpty)
 
         // Kept, they stay on disk in both directories; the next run adopts them from both before it makes a file.
-        for page in pages { spares.keep(page.stagedFiles) }
+        pages.removeAll() // dropped, the staged records give their spares back
         await spares.finishRun()
         let next = SpareFiles(directory: spares.directory, adoptingRetained: true)
         var taken: Set<String> = []
         for index in 0..<12 {
             taken.insert(try next.write(Array("again \(index)".utf8), batch: next.batch(named: "next"), index: index))
         }
-        #expect(taken == Set(pages.flatMap(\.stagedFiles)), "every spare of both directories written over, no new file")
+        #expect(taken == Set(stagedFiles.joined()), "every spare of both directories written over, no new file")
 
         next.keep(Array(taken))
         try next.removeAll()

@@ -13,9 +13,9 @@ struct DurableFileBatch {
         var bytes: [UInt8]
         /// Put in place only where no file is (``DurableFileBatch/create(_:at:)``).
         var onlyIfAbsent: Bool
-        /// A spare file that holds `bytes` already (written ahead: ``EncodedRecords/stage(in:)``), put in place
-        /// instead of writing them again.
-        var staged: String?
+        /// A spare file that holds `bytes` already (written ahead: ``EncodedRecords/stage(in:)``), claimed by the
+        /// commit and put in place instead of writing them again.
+        var staged: StagedSpares.Slot?
     }
 
     private(set) var writes: [Write] = []
@@ -25,14 +25,14 @@ struct DurableFileBatch {
     var isEmpty: Bool { writes.isEmpty && removals.isEmpty }
 
     /// Adds a file to (re)write with `bytes`.
-    mutating func write(_ bytes: [UInt8], to path: String, staged: String? = nil) {
+    mutating func write(_ bytes: [UInt8], to path: String, staged: StagedSpares.Slot? = nil) {
         writes.append(Write(path: path, bytes: bytes, onlyIfAbsent: false, staged: staged))
     }
 
     /// Adds a file to write where the caller found none: it is put in place only if there is still none, so a
     /// file made since (by a person, during a pull) is left as it is, and ``commit(temporaryDirectory:spares:)``
     /// returns its path. Costs one call where a replacing write of a new file tries a swap first.
-    mutating func create(_ bytes: [UInt8], at path: String, staged: String? = nil) {
+    mutating func create(_ bytes: [UInt8], at path: String, staged: StagedSpares.Slot? = nil) {
         writes.append(Write(path: path, bytes: bytes, onlyIfAbsent: true, staged: staged))
     }
 
@@ -79,8 +79,9 @@ struct DurableFileBatch {
         var notPlaced = Set<String>()
     }
 
-    /// Writes the new files (into spares, or temporary files) and makes them durable by the plan; returns their
-    /// paths, in the order of ``writes``. On failure none is left behind: spares stay spares, temporary files go.
+    /// Writes the new files (into spares, or temporary files; staged spares are claimed) and makes them durable by
+    /// the plan; returns their paths, in the order of ``writes``. On failure none is left behind: spares stay spares,
+    /// temporary files go.
     private func writeNewFiles(
         batch: String, setting: DurabilitySetting, temporaryDirectory: String, spares: SpareFiles?
     ) throws -> [String] {
@@ -91,7 +92,7 @@ struct DurableFileBatch {
         let spareBatch = spares?.batch(named: batch)
         do {
             for (index, write) in writes.enumerated() {
-                if let staged = write.staged {
+                if let staged = write.staged?.claim() {
                     newFilePaths.append(staged)
                 } else if let spares, let spareBatch {
                     newFilePaths.append(try spares.write(write.bytes, batch: spareBatch, index: index))

@@ -6,15 +6,16 @@ import SyncProtocol
 /// This is the part of a synced write that needs neither the index nor the store: a push stages a batch's
 /// write-back and a pull stages a page (``stage(in:)``) while the previous one is committed, so that the commit only
 /// checks each file, makes the spares durable and puts them in place. A staged spare that ends up not used (the
-/// file was edited by hand, or already held these bytes) goes back to the spares.
+/// file was edited by hand, or already held these bytes) goes back to the spares when these records are dropped
+/// (``StagedSpares``).
 struct EncodedRecords: Sendable {
     /// The records, as the server sent them.
     let records: [ServerRecord]
     /// Each record's canonical file bytes, stamped with its ``SyncedMark``, and their hash (hex), in `records` order.
     let files: [(bytes: [UInt8], hash: String)]
-    /// Per record, in `records` order, the spare file that holds its bytes already; empty until staged (staging
+    /// The spare files that hold each record's bytes already, in `records` order; `nil` until staged (staging
     /// stages every record or none).
-    private(set) var stagedFiles: [String] = []
+    private(set) var staged: StagedSpares?
 
     /// Encodes and hashes every record, on every core.
     init(_ records: [ServerRecord]) {
@@ -25,27 +26,16 @@ struct EncodedRecords: Sendable {
         }
     }
 
-    /// The spare file that holds record `index`'s bytes, if staged.
-    func stagedFile(_ index: Int) -> String? {
-        stagedFiles.isEmpty ? nil : stagedFiles[index]
+    /// The staged spare that holds record `index`'s bytes, for a commit to claim; `nil` when not staged.
+    func stagedSlot(_ index: Int) -> StagedSpares.Slot? {
+        staged?.slot(index)
     }
 
     /// Writes every record's bytes into a spare file, ahead of the commit that puts them in place (new files in the
-    /// other directory of spares than the batch staged before: ``SpareFiles/stagingBatch()``). On failure the
-    /// spares written so far go back, and nothing is staged.
+    /// other directory of spares than the batch staged before: ``SpareFiles/stagingBatch()``). On failure nothing is
+    /// staged, and no spare is lost.
     mutating func stage(in spares: SpareFiles) throws {
         guard !files.isEmpty else { return }
-        let batch = try spares.stagingBatch()
-        var written: [String] = []
-        written.reserveCapacity(files.count)
-        do {
-            for (index, file) in files.enumerated() {
-                written.append(try spares.write(file.bytes, batch: batch, index: index))
-            }
-        } catch {
-            spares.keep(written)
-            throw error
-        }
-        stagedFiles = written
+        staged = try StagedSpares(writing: files.map(\.bytes), into: spares)
     }
 }

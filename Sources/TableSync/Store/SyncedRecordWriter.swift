@@ -49,22 +49,17 @@ struct SyncedRecordWriter {
         var removal: Bool
     }
 
-    /// Writes the records of `encoded` and removes the records with ids in `removals`, in `table`. Staged spares
-    /// not written go back to ``spares``.
+    /// Writes the records of `encoded` and removes the records with ids in `removals`, in `table`. The commit
+    /// claims the staged spares it writes; the others go back when `encoded` is dropped.
     func apply(
         table: String, encoded: EncodedRecords, removals: [String], guard localGuard: LocalGuard = .none,
         index: inout StatIndex
     ) throws -> Outcome {
-        // Staged spares go back unless the commit takes them: all of them when the write stops before it.
-        var stagedBack = encoded.stagedFiles
-        defer { spares?.keep(stagedBack) }
         let directory = layout.tableDirectory(table)
         try FileSystem.createDirectory(directory)
         var plan = WritePlan()
         try planWrites(encoded, in: directory, guard: localGuard, index: index, into: &plan)
         try planRemovals(removals, in: directory, guard: localGuard, index: index, into: &plan)
-        let taken = Set(plan.files.writes.compactMap(\.staged))
-        stagedBack.removeAll { taken.contains($0) }
         return try commit(plan, table: table, directory: directory, index: &index)
     }
 
@@ -85,7 +80,7 @@ struct SyncedRecordWriter {
         into plan: inout WritePlan
     ) throws {
         for (position, (record, (bytes, hash))) in zip(encoded.records, encoded.files).enumerated() {
-            let staged = encoded.stagedFile(position)
+            let staged = encoded.stagedSlot(position)
             let id = record.id
             let version = record.version
             let fileName = RecordFileName.fileName(for: id)

@@ -252,13 +252,8 @@ struct Puller {
             },
             commit: { encoded, previous in
                 var commit = PageCommit(changes, after: previous)
-                do {
-                    if !allowMassDelete {
-                        try commit.brake.admit(changes.removals, table: table, files: store.recordFiles)
-                    }
-                } catch {
-                    spares.keep(encoded.stagedFiles)
-                    throw error
+                if !allowMassDelete {
+                    try commit.brake.admit(changes.removals, table: table, files: store.recordFiles)
                 }
                 commit.evicted = store.recordFiles.existingCount(table: table, ids: changes.evictions)
                 let outcome = try await store.applySynced(
@@ -277,8 +272,7 @@ struct Puller {
                     ])
                 progress?(.pulledPage(table: table, page: commit.page, records: commit.recordsSoFar, total: total))
                 return commit
-            },
-            unstage: { encoded in spares.keep(encoded.stagedFiles) })
+            })
     }
 
     /// How `options` page through a table on `client`'s server: as asked, or keyset paging when the server is a

@@ -53,23 +53,13 @@ struct PushRun: ~Copyable {
         var isEmpty: Bool { done.isEmpty }
 
         /// Encodes the write-backs and writes them into spare files, ahead of the checkpoint. A failed write
-        /// fails the push as it would have failed the checkpoint; what was staged before it goes back.
+        /// fails the push as it would have failed the checkpoint; what was staged goes back when this is dropped.
         mutating func stageWriteBacks(in spares: SpareFiles) throws {
             for (table, records) in writeBacks {
                 var encoded = EncodedRecords(records)
-                do {
-                    try encoded.stage(in: spares)
-                } catch {
-                    returnStaged(to: spares)
-                    throw error
-                }
+                try encoded.stage(in: spares)
                 stagedWriteBacks[table] = encoded
             }
-        }
-
-        /// Gives the staged spare files back, for a checkpoint that will not be made.
-        func returnStaged(to spares: SpareFiles) {
-            for encoded in stagedWriteBacks.values { spares.keep(encoded.stagedFiles) }
         }
 
         /// The checkpoint: makes what was applied durable in `store`, record files first, then the journal. A run
@@ -201,8 +191,7 @@ struct PushRun: ~Copyable {
                 try staged.stageWriteBacks(in: spares)
                 return staged
             },
-            commit: { staged, _ in try await staged.makeDurable(in: store) },
-            unstage: { staged in staged.returnStaged(to: spares) })
+            commit: { staged, _ in try await staged.makeDurable(in: store) })
         settled += batch.operations.count
         pusher.options.progress?(.pushed(settled: settled, total: total))
     }
