@@ -1,7 +1,7 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// Layering (DESIGN §1) is one way: executables → libraries → SyncProtocol.
+// Layering (DESIGN §1) is one way: executables → libraries → TableSyncStorage → SyncProtocol.
 // The client library `TableSync` never imports the server.
 let package = Package(
     name: "TableSync",
@@ -51,10 +51,21 @@ let package = Package(
         ),
         // Linux file-system calls Swift's Glibc module does not import (syncfs, renameat2), declared once.
         .target(name: "CFileSystem"),
+        // The client's storage core: record files, the stat index, spare files and durable batches. The sync
+        // engine (TableSync) uses its `package` face; its public errors are TableSync's (re-exported).
+        .target(
+            name: "TableSyncStorage",
+            dependencies: [
+                "SyncProtocol",
+                "CFileSystem",
+                .product(name: "Crypto", package: "swift-crypto")
+            ]
+        ),
         .target(
             name: "TableSync",
             dependencies: [
                 "SyncProtocol",
+                "TableSyncStorage",
                 "CFileSystem",
                 "GzipCompression",
                 .target(name: "CCurl", condition: .when(platforms: [.linux])),
@@ -149,7 +160,10 @@ let package = Package(
             ]
         ),
         // `tablesync` too: the CLI's pure rules (progress figures) are tested in process.
-        .testTarget(name: "TableSyncTests", dependencies: ["TableSync", "tablesync", "GzipCompression", "TestSupport"])
+        .testTarget(
+            name: "TableSyncTests",
+            dependencies: ["TableSync", "TableSyncStorage", "tablesync", "GzipCompression", "TestSupport"]
+        )
     ],
     swiftLanguageModes: [.v6]
 )

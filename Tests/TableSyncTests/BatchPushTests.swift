@@ -3,6 +3,7 @@ import SyncProtocol
 import Testing
 import TestSupport
 @testable import TableSync
+@testable import TableSyncStorage
 
 /// The batch pipeline against a live server: the same journal pushed in batches and one request per operation
 /// ends the same; a batch whose answer was lost is resumed safely; servers without the extension get single

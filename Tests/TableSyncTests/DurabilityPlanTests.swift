@@ -1,5 +1,6 @@
 import Testing
 @testable import TableSync
+@testable import TableSyncStorage
 
 /// The rule that picks `syncfs` or an `fsync` per file for a durable batch, alone, and the reading of
 /// `/proc/meminfo` it relies on.

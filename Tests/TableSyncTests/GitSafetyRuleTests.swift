@@ -4,6 +4,7 @@ import Testing
 import TestSupport
 @testable import TableSync
 @testable import tablesync
+@testable import TableSyncStorage
 
 /// The pure rules behind a store's safety under git, each alone: the synced mark, what a scan makes of a changed or
 /// missing file, the journal's clone and acknowledgements, and the command line's escaping of what it prints.

@@ -4,6 +4,7 @@ import TableSyncServer
 import Testing
 import TestSupport
 @testable import TableSync
+@testable import TableSyncStorage
 
 /// The client against servers it did not write: the Azure node backend's answers (``AzureNodeStandIn`` stands
 /// for azure-mobile-apps-node 4.0.1, as each test says) and tablesync-server tables with their own limits.

@@ -1,5 +1,6 @@
 import Testing
 @testable import TableSync
+@testable import TableSyncStorage
 
 /// Reading the lines of `journal.jsonl` alone (``Journal/ParsedFile``): what stays pending once settled lines and
 /// acknowledged operations are taken out, and what the lines left out still tell.

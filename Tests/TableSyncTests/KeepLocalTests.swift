@@ -2,6 +2,7 @@ import SyncProtocol
 import Testing
 
 @testable import TableSync
+@testable import TableSyncStorage
 
 /// Keeping the local side of a version conflict (`tablesync resolve --keep-local`) as a pure rule: what the pending
 /// operation becomes for each server copy, with and without local content.

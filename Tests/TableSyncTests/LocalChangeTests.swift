@@ -3,6 +3,7 @@ import SyncProtocol
 import Testing
 import TestSupport
 @testable import TableSync
+@testable import TableSyncStorage
 
 @Suite struct LocalChangeTests {
     @Test func initWritesTheLayout() throws {

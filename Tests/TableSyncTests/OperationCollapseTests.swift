@@ -1,6 +1,7 @@
 import Testing
 import TestSupport
 @testable import TableSync
+@testable import TableSyncStorage
 
 @Suite struct OperationCollapseTests {
     typealias Kind = PendingOperation.Kind

@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 import TestSupport
 @testable import TableSync
+@testable import TableSyncStorage
 
 /// The pull's pipeline: how a page is sorted, the order its commits keep while the next page is staged, and what a
 /// pull that fails midway leaves behind.

@@ -2,6 +2,7 @@ import SyncProtocol
 import Testing
 import TestSupport
 @testable import TableSync
+@testable import TableSyncStorage
 
 /// The paging rules alone, against an in-memory table that answers `$filter`, `$orderby`, `$skip` and `$top` the
 /// way a server does — including what our server never produces: many rows sharing one `updatedAt`.

@@ -2,6 +2,7 @@ import SyncProtocol
 import Testing
 import TestSupport
 @testable import TableSync
+@testable import TableSyncStorage
 
 @Suite struct RecordFileNameTests {
     @Test(arguments: [

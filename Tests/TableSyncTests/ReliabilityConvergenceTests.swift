@@ -3,6 +3,7 @@ import SyncProtocol
 import Testing
 import TestSupport
 @testable import TableSync
+@testable import TableSyncStorage
 
 /// Three stores and one server, random inserts, updates, deletes and hand edits on all of them, syncs in random
 /// order, under each conflict policy: after quiescing every store equals the server, no value on the server was

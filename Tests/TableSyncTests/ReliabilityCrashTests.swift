@@ -3,6 +3,7 @@ import SyncProtocol
 import Testing
 import TestSupport
 @testable import TableSync
+@testable import TableSyncStorage
 
 /// `tablesync` killed with SIGKILL at random instants during push, pull, hand-edit scans and conflict resolution,
 /// against a live server; then `verify`, one clean `sync`, and a check of the store's invariants and of the

@@ -3,6 +3,7 @@ import SyncProtocol
 import Testing
 import TestSupport
 @testable import TableSync
+@testable import TableSyncStorage
 
 /// The built `tablesync` under disk trouble: the fault hook of debug builds (`TABLESYNC_FS_FAULT`, see
 /// docs/reliability.md) makes the N-th write, append, sync, rename or directory creation fail with ENOSPC, EIO

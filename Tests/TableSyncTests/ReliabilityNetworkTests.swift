@@ -3,6 +3,7 @@ import SyncProtocol
 import Testing
 import TestSupport
 @testable import TableSync
+@testable import TableSyncStorage
 
 /// Network faults between the client and a live server, injected by ``FaultProxy`` on loopback: whatever the
 /// wire does, a sync converges with nothing lost and a retried write never becomes a duplicate or a conflict.

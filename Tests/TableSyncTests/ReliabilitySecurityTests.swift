@@ -4,6 +4,7 @@ import TableSyncServer
 import Testing
 import TestSupport
 @testable import TableSync
+@testable import TableSyncStorage
 
 /// Credentials, listen addresses, query-option injection and path traversal.
 @Suite("Reliability: security", .serialized) struct ReliabilitySecurityTests {

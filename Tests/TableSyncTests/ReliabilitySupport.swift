@@ -3,6 +3,7 @@ import SyncProtocol
 import Testing
 import TestSupport
 @testable import TableSync
+@testable import TableSyncStorage
 
 /// Shared by the reliability suites (network faults, crashes, races, bad input): how long to run, how to read
 /// the server's rows behind the client's back, and the store's invariants as one check.

@@ -1,6 +1,7 @@
 import SyncProtocol
 import Testing
 @testable import TableSync
+@testable import TableSyncStorage
 
 extension ServerRecord {
     /// `record` checked as a copy from the server (without requiring `updatedAt`, which tests' records often lack).

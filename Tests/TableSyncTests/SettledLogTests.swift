@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 @testable import TableSync
+@testable import TableSyncStorage
 
 /// The journal's settled log: a push records settled operations there between batches and rewrites
 /// `journal.jsonl` once at its end; a run killed before that end still loads exactly what is pending.

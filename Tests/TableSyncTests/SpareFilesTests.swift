@@ -3,6 +3,7 @@ import SyncProtocol
 import Testing
 import TestSupport
 @testable import TableSync
+@testable import TableSyncStorage
 
 #if os(Linux)
 /// Spare files: record writes go over files kept from earlier writes, and a run leaves some for the next. Linux

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 @testable import TableSync
+@testable import TableSyncStorage
 
 /// The stat index on disk: a log of recent lines and sorted runs read by `pread`. Entries written by `record`
 /// read back through lookups and the sorted walk, whatever flushes and merges happened between; each state a

@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 import TestSupport
 @testable import TableSync
+@testable import TableSyncStorage
 
 @Suite struct StatusTests {
     /// A store with three synced records a, b, c.

@@ -3,6 +3,7 @@ import SyncProtocol
 import Testing
 import TestSupport
 @testable import TableSync
+@testable import TableSyncStorage
 
 /// The pure rules of stores kept in git: how a file this store did not sync is settled against the server's copy
 /// (``AdoptionRule``), and how git's merge driver joins record files and `queries.json`.

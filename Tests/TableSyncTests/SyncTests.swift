@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 import TestSupport
 @testable import TableSync
+@testable import TableSyncStorage
 
 /// Push, pull, conflicts and purge against `tablesync-server` over loopback, on SQLite and PostgreSQL.
 @Suite("Sync against a live server", .serialized) struct SyncTests {

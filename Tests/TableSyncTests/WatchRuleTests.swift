@@ -4,6 +4,7 @@ import Testing
 import TestSupport
 
 @testable import TableSync
+@testable import TableSyncStorage
 
 /// The rules `watch` decides by, alone: when a burst is pushed, how long it backs off, what a trigger asks for,
 /// which tables a feed answer names, which file names wake it, and the file events of a real directory.

@@ -1,4 +1,5 @@
 import SyncProtocol
+import TableSyncStorage
 
 /// An operation the server refused, or one the store held back before sending because the server's copy or the
 /// record file says something else, kept under `conflicts/<Table>/<record file name>` until a person (or

@@ -1,4 +1,5 @@
 import SyncProtocol
+import TableSyncStorage
 
 /// The conflict files of a store, `conflicts/<Table>/<record file name>`: one ``ConflictRecord`` per record whose
 /// operation the server refused, until a person or a policy settles it.

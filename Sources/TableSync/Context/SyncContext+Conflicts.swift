@@ -1,4 +1,5 @@
 import SyncProtocol
+import TableSyncStorage
 
 extension SyncContext {
     /// The conflicts waiting for a decision, by table and id.

@@ -1,4 +1,5 @@
 import SyncProtocol
+import TableSyncStorage
 
 /// The journal of pending operations, as the context's users and its push and pull see it.
 extension SyncContext {

@@ -1,5 +1,6 @@
 import Foundation
 import SyncProtocol
+import TableSyncStorage
 
 /// Local changes: through the library (`insert`, `update`, `delete`), and by hand (the scan that turns edited
 /// files into operations). Each writes the record file and queues its operation in the journal.

@@ -1,4 +1,5 @@
 import SyncProtocol
+import TableSyncStorage
 
 extension SyncContext {
     /// Removes local records of `table` (those matching `filter`, or all). Refused while the table has

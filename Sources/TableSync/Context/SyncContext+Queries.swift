@@ -1,4 +1,5 @@
 import SyncProtocol
+import TableSyncStorage
 
 /// The pull queries of `queries.json`: added by hand or on a pull's first use, their watermarks moved by pulls.
 extension SyncContext {

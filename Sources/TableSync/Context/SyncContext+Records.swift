@@ -1,4 +1,5 @@
 import SyncProtocol
+import TableSyncStorage
 
 /// The record store as the context's tables, push and pull reach it.
 extension SyncContext {

@@ -1,4 +1,5 @@
 import SyncProtocol
+import TableSyncStorage
 
 extension SyncContext {
     /// The store's status. Reads only: nothing in the store changes.

@@ -1,4 +1,5 @@
 import SyncProtocol
+import TableSyncStorage
 
 /// Push, pull and sync: the entry points, each handing the work to its type (``Pusher``, ``Puller``, ``Syncer``)
 /// with this store as what they read and write, within the checks of the store's git state (``GitGuard``), and

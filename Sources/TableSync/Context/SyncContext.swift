@@ -1,5 +1,6 @@
 import Foundation
 import SyncProtocol
+import TableSyncStorage
 
 /// An open store: the entry point of the TableSync library.
 ///

@@ -1,4 +1,5 @@
 import SyncProtocol
+import TableSyncStorage
 
 /// One table of an open store: local reads, queries and changes. Every change writes the record file and
 /// queues an operation for the next push; nothing talks to the server here.

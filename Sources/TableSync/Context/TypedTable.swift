@@ -1,5 +1,6 @@
 import Foundation
 import SyncProtocol
+import TableSyncStorage
 
 /// One table of an open store, read and written as values of your own `Codable` model type: the Azure SDKs'
 /// `MSSyncTable` for Swift types.

@@ -1,4 +1,5 @@
 import SyncProtocol
+import TableSyncStorage
 
 /// Where `HEAD` stands against the commit of the store's last sync (``GitState/syncedHead``).
 enum HeadPosition: Equatable, Sendable {

@@ -1,4 +1,5 @@
 import SyncProtocol
+import TableSyncStorage
 
 /// A push, pull or sync refused because of where git left the store: `HEAD` behind the commit of the store's last
 /// sync, or a merge, rebase, cherry-pick or revert in progress. Nothing was sent or written.

@@ -1,4 +1,5 @@
 import SyncProtocol
+import TableSyncStorage
 
 /// What a store remembers of git between runs, in the machine-local cache (`.tablesync/git.json`):
 ///

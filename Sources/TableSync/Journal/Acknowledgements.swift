@@ -1,5 +1,6 @@
 import Foundation
 import SyncProtocol
+import TableSyncStorage
 
 /// The ids of operations the server has applied (``PendingOperation/operationID``), so that an operation git brings
 /// back into a journal (a merge or cherry-pick of an older commit, a restore, a reset) is dropped instead of sent

@@ -1,4 +1,5 @@
 import SyncProtocol
+import TableSyncStorage
 
 /// Which clone of a git repository a store's work tree is: a random id kept in the repository's git directory
 /// (`.git/tablesync/clone`), which `git clone` does not copy and neither `rm -rf .tablesync` nor `git clean -fdx`

@@ -1,5 +1,6 @@
 import Foundation
 import SyncProtocol
+import TableSyncStorage
 
 /// The queue of pending operations (`journal.jsonl`), collapsed per record as ``OperationCollapse`` says.
 ///

@@ -1,3 +1,4 @@
+import TableSyncStorage
 /// What a scan makes of one record file that is not as the stat index last saw it: a pure rule, tested alone.
 ///
 /// A file present and changed, given its index entry and the journal:

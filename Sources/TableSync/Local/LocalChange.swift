@@ -1,4 +1,5 @@
 import SyncProtocol
+import TableSyncStorage
 
 /// A change to a record file that the journal does not hold yet, as a scan of the store finds it.
 public struct LocalChange: Sendable, Equatable {

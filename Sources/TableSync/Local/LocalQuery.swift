@@ -1,4 +1,5 @@
 import SyncProtocol
+import TableSyncStorage
 
 /// A query over the records of one local table: `$filter`, `$orderby`, `$skip` and `$top`, evaluated with
 /// SyncProtocol's `FilterEvaluator` so that a local query means what the same query means on the server.

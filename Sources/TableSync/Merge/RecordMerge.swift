@@ -1,4 +1,5 @@
 import SyncProtocol
+import TableSyncStorage
 
 /// The three-way merge of one record file (git's merge driver, `tablesync merge-file`): a pure function of the
 /// base and the two sides, tested alone.

@@ -1,4 +1,5 @@
 import SyncProtocol
+import TableSyncStorage
 
 /// Git's merge driver for a store's files (`tablesync merge-file %O %A %B %P`, set up by `tablesync git-setup`):
 /// merges one file of a store from its base and the two sides, by what the file is.

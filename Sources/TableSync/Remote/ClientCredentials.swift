@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Foundation
+import TableSyncStorage
 
 /// The client's token and where it comes from, in this order: `TABLESYNC_TOKEN`; the file named by `tokenFile` in
 /// `tablesync.json`; the output of `tokenCommand` (run through `/bin/sh -c`, its first line), as git's credential

@@ -1,5 +1,6 @@
 import SyncProtocol
 import Synchronization
+import TableSyncStorage
 
 /// How a push or pull reaches the server: a ``TableClient`` for the store's settings and this run's options,
 /// speaking the protocol version that `tablesync.json` pins or, when it pins none, the one the server speaks.

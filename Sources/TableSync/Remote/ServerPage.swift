@@ -1,4 +1,5 @@
 import SyncProtocol
+import TableSyncStorage
 
 /// One page of a list answer, checked record by record: one record the store cannot hold (an id the protocol
 /// forbids, which azure-mobile-apps-node accepts) must not stop the rest of the page and the table.

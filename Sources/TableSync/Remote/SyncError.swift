@@ -1,4 +1,5 @@
 import SyncProtocol
+import TableSyncStorage
 
 /// A sync against the server failed; each case says what the person or script can do about it.
 public enum SyncError: CategorizedError, Equatable {

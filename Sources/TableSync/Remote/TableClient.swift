@@ -2,6 +2,7 @@ import Foundation
 import GzipCompression
 import Logging
 import SyncProtocol
+import TableSyncStorage
 
 /// The table protocol as a client speaks it: builds each request and reads list responses in both shapes.
 struct TableClient: Sendable {

@@ -1,4 +1,5 @@
 import SyncProtocol
+import TableSyncStorage
 
 /// What `tablesync status` reports: like `git status`, what would go to the server and what needs a person.
 public struct StoreStatus: Sendable, Equatable {

@@ -1,4 +1,5 @@
 import SyncProtocol
+import TableSyncStorage
 
 /// A finding of `tablesync verify`.
 package struct VerificationFinding: Sendable, Equatable, CustomStringConvertible {

@@ -1,4 +1,5 @@
 import SyncProtocol
+import TableSyncStorage
 
 /// Reads typed fields out of a JSON settings file, turning every mismatch into a ``StoreError`` that names
 /// the file and the field.

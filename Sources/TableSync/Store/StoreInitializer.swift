@@ -1,4 +1,5 @@
 import SyncProtocol
+import TableSyncStorage
 
 /// Creates a new store directory (DESIGN §2): settings, queries (one pulling each table, unless asked not to),
 /// an empty journal, `tables/`, the machine-local `.tablesync/` cache (which ignores itself in git) and the store's

@@ -42,4 +42,5 @@ enum StoreLocator {
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
+import TableSyncStorage
 #endif

@@ -1,4 +1,5 @@
 import SyncProtocol
+import TableSyncStorage
 
 /// What `tablesync.json` holds: settings people edit, never secrets.
 ///

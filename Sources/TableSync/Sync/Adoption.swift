@@ -1,4 +1,5 @@
 import SyncProtocol
+import TableSyncStorage
 
 /// What a push did with files it had to compare with the server first (``LocalScan/uncompared``: a fresh clone,
 /// a restore, a lost `.tablesync/`, a git merge, checkout or revert) and with files in conflict with a pending

@@ -1,3 +1,4 @@
+import TableSyncStorage
 /// Durable steps made in order, each on a task of its own, so that the caller prepares the next step while one is
 /// being made: a push's checkpoints, a pull's pages.
 ///

@@ -1,4 +1,5 @@
 import SyncProtocol
+import TableSyncStorage
 
 /// One operation as it goes to the server: the journal entry, the content sent, and the version it applies on.
 struct OutgoingOperation: Sendable {

@@ -1,4 +1,5 @@
 import SyncProtocol
+import TableSyncStorage
 
 /// One pulled page, sorted by what the pull does with each record: kept for its pending local operation, removed
 /// (deleted on the server, or evicted: no longer matching the query), or written as the server has it.

@@ -1,5 +1,6 @@
 import Logging
 import SyncProtocol
+import TableSyncStorage
 
 /// What a pull did.
 public struct PullReport: Sendable, Equatable {

@@ -1,4 +1,5 @@
 import SyncProtocol
+import TableSyncStorage
 
 /// A purge was refused because local changes would be lost.
 public struct PurgeRefused: CategorizedError, Equatable {

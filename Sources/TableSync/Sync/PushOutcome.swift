@@ -1,4 +1,5 @@
 import SyncProtocol
+import TableSyncStorage
 
 /// What the server's answer to one pushed operation means. A pure classification, tested cell by cell.
 enum PushOutcome: Equatable {

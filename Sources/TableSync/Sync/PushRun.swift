@@ -1,5 +1,6 @@
 import Logging
 import SyncProtocol
+import TableSyncStorage
 
 /// One push's sending, from its first request to the journal's rewrite (``Pusher``). It owns what the sending
 /// changes as it goes: the report, the operations reconciled since the last checkpoint, what the push learned of

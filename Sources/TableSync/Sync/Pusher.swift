@@ -1,4 +1,5 @@
 import SyncProtocol
+import TableSyncStorage
 
 /// What a push did.
 public struct PushReport: Sendable, Equatable {

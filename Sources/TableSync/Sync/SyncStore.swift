@@ -1,4 +1,5 @@
 import SyncProtocol
+import TableSyncStorage
 
 /// What a push needs of an open store: its pending operations, the record files it sends and the synced writes
 /// of the server's answers, and conflict files. ``SyncContext`` is the implementation; naming the push's

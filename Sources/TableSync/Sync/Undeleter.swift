@@ -1,4 +1,5 @@
 import SyncProtocol
+import TableSyncStorage
 
 /// Brings back, before a push sends its operations, the records whose conflict a person settled by keeping the
 /// local side although the server keeps them as deleted (``PendingOperation/undelete``): one

@@ -2,6 +2,7 @@
 import Foundation
 import Glibc
 import Synchronization
+import TableSyncStorage
 
 /// The store's directories watched with inotify: calls `onChange` when a file that a push reads was written and
 /// closed, renamed into place, or removed (``WatchedName``), and when the kernel's queue overflowed (something may

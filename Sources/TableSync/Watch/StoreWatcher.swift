@@ -1,5 +1,6 @@
 import SyncProtocol
 import Synchronization
+import TableSyncStorage
 
 /// Live sync: keeps a store and its server in step while it runs (`tablesync watch`).
 ///

@@ -1,3 +1,4 @@
+import TableSyncStorage
 /// What ``StoreWatcher`` tells as it runs: each run that did something, each failure and the wait after it, each
 /// commit.
 public enum WatchEvent: Sendable {

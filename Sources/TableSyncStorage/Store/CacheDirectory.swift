@@ -7,12 +7,12 @@ import Darwin
 /// The store's machine-local cache, `.tablesync/`, made so that git never sees it: it holds a `.gitignore` of
 /// `*`, written whenever the directory is made or found without one (`init`, a clone's first run, a run after
 /// `rm -rf .tablesync` or `git clean -fdx`), before anything else is put in it.
-enum CacheDirectory {
+package enum CacheDirectory {
     /// The `.gitignore` that keeps the whole cache out of git, itself included.
-    static let gitignore = Array("*\n".utf8)
+    package static let gitignore = Array("*\n".utf8)
 
     /// Makes `layout`'s cache directory, if it is missing, with its `.gitignore`.
-    static func prepare(_ layout: StoreLayout) throws {
+    package static func prepare(_ layout: StoreLayout) throws {
         try FileSystem.createDirectory(layout.cacheDirectory)
         let path = layout.cacheDirectory + "/.gitignore"
         guard !FileSystem.exists(path) else { return }

@@ -4,7 +4,7 @@ import Synchronization
 
 /// The cores this process may use, read once: Foundation reads two cgroup files each time it is asked, and a pull or
 /// push asks once per page or batch.
-let activeCores = ProcessInfo.processInfo.activeProcessorCount
+package let activeCores = ProcessInfo.processInfo.activeProcessorCount
 
 /// `elements.map(transform)`, run on as many threads as the machine has cores, in contiguous slices of at least
 /// `minimumSlice` elements (fewer elements run on the caller's thread alone). For blocking per-item work such as
@@ -13,7 +13,7 @@ let activeCores = ProcessInfo.processInfo.activeProcessorCount
 /// The closures are `@Sendable` and the values `Sendable`, so the compiler checks that no thread touches what
 /// another changes. The one thing it cannot check is the output: every thread writes its own slots of one
 /// buffer, which is read only after `concurrentPerform` has returned (it returns when every iteration is done).
-func concurrentMap<Element: Sendable, Mapped: Sendable>(
+package func concurrentMap<Element: Sendable, Mapped: Sendable>(
     _ elements: [Element], minimumSlice: Int = 64,
     _ transform: @Sendable (Element) -> Mapped
 ) -> [Mapped] {

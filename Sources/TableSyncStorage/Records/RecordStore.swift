@@ -3,14 +3,14 @@ import SyncProtocol
 /// The store of record files and their stat index: the files (``RecordFiles``), the index of each table as last
 /// synced (``StatIndex``, loaded once and kept), and the synced writes that keep the two in step
 /// (``SyncedRecordWriter``). Owned by the ``SyncContext`` that holds the store's lock.
-struct RecordStore: Sendable {
+package struct RecordStore: Sendable {
     /// The record files themselves.
     let files: RecordFiles
     /// Spare files that synced writes go over.
     let spares: SpareFiles
     private var indexes: [String: StatIndex] = [:]
 
-    init(layout: StoreLayout, spares: SpareFiles) {
+    package init(layout: StoreLayout, spares: SpareFiles) {
         files = RecordFiles(layout: layout)
         self.spares = spares
     }
@@ -24,13 +24,13 @@ struct RecordStore: Sendable {
     }
 
     /// The server version of the record as last synced, from the index.
-    mutating func syncedVersion(table: String, id: String) throws -> String? {
+    package mutating func syncedVersion(table: String, id: String) throws -> String? {
         try index(table).entry(named: RecordFileName.fileName(for: id))?.version
     }
 
     /// Records `entries` in `table`'s index as synced: files found to hold the server's copies already (stamped and
     /// intact, ``SyncedMark``), so nothing is written.
-    mutating func indexUnchanged(_ entries: [StatIndex.Entry], table: String) throws {
+    package mutating func indexUnchanged(_ entries: [StatIndex.Entry], table: String) throws {
         var index = try self.index(table)
         indexes[table] = nil
         try index.record(entries, removed: [], layout: files.layout, table: table)
@@ -39,7 +39,7 @@ struct RecordStore: Sendable {
 
     /// Writes records as the server has them and marks them synced; removes the records in `removals`. Pull,
     /// push write-back, purge and conflict resolution go through here.
-    mutating func applySynced(
+    package mutating func applySynced(
         table: String, encoded: EncodedRecords, removals: [String] = [],
         guard localGuard: SyncedRecordWriter.LocalGuard = .none
     ) throws -> SyncedRecordWriter.Outcome {

@@ -4,9 +4,9 @@ import Crypto
 ///
 /// Computed by swift-crypto (BoringSSL's assembly on Linux, with the CPU's SHA extensions where it has them;
 /// CryptoKit on Apple platforms). Not used for anything secret.
-enum SHA256 {
+package enum SHA256 {
     /// The lowercase hexadecimal digest of `bytes`.
-    static func hexDigest(of bytes: [UInt8]) -> String {
+    package static func hexDigest(of bytes: [UInt8]) -> String {
         hex(Crypto.SHA256.hash(data: bytes))
     }
 

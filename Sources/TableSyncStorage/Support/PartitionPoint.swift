@@ -1,7 +1,7 @@
 /// The first of `0..<count` for which `isBefore` is `false`, by binary search: `isBefore` must hold for a prefix
 /// of the range and for nothing after it (as "sorts before the target" does on a sorted sequence). `count` when
 /// it holds throughout.
-func partitionPoint(_ count: Int, _ isBefore: (Int) throws -> Bool) rethrows -> Int {
+package func partitionPoint(_ count: Int, _ isBefore: (Int) throws -> Bool) rethrows -> Int {
     var low = 0
     var high = count
     while low < high {

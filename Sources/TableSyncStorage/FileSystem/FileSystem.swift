@@ -8,19 +8,19 @@ import CFileSystem
 /// The few file-system calls the store makes, in one place: each failure becomes a ``FileSystemError`` that
 /// names the path, and no call goes through Foundation's `Data.write`, which fsyncs every file. In debug builds
 /// every call passes the fault hook (``FaultPoint``), which can fail it or kill the process after it.
-enum FileSystem {
+package enum FileSystem {
     /// What `stat` says about a file, as far as change detection cares.
-    struct Status: Equatable, Sendable {
-        var size: Int64
+    package struct Status: Equatable, Sendable {
+        package var size: Int64
         var modifiedNanoseconds: Int64
         var changedNanoseconds: Int64
         var inode: UInt64
-        var isDirectory: Bool
-        var isRegularFile: Bool
+        package var isDirectory: Bool
+        package var isRegularFile: Bool
     }
 
     /// The contents of the file at `path`.
-    static func readFile(_ path: String) throws -> [UInt8] {
+    package static func readFile(_ path: String) throws -> [UInt8] {
         let fault = FaultPoint.enter(.read, path)
         if let code = fault.error { throw FileSystemError(operation: "read", path: path, code: code) }
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
@@ -50,7 +50,7 @@ enum FileSystem {
     }
 
     /// The status of `path`, or `nil` when nothing is there.
-    static func status(_ path: String) throws -> Status? {
+    package static func status(_ path: String) throws -> Status? {
         var info = stat()
         guard lstat(path, &info) == 0 else {
             if errno == ENOENT || errno == ENOTDIR { return nil }
@@ -60,14 +60,14 @@ enum FileSystem {
     }
 
     /// `true` when something exists at `path`.
-    static func exists(_ path: String) -> Bool {
+    package static func exists(_ path: String) -> Bool {
         var info = stat()
         return lstat(path, &info) == 0
     }
 
     /// The names in the directory at `path` (without `.` and `..`), each with its status. An absent
     /// directory lists as empty.
-    static func listDirectory(_ path: String) throws -> [(name: String, status: Status)] {
+    package static func listDirectory(_ path: String) throws -> [(name: String, status: Status)] {
         var entries: [(name: String, status: Status)] = []
         try forEachName(inDirectory: path) { descriptor, name in
             var info = stat()
@@ -118,7 +118,7 @@ enum FileSystem {
     }
 
     /// Creates the directory at `path` and any missing parents.
-    static func createDirectory(_ path: String) throws {
+    package static func createDirectory(_ path: String) throws {
         let fault = FaultPoint.enter(.createDirectory, path)
         defer { fault.leave() }
         if let code = fault.error { throw FileSystemError(operation: "create directory", path: path, code: code) }
@@ -173,7 +173,7 @@ enum FileSystem {
     /// Appends `bytes` to the file at `path` (creating it) and syncs it to disk. When the append or the sync
     /// fails, the file is cut back to its old length, so a full disk never leaves half a line that the next
     /// append would run on from.
-    static func appendAndSync(_ path: String, _ bytes: [UInt8]) throws {
+    package static func appendAndSync(_ path: String, _ bytes: [UInt8]) throws {
         let fault = FaultPoint.enter(.append, path)
         defer { fault.leave() }
         let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
@@ -218,7 +218,7 @@ enum FileSystem {
     }
 
     /// Syncs the file or directory at `path` to disk.
-    static func sync(_ path: String) throws {
+    package static func sync(_ path: String) throws {
         let fault = FaultPoint.enter(.sync, path)
         defer { fault.leave() }
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
@@ -319,7 +319,7 @@ enum FileSystem {
     }
 
     /// Removes the file at `path`; an absent file is not an error.
-    static func removeFile(_ path: String) throws {
+    package static func removeFile(_ path: String) throws {
         let fault = FaultPoint.enter(.remove, path)
         defer { fault.leave() }
         if let code = fault.error { throw FileSystemError(operation: "remove", path: path, code: code) }
@@ -330,7 +330,7 @@ enum FileSystem {
 
     /// Removes the directory at `path` when it is empty; returns whether it did.
     @discardableResult
-    static func removeEmptyDirectory(_ path: String) -> Bool {
+    package static func removeEmptyDirectory(_ path: String) -> Bool {
         let fault = FaultPoint.enter(.remove, path)
         defer { fault.leave() }
         return fault.error == nil && rmdir(path) == 0
@@ -354,7 +354,7 @@ enum FileSystem {
     }
 
     /// The directory part of `path`.
-    static func parentDirectory(of path: String) -> String {
+    package static func parentDirectory(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         if slash == path.startIndex { return "/" }
         return String(path[..<slash])

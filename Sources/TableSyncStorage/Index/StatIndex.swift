@@ -30,18 +30,18 @@ import Darwin
 /// it is replayed from `.tablesync/intent`, see ``SyncedRecordWriter``). Anything else this version would not
 /// have written (a damaged header or line, overlapping runs) drops the whole index: it is a cache, and rebuilding
 /// it costs reading the files.
-struct StatIndex: Sendable {
-    struct Entry: Sendable, Equatable {
-        var fileName: String
-        var id: String
+package struct StatIndex: Sendable {
+    package struct Entry: Sendable, Equatable {
+        package var fileName: String
+        package var id: String
         var size: Int64
         var modifiedNanoseconds: Int64
         var changedNanoseconds: Int64
         var inode: UInt64
         /// SHA-256 of the file's bytes, hex.
-        var contentHash: String
+        package var contentHash: String
         /// The record's server version when it was synced.
-        var version: String?
+        package var version: String?
 
         /// The size of an entry whose `stat` is not known: it matches no file, so the file is hashed.
         static let unknownSize: Int64 = -1
@@ -52,7 +52,7 @@ struct StatIndex: Sendable {
         static let editedWhileSent = "edited-while-sent"
 
         /// Whether the file holds an edit made on the content of the entry's version (``editedWhileSent``).
-        var isEditedWhileSent: Bool { contentHash == Self.editedWhileSent }
+        package var isEditedWhileSent: Bool { contentHash == Self.editedWhileSent }
 
         /// `true` when the file's `stat` fields are the entry's: the file is as indexed without being read.
         func matches(_ status: FileSystem.Status) -> Bool {
@@ -117,7 +117,7 @@ struct StatIndex: Sendable {
     private var leftovers: [String] = []
 
     /// The entry of the file `name`, checked for being racily clean; `nil` when the index has none.
-    func entry(named name: String) throws -> Entry? {
+    package func entry(named name: String) throws -> Entry? {
         if let change = overlay[name] { return change?.checked(racyFrom: logModifiedNanoseconds) }
         for run in runs.reversed() {
             if let item = try run.item(named: name) { return item.entry?.checked(racyFrom: run.modifiedNanoseconds) }
@@ -146,7 +146,7 @@ struct StatIndex: Sendable {
         return lines
     }
 
-    static func load(layout: StoreLayout, table: String) throws -> StatIndex {
+    package static func load(layout: StoreLayout, table: String) throws -> StatIndex {
         var index = StatIndex()
         var runPaths: [ClosedRange<Int>: String] = [:]
         for name in try FileSystem.listNames(layout.indexDirectory) {

@@ -1,13 +1,13 @@
 /// Git's conflict markers: written around what a merge could not settle, and recognised in a file a person has
 /// not settled yet, so that `status` can show both sides instead of a JSON syntax error.
-enum ConflictMarkers {
+package enum ConflictMarkers {
     static let ours = "<<<<<<< ours"
     static let separator = "======="
     static let theirs = ">>>>>>> theirs"
 
     /// The two texts, lines they share at the start and the end written once and the rest between markers (the
     /// two are canonical JSON of the same record, so what differs is the conflicting properties).
-    static func render(ours: String, theirs: String) -> String {
+    package static func render(ours: String, theirs: String) -> String {
         let oursLines = ours.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         let theirsLines = theirs.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         var prefix = 0

@@ -8,7 +8,7 @@ import SyncProtocol
 /// checks each file, makes the spares durable and puts them in place. A staged spare that ends up not used (the
 /// file was edited by hand, or already held these bytes) goes back to the spares when these records are dropped
 /// (``StagedSpares``).
-struct EncodedRecords: Sendable {
+package struct EncodedRecords: Sendable {
     /// The records, as the server sent them.
     let records: [ServerRecord]
     /// Each record's canonical file bytes, stamped with its ``SyncedMark``, and their hash (hex), in `records` order.
@@ -18,7 +18,7 @@ struct EncodedRecords: Sendable {
     private(set) var staged: StagedSpares?
 
     /// Encodes and hashes every record, on every core.
-    init(_ records: [ServerRecord]) {
+    package init(_ records: [ServerRecord]) {
         self.records = records
         files = concurrentMap(records) { record in
             let bytes = SyncedMark.stamped(record.properties)
@@ -34,7 +34,7 @@ struct EncodedRecords: Sendable {
     /// Writes every record's bytes into a spare file, ahead of the commit that puts them in place (new files in the
     /// other directory of spares than the batch staged before: ``SpareFiles/stagingBatch()``). On failure nothing is
     /// staged, and no spare is lost.
-    mutating func stage(in spares: SpareFiles) throws {
+    package mutating func stage(in spares: SpareFiles) throws {
         guard !files.isEmpty else { return }
         staged = try StagedSpares(writing: files.map(\.bytes), into: spares)
     }

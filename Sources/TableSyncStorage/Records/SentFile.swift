@@ -5,7 +5,7 @@
 /// holds the bytes sent. An equal `stat` proves it without reading the file, but only for a file last changed
 /// before the run looked at it: a file changed in the same clock tick as the read could change again without
 /// its `stat` showing it ("racily clean", as in git's index). Such a file is read and hashed instead.
-struct SentFile: Sendable, Equatable {
+package struct SentFile: Sendable, Equatable {
     /// SHA-256 of the bytes sent, hex.
     var hash: String
     /// The file's status just before it was read, when it can vouch for the bytes; `nil` when it cannot.

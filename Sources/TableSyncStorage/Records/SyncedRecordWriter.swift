@@ -8,22 +8,29 @@ import SyncProtocol
 /// but before the index is updated, ``recover(layout:)`` replays the intent, so a record written from the
 /// server is never mistaken for a hand edit. A file whose canonical bytes are already on disk is not
 /// rewritten (no churn in git, no wasted write).
-struct SyncedRecordWriter {
+package struct SyncedRecordWriter {
     let layout: StoreLayout
     /// Spare files to write over, and where replaced and removed contents go.
     var spares: SpareFiles?
 
     /// What one call did.
-    struct Outcome: Equatable {
-        var written = 0
-        var removed = 0
-        var unchanged = 0
+    package struct Outcome: Equatable {
+        package var written = 0
+        package var removed = 0
+        package var unchanged = 0
         /// Ids left alone because their file was changed locally (see ``LocalGuard``).
-        var skipped: [String] = []
+        package var skipped: [String] = []
+
+        package init(written: Int = 0, removed: Int = 0, unchanged: Int = 0, skipped: [String] = []) {
+            self.written = written
+            self.removed = removed
+            self.unchanged = unchanged
+            self.skipped = skipped
+        }
     }
 
     /// What must hold locally before a record file is replaced or removed, so that no local change is lost.
-    enum LocalGuard: Equatable {
+    package enum LocalGuard: Equatable {
         /// Write unconditionally (a person settling a conflict).
         case none
         /// Pull: leave a record alone when its file is not as last synced (a hand edit or hand-made file not
@@ -212,7 +219,7 @@ struct SyncedRecordWriter {
     }
 
     /// Finishes the index update of a run that died after its files were renamed into place.
-    static func recover(layout: StoreLayout) throws {
+    package static func recover(layout: StoreLayout) throws {
         let writer = SyncedRecordWriter(layout: layout)
         let bytes: [UInt8]
         do {
@@ -290,7 +297,7 @@ struct SyncedRecordWriter {
 }
 
 extension StatIndex.Entry {
-    init(fileName: String, id: String, status: FileSystem.Status, contentHash: String, version: String?) {
+    package init(fileName: String, id: String, status: FileSystem.Status, contentHash: String, version: String?) {
         self.init(
             fileName: fileName, id: id, size: status.size, modifiedNanoseconds: status.modifiedNanoseconds,
             changedNanoseconds: status.changedNanoseconds, inode: status.inode, contentHash: contentHash,

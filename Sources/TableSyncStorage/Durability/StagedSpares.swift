@@ -10,9 +10,9 @@ import Synchronization
 ///
 /// A class, not a non-copyable value: staged records travel through dictionaries and generic pipelines
 /// (``CommitSequence``), which hold only copyable values.
-final class StagedSpares: Sendable {
+package final class StagedSpares: Sendable {
     /// One staged spare: the one at `index` of its owner.
-    struct Slot: Sendable {
+    package struct Slot: Sendable {
         let owner: StagedSpares
         let index: Int
 

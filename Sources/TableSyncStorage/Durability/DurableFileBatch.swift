@@ -6,7 +6,7 @@
 /// a reader sees the old or the new file, never a torn one), removes the files to remove, and finally syncs
 /// each directory touched so the renames and removals survive a power cut. A crash at any point leaves every
 /// destination either old or new, plus temporary files that ``StoreRecovery`` deletes.
-struct DurableFileBatch {
+package struct DurableFileBatch {
     /// One file to write.
     struct Write {
         var path: String
@@ -21,11 +21,14 @@ struct DurableFileBatch {
     private(set) var writes: [Write] = []
     private(set) var removals: [String] = []
 
+    /// An empty batch.
+    package init() {}
+
     /// `true` when there is nothing to commit.
     var isEmpty: Bool { writes.isEmpty && removals.isEmpty }
 
     /// Adds a file to (re)write with `bytes`.
-    mutating func write(_ bytes: [UInt8], to path: String, staged: StagedSpares.Slot? = nil) {
+    package mutating func write(_ bytes: [UInt8], to path: String, staged: StagedSpares.Slot? = nil) {
         writes.append(Write(path: path, bytes: bytes, onlyIfAbsent: false, staged: staged))
     }
 
@@ -37,7 +40,7 @@ struct DurableFileBatch {
     }
 
     /// Adds a file to remove.
-    mutating func remove(_ path: String) { removals.append(path) }
+    package mutating func remove(_ path: String) { removals.append(path) }
 
     /// Adds `other`'s writes and removals after this batch's.
     mutating func append(_ other: DurableFileBatch) {
@@ -54,7 +57,7 @@ struct DurableFileBatch {
     ///
     /// Returns the paths of ``create(_:at:)`` writes that found a file in place and were not made.
     @discardableResult
-    func commit(temporaryDirectory: String, spares: SpareFiles? = nil) throws -> Set<String> {
+    package func commit(temporaryDirectory: String, spares: SpareFiles? = nil) throws -> Set<String> {
         if isEmpty { return [] }
         // A setting not understood stops the batch before it writes anything.
         let setting = try DurabilitySetting.configured.get()
@@ -168,9 +171,9 @@ struct DurableFileBatch {
 }
 
 /// Names of temporary files: recognisable so that recovery can delete exactly them.
-enum TemporaryName {
+package enum TemporaryName {
     /// Every temporary file of the store starts with this.
-    static let prefix = "tmp-"
+    package static let prefix = "tmp-"
 
     /// A name part that no other process or earlier run uses.
     static func unique() -> String {

@@ -30,7 +30,7 @@ import Darwin
 /// directory's lock, so a pull that stages page N+1 while it renames page N's files out of the same directory makes
 /// the two take turns; in two directories they overlap (a pipelined write of 100,000 files here: 4.1–5.4 s in one
 /// directory, 3.3–4.3 s alternating between two).
-final class SpareFiles: Sendable {
+package final class SpareFiles: Sendable {
     /// Where spares live (`.tablesync/spares/`), on the store's file system so that they can be swapped in; the
     /// new files of a batch that is not staged go here.
     let directory: String
@@ -72,7 +72,7 @@ final class SpareFiles: Sendable {
 
     /// With `adoptingRetained`, the spares an earlier run kept are taken over when first needed (beyond ``limit``,
     /// they are removed): for the store's writer only, which holds the lock, so no other process uses them.
-    init(
+    package init(
         directory: String, adoptingRetained: Bool = false, limit: Int = 4096, retainedCount: Int = 1024,
         retainedMaximumSize: Int64 = 64 * 1024
     ) {
@@ -186,7 +186,7 @@ final class SpareFiles: Sendable {
 
     /// Ends a run: keeps up to ``retainedCount`` spares no bigger than ``retainedMaximumSize`` for the next run,
     /// removes the others, and returns when the removals are done.
-    func finishRun() async {
+    package func finishRun() async {
         trimToRetained()
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             group.notify(queue: queue) { continuation.resume() }
@@ -194,13 +194,13 @@ final class SpareFiles: Sendable {
     }
 
     /// ``finishRun()`` for callers that cannot wait asynchronously (a context closing, or going away).
-    func finishRunBlocking() {
+    package func finishRunBlocking() {
         trimToRetained()
         group.wait()
     }
 
     /// Removes every spare, on disk too (a purge: no old record content may stay behind), and waits for it.
-    func removeAll() throws {
+    package func removeAll() throws {
         pool.withLock { pool in
             pool.paths.removeAll()
             pool.adopted = true

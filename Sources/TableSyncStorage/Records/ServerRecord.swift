@@ -8,26 +8,26 @@ import SyncProtocol
 /// control characters never become paths), a `version` string without control characters (it goes into
 /// `If-Match` headers and the index), and, where required, an `updatedAt` that parses as a ``Timestamp``.
 /// `deleted`, when present, must be a boolean.
-struct ServerRecord: Sendable, Equatable {
+package struct ServerRecord: Sendable, Equatable {
     /// Why a value from the server is no record the store can hold.
-    struct Problem: Error, Equatable, CustomStringConvertible {
-        var reason: String
-        var description: String { reason }
+    package struct Problem: Error, Equatable, CustomStringConvertible {
+        package var reason: String
+        package var description: String { reason }
     }
 
     /// The record's id: valid under ``RecordID``, so it maps to a record file name.
-    let id: String
+    package let id: String
     /// The server's `version` (`nil` when it sent none, or `null`).
-    let version: String?
+    package let version: String?
     /// The server's `updatedAt`, with its exact text (`nil` when it sent none, or `null`).
     let updatedAt: Timestamp?
     /// `true` when the server marks the record deleted.
-    let deleted: Bool
+    package let deleted: Bool
     /// Every property as the server sent it, system properties included: what the record file holds.
-    let properties: [String: JSONValue]
+    package let properties: [String: JSONValue]
 
     /// Checks `value`; `requireUpdatedAt` for pulled records, whose `updatedAt` drives the watermark.
-    init(validating value: JSONValue, requireUpdatedAt: Bool) throws(Problem) {
+    package init(validating value: JSONValue, requireUpdatedAt: Bool) throws(Problem) {
         guard case .object(let record) = value else {
             throw Problem(reason: "a record must be a JSON object, found \(value.typeName)")
         }
@@ -70,15 +70,15 @@ struct ServerRecord: Sendable, Equatable {
     }
 
     /// `true` when the record carries what only the server writes (``isServerCopy(_:)``).
-    var isServerCopy: Bool { Self.isServerCopy(properties) }
+    package var isServerCopy: Bool { Self.isServerCopy(properties) }
 
     /// The record's properties without the server-managed ones (``content(_:)``).
-    var content: [String: JSONValue] { Self.content(properties) }
+    package var content: [String: JSONValue] { Self.content(properties) }
 
     /// `true` when `record` carries what only the server writes: a `version` and an `updatedAt` date. A 409 or
     /// 412 body is the server's copy only then; azure-mobile-apps-node answers a duplicate insert with the item
     /// it was sent, which, taken for the server's copy, would count the insert as applied and lose it.
-    static func isServerCopy(_ record: [String: JSONValue]) -> Bool {
+    package static func isServerCopy(_ record: [String: JSONValue]) -> Bool {
         guard let version = record[SystemProperty.version]?.stringValue, !version.isEmpty,
             let updatedAt = record[SystemProperty.updatedAt]?.stringValue
         else { return false }
@@ -92,7 +92,7 @@ struct ServerRecord: Sendable, Equatable {
 
     /// The record's properties without the server-managed ones and the store's ``SyncedMark``: what a client
     /// sends, and what decides whether two copies say the same thing.
-    static func content(_ record: [String: JSONValue]) -> [String: JSONValue] {
+    package static func content(_ record: [String: JSONValue]) -> [String: JSONValue] {
         // Removing the few server-managed names copies the storage once; filtering would rehash every key.
         var content = record
         for name in SystemProperty.serverManaged { content.removeValue(forKey: name) }

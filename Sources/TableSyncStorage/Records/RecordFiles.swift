@@ -2,11 +2,13 @@ import SyncProtocol
 
 /// The record files of a store, `tables/<Table>/<file>`, read and written directly, without the stat index: what
 /// a push reads while other work goes on, and the files behind local changes. ``RecordStore`` adds the index.
-struct RecordFiles: Sendable {
-    let layout: StoreLayout
+package struct RecordFiles: Sendable {
+    package let layout: StoreLayout
+
+    package init(layout: StoreLayout) { self.layout = layout }
 
     /// The record file of `id`, checked; `nil` when there is none, an error when it is broken.
-    func load(table: String, id: String) throws -> RecordFile.Loaded? {
+    package func load(table: String, id: String) throws -> RecordFile.Loaded? {
         let path = layout.recordFile(table: table, id: id)
         let bytes: [UInt8]
         do {
@@ -25,7 +27,7 @@ struct RecordFiles: Sendable {
     /// The record file of `id` as the push sends it, and what the write-back needs to know it is unchanged:
     /// `scanned` (the copy the scan read) when its `stat` says the file has not changed since, else the file read
     /// now. `nil` when there is no file; an error when it is broken.
-    func toSend(
+    package func toSend(
         table: String, id: String, scanned: ReadRecordFile?
     ) throws -> (loaded: RecordFile.Loaded, sent: SentFile)? {
         let clock = FileSystem.timestampClockNanoseconds()
@@ -38,7 +40,7 @@ struct RecordFiles: Sendable {
     }
 
     /// Every valid record of `table` (broken files are skipped), without the store's ``SyncedMark``.
-    func all(table: String) throws -> [[String: JSONValue]] {
+    package func all(table: String) throws -> [[String: JSONValue]] {
         let directory = layout.tableDirectory(table)
         var records: [[String: JSONValue]] = []
         for (name, status) in try FileSystem.listDirectory(directory)
@@ -54,22 +56,22 @@ struct RecordFiles: Sendable {
     }
 
     /// How many record files `table` has.
-    func count(table: String) throws -> Int {
+    package func count(table: String) throws -> Int {
         try FileSystem.listNames(layout.tableDirectory(table)).filter(RecordFileName.looksLikeRecordFile).count
     }
 
     /// How many of `ids` have a record file in `table`.
-    func existingCount(table: String, ids: [String]) -> Int {
+    package func existingCount(table: String, ids: [String]) -> Int {
         ids.filter { FileSystem.exists(layout.recordFile(table: table, id: $0)) }.count
     }
 
     /// `true` when `id` has a record file in `table`.
-    func exists(table: String, id: String) -> Bool {
+    package func exists(table: String, id: String) -> Bool {
         FileSystem.exists(layout.recordFile(table: table, id: id))
     }
 
     /// Writes `record` canonically as the file of `id`, durably.
-    func write(_ record: [String: JSONValue], table: String, id: String) throws {
+    package func write(_ record: [String: JSONValue], table: String, id: String) throws {
         try FileSystem.createDirectory(layout.tableDirectory(table))
         var batch = DurableFileBatch()
         batch.write(RecordFile.encode(record), to: layout.recordFile(table: table, id: id))
@@ -77,7 +79,7 @@ struct RecordFiles: Sendable {
     }
 
     /// Removes the file of `id`, durably.
-    func remove(table: String, id: String) throws {
+    package func remove(table: String, id: String) throws {
         var batch = DurableFileBatch()
         batch.remove(layout.recordFile(table: table, id: id))
         try batch.commit(temporaryDirectory: layout.temporaryDirectory)

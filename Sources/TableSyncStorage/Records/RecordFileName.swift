@@ -14,9 +14,9 @@ import SyncProtocol
 /// two forms cannot collide; the real id of a hashed name is read from the file.
 package enum RecordFileName {
     /// The extension of every record file.
-    package static let fileExtension = ".json"
+    static let fileExtension = ".json"
     /// The longest file name most file systems allow, in bytes.
-    package static let maximumNameLength = 255
+    static let maximumNameLength = 255
 
     private static let reservedWindowsNames: Set<String> = {
         var names: Set<String> = ["con", "prn", "aux", "nul"]
@@ -97,7 +97,7 @@ package enum RecordFileName {
     }
 
     /// `true` when `name` is the hashed form used for long ids.
-    package static func isHashed(_ name: String) -> Bool { name.contains("~") }
+    static func isHashed(_ name: String) -> Bool { name.contains("~") }
 
     /// `true` when `name` could be a record file name (it ends in `.json` and is not a temporary or hidden file).
     package static func looksLikeRecordFile(_ name: String) -> Bool {
@@ -106,7 +106,7 @@ package enum RecordFileName {
     }
 
     /// ``looksLikeRecordFile(_:)-(String)`` on a name's UTF-8 bytes, as a directory listing holds them.
-    static func looksLikeRecordFile(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
+    package static func looksLikeRecordFile(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
         !isHidden(name) && name.count >= extensionBytes.count
             && name.suffix(extensionBytes.count).elementsEqual(extensionBytes)
     }

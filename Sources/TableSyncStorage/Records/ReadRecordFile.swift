@@ -1,13 +1,20 @@
 /// A record file read during a scan, kept so that the push sends what the scan read instead of reading and
 /// parsing the file again, as long as its `stat` vouches that it did not change (see ``SentFile``).
-struct ReadRecordFile: Sendable {
-    var loaded: RecordFile.Loaded
+package struct ReadRecordFile: Sendable {
+    package var loaded: RecordFile.Loaded
     /// SHA-256 of ``RecordFile/Loaded/bytes`` when the scan computed it.
-    var hash: String?
+    package var hash: String?
     /// The file's status just before it was read.
-    var status: FileSystem.Status
+    package var status: FileSystem.Status
     /// The file-timestamp clock just before that `stat`.
-    var clock: Int64
+    package var clock: Int64
+
+    package init(loaded: RecordFile.Loaded, hash: String?, status: FileSystem.Status, clock: Int64) {
+        self.loaded = loaded
+        self.hash = hash
+        self.status = status
+        self.clock = clock
+    }
 
     /// What the push knows about the file when it sends these bytes.
     var sentFile: SentFile {
@@ -22,21 +29,21 @@ struct ReadRecordFile: Sendable {
 }
 
 /// Record files a scan read, by record, at most `limit` of them.
-struct ReadRecordFiles: Sendable {
+package struct ReadRecordFiles: Sendable {
     let limit: Int
     private var files: [RecordKey: ReadRecordFile] = [:]
 
-    init(limit: Int) {
+    package init(limit: Int) {
         self.limit = limit
     }
 
-    mutating func keep(_ file: ReadRecordFile, for key: RecordKey) {
+    package mutating func keep(_ file: ReadRecordFile, for key: RecordKey) {
         guard files.count < limit else { return }
         files[key] = file
     }
 
     /// The file kept for `key`, handed over once.
-    mutating func take(_ key: RecordKey) -> ReadRecordFile? {
+    package mutating func take(_ key: RecordKey) -> ReadRecordFile? {
         files.removeValue(forKey: key)
     }
 }

@@ -1,17 +1,19 @@
 import SyncProtocol
 
 /// Reading and checking one record file: the single place that decides whether a file is a valid record.
-enum RecordFile {
+package enum RecordFile {
     /// A record file read and checked.
-    struct Loaded: Sendable {
-        var id: String
-        var record: [String: JSONValue]
-        var bytes: [UInt8]
+    package struct Loaded: Sendable {
+        package var id: String
+        package var record: [String: JSONValue]
+        package var bytes: [UInt8]
     }
 
     /// Parses `bytes` of the file `fileName` in `table` and checks that it is an object whose `id` matches the
     /// name. A file without `id` takes the id its name stands for. `relativePath` is used in problems.
-    static func check(bytes: [UInt8], fileName: String, relativePath: String) -> Result<Loaded, RecordFileProblem> {
+    package static func check(
+        bytes: [UInt8], fileName: String, relativePath: String
+    ) -> Result<Loaded, RecordFileProblem> {
         object(in: bytes, relativePath: relativePath).flatMap { record in
             var record = record
             return identify(&record, fileName: fileName, relativePath: relativePath).map { id in
@@ -102,7 +104,7 @@ enum RecordFile {
     }
 
     /// The canonical bytes of a record.
-    static func encode(_ record: [String: JSONValue]) -> [UInt8] {
+    package static func encode(_ record: [String: JSONValue]) -> [UInt8] {
         CanonicalJSON.encode(.object(record))
     }
 }

@@ -40,7 +40,7 @@ package enum SyncedMark {
     /// Whether `record`, read from the file `bytes`, carries a mark that its content still matches: the file is
     /// the server's copy of the version it names. A file stamped and not changed since is recognised from its
     /// bytes alone; one rewritten in another layout (re-indented by an editor, say) by its canonical form.
-    static func isIntact(_ record: [String: JSONValue], bytes: [UInt8]) -> Bool {
+    package static func isIntact(_ record: [String: JSONValue], bytes: [UInt8]) -> Bool {
         guard case .string(let text)? = record[property], text.utf8.count == length else { return false }
         let mark = Array(text.utf8)
         if let range = valueRange(in: bytes, value: mark) {
@@ -54,7 +54,7 @@ package enum SyncedMark {
     }
 
     /// `record` without its mark: what the library hands out and what local changes start from.
-    static func removed(from record: [String: JSONValue]) -> [String: JSONValue] {
+    package static func removed(from record: [String: JSONValue]) -> [String: JSONValue] {
         guard record[property] != nil else { return record }
         var record = record
         record.removeValue(forKey: property)

@@ -19,7 +19,7 @@ package struct StoreLayout: Sendable, Equatable {
     /// Acknowledgements of operations sent that travelled through git: `sent.jsonl` (``Acknowledgements``).
     package var acknowledgementsFile: String { root + "/" + Self.acknowledgementsFileName }
     /// The ids of every operation this clone sent (``Acknowledgements``).
-    var localAcknowledgementsFile: String { cacheDirectory + "/sent" }
+    package var localAcknowledgementsFile: String { cacheDirectory + "/sent" }
     /// `tables/`.
     package var tablesDirectory: String { root + "/tables" }
     /// `conflicts/`.
@@ -29,11 +29,11 @@ package struct StoreLayout: Sendable, Equatable {
     /// Where temporary files are written before they are renamed into place.
     package var temporaryDirectory: String { cacheDirectory + "/tmp" }
     /// Spare files that record writes write over instead of creating files (``SpareFiles``).
-    var sparesDirectory: String { cacheDirectory + "/spares" }
+    package var sparesDirectory: String { cacheDirectory + "/spares" }
     /// The lock file held by the run that writes to the store.
-    package var lockFile: String { cacheDirectory + "/lock" }
+    var lockFile: String { cacheDirectory + "/lock" }
     /// The lock a running `tablesync watch` holds for its whole life, so that a second one on the store is refused.
-    var watchLockFile: String { cacheDirectory + "/watch.lock" }
+    package var watchLockFile: String { cacheDirectory + "/watch.lock" }
     /// The stat index of each table's files as last synced.
     package var indexDirectory: String { cacheDirectory + "/index" }
     /// Machine-local counters (the next journal sequence number).
@@ -43,7 +43,7 @@ package struct StoreLayout: Sendable, Equatable {
     /// The protocol version learned from the server when `tablesync.json` pins none.
     package var learnedProtocolFile: String { cacheDirectory + "/protocol.json" }
     /// What the store remembers of git between runs (``GitState``).
-    var gitStateFile: String { cacheDirectory + "/git.json" }
+    package var gitStateFile: String { cacheDirectory + "/git.json" }
     /// What a synced write is about to record in the index; present only while it runs.
     package var intentFile: String { cacheDirectory + "/intent" }
 
@@ -56,7 +56,7 @@ package struct StoreLayout: Sendable, Equatable {
     /// `conflicts/<table>/`.
     package func conflictDirectory(_ table: String) -> String { conflictsDirectory + "/" + table }
     /// The stat index file of `table`.
-    package func indexFile(_ table: String) -> String { indexDirectory + "/" + table + ".index" }
+    func indexFile(_ table: String) -> String { indexDirectory + "/" + table + ".index" }
 
     /// `path` relative to the root, for messages.
     package func relative(_ path: String) -> String {

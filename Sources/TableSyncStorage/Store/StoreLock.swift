@@ -16,7 +16,7 @@ import Darwin
 /// the same process shares it until the child's `exec` closes its copy (`O_CLOEXEC`). Releasing therefore
 /// unlocks explicitly before closing; closing alone would leave the store locked for as long as such a copy
 /// lives.
-final class StoreLock: Sendable {
+package final class StoreLock: Sendable {
     /// The open lock file.
     let descriptor: Int32
     /// The lock file's path.
@@ -36,7 +36,7 @@ final class StoreLock: Sendable {
     /// Takes the lock of the store at `layout`, or throws ``StoreLockError`` when another process holds it: at
     /// once, or after ``watchWait`` when a watch's run holds it. A watch itself never waits (`purpose` is
     /// ``watchPurpose``): it tries again later.
-    static func acquire(layout: StoreLayout, purpose: String) throws -> StoreLock {
+    package static func acquire(layout: StoreLayout, purpose: String) throws -> StoreLock {
         try CacheDirectory.prepare(layout)
         let deadline = ContinuousClock.now + (purpose == watchPurpose ? .zero : watchWait)
         while true {
@@ -49,7 +49,7 @@ final class StoreLock: Sendable {
     }
 
     /// Takes the lock on the file at `path`, or throws ``StoreLockError`` at once when another process holds it.
-    static func acquire(path: String, purpose: String) throws -> StoreLock {
+    package static func acquire(path: String, purpose: String) throws -> StoreLock {
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw FileSystemError(operation: "open the lock file", path: path, code: errno) }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
@@ -92,7 +92,7 @@ public struct StoreLockError: CategorizedError, Equatable {
 }
 
 extension String {
-    func trimmingWhitespace() -> String {
+    package func trimmingWhitespace() -> String {
         var scalars = Substring(self)
         while let first = scalars.first, first.isWhitespace { scalars.removeFirst() }
         while let last = scalars.last, last.isWhitespace { scalars.removeLast() }

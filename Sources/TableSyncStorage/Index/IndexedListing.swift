@@ -1,0 +1,93 @@
+/// A table directory's listing joined with its ``StatIndex`` in one walk in name order: the record files whose
+/// `stat` the index does not vouch for, the entries whose file is not listed, and the names that are no record
+/// files. Where a scan for hand edits starts; it reads no record file.
+///
+/// The listing is sorted and walked beside the index's lines in the same order, the index read from disk as the
+/// walk goes, never held whole; the files' `stat`s are taken on the other cores as the walk goes. Names stay bytes
+/// of the listing; a String is made only for a file that is reported or read.
+package struct IndexedListing {
+    /// A listed record file whose `stat` differs from its index entry (or that has none).
+    package struct ChangedFile: Sendable {
+        package var name: String
+        /// `tables/<table>/<name>`, as messages name it.
+        package var relativePath: String
+        package var status: FileSystem.Status
+        package var entry: StatIndex.Entry?
+    }
+
+    /// The table's index, as loaded for the walk.
+    package let index: StatIndex
+    /// The file-timestamp clock before the listing's `stat`s (see ``SentFile``).
+    package let clock: Int64
+    /// Files whose `stat` changed (or that have no entry), to read.
+    package private(set) var changed: [ChangedFile] = []
+    /// Entries whose file is not listed.
+    package private(set) var unlisted: [StatIndex.Entry] = []
+    /// Listed names that are not record files, or not regular files: ignored, and said so.
+    package private(set) var problems: [RecordFileProblem] = []
+    /// Whether the index has no entry at all (a clone, a lost cache).
+    package private(set) var indexIsEmpty = true
+    private let listing: DirectoryListing
+    /// The record files listed, as positions in the listing, in name order.
+    private var listed: [Int] = []
+
+    /// How many record files are listed.
+    package var listedCount: Int { listed.count }
+
+    /// Lists `table`'s directory and walks it beside the table's index.
+    package init(layout: StoreLayout, table: String) throws {
+        let directory = layout.tableDirectory(table)
+        // Before the listing's `stat`s: a file changed after them gets a later time (see ``SentFile``).
+        clock = FileSystem.timestampClockNanoseconds()
+        listing = try DirectoryListing(directory).sorted()
+        index = try StatIndex.load(layout: layout, table: table)
+        listed.reserveCapacity(listing.count)
+        var walk = try IndexWalk(index.sortedLines())
+        indexIsEmpty = walk.indexIsEmpty
+        try walkListing(table: table, beside: &walk)
+        unlisted = try walk.finish()
+    }
+
+    private mutating func walkListing(table: String, beside walk: inout IndexWalk) throws {
+        let listing = self.listing
+        func relativePath(_ position: Int) -> String { "tables/\(table)/\(listing.name(at: position))" }
+        try listing.withNames { names in
+            try listing.forEachStatus { position, status in
+                guard let status else { return }
+                let name = names[position]
+                guard RecordFileName.looksLikeRecordFile(name) else {
+                    if !RecordFileName.isHidden(name) {
+                        problems.append(
+                            RecordFileProblem(
+                                path: relativePath(position),
+                                reason: "not a record file (record files are named <id>.json); it is ignored"))
+                    }
+                    return
+                }
+                guard status.isRegularFile else {
+                    problems.append(
+                        RecordFileProblem(path: relativePath(position), reason: "not a regular file; it is ignored"))
+                    return
+                }
+                listed.append(position)
+                guard case .changed(let indexed) = try walk.match(name, status: status) else { return }
+                changed.append(
+                    ChangedFile(
+                        name: listing.name(at: position), relativePath: relativePath(position), status: status,
+                        entry: indexed))
+            }
+        }
+    }
+
+    /// `true` when `name` is among the listed record files.
+    package func isListed(_ name: String) -> Bool {
+        var name = name
+        let listed = self.listed
+        return name.withUTF8 { name in
+            listing.withNames { names in
+                let found = partitionPoint(listed.count) { StatIndexLine.compare(names[listed[$0]], name) < 0 }
+                return found < listed.count && StatIndexLine.compare(names[listed[found]], name) == 0
+            }
+        }
+    }
+}
