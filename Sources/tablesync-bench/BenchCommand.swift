@@ -136,12 +136,12 @@ struct MarkdownCommand: AsyncParsableCommand {
     func run() async throws {
         let bytes = try Data(contentsOf: URL(fileURLWithPath: results))
         let json = try JSONParser.parse(Array(bytes))
-        print(
-            """
-            \(json["machine"]?.stringValue ?? ""); \(json["records"]?.integerValue ?? 0) records, \
-            \(json["runs"]?.integerValue ?? 0) runs each; \(json["date"]?.stringValue ?? "")\n
-            """
-        )
+        // Results of a benchmark run say their data set's size; others (make stress's attack mix) have none.
+        let size = [
+            json["records"]?.integerValue.map { "\($0) records" }, json["runs"]?.integerValue.map { "\($0) runs each" }
+        ].compactMap { $0 }
+        let head = [json["machine"]?.stringValue ?? "", size.joined(separator: ", "), json["date"]?.stringValue ?? ""]
+        print(head.filter { !$0.isEmpty }.joined(separator: "; ") + "\n")
         print(ResultTable.markdown(json))
         for note in json["notes"]?.arrayValue ?? [] { print("\nnote: \(note.stringValue ?? "")") }
     }

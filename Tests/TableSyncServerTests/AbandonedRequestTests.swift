@@ -162,9 +162,9 @@ private struct DatabaseActivity: Sendable {
     func isBusy() async throws -> Bool {
         switch database {
         case .sqlite:
-            let before = Self.processorTime(of: serverProcess)
+            let before = ProcessorUse.processorTime(of: serverProcess)
             try await Task.sleep(for: .milliseconds(500))
-            return Self.processorTime(of: serverProcess) - before > 0.025
+            return ProcessorUse.processorTime(of: serverProcess) - before > 0.025
         case .postgres(let location):
             try await Task.sleep(for: .milliseconds(100))
             return try await withPostgresClient(location) { client in
@@ -178,16 +178,6 @@ private struct DatabaseActivity: Sendable {
                 return try (rows.first?.decode(Int64.self) ?? 0) > 0
             }
         }
-    }
-
-    /// The processor time (user and system) process `pid` has used, in seconds (`/proc/PID/stat`).
-    static func processorTime(of pid: Int32) -> Double {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-            let end = text.lastIndex(of: ")")
-        else { return 0 }
-        let fields = text[text.index(after: end)...].split(separator: " ")
-        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
-        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 }
 

@@ -25,6 +25,10 @@ struct ReliabilityAttackTests {
         var phaseSeconds: Double
         /// Interactive clients, each on a kept-alive connection of its own.
         var interactiveClients: Int
+        /// How often each interactive client sends a request, as a person's app does: a client that sent requests
+        /// back to back would keep the server busy alone, and the phases would measure how the processors are
+        /// shared, not how long a request waits.
+        var interactiveInterval: Duration
         var slowConnections: Int
         var costlyFilterClients: Int
         var largePageClients: Int
@@ -39,11 +43,13 @@ struct ReliabilityAttackTests {
         var shutdownTimeout: Int
 
         static let small = Mix(
-            phaseSeconds: 0.5, interactiveClients: 2, slowConnections: 10, costlyFilterClients: 1,
+            phaseSeconds: 0.5, interactiveClients: 2, interactiveInterval: .milliseconds(20), slowConnections: 10,
+            costlyFilterClients: 1,
             largePageClients: 2, pipeliningClients: 1, stalledReaders: 1, largeRecords: 20,
             statementTimeout: 1, shutdownTimeout: 1)
         static let full = Mix(
-            phaseSeconds: 20, interactiveClients: 4, slowConnections: 200, costlyFilterClients: 4,
+            phaseSeconds: 20, interactiveClients: 4, interactiveInterval: .milliseconds(20), slowConnections: 200,
+            costlyFilterClients: 4,
             largePageClients: 20, pipeliningClients: 4, stalledReaders: 5, largeRecords: 160,
             statementTimeout: 5, shutdownTimeout: 5)
     }
@@ -81,15 +87,19 @@ struct ReliabilityAttackTests {
         let attack = Attack(port: port, interactive: interactive, large: large, answers: answers)
         do {
             try await Self.seed(port: port, interactive: interactive, large: large)
+            var processorUse = ProcessorUse(server: server.processIdentifier)
             let quiet = try await Self.interactiveLoad(port: port, table: interactive, answers: interactiveAnswers)
+            let quietUse = processorUse.restart()
             let idleRSS = ProcessMemory.rss(of: server.processIdentifier)
 
             let peakRSS = ProcessMemory.Peak(process: server.processIdentifier)
             attack.start()
             // The attack's clients connect and fill the server's queues before the interactive clients measure.
             try await Task.sleep(for: .milliseconds(500))
+            processorUse = ProcessorUse(server: server.processIdentifier)
             let underAttack = try await Self.interactiveLoad(
                 port: port, table: interactive, answers: interactiveAnswers)
+            let attackUse = processorUse.restart()
 
             // Writes in flight when the stop begins, and after: those acknowledged must be kept.
             attack.startWriter()
@@ -107,9 +117,21 @@ struct ReliabilityAttackTests {
                 directory: directory)
             let report = Self.report(
                 backend: backend, maxBulkReads: maxBulkReads, quiet: quiet, underAttack: underAttack,
-                idleRSS: idleRSS, peakRSS: rss, exit: exit, exitStatus: exitStatus, attack: attack.summary,
+                processorUse: (quietUse, attackUse), idleRSS: idleRSS, peakRSS: rss, exit: exit, exitStatus: exitStatus,
+                attack: attack.summary,
                 answers: answers, interactiveAnswers: interactiveAnswers, acknowledged: acknowledged.count)
             print("attack mix: \(report)")
+            try AttackResults.append(
+                backend: backend, maxBulkReads: maxBulkReads,
+                p50: (
+                    quiet: Self.percentile(Array(quiet.values.joined()), 0.5),
+                    underAttack: Self.percentile(Array(underAttack.values.joined()), 0.5)
+                ),
+                p99: (
+                    quiet: Self.percentile(Array(quiet.values.joined()), 0.99),
+                    underAttack: Self.percentile(Array(underAttack.values.joined()), 0.99)
+                ),
+                rss: (idle: idleRSS, peak: rss), exit: exit)
             #expect(
                 interactiveAnswers.unexpected.isEmpty,
                 """
@@ -167,29 +189,37 @@ struct ReliabilityAttackTests {
 
     // MARK: Interactive clients
 
-    /// Interactive clients for a phase, each on a connection of its own, in turn: one record by id, a keyset page
-    /// of 20 as TableSync's client pulls, a new record. Returns every request's latency.
-    private static func interactiveLoad(port: Int, table: String, answers: AnswerLog) async throws -> [Duration] {
-        try await withThrowingTaskGroup(of: [Duration].self) { group in
+    /// Interactive clients for a phase, each on a connection of its own, a request every ``Mix/interactiveInterval``
+    /// (or at once when the last answer came later), in turn: one record by id, a keyset page of 20 as TableSync's
+    /// client pulls, a new record. Returns every request's latency, by kind.
+    private static func interactiveLoad(
+        port: Int, table: String, answers: AnswerLog
+    ) async throws -> [InteractiveKind: [Duration]] {
+        try await withThrowingTaskGroup(of: [InteractiveKind: [Duration]].self) { group in
             for client in 0..<mix.interactiveClients {
                 group.addTask {
-                    var latencies: [Duration] = []
+                    var latencies: [InteractiveKind: [Duration]] = [:]
                     var connection = try #require(RawHTTPConnection(port: port))
                     let end = ContinuousClock.now + .milliseconds(Int64(mix.phaseSeconds * 1000))
                     var watermark: PullWatermark?
                     var request = 0
+                    var next = ContinuousClock.now
                     while ContinuousClock.now < end {
+                        // On time, or at once when the last answer came late.
+                        try? await Task.sleep(until: next, clock: .continuous)
+                        next = max(next + mix.interactiveInterval, ContinuousClock.now)
                         request += 1
                         let text: String
                         var written: String?
-                        switch request % 3 {
-                        case 0:
+                        let kind = InteractiveKind.allCases[request % 3]
+                        switch kind {
+                        case .insert:
                             let id = "w\(client)-\(UUID().uuidString.prefix(8))"
                             written = id
                             text = HTTPRequestText.post(table, id: id)
-                        case 1:
+                        case .read:
                             text = HTTPRequestText.head("GET", "/tables/\(table)/n\(Int.random(in: 0..<500))")
-                        default:
+                        case .page:
                             let query = PullPlan.query(
                                 mode: .keyset, baseFilter: nil, watermark: watermark, skip: 0, pageSize: 20
                             )
@@ -204,9 +234,9 @@ struct ReliabilityAttackTests {
                             connection = try #require(RawHTTPConnection(port: port))
                             continue
                         }
-                        latencies.append(ContinuousClock.now - sent)
+                        latencies[kind, default: []].append(ContinuousClock.now - sent)
                         answers.record(answer, acknowledging: written)
-                        if request % 3 == 2, answer.status == 200 {
+                        if kind == .page, answer.status == 200 {
                             let last = (try? JSONParser.parse(answer.body)["items"]?.arrayValue)??.last
                             watermark = last?["updatedAt"]?.stringValue.map {
                                 PullWatermark(updatedAt: $0, lastID: last?["id"]?.stringValue)
@@ -216,10 +246,15 @@ struct ReliabilityAttackTests {
                     return latencies
                 }
             }
-            var all: [Duration] = []
-            for try await latencies in group { all += latencies }
+            var all: [InteractiveKind: [Duration]] = [:]
+            for try await latencies in group { all.merge(latencies, uniquingKeysWith: +) }
             return all
         }
+    }
+
+    /// The requests an interactive client sends, in turn.
+    enum InteractiveKind: String, CaseIterable {
+        case insert, read, page
     }
 
     // MARK: After the stop
@@ -271,18 +306,30 @@ struct ReliabilityAttackTests {
     // MARK: The figures
 
     private static func report(
-        backend: Backend, maxBulkReads: Int?, quiet: [Duration], underAttack: [Duration], idleRSS: Int, peakRSS: Int,
+        backend: Backend, maxBulkReads: Int?, quiet byKind: [InteractiveKind: [Duration]],
+        underAttack attackByKind: [InteractiveKind: [Duration]],
+        processorUse: (quiet: ProcessorUse.Cores, underAttack: ProcessorUse.Cores), idleRSS: Int, peakRSS: Int,
         exit: Duration, exitStatus: Int32, attack: String, answers: AnswerLog, interactiveAnswers: AnswerLog,
         acknowledged: Int
     ) -> String {
+        let (quiet, underAttack) = (Array(byKind.values.joined()), Array(attackByKind.values.joined()))
         let (quietP50, quietP99) = (percentile(quiet, 0.5), percentile(quiet, 0.99))
         let (attackP50, attackP99) = (percentile(underAttack, 0.5), percentile(underAttack, 0.99))
+        let kinds = InteractiveKind.allCases.map { kind in
+            let (before, during) = (byKind[kind] ?? [], attackByKind[kind] ?? [])
+            return """
+                \(kind.rawValue) p50 \(ratio(percentile(during, 0.5), percentile(before, 0.5))), \
+                p99 \(ratio(percentile(during, 0.99), percentile(before, 0.99)))
+                """
+        }
         return """
             \(backend), --max-bulk-reads \(maxBulkReads.map(String.init) ?? "default"): interactive requests quiet \
             \(quiet.count) \
             (p50 \(milliseconds(quietP50)), p99 \(milliseconds(quietP99))), under attack \(underAttack.count) \
             (p50 \(milliseconds(attackP50)), p99 \(milliseconds(attackP99))): p50 \(ratio(attackP50, quietP50)), \
-            p99 \(ratio(attackP99, quietP99)); RSS idle \(idleRSS / 1_000_000) MB, peak under attack \
+            p99 \(ratio(attackP99, quietP99)) (\(kinds.joined(separator: "; "))); processor cores used quiet \
+            \(processorUse.quiet), under attack \
+            \(processorUse.underAttack); RSS idle \(idleRSS / 1_000_000) MB, peak under attack \
             \(peakRSS / 1_000_000) MB \
             (\(String(format: "%.2f", Double(peakRSS) / Double(max(1, idleRSS))))×); exit \(milliseconds(exit)) after \
             SIGTERM \
@@ -308,6 +355,71 @@ struct ReliabilityAttackTests {
 
     private static func ratio(_ value: Duration, _ base: Duration) -> String {
         String(format: "%.2f×", seconds(value) / max(seconds(base), 1e-9))
+    }
+}
+
+/// The figures of each attack run, added to the results file `TABLESYNC_ATTACK_RESULTS` names (`make stress` names
+/// `bench-results/attack.json`) in the format of `tablesync-bench`'s results, so that `scripts/bench-docs.sh` writes
+/// them into docs/bench.md: its table comes from a run, never typed. Nothing is written without the variable.
+enum AttackResults {
+    static func append(
+        backend: Backend, maxBulkReads: Int?, p50: (quiet: Duration, underAttack: Duration),
+        p99: (quiet: Duration, underAttack: Duration), rss: (idle: Int, peak: Int), exit: Duration
+    ) throws {
+        guard let path = ProcessInfo.processInfo.environment["TABLESYNC_ATTACK_RESULTS"], !path.isEmpty else { return }
+        var results: [String: JSONValue] = [:]
+        if let bytes = FileManager.default.contents(atPath: path),
+            case .object(let read) = try JSONParser.parse(
+                Array(bytes))
+        {
+            results = read
+        }
+        let run = "\(backend), \(maxBulkReads.map { "--max-bulk-reads \($0)" } ?? "bulk reads in turns")"
+        let milliseconds = { (duration: Duration) in ReliabilityAttackTests.seconds(duration) * 1000 }
+        let p99Ratio = milliseconds(p99.underAttack) / max(milliseconds(p99.quiet), 1e-9)
+        let rows: [JSONValue] = [
+            row(
+                "\(run): interactive p50 under attack", unit: "ms", milliseconds(p50.underAttack),
+                baseline: ("the quiet phase", milliseconds(p50.quiet))),
+            row(
+                "\(run): interactive p99 under attack", unit: "ms", milliseconds(p99.underAttack),
+                baseline: ("the quiet phase", milliseconds(p99.quiet)),
+                target: maxBulkReads == nil ? ("≤ 2×", p99Ratio <= 2) : nil),
+            row(
+                "\(run): highest RSS", unit: "MiB", Double(rss.peak) / 1_048_576,
+                baseline: ("the idle server", Double(rss.idle) / 1_048_576),
+                target: ("≤ 512 MiB", rss.peak <= ReliabilityAttackTests.rssLimit)),
+            row(
+                "\(run): exit after SIGTERM", unit: "s", ReliabilityAttackTests.seconds(exit),
+                target: ("≤ 10 s", exit <= .seconds(10)))
+        ]
+        results["rows"] = .array((results["rows"]?.arrayValue ?? []) + rows)
+        results["machine"] = .string("\(ProcessInfo.processInfo.activeProcessorCount) cores")
+        results["date"] = .string(Date().formatted(.iso8601))
+        results["notes"] = results["notes"] ?? .array([])
+        try Data(CanonicalJSON.encode(.object(results))).write(to: URL(fileURLWithPath: path))
+    }
+
+    private static func row(
+        _ what: String, unit: String, _ value: Double, baseline: (name: String, value: Double)? = nil,
+        target: (text: String, met: Bool)? = nil
+    ) -> JSONValue {
+        func sample(_ value: Double) -> JSONValue {
+            ["median": .double(value), "min": .double(value), "max": .double(value), "values": [.double(value)]]
+        }
+        var row: [String: JSONValue] = [
+            "id": "S1", "what": .string(what), "unit": .string(unit), "value": sample(value)
+        ]
+        if let baseline {
+            row["baselineName"] = .string(baseline.name)
+            row["baseline"] = sample(baseline.value)
+            row["ratio"] = .double(value / max(baseline.value, 1e-9))
+        }
+        if let target {
+            row["target"] = .string(target.text)
+            row["met"] = .bool(target.met)
+        }
+        return .object(row)
     }
 }
 
@@ -503,7 +615,7 @@ private final class Attack: Sendable {
         while let connection = await reconnect() {
             while !isStopping, await connection.send(HTTPRequestText.head("GET", target)) {
                 counts.withLock { $0.largePagesSent += 1 }
-                guard let answer = await connection.readAnswer(within: 60) else { break }
+                guard let answer = await connection.readAnswer(within: 60, keepingLast: Self.pageTail) else { break }
                 answers.record(answer)
                 counts.withLock { $0.largePageAnswers += 1 }
                 guard answer.status == 200 else { continue }
@@ -527,8 +639,9 @@ private final class Attack: Sendable {
                 guard await connection.send(requests) else { break }
                 counts.withLock { $0.pipelinedRoundsSent += 1 }
                 var received: [RawHTTPConnection.Answer] = []
-                for _ in 0..<4 {
-                    guard let answer = await connection.readAnswer(within: 60) else { break }
+                for index in 0..<4 {
+                    let tail = index == 2 ? Self.pageTail : .max // the large page: its status is what counts
+                    guard let answer = await connection.readAnswer(within: 60, keepingLast: tail) else { break }
                     answers.record(answer, acknowledging: received.isEmpty ? id : nil)
                     received.append(answer)
                 }
@@ -572,12 +685,58 @@ private final class Attack: Sendable {
         }
     }
 
+    /// The bytes of a large page that its reader keeps: its end, where the `nextLink` is.
+    static let pageTail = 4096
+
     /// The `nextLink` of a v3 page, read from its last bytes (canonical JSON puts it after the items): parsing eight
     /// megabytes a page would load the test's own processor more than the server's.
     static func nextLink(inEndOf body: [UInt8]) -> String? {
-        let tail = String(decoding: body.suffix(4096), as: UTF8.self)
+        let tail = String(decoding: body.suffix(pageTail), as: UTF8.self)
         guard let start = tail.range(of: "\"nextLink\":\"") else { return nil }
         return String(tail[start.upperBound...].prefix { $0 != "\"" })
+    }
+}
+
+/// The processors the server and the test process used over a phase: what tells the server's own load from the load
+/// the test's clients put on the same machine.
+struct ProcessorUse {
+    /// Processor seconds per second of the phase (1.0 is one core busy all along).
+    struct Cores: CustomStringConvertible {
+        var server: Double
+        var test: Double
+        var description: String { String(format: "server %.2f, test %.2f", server, test) }
+    }
+
+    private let server: Int32
+    private var started = ContinuousClock.now
+    private var serverTime: Double
+    private var testTime: Double
+
+    init(server: Int32) {
+        self.server = server
+        serverTime = Self.processorTime(of: server)
+        testTime = Self.processorTime(of: getpid())
+    }
+
+    /// The processor time (user and system) process `pid` has used, in seconds (`/proc/PID/stat`).
+    static func processorTime(of pid: Int32) -> Double {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let end = text.lastIndex(of: ")")
+        else { return 0 }
+        let fields = text[text.index(after: end)...].split(separator: " ")
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    /// The cores used since the start (or the last restart), and a restart from now.
+    mutating func restart() -> Cores {
+        let now = ContinuousClock.now
+        let elapsed = max(ReliabilityAttackTests.seconds(now - started), 1e-9)
+        let (serverNow, testNow) = (
+            Self.processorTime(of: server), Self.processorTime(of: getpid())
+        )
+        defer { (started, serverTime, testTime) = (now, serverNow, testNow) }
+        return Cores(server: (serverNow - serverTime) / elapsed, test: (testNow - testTime) / elapsed)
     }
 }
 

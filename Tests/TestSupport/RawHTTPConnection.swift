@@ -63,17 +63,28 @@ public final class RawHTTPConnection: @unchecked Sendable {
     public func sendNow(_ text: String) -> Bool { LoopbackSocket.sendAll(fd, Array(text.utf8)) }
 
     /// Reads the next answer (its head and its `Content-Length` body), waiting at most `seconds`; `nil` when none
-    /// came in time or the connection ended first.
-    public func readAnswer(within seconds: Double) async -> Answer? {
+    /// came in time or the connection ended first. With `bodyTail`, only the body's last `bodyTail` bytes are kept:
+    /// every byte is still read from the connection, but a client of pages of megabytes does not copy them around
+    /// (which would load the test's processors more than the server's).
+    public func readAnswer(within seconds: Double, keepingLast bodyTail: Int = .max) async -> Answer? {
         await offThread { [self] in
             setTimeout(seconds)
+            // Body bytes of this answer read and dropped, beyond the tail.
+            var dropped = 0
             while true {
                 if let end = HTTPMessage.headEnd(buffer), let head = HTTPMessage.parseHead(Array(buffer[0..<end])) {
                     let length = head.header("content-length").flatMap { Int($0) } ?? 0
-                    if buffer.count >= end + 4 + length {
-                        let body = Array(buffer[(end + 4)..<(end + 4 + length)])
-                        buffer.removeFirst(end + 4 + length)
+                    let bodyStart = end + 4
+                    let answerEnd = bodyStart + length - dropped
+                    if buffer.count >= answerEnd {
+                        let body = Array(buffer[bodyStart..<answerEnd].suffix(bodyTail))
+                        buffer.removeFirst(answerEnd)
                         return Answer(status: head.status, headerLines: Array(head.head.dropFirst()), body: body)
+                    }
+                    let excess = buffer.count - bodyStart - bodyTail
+                    if excess > 0 {
+                        buffer.removeSubrange(bodyStart..<(bodyStart + excess))
+                        dropped += excess
                     }
                 }
                 guard fill() == .data else { return nil }
