@@ -65,10 +65,11 @@ public func runProgram(
         DispatchQueue.global().async {
             continuation.resume(
                 with: Result {
-                    let run = try SpawnedProgram.run(path, arguments, environment: environment, input: input)
+                    let run = try Subprocess.run(
+                        path, arguments, environment: environment, input: input.map { .file($0) } ?? .nothing)
                     return (
-                        run.status, String(decoding: run.stdout, as: UTF8.self),
-                        String(decoding: run.stderr, as: UTF8.self), run.killed
+                        run.status, String(decoding: run.output, as: UTF8.self),
+                        String(decoding: run.errors, as: UTF8.self), run.killed
                     )
                 })
         }

@@ -67,46 +67,22 @@ package struct GitRepository: Sendable {
         _ arguments: [String], input: [UInt8]? = nil, environment: [String: String] = [:],
         allowing: Set<Int32> = []
     ) throws -> Output {
-        // The input and the error output go through files, so that a large answer never waits for a reader that
-        // waits for it; only the answer itself comes through a pipe.
-        let scratch = FileManager.default.temporaryDirectory.path + "/tablesync-git-" + UUID().uuidString
-        let inputPath = scratch + ".in"
-        let errorPath = scratch + ".err"
-        defer {
-            try? FileManager.default.removeItem(atPath: inputPath)
-            try? FileManager.default.removeItem(atPath: errorPath)
-        }
-        guard FileManager.default.createFile(atPath: inputPath, contents: Data(input ?? [])),
-            FileManager.default.createFile(atPath: errorPath, contents: nil),
-            let standardInput = FileHandle(forReadingAtPath: inputPath),
-            let standardError = FileHandle(forWritingAtPath: errorPath)
-        else {
-            throw Failure(arguments: arguments, status: -1, message: "cannot create temporary files in \(scratch)")
-        }
-        defer {
-            try? standardInput.close()
-            try? standardError.close()
-        }
         guard let program = Self.program else {
             throw Failure(arguments: arguments, status: -1, message: "git is not installed (no git on the PATH)")
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: program)
-        process.arguments = ["-C", storeRoot, "-c", "gc.auto=0", "-c", "maintenance.auto=false"] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = standardError
-        process.standardInput = standardInput
-        if !environment.isEmpty {
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, added in added }
+        let run: Subprocess.Result
+        do {
+            run = try Subprocess.run(
+                program, ["-C", storeRoot, "-c", "gc.auto=0", "-c", "maintenance.auto=false"] + arguments,
+                environment: environment.isEmpty
+                    ? nil : ProcessInfo.processInfo.environment.merging(environment) { _, added in added },
+                input: input.map { .bytes($0) } ?? .nothing)
+        } catch {
+            throw Failure(arguments: arguments, status: -1, message: error.description)
         }
-        try process.run()
-        let outputBytes = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let errors = (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
         let result = Output(
-            bytes: Array(outputBytes), status: process.terminationStatus,
-            errors: errors.trimmingCharacters(in: .whitespacesAndNewlines))
+            bytes: run.output, status: run.killed ? 128 + run.status : run.status,
+            errors: String(decoding: run.errors, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
         guard result.status == 0 || allowing.contains(result.status) else {
             throw Failure(arguments: arguments, status: result.status, message: result.errors)
         }

@@ -115,32 +115,22 @@ actor ClientCredentials {
     }
 
     private static func runBlocking(_ command: String) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", command]
-        process.standardInput = FileHandle.nullDevice
-        let output = Pipe()
-        process.standardOutput = output
+        let run: Subprocess.Result
         do {
-            try process.run()
+            // What it prints on standard error is the user's to read, as it prints it.
+            run = try Subprocess.run(
+                "/bin/sh", ["-c", command], errors: .inherited, timeout: .seconds(commandTimeout))
         } catch {
-            throw SyncError.tokenUnavailable(
-                path: "tokenCommand", reason: "it could not be started (\(error.localizedDescription))")
+            throw SyncError.tokenUnavailable(path: "tokenCommand", reason: "it could not be started (\(error))")
         }
-        let pid = process.processIdentifier
-        let deadline = DispatchWorkItem { kill(pid, SIGKILL) }
-        DispatchQueue.global().asyncAfter(deadline: .now() + commandTimeout, execute: deadline)
-        let bytes = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        deadline.cancel()
-        guard process.terminationReason == .exit, process.terminationStatus == 0 else {
+        guard !run.killed, run.status == 0 else {
             let how =
-                process.terminationReason == .exit
-                ? "exit \(process.terminationStatus)"
-                : "ended by signal \(process.terminationStatus), after \(Int(commandTimeout)) s at most"
+                run.killed
+                ? "ended by signal \(run.status), after \(Int(commandTimeout)) s at most" : "exit \(run.status)"
             throw SyncError.tokenUnavailable(
                 path: "tokenCommand", reason: "it failed (\(how)); what it printed on standard error is its own")
         }
+        let bytes = run.output
         let token =
             String(decoding: bytes, as: UTF8.self).split(separator: "\n").first.map { String($0).trimmingWhitespace() }
             ?? ""

@@ -1,0 +1,222 @@
+import Dispatch
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Runs a program to its end with `posix_spawn`, reading what it prints: how TableSync runs `git` and a token
+/// command, and how its tests run its executables.
+///
+/// Not `Foundation.Process`: on Linux its `run()` lists `/proc/self/fd` by copying each entry's whole 256-byte name
+/// field, which reads past the end of glibc's directory buffer and crashes the process when the next page is not
+/// mapped (swift-corelibs-foundation pull request 5472, not in this toolchain). This lists the descriptors through
+/// `FileManager`, which reads names by their length, and closes them in the child as `Process` does. The child
+/// starts with no blocked signal and every signal at its default.
+package enum Subprocess {
+    /// What the child reads on its standard input.
+    package enum Input {
+        /// `/dev/null`.
+        case nothing
+        /// The file at this path.
+        case file(String)
+        /// These bytes (through an unlinked temporary file, so that a large input never waits for a reader).
+        case bytes([UInt8])
+    }
+
+    /// Where the child's standard error goes.
+    package enum ErrorOutput {
+        /// Read, into ``Result/errors``.
+        case captured
+        /// To this process's standard error, as the child prints it.
+        case inherited
+    }
+
+    /// How the child ended, and what it printed.
+    package struct Result: Sendable {
+        /// The exit status, or the number of the signal that ended it (``killed``).
+        package var status: Int32
+        /// Whether a signal ended the child (its ``status`` is the signal's number).
+        package var killed: Bool
+        /// Its standard output.
+        package var output: [UInt8]
+        /// Its standard error, when captured.
+        package var errors: [UInt8]
+    }
+
+    /// Why a child could not be started.
+    package struct StartFailure: Error, CustomStringConvertible {
+        package let description: String
+    }
+
+    /// Runs `path` with `arguments` and `environment` (this process's when `nil`), blocking the calling thread until
+    /// it ends; a child still running after `timeout` is killed (SIGKILL).
+    package static func run(
+        _ path: String, _ arguments: [String], environment: [String: String]? = nil, input: Input = .nothing,
+        errors errorOutput: ErrorOutput = .captured, timeout: Duration? = nil
+    ) throws(StartFailure) -> Result {
+        let standardInput = try openInput(input)
+        defer { close(standardInput) }
+        let output = try socketPair()
+        let errors = errorOutput == .captured ? try socketPair() : nil
+        let pid: pid_t
+        do {
+            pid = try spawn(
+                path, arguments, environment: environment, input: standardInput, output: output.child,
+                errors: errors?.child)
+        } catch {
+            close(output.parent)
+            if let errors { close(errors.parent) }
+            throw error
+        }
+        let deadline = timeout.map { timeout in
+            let killing = DispatchWorkItem { _ = kill(pid, SIGKILL) }
+            DispatchQueue.global().asyncAfter(deadline: .now() + Self.seconds(timeout), execute: killing)
+            return killing
+        }
+        defer { deadline?.cancel() }
+        let (printed, errorsPrinted) = readBoth(output.parent, errors?.parent)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        let signal = status & 0x7f
+        return Result(
+            status: signal == 0 ? (status >> 8) & 0xff : signal, killed: signal != 0, output: printed,
+            errors: errorsPrinted)
+    }
+
+    /// Starts the child, its standard streams on the given descriptors (standard error on this process's own when
+    /// `errors` is `nil`), every other descriptor closed; closes the child's ends here.
+    private static func spawn(
+        _ path: String, _ arguments: [String], environment: [String: String]?, input: Int32, output: Int32,
+        errors: Int32?
+    ) throws(StartFailure) -> pid_t {
+        defer {
+            close(output)
+            if let errors { close(errors) }
+        }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, input, 0)
+        posix_spawn_file_actions_adddup2(&actions, output, 1)
+        if let errors { posix_spawn_file_actions_adddup2(&actions, errors, 2) }
+        for descriptor in openDescriptors() where descriptor > 2 {
+            posix_spawn_file_actions_addclose(&actions, descriptor)
+        }
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        var allSignals = sigset_t()
+        sigfillset(&allSignals)
+        posix_spawnattr_setsigdefault(&attributes, &allSignals)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        let variables = (environment ?? ProcessInfo.processInfo.environment).map { "\($0.key)=\($0.value)" }
+        let envp = variables.map { strdup($0) } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
+        guard spawned == 0 else {
+            throw StartFailure(description: "could not start \(path): \(String(cString: strerror(spawned)))")
+        }
+        return pid
+    }
+
+    /// A descriptor for the child's standard input, closed on `exec` here (the child gets its copy).
+    private static func openInput(_ input: Input) throws(StartFailure) -> Int32 {
+        switch input {
+        case .nothing: return try openReading("/dev/null")
+        case .file(let path): return try openReading(path)
+        case .bytes(let bytes):
+            var template = Array((FileManager.default.temporaryDirectory.path + "/tablesync-input-XXXXXX").utf8CString)
+            let descriptor = template.withUnsafeMutableBufferPointer { name in
+                name.baseAddress.map { mkstemp($0) } ?? -1
+            }
+            guard descriptor >= 0 else { throw StartFailure(description: "no temporary file for a child's input") }
+            _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
+            unlink(String(cString: template))
+            var written = 0
+            while written < bytes.count {
+                let count = bytes[written...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+                guard count > 0 || (count < 0 && errno == EINTR) else {
+                    close(descriptor)
+                    throw StartFailure(
+                        description: "could not write a child's input: \(String(cString: strerror(errno)))")
+                }
+                written += max(0, count)
+            }
+            lseek(descriptor, 0, SEEK_SET)
+            return descriptor
+        }
+    }
+
+    private static func openReading(_ path: String) throws(StartFailure) -> Int32 {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw StartFailure(description: "could not open \(path): \(String(cString: strerror(errno)))")
+        }
+        return descriptor
+    }
+
+    /// A connected pair of sockets, both closed on `exec`: the child's end is duplicated onto its standard output
+    /// or error.
+    private static func socketPair() throws(StartFailure) -> (parent: Int32, child: Int32) {
+        var ends: [Int32] = [0, 0]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends) == 0 else {
+            throw StartFailure(description: "socketpair: \(String(cString: strerror(errno)))")
+        }
+        return (ends[0], ends[1])
+    }
+
+    /// This process's open descriptors.
+    private static func openDescriptors() -> [Int32] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).compactMap { Int32($0) }
+    }
+
+    /// Everything `output` and `errors` give until their ends, read at once (a child that fills one while the
+    /// other is read never stops); closes them.
+    private static func readBoth(_ output: Int32, _ errors: Int32?) -> (output: [UInt8], errors: [UInt8]) {
+        guard let errors else { return (readAll(output), []) }
+        let errorsRead = DispatchSemaphore(value: 0)
+        let result = ReadResult()
+        DispatchQueue.global().async {
+            result.bytes = readAll(errors)
+            errorsRead.signal()
+        }
+        let printed = readAll(output)
+        errorsRead.wait()
+        return (printed, result.bytes)
+    }
+
+    /// Everything `descriptor` gives until its end; closes it.
+    private static func readAll(_ descriptor: Int32) -> [UInt8] {
+        defer { close(descriptor) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count > 0 {
+                bytes.append(contentsOf: chunk[0..<count])
+            } else if count < 0 && errno == EINTR {
+                continue
+            } else {
+                return bytes
+            }
+        }
+    }
+
+    private static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+}
+
+/// What one thread read, handed to another after a semaphore's signal (which orders the two).
+private final class ReadResult: @unchecked Sendable {
+    var bytes: [UInt8] = []
+}
