@@ -184,7 +184,7 @@ struct LocalChangeScanner {
 
     /// Reads one changed file and decides what it is. Touches nothing shared, so files are examined in parallel.
     private func examine(_ file: IndexedListing.ChangedFile, in directory: String) throws -> Examined {
-        let bytes = try FileSystem.readFile(directory + "/" + file.name)
+        let bytes = try FileSystem.readFile(directory + "/" + file.name, expectedSize: file.status.size)
         let hash = SHA256.hexDigest(of: bytes)
         if let entry = file.entry, hash == entry.contentHash { return .asIndexed }
         switch RecordFile.check(bytes: bytes, fileName: file.name, relativePath: file.relativePath) {

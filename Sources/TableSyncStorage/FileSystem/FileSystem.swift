@@ -19,31 +19,42 @@ package enum FileSystem {
         package var isRegularFile: Bool
     }
 
-    /// The contents of the file at `path`.
-    package static func readFile(_ path: String) throws -> [UInt8] {
+    /// The contents of the file at `path`. `expectedSize`, from a `stat` of the caller's that found a regular file,
+    /// saves asking for its size again.
+    package static func readFile(_ path: String, expectedSize: Int64? = nil) throws -> [UInt8] {
         let fault = FaultPoint.enter(.read, path)
         if let code = fault.error { throw FileSystemError(operation: "read", path: path, code: code) }
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw FileSystemError(operation: "read", path: path, code: errno) }
         defer { close(descriptor) }
-        var status = stat()
-        var capacity = 4096
-        if fstat(descriptor, &status) == 0, status.st_size > 0 { capacity = Int(status.st_size) + 1 }
+        // One byte more than the file is thought to hold: a read that fills the buffer had more to give.
+        var knownSize = 0
+        if let expectedSize, expectedSize > 0 {
+            knownSize = Int(expectedSize)
+        } else if expectedSize == nil {
+            var status = stat()
+            if fstat(descriptor, &status) == 0, status.st_size > 0 { knownSize = Int(status.st_size) }
+        }
+        let capacity = knownSize > 0 ? knownSize + 1 : 4096
         var bytes = [UInt8](repeating: 0, count: capacity)
         var count = 0
         while true {
             if count == bytes.count { bytes.append(contentsOf: repeatElement(0, count: bytes.count)) }
             // The buffer is never empty (it grows before it is full): a missing base ends the read like an end of file.
+            let asked = bytes.count - count
             let result = bytes.withUnsafeMutableBytes { buffer in
                 guard let base = buffer.baseAddress else { return 0 }
-                return read(descriptor, base + count, buffer.count - count)
+                return read(descriptor, base + count, asked)
             }
             if result < 0 {
                 if errno == EINTR { continue }
                 throw FileSystemError(operation: "read", path: path, code: errno)
             }
-            if result == 0 { break }
             count += result
+            // A file of a known size whose read came back short once that size was read is at its end (a local
+            // file is read whole, short of a signal, which EINTR reports): no second call to learn that. Files
+            // that tell no size (/proc's, pipes) are read until a read gives nothing.
+            if result == 0 || (knownSize > 0 && count >= knownSize && result < asked) { break }
         }
         bytes.removeSubrange(count...)
         return bytes
