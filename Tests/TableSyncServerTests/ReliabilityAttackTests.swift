@@ -189,66 +189,88 @@ struct ReliabilityAttackTests {
 
     // MARK: Interactive clients
 
-    /// Interactive clients for a phase, each on a connection of its own, a request every ``Mix/interactiveInterval``
-    /// (or at once when the last answer came later), in turn: one record by id, a keyset page of 20 as TableSync's
-    /// client pulls, a new record. Returns every request's latency, by kind.
+    /// Interactive clients for a phase, each on a connection and a thread of its own, a request every
+    /// ``Mix/interactiveInterval`` (or at once when the last answer came later), in turn: one record by id, a keyset
+    /// page of 20 as TableSync's client pulls, a new record. Returns every request's latency, by kind.
+    ///
+    /// Each client's thread sends and reads with blocking calls, as an app's HTTP client does on its own thread:
+    /// with a thread started per call and tasks between them, the test's own scheduling made most of a request's time
+    /// on a quiet server, and grew with the attack's load on the same processors.
     private static func interactiveLoad(
         port: Int, table: String, answers: AnswerLog
     ) async throws -> [InteractiveKind: [Duration]] {
-        try await withThrowingTaskGroup(of: [InteractiveKind: [Duration]].self) { group in
+        await withTaskGroup(of: [InteractiveKind: [Duration]].self) { group in
             for client in 0..<mix.interactiveClients {
                 group.addTask {
-                    var latencies: [InteractiveKind: [Duration]] = [:]
-                    var connection = try #require(RawHTTPConnection(port: port))
-                    let end = ContinuousClock.now + .milliseconds(Int64(mix.phaseSeconds * 1000))
-                    var watermark: PullWatermark?
-                    var request = 0
-                    var next = ContinuousClock.now
-                    while ContinuousClock.now < end {
-                        // On time, or at once when the last answer came late.
-                        try? await Task.sleep(until: next, clock: .continuous)
-                        next = max(next + mix.interactiveInterval, ContinuousClock.now)
-                        request += 1
-                        let text: String
-                        var written: String?
-                        let kind = InteractiveKind.allCases[request % 3]
-                        switch kind {
-                        case .insert:
-                            let id = "w\(client)-\(UUID().uuidString.prefix(8))"
-                            written = id
-                            text = HTTPRequestText.post(table, id: id)
-                        case .read:
-                            text = HTTPRequestText.head("GET", "/tables/\(table)/n\(Int.random(in: 0..<500))")
-                        case .page:
-                            let query = PullPlan.query(
-                                mode: .keyset, baseFilter: nil, watermark: watermark, skip: 0, pageSize: 20
-                            )
-                            .map { "\($0.name)=\(TablePath.percentEncodeQueryComponent($0.value))" }.joined(
-                                separator: "&")
-                            text = HTTPRequestText.head("GET", "/tables/\(table)?\(query)")
-                        }
-                        let sent = ContinuousClock.now
-                        await connection.send(text)
-                        guard let answer = await connection.readAnswer(within: 30) else {
-                            answers.fault("no answer to an interactive request")
-                            connection = try #require(RawHTTPConnection(port: port))
-                            continue
-                        }
-                        latencies[kind, default: []].append(ContinuousClock.now - sent)
-                        answers.record(answer, acknowledging: written)
-                        if kind == .page, answer.status == 200 {
-                            let last = (try? JSONParser.parse(answer.body)["items"]?.arrayValue)??.last
-                            watermark = last?["updatedAt"]?.stringValue.map {
-                                PullWatermark(updatedAt: $0, lastID: last?["id"]?.stringValue)
-                            }
-                        }
+                    await withCheckedContinuation { continuation in
+                        Thread {
+                            continuation.resume(
+                                returning: interactiveClient(client, port: port, table: table, answers: answers))
+                        }.start()
                     }
-                    return latencies
                 }
             }
             var all: [InteractiveKind: [Duration]] = [:]
-            for try await latencies in group { all.merge(latencies, uniquingKeysWith: +) }
+            for await latencies in group { all.merge(latencies, uniquingKeysWith: +) }
             return all
+        }
+    }
+
+    /// One interactive client's phase, on the calling thread (see ``interactiveLoad(port:table:answers:)``).
+    private static func interactiveClient(
+        _ client: Int, port: Int, table: String, answers: AnswerLog
+    ) -> [InteractiveKind: [Duration]] {
+        var latencies: [InteractiveKind: [Duration]] = [:]
+        guard var connection = RawHTTPConnection(port: port) else {
+            answers.fault("an interactive client could not connect")
+            return latencies
+        }
+        let end = ContinuousClock.now + .milliseconds(Int64(mix.phaseSeconds * 1000))
+        var watermark: PullWatermark?
+        var request = 0
+        var next = ContinuousClock.now
+        while ContinuousClock.now < end {
+            // On time, or at once when the last answer came late.
+            let wait = next - ContinuousClock.now
+            if wait > .zero { usleep(useconds_t(seconds(wait) * 1_000_000)) }
+            next = max(next + mix.interactiveInterval, ContinuousClock.now)
+            request += 1
+            let kind = InteractiveKind.allCases[request % 3]
+            let (text, written) = interactiveRequest(kind, client: client, table: table, watermark: watermark)
+            let sent = ContinuousClock.now
+            connection.sendNow(text)
+            guard let answer = connection.readAnswerNow(within: 30) else {
+                answers.fault("no answer to an interactive request")
+                guard let again = RawHTTPConnection(port: port) else { return latencies }
+                connection = again
+                continue
+            }
+            latencies[kind, default: []].append(ContinuousClock.now - sent)
+            answers.record(answer, acknowledging: written)
+            if kind == .page, answer.status == 200 {
+                let last = (try? JSONParser.parse(answer.body)["items"]?.arrayValue)??.last
+                watermark = last?["updatedAt"]?.stringValue.map {
+                    PullWatermark(updatedAt: $0, lastID: last?["id"]?.stringValue)
+                }
+            }
+        }
+        return latencies
+    }
+
+    /// The text of an interactive request of `kind`, and the id it writes (for an insert).
+    private static func interactiveRequest(
+        _ kind: InteractiveKind, client: Int, table: String, watermark: PullWatermark?
+    ) -> (text: String, written: String?) {
+        switch kind {
+        case .insert:
+            let id = "w\(client)-\(UUID().uuidString.prefix(8))"
+            return (HTTPRequestText.post(table, id: id), id)
+        case .read:
+            return (HTTPRequestText.head("GET", "/tables/\(table)/n\(Int.random(in: 0..<500))"), nil)
+        case .page:
+            let query = PullPlan.query(mode: .keyset, baseFilter: nil, watermark: watermark, skip: 0, pageSize: 20)
+                .map { "\($0.name)=\(TablePath.percentEncodeQueryComponent($0.value))" }.joined(separator: "&")
+            return (HTTPRequestText.head("GET", "/tables/\(table)?\(query)"), nil)
         }
     }
 

@@ -67,28 +67,32 @@ public final class RawHTTPConnection: @unchecked Sendable {
     /// every byte is still read from the connection, but a client of pages of megabytes does not copy them around
     /// (which would load the test's processors more than the server's).
     public func readAnswer(within seconds: Double, keepingLast bodyTail: Int = .max) async -> Answer? {
-        await offThread { [self] in
-            setTimeout(seconds)
-            // Body bytes of this answer read and dropped, beyond the tail.
-            var dropped = 0
-            while true {
-                if let end = HTTPMessage.headEnd(buffer), let head = HTTPMessage.parseHead(Array(buffer[0..<end])) {
-                    let length = head.header("content-length").flatMap { Int($0) } ?? 0
-                    let bodyStart = end + 4
-                    let answerEnd = bodyStart + length - dropped
-                    if buffer.count >= answerEnd {
-                        let body = Array(buffer[bodyStart..<answerEnd].suffix(bodyTail))
-                        buffer.removeFirst(answerEnd)
-                        return Answer(status: head.status, headerLines: Array(head.head.dropFirst()), body: body)
-                    }
-                    let excess = buffer.count - bodyStart - bodyTail
-                    if excess > 0 {
-                        buffer.removeSubrange(bodyStart..<(bodyStart + excess))
-                        dropped += excess
-                    }
+        await offThread { [self] in readAnswerNow(within: seconds, keepingLast: bodyTail) }
+    }
+
+    /// ``readAnswer(within:keepingLast:)`` on the calling thread, which it blocks: for a client with a thread of its
+    /// own.
+    public func readAnswerNow(within seconds: Double, keepingLast bodyTail: Int = .max) -> Answer? {
+        setTimeout(seconds)
+        // Body bytes of this answer read and dropped, beyond the tail.
+        var dropped = 0
+        while true {
+            if let end = HTTPMessage.headEnd(buffer), let head = HTTPMessage.parseHead(Array(buffer[0..<end])) {
+                let length = head.header("content-length").flatMap { Int($0) } ?? 0
+                let bodyStart = end + 4
+                let answerEnd = bodyStart + length - dropped
+                if buffer.count >= answerEnd {
+                    let body = Array(buffer[bodyStart..<answerEnd].suffix(bodyTail))
+                    buffer.removeFirst(answerEnd)
+                    return Answer(status: head.status, headerLines: Array(head.head.dropFirst()), body: body)
                 }
-                guard fill() == .data else { return nil }
+                let excess = buffer.count - bodyStart - bodyTail
+                if excess > 0 {
+                    buffer.removeSubrange(bodyStart..<(bodyStart + excess))
+                    dropped += excess
+                }
             }
+            guard fill() == .data else { return nil }
         }
     }
 
