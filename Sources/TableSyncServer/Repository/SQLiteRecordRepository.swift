@@ -1,3 +1,4 @@
+import Dispatch
 import GRDB
 import SyncProtocol
 
@@ -108,8 +109,11 @@ public final class SQLiteRecordRepository: RecordRepository {
     ) async throws -> ListedPage<Collector> {
         let statements = try RecordQuerySQL.list(table: scope.storedName, query: query, dialect: .sqlite)
         let pool = self.pool
+        let deadline = DispatchTime.now() + .nanoseconds(Int(Self.nanoseconds(statementTimeout)))
         return try await StatementTimeLimit.run(statementTimeout) {
             try await pool.read { db in
+                let limit = SQLiteDeadline(db, until: deadline)
+                defer { limit.remove() }
                 var reading = PageReading(collector: collector, top: query.top)
                 let rows = try Row.fetchCursor(
                     db, sql: statements.page.sql, arguments: Self.arguments(statements.page.bindings))
@@ -120,6 +124,10 @@ public final class SQLiteRecordRepository: RecordRepository {
                 return reading.page(totalCount: count)
             }
         }
+    }
+
+    private static func nanoseconds(_ duration: Duration) -> Int64 {
+        duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
     }
 
     public func lastUpdatedAt(in scopes: [RecordScope]) async throws -> [Int64?] {
