@@ -88,7 +88,7 @@ struct ReliabilityAttackTests {
         do {
             try await Self.seed(port: port, interactive: interactive, large: large)
             var processorUse = ProcessorUse(server: server.processIdentifier)
-            let quiet = try await Self.interactiveLoad(port: port, table: interactive, answers: interactiveAnswers)
+            let quiet = await Self.interactiveLoad(port: port, table: interactive, answers: interactiveAnswers)
             let quietUse = processorUse.restart()
             let idleRSS = ProcessMemory.rss(of: server.processIdentifier)
 
@@ -97,7 +97,7 @@ struct ReliabilityAttackTests {
             // The attack's clients connect and fill the server's queues before the interactive clients measure.
             try await Task.sleep(for: .milliseconds(500))
             processorUse = ProcessorUse(server: server.processIdentifier)
-            let underAttack = try await Self.interactiveLoad(
+            let underAttack = await Self.interactiveLoad(
                 port: port, table: interactive, answers: interactiveAnswers)
             let attackUse = processorUse.restart()
 
@@ -198,7 +198,7 @@ struct ReliabilityAttackTests {
     /// on a quiet server, and grew with the attack's load on the same processors.
     private static func interactiveLoad(
         port: Int, table: String, answers: AnswerLog
-    ) async throws -> [InteractiveKind: [Duration]] {
+    ) async -> [InteractiveKind: [Duration]] {
         await withTaskGroup(of: [InteractiveKind: [Duration]].self) { group in
             for client in 0..<mix.interactiveClients {
                 group.addTask {

@@ -3,8 +3,8 @@ import TableSyncStorage
 
 /// Finds hand edits: compares each table directory with its ``StatIndex``, the journal and, in git, `HEAD`
 /// (``GitBaseline``), reading only the files whose `stat` changed. Read-only; the push turns the result into journal
-/// operations. Each table is scanned in three steps: the join of the listing with the index, the classification
-/// of each file that changed (``FileChangeRule``), and the files that are missing.
+/// operations. Each table is scanned in three steps: the join of the listing with the index (``IndexedListing``), the
+/// classification of each file that changed (``FileChangeRule``), and the files that are missing.
 struct LocalChangeScanner {
     let layout: StoreLayout
     /// `HEAD`'s view of the store, when it is in git.

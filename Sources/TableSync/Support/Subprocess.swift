@@ -60,7 +60,14 @@ package enum Subprocess {
         let standardInput = try openInput(input)
         defer { close(standardInput) }
         let output = try socketPair()
-        let errors = errorOutput == .captured ? try socketPair() : nil
+        let errors: (parent: Int32, child: Int32)?
+        do {
+            errors = errorOutput == .captured ? try socketPair() : nil
+        } catch {
+            close(output.parent)
+            close(output.child)
+            throw error
+        }
         let pid: pid_t
         do {
             pid = try spawn(

@@ -5,8 +5,9 @@ struct StatementTimeout: Error, Sendable, CustomStringConvertible {
     var description: String { "the statement ran longer than the server's limit of \(limit.components.seconds) s" }
 }
 
-/// Runs database work within a time limit, for a database that cannot limit its statements itself: past the limit
-/// the work's task is cancelled (GRDB then interrupts SQLite's statement) and ``StatementTimeout`` is thrown.
+/// Runs database work within a time limit: past the limit the work's task is cancelled (GRDB then interrupts SQLite's
+/// statement; PostgreSQL's is cancelled) and ``StatementTimeout`` is thrown. A timer on the cooperative pool, it fires
+/// late when other work holds the pool's threads; SQLite therefore keeps the same limit itself (``SQLiteDeadline``).
 enum StatementTimeLimit {
     static func run<Value: Sendable>(
         _ limit: Duration, _ work: @escaping @Sendable () async throws -> Value

@@ -47,9 +47,6 @@ package final class StagedSpares: Sendable {
         paths = Mutex(written)
     }
 
-    /// How many spares were staged.
-    var count: Int { paths.withLock { $0.count } }
-
     /// The spare staged at `index`, for a commit to claim.
     func slot(_ index: Int) -> Slot { Slot(owner: self, index: index) }
 
