@@ -44,6 +44,22 @@ import TestSupport
         #expect(try names(in: directory.file("tmp")).isEmpty)
     }
 
+    @Test("a spare written over holds exactly the new bytes, whether they are shorter, as long or longer")
+    func overwritingASpareLeavesNoOldTail() throws {
+        let directory = TemporaryDirectory()
+        try directory.write("spare", "an old record content of 40 bytes here!")
+        let path = directory.file("spare")
+        let inode = try inode(path)
+        for content in ["shorter", "exactly seven", "as long as that", "longer than anything before it, by far"] {
+            try FileSystem.overwriteFile(path, Array(content.utf8))
+            #expect(try directory.read("spare") == content)
+        }
+        try FileSystem.overwriteFile(path, Array("same size as it".utf8))
+        try FileSystem.overwriteFile(path, Array("same size as it".utf8.reversed()))
+        #expect(try directory.read("spare") == String("same size as it".reversed()))
+        #expect(try self.inode(path) == inode, "written over, not replaced")
+    }
+
     @Test func aRunKeepsSmallSparesForTheNextOneAndRemovesTheRest() async throws {
         let directory = TemporaryDirectory()
         let spares = SpareFiles(directory: directory.file("spares"), retainedCount: 3, retainedMaximumSize: 100)

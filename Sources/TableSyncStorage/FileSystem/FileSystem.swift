@@ -172,8 +172,13 @@ package enum FileSystem {
         let descriptor = open(path, O_WRONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw FileSystemError(operation: "write", path: path, code: errno) }
         var failure = writeAll(bytes, to: descriptor, path: path, operation: "write", failingWith: fault.error)
-        if failure == nil, ftruncate(descriptor, off_t(bytes.count)) != 0 {
-            failure = FileSystemError(operation: "write", path: path, code: errno)
+        if failure == nil {
+            // Cut only an older content that was longer: ext4 journals a truncation even to the same size, and
+            // asking the size is the cheaper call.
+            let size = lseek(descriptor, 0, SEEK_END)
+            if size < 0 || (size > off_t(bytes.count) && ftruncate(descriptor, off_t(bytes.count)) != 0) {
+                failure = FileSystemError(operation: "write", path: path, code: errno)
+            }
         }
         if close(descriptor) != 0, failure == nil {
             failure = FileSystemError(operation: "write", path: path, code: errno)

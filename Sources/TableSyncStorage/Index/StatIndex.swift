@@ -137,8 +137,9 @@ package struct StatIndex: Sendable {
     /// clean against it are written with their `stat` unknown.
     private func overlayLines(keepingRemovals: Bool, racyFrom: Int64?) -> [UInt8] {
         var lines: [UInt8] = []
-        for (name, entry) in overlay.sorted(by: { StatIndexLine.precedes($0.key, $1.key) }) {
-            guard entry != nil || keepingRemovals else { continue }
+        // The names alone are sorted: moving whole entries about costs more than looking each up again.
+        for name in overlay.keys.sorted(by: StatIndexLine.precedes) {
+            guard let entry = overlay[name], entry != nil || keepingRemovals else { continue }
             StatIndexLine.encode(
                 StatIndexLine.Item(fileName: name, entry: racyFrom.map { entry?.checked(racyFrom: $0) } ?? entry),
                 to: &lines)
