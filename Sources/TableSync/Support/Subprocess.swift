@@ -147,7 +147,7 @@ package enum Subprocess {
             }
             guard descriptor >= 0 else { throw StartFailure(description: "no temporary file for a child's input") }
             _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
-            unlink(String(cString: template))
+            _ = template.withUnsafeBufferPointer { name in name.baseAddress.map { unlink($0) } }
             var written = 0
             while written < bytes.count {
                 let count = bytes[written...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
