@@ -31,6 +31,17 @@ import TestSupport
         )
     }
 
+    @Test("key order: by bytes, a prefix first, no key before itself, short and long keys alike")
+    func keyOrder() {
+        #expect(CanonicalJSON.keyPrecedes("", "a"))
+        #expect(CanonicalJSON.keyPrecedes("a", "ab") && !CanonicalJSON.keyPrecedes("ab", "a"))
+        #expect(!CanonicalJSON.keyPrecedes("a", "a"))
+        #expect(CanonicalJSON.keyPrecedes("z", "é") && !CanonicalJSON.keyPrecedes("é", "z"))
+        let long = "a property name longer than fifteen bytes"
+        #expect(CanonicalJSON.keyPrecedes(long + "1", long + "2") && !CanonicalJSON.keyPrecedes(long, long))
+        #expect(CanonicalJSON.keyPrecedes(long, long + " "))
+    }
+
     @Test(arguments: [
         (JSONValue.double(1.0), "1"), (.double(-0.0), "0"), (.double(0.1), "0.1"), (.double(1e-7), "1e-07"),
         (.double(1.5e300), "1.5e+300"), (.double(9007199254740993.0), "9007199254740992"),

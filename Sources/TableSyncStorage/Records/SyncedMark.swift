@@ -48,9 +48,13 @@ package enum SyncedMark {
             asStamped.replaceSubrange(range, with: blank)
             if digest(asStamped) == mark { return true }
         }
-        var blanked = record
-        blanked[property] = .string(String(decoding: blank, as: UTF8.self))
-        return digest(RecordFile.encode(blanked)) == mark
+        // The record's canonical bytes with the mark blanked, as ``stamped(_:)`` digests them: the mark is written
+        // where the blank would be, being as long, so it is blanked in the encoding rather than in a copy of the
+        // record. A mark that needs escaping is not found, and could not be a digest anyway.
+        var canonical = RecordFile.encode(record)
+        guard let range = valueRange(in: canonical, value: mark) else { return false }
+        canonical.replaceSubrange(range, with: blank)
+        return digest(canonical) == mark
     }
 
     /// `record` without its mark: what the library hands out and what local changes start from.
@@ -63,23 +67,28 @@ package enum SyncedMark {
 
     /// Where the mark's value `value` is in canonical file bytes: after the line's indent, name and `": "`.
     private static func valueRange(in bytes: [UInt8], value: [UInt8]) -> Range<Int>? {
-        let prefix = Array("\n  \"\(property)\": \"".utf8)
-        let needle = prefix + value + [UInt8(ascii: "\"")]
+        let needle = valuePrefix + value + [UInt8(ascii: "\"")]
         guard bytes.count >= needle.count else { return nil }
         var start = 0
         while start + needle.count <= bytes.count {
             guard let found = bytes[start...].firstIndex(of: needle[0]) else { return nil }
             if found + needle.count <= bytes.count, bytes[found..<found + needle.count].elementsEqual(needle) {
-                return found + prefix.count..<found + prefix.count + value.count
+                return found + valuePrefix.count..<found + valuePrefix.count + value.count
             }
             start = found + 1
         }
         return nil
     }
 
+    /// What stands before the mark's value in canonical file bytes: a line end, the indent of a top-level member, the
+    /// name and `": "`.
+    private static let valuePrefix = Array("\n  \"\(property)\": \"".utf8)
+
+    /// The digits of base64url.
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+
     /// The mark of `bytes`: the first 16 bytes of their SHA-256 in base64url, without padding.
     private static func digest(_ bytes: [UInt8]) -> [UInt8] {
-        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
         let hash = Array(Crypto.SHA256.hash(data: bytes).prefix(16))
         var mark: [UInt8] = []
         mark.reserveCapacity(length)
