@@ -14,6 +14,10 @@ public final class SQLiteRecordRepository: RecordRepository {
     public init(path: String, statementTimeout: Duration = ServerConfiguration.defaultStatementTimeout) throws {
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
+        // GRDB's default, `.userInitiated`, runs every statement on threads at nice -2 on Linux: above the event loops
+        // and the task pool at 0, so a large page's read took the processor from the small requests' parsing and
+        // answering. At `.default` they all share one priority (docs/bench.md, "The server under attack").
+        configuration.qos = .default
         pool = try DatabasePool(path: path, configuration: configuration)
         self.statementTimeout = statementTimeout
     }
