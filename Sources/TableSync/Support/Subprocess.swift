@@ -80,7 +80,7 @@ package enum Subprocess {
         }
         let deadline = timeout.map { timeout in
             let killing = DispatchWorkItem { _ = kill(pid, SIGKILL) }
-            DispatchQueue.global().asyncAfter(deadline: .now() + Self.seconds(timeout), execute: killing)
+            DispatchQueue.global().asyncAfter(deadline: .now() + timeout / .seconds(1), execute: killing)
             return killing
         }
         defer { deadline?.cancel() }
@@ -216,10 +216,6 @@ package enum Subprocess {
                 return bytes
             }
         }
-    }
-
-    private static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 }
 

@@ -1,4 +1,3 @@
-import Dispatch
 import GRDB
 import GRDBSQLite
 
@@ -14,19 +13,18 @@ final class SQLiteDeadline {
     static let instructionsBetweenChecks: Int32 = 1000
 
     private let connection: OpaquePointer?
-    /// The deadline, in `DispatchTime`'s nanoseconds.
-    private let deadline: UInt64
+    private let deadline: ContinuousClock.Instant
 
     /// Installs the handler on `db`'s connection until ``remove()``; the read must end at `deadline`.
-    init(_ db: Database, until deadline: DispatchTime) {
+    init(_ db: Database, until deadline: ContinuousClock.Instant) {
         connection = db.sqliteConnection
-        self.deadline = deadline.uptimeNanoseconds
+        self.deadline = deadline
         sqlite3_progress_handler(
             connection, Self.instructionsBetweenChecks,
             { context in
                 guard let context else { return 0 }
                 let limit = Unmanaged<SQLiteDeadline>.fromOpaque(context).takeUnretainedValue()
-                return DispatchTime.now().uptimeNanoseconds >= limit.deadline ? 1 : 0
+                return ContinuousClock.now >= limit.deadline ? 1 : 0
             }, Unmanaged.passUnretained(self).toOpaque())
     }
 

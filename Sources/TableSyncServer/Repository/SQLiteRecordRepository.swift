@@ -1,4 +1,3 @@
-import Dispatch
 import GRDB
 import SyncProtocol
 
@@ -12,14 +11,19 @@ public final class SQLiteRecordRepository: RecordRepository {
 
     /// Opens (or creates) the database file at `path`; a page read runs at most `statementTimeout`.
     public init(path: String, statementTimeout: Duration = ServerConfiguration.defaultStatementTimeout) throws {
+        pool = try DatabasePool(path: path, configuration: Self.configuration())
+        self.statementTimeout = statementTimeout
+    }
+
+    /// How every connection is set up: a writer waits up to 10 s for another's lock, and statements run at the
+    /// priority of the server's other threads. GRDB's default quality of service, `.userInitiated`, runs them on
+    /// threads at nice -2 on Linux, above the event loops and the task pool at 0, so a large page's read took the
+    /// processor from the small requests' parsing and answering (docs/bench.md, "The server under attack").
+    static func configuration() -> Configuration {
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
-        // GRDB's default, `.userInitiated`, runs every statement on threads at nice -2 on Linux: above the event loops
-        // and the task pool at 0, so a large page's read took the processor from the small requests' parsing and
-        // answering. At `.default` they all share one priority (docs/bench.md, "The server under attack").
         configuration.qos = .default
-        pool = try DatabasePool(path: path, configuration: configuration)
-        self.statementTimeout = statementTimeout
+        return configuration
     }
 
     public func prepare(tables: [TableOptions]) async throws {
@@ -113,7 +117,7 @@ public final class SQLiteRecordRepository: RecordRepository {
     ) async throws -> ListedPage<Collector> {
         let statements = try RecordQuerySQL.list(table: scope.storedName, query: query, dialect: .sqlite)
         let pool = self.pool
-        let deadline = DispatchTime.now() + .nanoseconds(Int(Self.nanoseconds(statementTimeout)))
+        let deadline = ContinuousClock.now + statementTimeout
         return try await StatementTimeLimit.run(statementTimeout) {
             try await pool.read { db in
                 let limit = SQLiteDeadline(db, until: deadline)
@@ -128,10 +132,6 @@ public final class SQLiteRecordRepository: RecordRepository {
                 return reading.page(totalCount: count)
             }
         }
-    }
-
-    private static func nanoseconds(_ duration: Duration) -> Int64 {
-        duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
     }
 
     public func lastUpdatedAt(in scopes: [RecordScope]) async throws -> [Int64?] {
