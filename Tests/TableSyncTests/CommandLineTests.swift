@@ -412,7 +412,13 @@ import TestSupport
             "the same findings in the same order")
     }
 
-    @Test func aWriterKilledMidWriteLeavesTheOldOrTheNewFile() async throws {
+    @Test(
+        """
+        a run killed mid-write of a 2 MB record (kill -9, the OOM killer, a power cut of the process): the file holds \
+        the old or the new version, never a torn one, and the store verifies
+        """
+    )
+    func aWriterKilledMidWriteLeavesTheOldOrTheNewFile() async throws {
         let directory = TemporaryDirectory()
         let store = directory.file("store")
         _ = try await runProgram(tablesync, ["-C", store, "init", "--remote", "http://127.0.0.1:9", "--table", "todo"])
@@ -429,9 +435,11 @@ import TestSupport
         #expect(
             try await runProgram(tablesync, ["-C", store, "update", "todo", "-"], input: versionFiles[0]).status == 0)
         let expected = try versions.map { try CanonicalJSON.encode(JSONParser.parse($0)) }
-        var generator = SeededGenerator(seed: 5)
-        var killed = 0
-        for round in 0..<12 {
+        /// One `update` of the big record, from the version file `round` picks, killed after `delay` if still
+        /// running; whether it was killed, and how long it ran.
+        func update(round: Int, killingAfter delay: Duration?) async throws -> (killed: Bool, ran: Duration) {
+            let clock = ContinuousClock()
+            let started = clock.now
             let process = Process()
             process.executableURL = URL(fileURLWithPath: tablesync)
             process.arguments = ["-C", store, "update", "todo", "-"]
@@ -439,17 +447,39 @@ import TestSupport
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()
-            try await Task.sleep(for: .milliseconds(Int.random(in: 0...40, using: &generator)))
-            if process.isRunning {
-                kill(process.processIdentifier, SIGKILL)
-                killed += 1
+            var wasKilled = false
+            if let delay {
+                try await Task.sleep(for: delay)
+                if process.isRunning {
+                    kill(process.processIdentifier, SIGKILL)
+                    wasKilled = true
+                }
             }
             process.waitUntilExit()
+            let ran = clock.now - started
             let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: directory.file("store/tables/todo/a.json"))))
             #expect(expected.contains(bytes), "round \(round): the record file is torn (\(bytes.count) bytes)")
             let verify = try await runProgram(tablesync, ["-C", store, "verify", "--json"])
             #expect(verify.status == 0, "round \(round): \(verify.stdout)")
+            return (wasKilled, ran)
         }
+        // The kills land at random points of a run as long as this machine takes for one now, so that a loaded
+        // machine (a slow run) and a quiet one (a fast run) both see runs killed mid-way. A run that ends before its
+        // kill narrows the window for the next.
+        var window = max(try await update(round: 0, killingAfter: nil).ran, .milliseconds(2))
+        var generator = SeededGenerator(seed: 5)
+        var killed = 0
+        var round = 1
+        while round <= 12 || (killed < 4 && round <= 40) {
+            let fraction = Double.random(in: 0..<1, using: &generator)
+            if try await update(round: round, killingAfter: window * fraction).killed {
+                killed += 1
+            } else {
+                window = window * 0.7
+            }
+            round += 1
+        }
+        print("writer killed mid-write: \(killed) of \(round - 1) runs killed")
         #expect(killed > 0, "at least one run was killed mid-way")
     }
 }
