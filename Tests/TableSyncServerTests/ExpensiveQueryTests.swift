@@ -42,10 +42,6 @@ struct ExpensiveQueryTests {
         return try #require(await connection.readAnswer(within: seconds), "no answer within \(seconds) s")
     }
 
-    private static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-    }
-
     private static func message(_ answer: RawHTTPConnection.Answer) -> String {
         (try? JSONParser.parse(answer.body)).flatMap(ProtocolErrorBody.message(in:)) ?? answer.text
     }
@@ -59,7 +55,7 @@ struct ExpensiveQueryTests {
             for _ in 0..<8 { nested = "replace(\(nested),'a','aaaa')" }
             let refused = try await Self.get(
                 server, "/tables/\(table)?$filter=" + TablePath.percentEncodeQueryComponent("length(\(nested)) gt 0"),
-                within: Self.seconds(Self.grace))
+                within: Self.grace / .seconds(1))
             #expect(refused.status == 400)
             #expect(Self.message(refused).contains("nest fewer replace() calls"), "\(Self.message(refused))")
         }
@@ -82,7 +78,7 @@ struct ExpensiveQueryTests {
             let filter = "length(replace(replace(replace(replace(text,'a','bb'),'b','cc'),'c','dd'),'d','ee')) gt 0"
             let answer = try await Self.get(
                 server, "/tables/\(table)?$filter=" + TablePath.percentEncodeQueryComponent(filter),
-                within: Self.seconds(limit + Self.grace))
+                within: (limit + Self.grace) / .seconds(1))
             #expect(answer.status == 503, "\(Self.message(answer))")
             #expect(answer.header("retry-after") == "1")
             #expect(Self.message(answer).contains("statement time limit"), "\(Self.message(answer))")
@@ -124,9 +120,9 @@ struct ExpensiveQueryTests {
             // Waits for the pool's only connection, which the costly read holds until it is cancelled.
             let waiting = try #require(RawHTTPConnection(port: server.port))
             await waiting.send("GET /tables/\(table)/r0 HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\n\r\n")
-            let cancelled = try #require(await costly.readAnswer(within: Self.seconds(limit + Self.grace)))
+            let cancelled = try #require(await costly.readAnswer(within: (limit + Self.grace) / .seconds(1)))
             #expect(cancelled.status == 503, "\(Self.message(cancelled))")
-            let answer = try #require(await waiting.readAnswer(within: Self.seconds(limit + Self.grace)))
+            let answer = try #require(await waiting.readAnswer(within: (limit + Self.grace) / .seconds(1)))
             #expect(answer.status == 200, "\(Self.message(answer))")
         }
     }

@@ -16,10 +16,6 @@ struct HostileConnectionTests {
     /// What a loaded machine may add to a time limit before the server acts on it.
     static let grace = 3.0
 
-    private static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-    }
-
     private static func post(_ table: String, id: String, extra: String = "") -> String {
         let body = "{\"id\":\"\(id)\",\"text\":\"\(id)\"}"
         return
@@ -92,7 +88,7 @@ struct HostileConnectionTests {
                 await connection.send("X-Slow: a\r\n")
             }
             await Self.expectLastAnswer(
-                connection, within: Self.seconds(Self.headerTimeout) + Self.grace, status: 408, mentioning: "headers")
+                connection, within: Self.headerTimeout / .seconds(1) + Self.grace, status: 408, mentioning: "headers")
         }
     }
 
@@ -110,7 +106,7 @@ struct HostileConnectionTests {
                 """
             )
             await Self.expectLastAnswer(
-                connection, within: Self.seconds(Self.bodyTimeout) + Self.grace, status: 408, mentioning: "body")
+                connection, within: Self.bodyTimeout / .seconds(1) + Self.grace, status: 408, mentioning: "body")
             let check = try Self.connect(server)
             await check.send(Self.get("/tables/\(table)/slow"))
             #expect(await check.readAnswer(within: 10)?.status == 404)
@@ -124,11 +120,11 @@ struct HostileConnectionTests {
         let table = uniqueTableName()
         try await withLiveServer(backend, tables: [table], configure: { $0.idleTimeout = Self.idleTimeout }) { server in
             let silent = try Self.connect(server)
-            #expect(await silent.waitForClose(within: Self.seconds(Self.idleTimeout) + Self.grace))
+            #expect(await silent.waitForClose(within: Self.idleTimeout / .seconds(1) + Self.grace))
             let kept = try Self.connect(server)
             await kept.send(Self.get("/tables/\(table)"))
             #expect(await kept.readAnswer(within: 10)?.status == 200)
-            #expect(await kept.waitForClose(within: Self.seconds(Self.idleTimeout) + Self.grace))
+            #expect(await kept.waitForClose(within: Self.idleTimeout / .seconds(1) + Self.grace))
         }
     }
 

@@ -115,23 +115,19 @@ struct ReliabilityAttackTests {
             let missing = try await Self.missingWrites(
                 acknowledged, database: database, table: interactive, large: large,
                 directory: directory)
+            let (quietAll, attackAll) = (Array(quiet.values.joined()), Array(underAttack.values.joined()))
+            let p50 = (quiet: Self.percentile(quietAll, 0.5), underAttack: Self.percentile(attackAll, 0.5))
+            let p99 = (quiet: Self.percentile(quietAll, 0.99), underAttack: Self.percentile(attackAll, 0.99))
             let report = Self.report(
-                backend: backend, maxBulkReads: maxBulkReads, quiet: quiet, underAttack: underAttack,
+                backend: backend, maxBulkReads: maxBulkReads, quiet: quiet, underAttack: underAttack, p50: p50,
+                p99: p99,
                 processorUse: (quietUse, attackUse), idleRSS: idleRSS, peakRSS: rss, exit: exit, exitStatus: exitStatus,
                 attack: attack.summary,
                 answers: answers, interactiveAnswers: interactiveAnswers, acknowledged: acknowledged.count)
             print("attack mix: \(report)")
             try AttackResults.append(
-                backend: backend, maxBulkReads: maxBulkReads,
-                p50: (
-                    quiet: Self.percentile(Array(quiet.values.joined()), 0.5),
-                    underAttack: Self.percentile(Array(underAttack.values.joined()), 0.5)
-                ),
-                p99: (
-                    quiet: Self.percentile(Array(quiet.values.joined()), 0.99),
-                    underAttack: Self.percentile(Array(underAttack.values.joined()), 0.99)
-                ),
-                rss: (idle: idleRSS, peak: rss), exit: exit)
+                backend: backend, maxBulkReads: maxBulkReads, p50: p50, p99: p99, rss: (idle: idleRSS, peak: rss),
+                exit: exit)
             #expect(
                 interactiveAnswers.unexpected.isEmpty,
                 """
@@ -232,7 +228,7 @@ struct ReliabilityAttackTests {
         while ContinuousClock.now < end {
             // On time, or at once when the last answer came late.
             let wait = next - ContinuousClock.now
-            if wait > .zero { usleep(useconds_t(seconds(wait) * 1_000_000)) }
+            if wait > .zero { usleep(useconds_t(wait / .microseconds(1))) }
             next = max(next + mix.interactiveInterval, ContinuousClock.now)
             request += 1
             let kind = InteractiveKind.allCases[request % 3]
@@ -329,14 +325,13 @@ struct ReliabilityAttackTests {
 
     private static func report(
         backend: Backend, maxBulkReads: Int?, quiet byKind: [InteractiveKind: [Duration]],
-        underAttack attackByKind: [InteractiveKind: [Duration]],
+        underAttack attackByKind: [InteractiveKind: [Duration]], p50: (quiet: Duration, underAttack: Duration),
+        p99: (quiet: Duration, underAttack: Duration),
         processorUse: (quiet: ProcessorUse.Cores, underAttack: ProcessorUse.Cores), idleRSS: Int, peakRSS: Int,
         exit: Duration, exitStatus: Int32, attack: String, answers: AnswerLog, interactiveAnswers: AnswerLog,
         acknowledged: Int
     ) -> String {
-        let (quiet, underAttack) = (Array(byKind.values.joined()), Array(attackByKind.values.joined()))
-        let (quietP50, quietP99) = (percentile(quiet, 0.5), percentile(quiet, 0.99))
-        let (attackP50, attackP99) = (percentile(underAttack, 0.5), percentile(underAttack, 0.99))
+        let (quietCount, attackCount) = (byKind.values.joined().count, attackByKind.values.joined().count)
         let kinds = InteractiveKind.allCases.compactMap { kind -> String? in
             let (before, during) = (byKind[kind] ?? [], attackByKind[kind] ?? [])
             guard !before.isEmpty, !during.isEmpty else { return nil } // a phase too short on a loaded machine
@@ -347,10 +342,11 @@ struct ReliabilityAttackTests {
         }
         return """
             \(backend), --max-bulk-reads \(maxBulkReads.map(String.init) ?? "default"): interactive requests quiet \
-            \(quiet.count) \
-            (p50 \(milliseconds(quietP50)), p99 \(milliseconds(quietP99))), under attack \(underAttack.count) \
-            (p50 \(milliseconds(attackP50)), p99 \(milliseconds(attackP99))): p50 \(ratio(attackP50, quietP50)), \
-            p99 \(ratio(attackP99, quietP99)) (\(kinds.joined(separator: "; "))); processor cores used quiet \
+            \(quietCount) \
+            (p50 \(milliseconds(p50.quiet)), p99 \(milliseconds(p99.quiet))), under attack \(attackCount) \
+            (p50 \(milliseconds(p50.underAttack)), p99 \(milliseconds(p99.underAttack))): p50 \
+            \(ratio(p50.underAttack, p50.quiet)), p99 \(ratio(p99.underAttack, p99.quiet)) \
+            (\(kinds.joined(separator: "; "))); processor cores used quiet \
             \(processorUse.quiet), under attack \
             \(processorUse.underAttack); RSS idle \(idleRSS / 1_000_000) MB, peak under attack \
             \(peakRSS / 1_000_000) MB \
@@ -368,16 +364,12 @@ struct ReliabilityAttackTests {
         return sorted[max(0, min(sorted.count - 1, Int((Double(sorted.count) * fraction).rounded(.up)) - 1))]
     }
 
-    static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-    }
-
     private static func milliseconds(_ duration: Duration) -> String {
-        String(format: "%.1f ms", seconds(duration) * 1000)
+        String(format: "%.1f ms", duration / .milliseconds(1))
     }
 
     private static func ratio(_ value: Duration, _ base: Duration) -> String {
-        String(format: "%.2f×", seconds(value) / max(seconds(base), 1e-9))
+        String(format: "%.2f×", value / max(base, .nanoseconds(1)))
     }
 }
 
@@ -398,7 +390,7 @@ enum AttackResults {
             results = read
         }
         let run = "\(backend), \(maxBulkReads.map { "--max-bulk-reads \($0)" } ?? "bulk reads in turns")"
-        let milliseconds = { (duration: Duration) in ReliabilityAttackTests.seconds(duration) * 1000 }
+        let milliseconds = { (duration: Duration) in duration / .milliseconds(1) }
         let p99Ratio = milliseconds(p99.underAttack) / max(milliseconds(p99.quiet), 1e-9)
         let rows: [JSONValue] = [
             row(
@@ -413,7 +405,7 @@ enum AttackResults {
                 baseline: ("the idle server", Double(rss.idle) / 1_048_576),
                 target: ("≤ 512 MiB", rss.peak <= ReliabilityAttackTests.rssLimit)),
             row(
-                "\(run): exit after SIGTERM", unit: "s", ReliabilityAttackTests.seconds(exit),
+                "\(run): exit after SIGTERM", unit: "s", exit / .seconds(1),
                 target: ("≤ 10 s", exit <= .seconds(10)))
         ]
         results["rows"] = .array((results["rows"]?.arrayValue ?? []) + rows)
@@ -754,7 +746,7 @@ struct ProcessorUse {
     /// The cores used since the start (or the last restart), and a restart from now.
     mutating func restart() -> Cores {
         let now = ContinuousClock.now
-        let elapsed = max(ReliabilityAttackTests.seconds(now - started), 1e-9)
+        let elapsed = max((now - started) / .seconds(1), 1e-9)
         let (serverNow, testNow) = (
             Self.processorTime(of: server), Self.processorTime(of: getpid())
         )

@@ -117,7 +117,7 @@ struct ServerHTTPClient: Sendable {
         _ request: HTTPRequest, attempt: Int, started: ContinuousClock.Instant, outcome: String,
         bytes: Int? = nil
     ) {
-        let elapsed = (ContinuousClock.now - started).components
+        let elapsed = ContinuousClock.now - started
         logger.debug(
             "request",
             metadata: [
@@ -125,7 +125,7 @@ struct ServerHTTPClient: Sendable {
                 "path": .string(request.pathAndQuery),
                 "outcome": .string(outcome),
                 "bytes": .string(bytes.map(String.init) ?? "-"),
-                "ms": .stringConvertible(elapsed.seconds * 1000 + elapsed.attoseconds / 1_000_000_000_000_000),
+                "ms": .stringConvertible(Int64((elapsed / .milliseconds(1)).rounded(.down))),
                 "attempt": .stringConvertible(attempt)
             ])
     }

@@ -73,7 +73,7 @@ struct TokenClaims: JWTPayload, Equatable {
     /// present and not passed, `nbf` reached (each with the leeway), and a `sub`, if any, that can own rows
     /// (1–255 bytes without control characters). Otherwise the reason for the refusal.
     func identity(settings: JWTSettings, now: Date) throws(TokenRefusal) -> RequestIdentity {
-        let leeway = Double(settings.leeway.components.seconds) + Double(settings.leeway.components.attoseconds) / 1e18
+        let leeway = settings.leeway / .seconds(1)
         guard let exp else { throw TokenRefusal("the JWT has no exp") }
         do {
             try exp.verifyNotExpired(currentDate: now.addingTimeInterval(-leeway))

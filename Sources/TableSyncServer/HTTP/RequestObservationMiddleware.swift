@@ -33,7 +33,7 @@ struct RequestObservationMiddleware: RouterMiddleware {
             metadata: [
                 "method": "\(request.method)", "path": "\(request.uri.path)", "route": "\(route)",
                 "status": "\(response.status.code)",
-                "seconds": "\(Double(duration.components.attoseconds) / 1e18 + Double(duration.components.seconds))"
+                "seconds": "\(duration / .seconds(1))"
             ])
         return response
     }

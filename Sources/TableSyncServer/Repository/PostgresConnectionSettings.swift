@@ -61,8 +61,7 @@ extension PostgresLocation {
     /// `client_connection_check_interval` makes PostgreSQL end a statement whose connection the server closed, as it
     /// does to cancel a request whose client went away.
     static func limitParameters(statementTimeout: Duration) -> [(String, String)] {
-        let milliseconds =
-            statementTimeout.components.seconds * 1000 + statementTimeout.components.attoseconds / 1_000_000_000_000_000
+        let milliseconds = Int64((statementTimeout / .milliseconds(1)).rounded(.down))
         return [("statement_timeout", String(max(1, milliseconds))), ("client_connection_check_interval", "1000")]
     }
 

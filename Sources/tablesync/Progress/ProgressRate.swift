@@ -18,8 +18,7 @@ struct ProgressRate: Equatable, Sendable {
     /// The rate of `done` items between `start` and `now`, and the time left until `total` (none once `done`
     /// reaches it); `nil` while nothing is done or no time has passed.
     init?(done: Int, total: Int?, start: ContinuousClock.Instant, now: ContinuousClock.Instant) {
-        let elapsed = (now - start).components
-        let seconds = Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
+        let seconds = (now - start) / .seconds(1)
         guard done > 0, seconds > 0 else { return nil }
         perSecond = Double(done) / seconds
         secondsLeft = total.map { Double(max($0 - done, 0)) / perSecond }
