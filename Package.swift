@@ -87,6 +87,7 @@ let package = Package(
             name: "TableSyncServer",
             dependencies: [
                 "SyncProtocol",
+                "CFileSystem",
                 "GzipCompression",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),

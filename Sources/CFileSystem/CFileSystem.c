@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -24,6 +25,14 @@ int tablesync_renameat2(int fromDirectory, const char *from, int toDirectory, co
 #else
     (void)fromDirectory; (void)from; (void)toDirectory; (void)to; (void)flags;
     errno = ENOSYS;
+    return -1;
+#endif
+}
+
+int tablesync_thread_id(void) {
+#if defined(__linux__) && defined(SYS_gettid)
+    return (int)syscall(SYS_gettid);
+#else
     return -1;
 #endif
 }

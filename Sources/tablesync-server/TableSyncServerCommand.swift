@@ -85,6 +85,11 @@ struct TableSyncServerCommand: AsyncParsableCommand {
     )
     var maxBulkReads: Int?
 
+    @Option(
+        name: .customLong("bulk-read-priority"),
+        help: "The processor priority of bulk reads on SQLite (default idle).")
+    var bulkReadPriority: BulkReadPriority?
+
     @Flag(
         name: .customLong("no-batch"),
         help: "Do not offer the batch endpoint (POST /batch); clients then send one request per operation.")
@@ -267,6 +272,7 @@ struct TableSyncServerCommand: AsyncParsableCommand {
         configuration.jwt = try jwtOptions.settings(file: file.jwt, environment: environment)
         if let bytes = maxPageBytes ?? file.maxPageBytes { configuration.maxPageBytes = bytes }
         if let reads = maxBulkReads ?? file.maxBulkReads { configuration.maxBulkReads = reads }
+        if let priority = bulkReadPriority ?? file.bulkReadPriority { configuration.bulkReadPriority = priority }
         if let count = maxConnections ?? file.maxConnections { configuration.maxConnections = count }
         if let depth = maxFilterDepth ?? file.maxFilterDepth { configuration.filterLimits.maxDepth = depth }
         if let terms = maxFilterTerms ?? file.maxFilterTerms { configuration.filterLimits.maxTerms = terms }

@@ -254,6 +254,21 @@ struct ConfigurationTests {
         try configuration.validate()
     }
 
+    @Test("bulkReadPriority: idle unless given; the file takes idle or normal and names anything else")
+    func bulkReadPriority() throws {
+        let configuration = ServerConfiguration(
+            database: .sqlite(path: "s.sqlite"), tables: [TableOptions(name: "todo")])
+        #expect(configuration.bulkReadPriority == .idle)
+        for priority in BulkReadPriority.allCases {
+            let text = #"{"bulkReadPriority": "\#(priority.rawValue)"}"#
+            #expect(try ServerConfigurationFile.parse(text, path: "s.json").bulkReadPriority == priority)
+        }
+        let refusal = #expect(throws: ConfigurationError.self) {
+            try ServerConfigurationFile.parse(#"{"bulkReadPriority": "low"}"#, path: "s.json")
+        }
+        #expect(refusal?.description.contains(#"s.json: "bulkReadPriority" must be idle or normal, not 'low'"#) == true)
+    }
+
     @Test("configuration file: a table's columns as an object or as the flag's text")
     func fileColumns() throws {
         let file = try ServerConfigurationFile.parse(

@@ -1,5 +1,7 @@
 import Foundation
 import GRDB
+import SyncProtocol
+import Synchronization
 import Testing
 import TestSupport
 @testable import TableSyncServer
@@ -25,6 +27,94 @@ import Glibc
         let readNice = try await pool.read { _ in Self.threadNice() }
         let writeNice = try await pool.write { _ in Self.threadNice() }
         #expect(readNice == processNice && writeNice == processNice, "read \(readNice), write \(writeNice)")
+    }
+
+    /// Takes every record, noting the scheduling policy of the thread that reads them (`SCHED_IDLE` is 5).
+    struct PolicyRecorder: PageCollector {
+        var policies: Set<Int32> = []
+
+        mutating func take(_ record: StoredRecord) -> Bool {
+            var policy: Int32 = 0
+            var parameters = sched_param()
+            _ = pthread_getschedparam(pthread_self(), &policy, &parameters)
+            policies.insert(policy)
+            return true
+        }
+    }
+
+    /// A repository at `priority` on a new file in `directory`, holding `count` records of `text` in `table`.
+    static func repository(
+        in directory: TemporaryDirectory, _ priority: BulkReadPriority, table: TableSyncServer.TableOptions, count: Int,
+        text: String = "", statementTimeout: Duration = ServerConfiguration.defaultStatementTimeout
+    ) async throws -> SQLiteRecordRepository {
+        let repository = try SQLiteRecordRepository(
+            path: directory.file("\(UUID().uuidString).sqlite"), statementTimeout: statementTimeout,
+            bulkReadPriority: priority)
+        try await repository.prepare(tables: [table])
+        _ = try await repository.write(
+            (0..<count).map { index in
+                RecordWriteRequest(table: table.name, id: "r\(index)") { _ in .insert(["text": .string(text)]) }
+            })
+        return repository
+    }
+
+    // Stands for the server under attack: a large page's or a costly filter's read yields the processor to the
+    // threads that parse and answer small requests the moment one of them wakes.
+    @Test("a bulk read runs under SCHED_IDLE on a thread of its own; a small read, and a bulk read at normal, do not")
+    func bulkReadsYield() async throws {
+        let directory = TemporaryDirectory()
+        let table = TableSyncServer.TableOptions(name: "todo")
+        func policies(_ priority: BulkReadPriority, top: Int) async throws -> Set<Int32> {
+            let repository = try await Self.repository(in: directory, priority, table: table, count: 3)
+            let query = try ListQuery.parse(QueryString("$top=\(top)"), version: .v3, table: table)
+            let page = try await repository.list(
+                in: RecordScope(table: table.name), query: query, into: PolicyRecorder())
+            #expect(page.recordCount == 3)
+            return page.collected.policies
+        }
+        let bulk = ReadWeight.smallPage + 1
+        #expect(try await policies(.idle, top: bulk) == [5], "a bulk read at idle")
+        #expect(try await policies(.idle, top: ReadWeight.smallPage) == [0], "a small read")
+        #expect(try await policies(.normal, top: bulk) == [0], "a bulk read at normal")
+    }
+
+    // Stands for a server on a machine that other programs keep busy: there an idle thread would hardly run, and
+    // every pull (bulk reads of 1,000 records) would end at the statement time limit.
+    @Test("a bulk read starved of processors by busy threads is read again at the normal priority, and answered")
+    func starvedBulkReadIsAnswered() async throws {
+        let directory = TemporaryDirectory()
+        let table = TableSyncServer.TableOptions(name: "todo")
+        let repository = try await Self.repository(
+            in: directory, .idle, table: table, count: 60, text: String(repeating: "abcd", count: 5000),
+            statementTimeout: .seconds(60))
+        // Growth 16 on 60 records of 20,000 characters: a tenth of a second of one processor.
+        let filter = "length(replace(replace(replace(replace(text,'a','bb'),'b','cc'),'c','dd'),'d','ee')) gt 0"
+        let query = try ListQuery.parse(
+            QueryString("$top=1000&$filter=" + TablePath.percentEncodeQueryComponent(filter)), version: .v3,
+            table: table)
+        // A thread per processor that keeps it busy for at most 8 s, so that a slow run of the suite is not made
+        // slower for long; the watch looks every 250 ms.
+        let spinning = Atomic(true)
+        let spinUntil = ContinuousClock.now + .seconds(8)
+        let spinners = (0..<ProcessInfo.processInfo.activeProcessorCount).map { _ in
+            let thread = Thread {
+                while spinning.load(ordering: .relaxed), ContinuousClock.now < spinUntil {}
+            }
+            thread.start()
+            return thread
+        }
+        defer { spinning.store(false, ordering: .relaxed) }
+        #expect(!spinners.isEmpty)
+        let clock = ContinuousClock()
+        let started = clock.now
+        let page = try await repository.list(in: RecordScope(table: table.name), query: query, into: PolicyRecorder())
+        let took = clock.now - started
+        print("starved bulk read: answered after \(took)")
+        #expect(page.recordCount == 60)
+        #expect(page.collected.policies == [0], "read again by a thread at the normal priority")
+        // With the watch switched off, the idle thread had too little of the processors to end within the 8 s, and
+        // read the page after the spinning stopped, at SCHED_IDLE.
+        #expect(took < .seconds(30), "answered after \(took)")
     }
 }
 #endif

@@ -27,4 +27,7 @@ int tablesync_map_allocations_from(int bytes);
 /// Returns 1 on success, 0 where there is no such setting.
 int tablesync_limit_heap_arenas(int count);
 
+/// The kernel's id of the calling thread (`gettid(2)`), or -1 where there is none.
+int tablesync_thread_id(void);
+
 #endif

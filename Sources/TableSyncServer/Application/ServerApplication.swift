@@ -36,7 +36,9 @@ public func makeServerApplication(
     switch configuration.database {
     case .sqlite(let path):
         metrics = ServerMetrics()
-        storage = try SQLiteRecordRepository(path: path, statementTimeout: configuration.statementTimeout)
+        storage = try SQLiteRecordRepository(
+            path: path, statementTimeout: configuration.statementTimeout,
+            bulkReadPriority: configuration.bulkReadPriority)
     case .postgres(let location):
         let client = PostgresClient(
             configuration: try location.clientConfiguration(

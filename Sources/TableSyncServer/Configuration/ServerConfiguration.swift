@@ -46,6 +46,8 @@ public struct ServerConfiguration: Sendable {
     /// The most bulk reads (pages of more than 100 records, `$filter`s that call functions) running at once; the
     /// others wait their turn, at most ``statementTimeout``, so that small requests are not crowded out.
     public var maxBulkReads: Int = defaultMaxBulkReads
+    /// The processor priority of bulk reads on SQLite: by default they yield to every other thread.
+    public var bulkReadPriority: BulkReadPriority = .default
     /// The longest a page read may run; then it is cancelled and the request answered 503. Writes are not limited:
     /// they queue behind other writers for their tables' write locks.
     public var statementTimeout: Duration = defaultStatementTimeout

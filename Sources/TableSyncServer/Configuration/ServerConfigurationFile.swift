@@ -13,7 +13,7 @@ import SyncProtocol
 ///   "jwt": {"issuer": "https://login.example.com/", "audience": "tablesync",
 ///           "jwks": "https://login.example.com/jwks.json", "hs256KeyFile": "/etc/tablesync/jwt-key",
 ///           "leeway": 60, "jwksRefreshInterval": 60, "roleClaim": "roles"},
-///   "maxBodySize": 16777216, "maxPageBytes": 8388608, "maxBulkReads": 1,
+///   "maxBodySize": 16777216, "maxPageBytes": 8388608, "maxBulkReads": 1, "bulkReadPriority": "idle",
 ///   "batch": true, "maxBatchOperations": 1000,
 ///   "postgresPoolSize": 20,
 ///   "headerTimeout": 10, "bodyTimeout": 60, "idleTimeout": 60, "maxConnections": 1000,
@@ -35,6 +35,8 @@ public struct ServerConfigurationFile: Sendable, Hashable {
     public var maxPageBytes: Int?
     /// ``ServerConfiguration/maxBulkReads``.
     public var maxBulkReads: Int?
+    /// ``ServerConfiguration/bulkReadPriority``.
+    public var bulkReadPriority: BulkReadPriority?
     /// `false` switches the batch extension off.
     public var batch: Bool?
     public var maxBatchOperations: Int?
@@ -98,6 +100,8 @@ public struct ServerConfigurationFile: Sendable, Hashable {
             case "maxBodySize": file.maxBodySize = try integer()
             case "maxPageBytes": file.maxPageBytes = try integer()
             case "maxBulkReads": file.maxBulkReads = try integer()
+            case "bulkReadPriority":
+                file.bulkReadPriority = try BulkReadPriority.parse(try string(), setting: "\(path): \"\(key)\"")
             case "maxBatchOperations": file.maxBatchOperations = try integer()
             case "postgresPoolSize": file.postgresPoolSize = try integer()
             case "headerTimeout": file.headerTimeout = try seconds()
@@ -124,10 +128,9 @@ public struct ServerConfigurationFile: Sendable, Hashable {
                 throw ConfigurationError(
                     """
                     \(path): unknown setting "\(key)"; use host, port, database, tables, tokensFile, jwt, maxBodySize, \
-                    maxPageBytes, maxBulkReads, batch, maxBatchOperations, postgresPoolSize, headerTimeout, \
-                    bodyTimeout, \
-                    idleTimeout, maxConnections, statementTimeout, shutdownTimeout, maxFilterDepth, maxFilterTerms, \
-                    maxFilterGrowth or maxChangeWait
+                    maxPageBytes, maxBulkReads, bulkReadPriority, batch, maxBatchOperations, postgresPoolSize, \
+                    headerTimeout, bodyTimeout, idleTimeout, maxConnections, statementTimeout, shutdownTimeout, \
+                    maxFilterDepth, maxFilterTerms, maxFilterGrowth or maxChangeWait
                     """)
             }
         }

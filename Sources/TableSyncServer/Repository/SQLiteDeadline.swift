@@ -3,7 +3,8 @@ import GRDBSQLite
 
 /// The statement time limit on one SQLite connection, kept by SQLite itself for the length of a read: its progress
 /// handler looks at the clock every ``instructionsBetweenChecks`` instructions and interrupts the statement once the
-/// deadline is past (SQLITE_INTERRUPT, which reads as a time-out).
+/// deadline is past (SQLITE_INTERRUPT, which reads as a time-out), or once the read's task is cancelled when the read
+/// runs on a thread of its own (``IdlePriorityThread``), where GRDB cannot see the task.
 ///
 /// ``StatementTimeLimit``'s timer alone is a task on the cooperative pool: when other work holds the pool's threads,
 /// it fires late, and a read that should have been stopped runs on. The handler runs on the reader's own thread, so
@@ -14,17 +15,21 @@ final class SQLiteDeadline {
 
     private let connection: OpaquePointer?
     private let deadline: ContinuousClock.Instant
+    private let cancellation: IdlePriorityThread.Cancellation?
 
-    /// Installs the handler on `db`'s connection until ``remove()``; the read must end at `deadline`.
-    init(_ db: Database, until deadline: ContinuousClock.Instant) {
+    /// Installs the handler on `db`'s connection until ``remove()``; the read must end at `deadline`, or when
+    /// `cancellation` says so.
+    init(_ db: Database, until deadline: ContinuousClock.Instant, cancellation: IdlePriorityThread.Cancellation? = nil)
+    {
         connection = db.sqliteConnection
         self.deadline = deadline
+        self.cancellation = cancellation
         sqlite3_progress_handler(
             connection, Self.instructionsBetweenChecks,
             { context in
                 guard let context else { return 0 }
                 let limit = Unmanaged<SQLiteDeadline>.fromOpaque(context).takeUnretainedValue()
-                return ContinuousClock.now >= limit.deadline ? 1 : 0
+                return limit.cancellation?.isCancelled == true || ContinuousClock.now >= limit.deadline ? 1 : 0
             }, Unmanaged.passUnretained(self).toOpaque())
     }
 

@@ -8,11 +8,17 @@ import SyncProtocol
 public final class SQLiteRecordRepository: RecordRepository {
     private let pool: DatabasePool
     private let statementTimeout: Duration
+    private let bulkReadPriority: BulkReadPriority
 
-    /// Opens (or creates) the database file at `path`; a page read runs at most `statementTimeout`.
-    public init(path: String, statementTimeout: Duration = ServerConfiguration.defaultStatementTimeout) throws {
+    /// Opens (or creates) the database file at `path`; a page read runs at most `statementTimeout`, a bulk read
+    /// (``ReadWeight``) at `bulkReadPriority`.
+    public init(
+        path: String, statementTimeout: Duration = ServerConfiguration.defaultStatementTimeout,
+        bulkReadPriority: BulkReadPriority = .idle
+    ) throws {
         pool = try DatabasePool(path: path, configuration: Self.configuration())
         self.statementTimeout = statementTimeout
+        self.bulkReadPriority = bulkReadPriority
     }
 
     /// How every connection is set up: a writer waits up to 10 s for another's lock, and statements run at the
@@ -116,21 +122,34 @@ public final class SQLiteRecordRepository: RecordRepository {
         in scope: RecordScope, query: ListQuery, into collector: Collector
     ) async throws -> ListedPage<Collector> {
         let statements = try RecordQuerySQL.list(table: scope.storedName, query: query, dialect: .sqlite)
-        let pool = self.pool
+        let (pool, priority) = (self.pool, bulkReadPriority)
         let deadline = ContinuousClock.now + statementTimeout
-        return try await StatementTimeLimit.run(statementTimeout) {
-            try await pool.read { db in
-                let limit = SQLiteDeadline(db, until: deadline)
-                defer { limit.remove() }
-                var reading = PageReading(collector: collector, top: query.top)
-                let rows = try Row.fetchCursor(
-                    db, sql: statements.page.sql, arguments: Self.arguments(statements.page.bindings))
-                while let row = try rows.next(), try reading.read({ try Self.decode(row) }) {}
-                let count = try statements.count.map {
-                    try Int.fetchOne(db, sql: $0.sql, arguments: Self.arguments($0.bindings)) ?? 0
-                }
-                return reading.page(totalCount: count)
+        @Sendable func readPage(
+            _ db: Database, cancellation: IdlePriorityThread.Cancellation?
+        ) throws
+            -> ListedPage<Collector>
+        {
+            let limit = SQLiteDeadline(db, until: deadline, cancellation: cancellation)
+            defer { limit.remove() }
+            var reading = PageReading(collector: collector, top: query.top)
+            let rows = try Row.fetchCursor(
+                db, sql: statements.page.sql, arguments: Self.arguments(statements.page.bindings))
+            while let row = try rows.next(), try reading.read({ try Self.decode(row) }) {}
+            let count = try statements.count.map {
+                try Int.fetchOne(db, sql: $0.sql, arguments: Self.arguments($0.bindings)) ?? 0
             }
+            return reading.page(totalCount: count)
+        }
+        return try await StatementTimeLimit.run(statementTimeout) {
+            if priority == .idle, IdlePriorityThread.isAvailable, ReadWeight.isBulk(query) {
+                // GRDB runs a synchronous read on the calling thread when the connection is free: the idle one.
+                let page = try await IdlePriorityThread.run { cancellation in
+                    try pool.read { db in try readPage(db, cancellation: cancellation) }
+                }
+                if let page { return page }
+                // Starved: other programs keep the processors busy. The read starts again at the normal priority.
+            }
+            return try await pool.read { db in try readPage(db, cancellation: nil) }
         }
     }
 
