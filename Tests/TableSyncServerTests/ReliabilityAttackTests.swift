@@ -16,7 +16,9 @@ import TestSupport
 /// every write it acknowledged is there when it starts again, and its RSS stays under 512 MB. Printed: the
 /// interactive requests' p50 and p99 under attack against the quiet phase's (as ratios), the peak RSS against the
 /// idle server's, and the time to exit. `make test` runs a small mix for a few seconds; `make stress`
-/// (`TABLESYNC_STRESS=1`) the full one, with the admission of bulk reads at its default and switched off.
+/// (`TABLESYNC_STRESS=1`) the full one, with the admission of bulk reads at its default and switched off, against a
+/// release build of the server as it is deployed (`TABLESYNC_ATTACK_SERVER` names the executable; without it, the
+/// build beside the tests).
 @Suite("Reliability: server under attack", .serialized)
 struct ReliabilityAttackTests {
     /// How many of each client, and for how long.
@@ -58,6 +60,10 @@ struct ReliabilityAttackTests {
     /// `--max-bulk-reads` of each run: the default, and in `make stress` also so many that every read runs at once.
     static let bulkReadLimits: [Int?] = stressRun ? [nil, 10_000] : [nil]
     static let rssLimit = 512 * 1024 * 1024
+    /// The server executable under attack: `TABLESYNC_ATTACK_SERVER`, or the build beside the tests.
+    static let serverExecutable = ProcessInfo.processInfo.environment["TABLESYNC_ATTACK_SERVER"].flatMap {
+        $0.isEmpty ? nil : $0
+    }
     /// What a loaded machine may add to the shutdown bound: with the full mix's, 10 s in all.
     static let exitGrace = Duration.seconds(3)
 
@@ -80,7 +86,8 @@ struct ReliabilityAttackTests {
                 "\(Self.mix.shutdownTimeout)"
             ]
             + (maxBulkReads.map { ["--max-bulk-reads", "\($0)"] } ?? [])
-        let server = try await ServerProcess.start(arguments, logPath: directory.file("server.log"))
+        let server = try await ServerProcess.start(
+            arguments, logPath: directory.file("server.log"), executable: Self.serverExecutable)
         let port = try #require(Int(server.baseURL.split(separator: ":").last ?? ""))
         let answers = AnswerLog()
         let interactiveAnswers = AnswerLog()
@@ -341,7 +348,8 @@ struct ReliabilityAttackTests {
                 """
         }
         return """
-            \(backend), --max-bulk-reads \(maxBulkReads.map(String.init) ?? "default"): interactive requests quiet \
+            \(backend), --max-bulk-reads \(maxBulkReads.map(String.init) ?? "default"), server \
+            \(serverExecutable ?? "beside the tests"): interactive requests quiet \
             \(quietCount) \
             (p50 \(milliseconds(p50.quiet)), p99 \(milliseconds(p99.quiet))), under attack \(attackCount) \
             (p50 \(milliseconds(p50.underAttack)), p99 \(milliseconds(p99.underAttack))): p50 \

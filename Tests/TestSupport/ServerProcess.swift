@@ -15,18 +15,19 @@ public final class ServerProcess: Sendable {
         self.process = process
     }
 
-    /// Starts `tablesync-server ARGUMENTS --port 0 --log-level info` and returns once its log says which port it
-    /// listens on; throws with the log when it exits first or says nothing within `seconds`.
+    /// Starts `tablesync-server ARGUMENTS --port 0 --log-level info` (the build beside the tests, or `executable`)
+    /// and returns once its log says which port it listens on; throws with the log when it exits first or says
+    /// nothing within `seconds`.
     public static func start(
         _ arguments: [String], logPath: String, environment: [String: String]? = nil,
-        seconds: Double = 60
+        seconds: Double = 60, executable: String? = nil
     ) async throws -> ServerProcess {
         guard FileManager.default.createFile(atPath: logPath, contents: nil) else {
             throw ServerProcessError(description: "cannot create the server's log file \(logPath)")
         }
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: builtProduct("tablesync-server"))
+        process.executableURL = URL(fileURLWithPath: executable ?? builtProduct("tablesync-server"))
         process.arguments = arguments + ["--port", "0", "--log-level", "info"]
         if let environment { process.environment = environment }
         process.standardOutput = log
