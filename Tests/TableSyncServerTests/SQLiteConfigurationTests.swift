@@ -113,8 +113,9 @@ import Glibc
         #expect(page.recordCount == 60)
         #expect(page.collected.policies == [0], "read again by a thread at the normal priority")
         // With the watch switched off, the idle thread had too little of the processors to end within the 8 s, and
-        // read the page after the spinning stopped, at SCHED_IDLE.
-        #expect(took < .seconds(30), "answered after \(took)")
+        // read the page after the spinning stopped, at SCHED_IDLE: the policy above tells the two apart. The answer
+        // itself takes 0.4 s alone, up to 17 s inside the whole suite, whose task pool stalls for seconds at a time.
+        #expect(took < .seconds(50), "answered after \(took)")
     }
 }
 #endif
