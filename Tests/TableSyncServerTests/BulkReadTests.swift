@@ -285,7 +285,7 @@ struct BulkReadTests {
         // ends first. A fourth read's client leaves while it waits: were it still queued, its wait would end too.
         for read in reads { read.sendNow(costly) }
         leaving.sendNow("GET /tables/\(table)?$top=101 HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\n\r\n")
-        usleep(200_000)
+        try await Task.sleep(for: .milliseconds(200))
         leaving.closeSocket()
 
         // Small reads never queue: behind the bulk reads they would wait past their bound and be refused.

@@ -455,7 +455,7 @@ import TestSupport
                     wasKilled = true
                 }
             }
-            process.waitUntilExit()
+            _ = await CLI.wait(process)
             let ran = clock.now - started
             let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: directory.file("store/tables/todo/a.json"))))
             #expect(expected.contains(bytes), "round \(round): the record file is torn (\(bytes.count) bytes)")
