@@ -440,13 +440,7 @@ import TestSupport
         func update(round: Int, killingAfter delay: Duration?) async throws -> (killed: Bool, ran: Duration) {
             let clock = ContinuousClock()
             let started = clock.now
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: tablesync)
-            process.arguments = ["-C", store, "update", "todo", "-"]
-            process.standardInput = FileHandle(forReadingAtPath: versionFiles[(round + 1) % 2])
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
+            let process = try CLI.start(["-C", store, "update", "todo", "-"], input: versionFiles[(round + 1) % 2])
             var wasKilled = false
             if let delay {
                 try await Task.sleep(for: delay)

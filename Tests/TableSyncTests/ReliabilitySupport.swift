@@ -124,12 +124,16 @@ struct CLI {
         try await runProgram(path, arguments, environment: environment)
     }
 
-    /// Starts `tablesync ARGUMENTS` without waiting; output goes nowhere.
-    static func start(_ arguments: [String], environment: [String: String] = CLI.environment) throws -> Process {
+    /// Starts `tablesync ARGUMENTS` without waiting, its standard input read from the file `input` if given;
+    /// output goes nowhere.
+    static func start(
+        _ arguments: [String], environment: [String: String] = CLI.environment, input: String? = nil
+    ) throws -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
         process.environment = environment
+        if let input { process.standardInput = FileHandle(forReadingAtPath: input) }
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()

@@ -2,7 +2,7 @@
 #define TABLESYNC_CFILESYSTEM_H
 
 // Linux calls that the Swift Glibc module does not import (glibc declares them only with _GNU_SOURCE or in
-// <malloc.h>), declared once for the store, the command line and the benchmarks. On other systems they fail with
+// <malloc.h>), declared once for the store, the command line, the server and the benchmarks. On other systems they fail with
 // ENOSYS (or do nothing) and the callers take their portable path.
 
 /// `syncfs(2)`: writes out every dirty page of the file system holding `descriptor`.

@@ -14,7 +14,7 @@ public final class SQLiteRecordRepository: RecordRepository {
     /// (``ReadWeight``) at `bulkReadPriority`.
     public init(
         path: String, statementTimeout: Duration = ServerConfiguration.defaultStatementTimeout,
-        bulkReadPriority: BulkReadPriority = .idle
+        bulkReadPriority: BulkReadPriority = .default
     ) throws {
         pool = try DatabasePool(path: path, configuration: Self.configuration())
         self.statementTimeout = statementTimeout
