@@ -343,16 +343,14 @@ import TestSupport
         try server.run()
         defer { if server.isRunning { kill(server.processIdentifier, SIGKILL) } }
         // The log names the defaults, then the port (read off the cooperative pool: the read blocks).
-        let text: String = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                var seen = ""
-                while !seen.contains("listening on"), case let chunk = log.fileHandleForReading.availableData,
-                    !chunk.isEmpty
-                {
-                    seen += String(decoding: chunk, as: UTF8.self)
-                }
-                continuation.resume(returning: seen)
+        let text: String = await runOnThreadOfItsOwn {
+            var seen = ""
+            while !seen.contains("listening on"), case let chunk = log.fileHandleForReading.availableData,
+                !chunk.isEmpty
+            {
+                seen += String(decoding: chunk, as: UTF8.self)
             }
+            return seen
         }
         #expect(
             text.contains("no --database given") && text.contains(directory.path + "/tablesync-server.sqlite"),

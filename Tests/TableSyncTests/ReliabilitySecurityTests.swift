@@ -87,16 +87,14 @@ import TestSupport
         // A bound, so a server that never logs cannot hang the suite.
         DispatchQueue.global().asyncAfter(deadline: .now() + 30) { if server.isRunning { server.terminate() } }
         // It started when it logs its port (or is still running after the pipe closed on its own).
-        let line = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                var seen = Data()
-                while !String(decoding: seen, as: UTF8.self).contains("\n") {
-                    let chunk = output.fileHandleForReading.availableData
-                    if chunk.isEmpty { break }
-                    seen.append(chunk)
-                }
-                continuation.resume(returning: String(decoding: seen, as: UTF8.self))
+        let line = await runOnThreadOfItsOwn {
+            var seen = Data()
+            while !String(decoding: seen, as: UTF8.self).contains("\n") {
+                let chunk = output.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                seen.append(chunk)
             }
+            return String(decoding: seen, as: UTF8.self)
         }
         #expect(server.isRunning, "with tokens it listens on 0.0.0.0: \(line)")
         #expect(!line.contains(Self.token), "the token is not logged")
@@ -283,17 +281,14 @@ extension CLI {
         DispatchQueue.global().asyncAfter(deadline: .now() + 20) {
             if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         }
-        return await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                let stdout = output.fileHandleForReading.readDataToEndOfFile()
-                let stderr = errors.fileHandleForReading.readDataToEndOfFile()
-                process.waitUntilExit()
-                continuation.resume(
-                    returning: (
-                        process.terminationStatus, String(decoding: stdout, as: UTF8.self),
-                        String(decoding: stderr, as: UTF8.self)
-                    ))
-            }
+        return await runOnThreadOfItsOwn {
+            let stdout = output.fileHandleForReading.readDataToEndOfFile()
+            let stderr = errors.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return (
+                process.terminationStatus, String(decoding: stdout, as: UTF8.self),
+                String(decoding: stderr, as: UTF8.self)
+            )
         }
     }
 }

@@ -142,12 +142,9 @@ struct CLI {
 
     /// Waits for `process` off the cooperative thread pool; `true` when a signal ended it.
     static func wait(_ process: Process) async -> (status: Int32, killed: Bool) {
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                process.waitUntilExit()
-                continuation.resume(
-                    returning: (process.terminationStatus, process.terminationReason == .uncaughtSignal))
-            }
+        await runOnThreadOfItsOwn {
+            process.waitUntilExit()
+            return (process.terminationStatus, process.terminationReason == .uncaughtSignal)
         }
     }
 }

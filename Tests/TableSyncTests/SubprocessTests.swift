@@ -32,6 +32,12 @@ import Testing
         let run = try Subprocess.run("/bin/sh", ["-c", "exec sleep 30"], timeout: .milliseconds(300))
         #expect(run.killed && run.status == SIGKILL)
         #expect(ContinuousClock.now - started < .seconds(20), "killed at the limit, not after the 30 s sleep")
+        // A grandchild that keeps the output open does not hold the call past the limit either.
+        let heldOpen = ContinuousClock.now
+        let orphaning = try Subprocess.run(
+            "/bin/sh", ["-c", "echo before; sleep 30 & wait"], timeout: .milliseconds(300))
+        #expect(orphaning.killed && String(decoding: orphaning.output, as: UTF8.self) == "before\n")
+        #expect(ContinuousClock.now - heldOpen < .seconds(20), "the call ends at the limit, not with the grandchild")
         #expect(throws: Subprocess.StartFailure.self) { try Subprocess.run("/nonexistent/program", []) }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TableSync
 import TestSupport
 #if canImport(Glibc)
 import Glibc
@@ -19,11 +20,7 @@ enum TerminalRun {
 
     /// Runs `tablesync ARGUMENTS` to completion, off the cooperative pool.
     static func run(_ arguments: [String]) async throws -> Output {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(with: Result { try runBlocking(arguments) })
-            }
-        }
+        try await runOnThreadOfItsOwn { try runBlocking(arguments) }
     }
 
     private static func runBlocking(_ arguments: [String]) throws -> Output {

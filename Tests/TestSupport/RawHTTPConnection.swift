@@ -1,4 +1,5 @@
 import Foundation
+import TableSync
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -53,7 +54,7 @@ public final class RawHTTPConnection: @unchecked Sendable {
 
     @discardableResult
     public func send(_ bytes: [UInt8]) async -> Bool {
-        await offThread { [fd] in LoopbackSocket.sendAll(fd, bytes) }
+        await runOnThreadOfItsOwn { [fd] in LoopbackSocket.sendAll(fd, bytes) }
     }
 
     /// Sends `text` on the calling thread, without suspending: for requests that must reach the server together even
@@ -67,7 +68,7 @@ public final class RawHTTPConnection: @unchecked Sendable {
     /// every byte is still read from the connection, but a client of pages of megabytes does not copy them around
     /// (which would load the test's processors more than the server's).
     public func readAnswer(within seconds: Double, keepingLast bodyTail: Int = .max) async -> Answer? {
-        await offThread { [self] in readAnswerNow(within: seconds, keepingLast: bodyTail) }
+        await runOnThreadOfItsOwn { [self] in readAnswerNow(within: seconds, keepingLast: bodyTail) }
     }
 
     /// ``readAnswer(within:keepingLast:)`` on the calling thread, which it blocks: for a client with a thread of its
@@ -99,7 +100,7 @@ public final class RawHTTPConnection: @unchecked Sendable {
     /// Waits at most `seconds` for the server to close the connection (reading and dropping what else it sends);
     /// `true` when it closed it.
     public func waitForClose(within seconds: Double) async -> Bool {
-        await offThread { [self] in
+        await runOnThreadOfItsOwn { [self] in
             setTimeout(seconds)
             while true {
                 switch fill() {
@@ -130,9 +131,4 @@ public final class RawHTTPConnection: @unchecked Sendable {
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
     }
 
-    private func offThread<Value: Sendable>(_ work: @escaping @Sendable () -> Value) async -> Value {
-        await withCheckedContinuation { continuation in
-            Thread { continuation.resume(returning: work()) }.start()
-        }
-    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TableSync
 
 /// The built `tablesync-server` executable running as a process of its own on a free loopback port, its log in a
 /// file: what tests use when several servers must share nothing but their database, as deployed instances do.
@@ -72,11 +73,9 @@ public final class ServerProcess: Sendable {
     public func stop() async -> Int32 {
         let process = self.process
         if process.isRunning { process.terminate() }
-        return await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                process.waitUntilExit()
-                continuation.resume(returning: process.terminationStatus)
-            }
+        return await runOnThreadOfItsOwn {
+            process.waitUntilExit()
+            return process.terminationStatus
         }
     }
 }

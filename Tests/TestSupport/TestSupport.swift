@@ -61,17 +61,12 @@ public func runProgram(
     _ path: String, _ arguments: [String], environment: [String: String]? = nil,
     input: String? = nil
 ) async throws -> (status: Int32, stdout: String, stderr: String, killed: Bool) {
-    try await withCheckedThrowingContinuation { continuation in
-        DispatchQueue.global().async {
-            continuation.resume(
-                with: Result {
-                    let run = try Subprocess.run(
-                        path, arguments, environment: environment, input: input.map { .file($0) } ?? .nothing)
-                    return (
-                        run.status, String(decoding: run.output, as: UTF8.self),
-                        String(decoding: run.errors, as: UTF8.self), run.killed
-                    )
-                })
-        }
+    try await runOnThreadOfItsOwn {
+        let run = try Subprocess.run(
+            path, arguments, environment: environment, input: input.map { .file($0) } ?? .nothing)
+        return (
+            run.status, String(decoding: run.output, as: UTF8.self), String(decoding: run.errors, as: UTF8.self),
+            run.killed
+        )
     }
 }

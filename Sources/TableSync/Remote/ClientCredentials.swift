@@ -107,11 +107,7 @@ actor ClientCredentials {
     /// naming `tokenCommand` when it fails, outlasts ``commandTimeout`` or prints nothing. It runs on a thread of its
     /// own, off the cooperative pool, as a child process is waited for.
     private static func run(_ command: String) async throws -> String {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(with: Result { try runBlocking(command) })
-            }
-        }
+        try await runOnThreadOfItsOwn { try runBlocking(command) }
     }
 
     private static func runBlocking(_ command: String) throws -> String {

@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 
 #if canImport(Glibc)
@@ -78,13 +77,8 @@ package enum Subprocess {
             if let errors { close(errors.parent) }
             throw error
         }
-        let deadline = timeout.map { timeout in
-            let killing = DispatchWorkItem { _ = kill(pid, SIGKILL) }
-            DispatchQueue.global().asyncAfter(deadline: .now() + timeout / .seconds(1), execute: killing)
-            return killing
-        }
-        defer { deadline?.cancel() }
-        let (printed, errorsPrinted) = readBoth(output.parent, errors?.parent)
+        let (printed, errorsPrinted) = readBoth(
+            output.parent, errors?.parent, killing: pid, at: timeout.map { ContinuousClock.now + $0 })
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         let signal = status & 0x7f
@@ -186,40 +180,55 @@ package enum Subprocess {
         ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).compactMap { Int32($0) }
     }
 
-    /// Everything `output` and `errors` give until their ends, read at once (a child that fills one while the
-    /// other is read never stops); closes them.
-    private static func readBoth(_ output: Int32, _ errors: Int32?) -> (output: [UInt8], errors: [UInt8]) {
-        guard let errors else { return (readAll(output), []) }
-        let errorsRead = DispatchSemaphore(value: 0)
-        let result = ReadResult()
-        DispatchQueue.global().async {
-            result.bytes = readAll(errors)
-            errorsRead.signal()
-        }
-        let printed = readAll(output)
-        errorsRead.wait()
-        return (printed, result.bytes)
-    }
-
-    /// Everything `descriptor` gives until its end; closes it.
-    private static func readAll(_ descriptor: Int32) -> [UInt8] {
-        defer { close(descriptor) }
-        var bytes: [UInt8] = []
+    /// Everything `output` and `errors` give until their ends, read as it comes from either (a child that fills one
+    /// while the other is read never stops), on the calling thread alone; closes them. At `deadline` the child is
+    /// killed (SIGKILL) and what it printed so far is kept, without waiting for ends that a grandchild may hold open.
+    private static func readBoth(
+        _ output: Int32, _ errors: Int32?, killing child: pid_t, at deadline: ContinuousClock.Instant?
+    ) -> (output: [UInt8], errors: [UInt8]) {
+        var streams = [ReadStream(descriptor: output)] + (errors.map { [ReadStream(descriptor: $0)] } ?? [])
+        defer { for stream in streams { close(stream.descriptor) } }
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count > 0 {
-                bytes.append(contentsOf: chunk[0..<count])
-            } else if count < 0 && errno == EINTR {
+        var killed = false
+        while streams.contains(where: { !$0.ended }) {
+            var waitFor = streams.filter { !$0.ended }.map {
+                pollfd(fd: $0.descriptor, events: Int16(POLLIN), revents: 0)
+            }
+            let timeout = killed ? 0 : deadline.map { Self.milliseconds(until: $0) } ?? -1
+            let ready = poll(&waitFor, nfds_t(waitFor.count), timeout)
+            if ready < 0 && errno == EINTR { continue }
+            if ready <= 0 {
+                // Past the deadline with nothing more to read now (or poll failed): the child ends here.
+                if killed || ready < 0 { break }
+                _ = kill(child, SIGKILL)
+                killed = true
                 continue
-            } else {
-                return bytes
+            }
+            for index in streams.indices where !streams[index].ended {
+                guard let polled = waitFor.first(where: { $0.fd == streams[index].descriptor }), polled.revents != 0
+                else { continue }
+                let count = chunk.withUnsafeMutableBytes { read(streams[index].descriptor, $0.baseAddress, $0.count) }
+                if count > 0 {
+                    streams[index].bytes.append(contentsOf: chunk[0..<count])
+                } else if count == 0 || errno != EINTR {
+                    streams[index].ended = true
+                }
             }
         }
+        return (streams[0].bytes, streams.count > 1 ? streams[1].bytes : [])
+    }
+
+    /// Milliseconds from now to `deadline` for `poll`, at least 0, rounded up so that a wait never ends early.
+    private static func milliseconds(until deadline: ContinuousClock.Instant) -> Int32 {
+        let left = deadline - ContinuousClock.now
+        guard left > .zero else { return 0 }
+        return Int32(min(Double(Int32.max), (left / .milliseconds(1)).rounded(.up)))
     }
 }
 
-/// What one thread read, handed to another after a semaphore's signal (which orders the two).
-private final class ReadResult: @unchecked Sendable {
+/// One of a child's outputs as ``Subprocess`` reads it.
+private struct ReadStream {
+    let descriptor: Int32
     var bytes: [UInt8] = []
+    var ended = false
 }
