@@ -117,5 +117,71 @@ import Glibc
         // itself takes 0.4 s alone, up to 17 s inside the whole suite, whose task pool stalls for seconds at a time.
         #expect(took < .seconds(50), "answered after \(took)")
     }
+
+    /// Takes every record like ``PolicyRecorder``; on a thread under `SCHED_IDLE` it first waits until `released`
+    /// (30 s at most), as an idle thread that gets no processor does.
+    struct IdleThreadHolder: PageCollector {
+        let released: DispatchSemaphore
+        var policies: Set<Int32> = []
+
+        mutating func take(_ record: StoredRecord) -> Bool {
+            var policy: Int32 = 0
+            var parameters = sched_param()
+            _ = pthread_getschedparam(pthread_self(), &policy, &parameters)
+            if policy == 5 && policies.isEmpty {
+                if released.wait(timeout: .now() + 30) == .success { released.signal() }
+            }
+            policies.insert(policy)
+            return true
+        }
+    }
+
+    // Stands for a busy machine again: the idle threads given up keep their connections until they get a processor,
+    // which there can take seconds. Here they are held until the test lets them go, so that nothing depends on the
+    // scheduler.
+    @Test(
+        """
+        idle threads given up hold connections of their own: more bulk reads at once than the pool has readers, and \
+        small reads, are answered while they wait
+        """)
+    func idleThreadsGivenUpLeaveThePoolsConnections() async throws {
+        let directory = TemporaryDirectory()
+        let table = TableSyncServer.TableOptions(name: "todo")
+        let repository = try await Self.repository(in: directory, .idle, table: table, count: 10)
+        let query = try ListQuery.parse(QueryString("$top=1000"), version: .v3, table: table)
+        let released = DispatchSemaphore(value: 0)
+        defer { released.signal() }
+        // More than the 5 readers of GRDB's pool.
+        let policies = try await withThrowingTaskGroup(of: Set<Int32>.self) { group in
+            for _ in 0..<6 {
+                group.addTask {
+                    let page = try await repository.list(
+                        in: RecordScope(table: table.name), query: query, into: IdleThreadHolder(released: released))
+                    #expect(page.recordCount == 10)
+                    return page.collected.policies
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        let small = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for index in 0..<10 {
+                group.addTask {
+                    try await repository.record(in: RecordScope(table: table.name), id: "r\(index)") != nil
+                }
+            }
+            return try await group.reduce(into: 0) { $0 += $1 ? 1 : 0 }
+        }
+        let heldThen = repository.bulkReadConnections.lent
+        #expect(policies.allSatisfy { $0 == [0] }, "every page read at the normal priority: \(policies)")
+        #expect(small == 10)
+        #expect(heldThen == max(2, ProcessInfo.processInfo.activeProcessorCount), "idle threads still held")
+        released.signal()
+        // Let go, the idle threads see that they were given up, end, and give their connections back.
+        let deadline = ContinuousClock.now + .seconds(30)
+        while repository.bulkReadConnections.lent > 0 && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(repository.bulkReadConnections.lent == 0)
+    }
 }
 #endif

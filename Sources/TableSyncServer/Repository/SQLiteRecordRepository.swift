@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 import SyncProtocol
 
@@ -7,6 +8,8 @@ import SyncProtocol
 /// that is the table write lock of ``RecordRepository``, so `updatedAt` order is commit order.
 public final class SQLiteRecordRepository: RecordRepository {
     private let pool: DatabasePool
+    /// The connections of bulk reads on idle threads, apart from the pool's.
+    let bulkReadConnections: BulkReadConnections
     private let statementTimeout: Duration
     private let bulkReadPriority: BulkReadPriority
 
@@ -17,6 +20,9 @@ public final class SQLiteRecordRepository: RecordRepository {
         bulkReadPriority: BulkReadPriority = .default
     ) throws {
         pool = try DatabasePool(path: path, configuration: Self.configuration())
+        bulkReadConnections = BulkReadConnections(
+            path: path, configuration: Self.configuration(),
+            limit: max(2, ProcessInfo.processInfo.activeProcessorCount))
         self.statementTimeout = statementTimeout
         self.bulkReadPriority = bulkReadPriority
     }
@@ -122,7 +128,7 @@ public final class SQLiteRecordRepository: RecordRepository {
         in scope: RecordScope, query: ListQuery, into collector: Collector
     ) async throws -> ListedPage<Collector> {
         let statements = try RecordQuerySQL.list(table: scope.storedName, query: query, dialect: .sqlite)
-        let (pool, priority) = (self.pool, bulkReadPriority)
+        let (pool, priority, connections) = (self.pool, bulkReadPriority, bulkReadConnections)
         let deadline = ContinuousClock.now + statementTimeout
         @Sendable func readPage(
             _ db: Database, cancellation: IdlePriorityThread.Cancellation?
@@ -141,13 +147,17 @@ public final class SQLiteRecordRepository: RecordRepository {
             return reading.page(totalCount: count)
         }
         return try await StatementTimeLimit.run(statementTimeout) {
-            if priority == .idle, IdlePriorityThread.isAvailable, ReadWeight.isBulk(query) {
-                // GRDB runs a synchronous read on the calling thread when the connection is free: the idle one.
+            if priority == .idle, IdlePriorityThread.isAvailable, ReadWeight.isBulk(query),
+                let connection = connections.take()
+            {
+                // GRDB runs a synchronous read on the calling thread: the idle one.
                 let page = try await IdlePriorityThread.run { cancellation in
-                    try pool.read { db in try readPage(db, cancellation: cancellation) }
+                    defer { connections.giveBack(connection) }
+                    return try connection.read { db in try readPage(db, cancellation: cancellation) }
                 }
                 if let page { return page }
-                // Starved: other programs keep the processors busy. The read starts again at the normal priority.
+                // Starved: other programs keep the processors busy. The read starts again at the normal priority,
+                // on the pool, while the idle thread keeps its own connection until it runs and sees it was given up.
             }
             return try await pool.read { db in try readPage(db, cancellation: nil) }
         }
