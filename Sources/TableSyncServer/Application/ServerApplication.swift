@@ -38,7 +38,7 @@ public func makeServerApplication(
         metrics = ServerMetrics()
         storage = try SQLiteRecordRepository(
             path: path, statementTimeout: configuration.statementTimeout,
-            bulkReadPriority: configuration.bulkReadPriority)
+            bulkReadPriority: configuration.bulkReadPriority, metrics: metrics)
     case .postgres(let location):
         let client = PostgresClient(
             configuration: try location.clientConfiguration(

@@ -20,6 +20,7 @@ import Prometheus
 /// | `tablesync_pages_ended_early_total` | counter | |
 /// | `tablesync_bulk_reads_waiting` | gauge | |
 /// | `tablesync_bulk_reads_refused_total` | counter | |
+/// | `tablesync_bulk_reads_starved_total` | counter | |
 /// | `tablesync_change_feed_waiting` | gauge | |
 /// | `tablesync_change_feed_answers_total` | counter | `status` (200, 304) |
 /// | `tablesync_database_connections_in_use`, `tablesync_database_connections_awaited`,
@@ -53,6 +54,8 @@ public final class ServerMetrics: Sendable {
     let bulkReadsWaiting: CoreMetrics.Meter
     /// Bulk reads refused (503) after waiting as long as they may for a turn.
     let bulkReadsRefused: CoreMetrics.Counter
+    /// Bulk reads on SQLite given up at the idle priority, starved of processors, and read again at the normal one.
+    let bulkReadsStarved: CoreMetrics.Counter
     /// Change feed requests waiting for a change now.
     let changeFeedWaiting: CoreMetrics.Meter
     /// PostgreSQL connections of the pool in use by requests now; `nil` on SQLite.
@@ -72,6 +75,7 @@ public final class ServerMetrics: Sendable {
         pagesEndedEarly = CoreMetrics.Counter(label: "tablesync_pages_ended_early_total", factory: factory)
         bulkReadsWaiting = CoreMetrics.Meter(label: "tablesync_bulk_reads_waiting", factory: factory)
         bulkReadsRefused = CoreMetrics.Counter(label: "tablesync_bulk_reads_refused_total", factory: factory)
+        bulkReadsStarved = CoreMetrics.Counter(label: "tablesync_bulk_reads_starved_total", factory: factory)
         changeFeedWaiting = CoreMetrics.Meter(label: "tablesync_change_feed_waiting", factory: factory)
         if let databasePoolSize {
             databaseConnectionsInUse = CoreMetrics.Meter(

@@ -12,12 +12,13 @@ public final class SQLiteRecordRepository: RecordRepository {
     let bulkReadConnections: BulkReadConnections
     private let statementTimeout: Duration
     private let bulkReadPriority: BulkReadPriority
+    private let metrics: ServerMetrics?
 
     /// Opens (or creates) the database file at `path`; a page read runs at most `statementTimeout`, a bulk read
-    /// (``ReadWeight``) at `bulkReadPriority`.
+    /// (``ReadWeight``) at `bulkReadPriority`. `metrics` counts the bulk reads starved at the idle priority.
     public init(
         path: String, statementTimeout: Duration = ServerConfiguration.defaultStatementTimeout,
-        bulkReadPriority: BulkReadPriority = .default
+        bulkReadPriority: BulkReadPriority = .default, metrics: ServerMetrics? = nil
     ) throws {
         pool = try DatabasePool(path: path, configuration: Self.configuration())
         bulkReadConnections = BulkReadConnections(
@@ -25,6 +26,7 @@ public final class SQLiteRecordRepository: RecordRepository {
             limit: max(2, ProcessInfo.processInfo.activeProcessorCount))
         self.statementTimeout = statementTimeout
         self.bulkReadPriority = bulkReadPriority
+        self.metrics = metrics
     }
 
     /// How every connection is set up: a writer waits up to 10 s for another's lock, and statements run at the
@@ -128,7 +130,7 @@ public final class SQLiteRecordRepository: RecordRepository {
         in scope: RecordScope, query: ListQuery, into collector: Collector
     ) async throws -> ListedPage<Collector> {
         let statements = try RecordQuerySQL.list(table: scope.storedName, query: query, dialect: .sqlite)
-        let (pool, priority, connections) = (self.pool, bulkReadPriority, bulkReadConnections)
+        let (pool, priority, connections, metrics) = (self.pool, bulkReadPriority, bulkReadConnections, metrics)
         let deadline = ContinuousClock.now + statementTimeout
         @Sendable func readPage(
             _ db: Database, cancellation: IdlePriorityThread.Cancellation?
@@ -156,6 +158,7 @@ public final class SQLiteRecordRepository: RecordRepository {
                     return try connection.read { db in try readPage(db, cancellation: cancellation) }
                 }
                 if let page { return page }
+                metrics?.bulkReadsStarved.increment()
                 // Starved: other programs keep the processors busy. The read starts again at the normal priority,
                 // on the pool, while the idle thread keeps its own connection until it runs and sees it was given up.
             }
