@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import SyncProtocol
 @testable import TableSyncServer
+import TableSync
 import Testing
 import TestSupport
 
@@ -285,10 +286,12 @@ struct BulkReadTests {
         // ends first. A fourth read's client leaves while it waits: were it still queued, its wait would end too.
         for read in reads { read.sendNow(costly) }
         leaving.sendNow("GET /tables/\(table)?$top=101 HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\n\r\n")
-        // A blocking sleep on purpose: the close must come 200 ms after the send by the clock, however late the task
-        // pool would wake a task (the server's own tasks then wait as well).
-        usleep(200_000)
-        leaving.closeSocket()
+        // The close comes 200 ms after the send by the clock, on a thread of its own: a task might wake late on a
+        // busy pool, and the read would no longer be waiting when its client left.
+        await runOnThreadOfItsOwn {
+            usleep(200_000)
+            leaving.closeSocket()
+        }
 
         // Small reads never queue: behind the bulk reads they would wait past their bound and be refused.
         for target in ["/tables/\(table)/r0", "/tables/\(table)?$top=10"] {
