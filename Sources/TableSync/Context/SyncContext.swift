@@ -50,12 +50,6 @@ public actor SyncContext {
     var operationBaseline: GitBaseline?
     /// The ids of the operations in the journal of `HEAD` when the push began (``Acknowledgements``).
     var committedOperationIDs: Set<String> = []
-    /// Where the context's work runs: a thread of its own, so that its blocking file-system and `git` calls never
-    /// hold up the task pool that the rest of the process shares.
-    private nonisolated let executor = ContextExecutor()
-
-    /// The context's executor (``ContextExecutor``), a thread of its own.
-    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
     /// Opens the store at (or above) `directory`.
     /// - Parameters:
