@@ -13,8 +13,10 @@ struct HostileConnectionTests {
     static let headerTimeout = Duration.milliseconds(600)
     static let bodyTimeout = Duration.milliseconds(600)
     static let idleTimeout = Duration.milliseconds(900)
-    /// What a loaded machine may add to a time limit before the server acts on it.
-    static let grace = 3.0
+    /// What a loaded machine may add to a time limit before the server acts on it. The in-process servers' tasks
+    /// can wait seconds for a thread in the whole suite: at 3 s, four of these closes came late in one CI run, all at
+    /// once. A server that never closes still fails; one that closes in time costs no more.
+    static let grace = 10.0
 
     private static func post(_ table: String, id: String, extra: String = "") -> String {
         let body = "{\"id\":\"\(id)\",\"text\":\"\(id)\"}"

@@ -401,7 +401,10 @@ import TestSupport
         }
         let calls = FileSystemCall.allCases.filter { $0 != .read }.map { "\($0.rawValue) \(counts.count($0))" }.joined(
             separator: ", ")
-        #expect(outran * 10 <= faults.count, "most faults land on a call the command makes")
+        // A trial can make a few calls fewer than the clean run counted (seen on loaded machines: 1 of 7 faults), so
+        // a fault aimed at one of the last calls may find the run ended: one such run of a few is allowed, as a tenth
+        // of many.
+        #expect(outran <= max(1, faults.count / 10), "most faults land on a call the command makes")
         print(
             """
             disk faults, \(command.rawValue), \(DurabilitySetting.variable)=\(durability.rawValue): \(calls) calls; \
