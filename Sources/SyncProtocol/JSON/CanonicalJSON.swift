@@ -45,14 +45,21 @@ public enum CanonicalJSON {
         }
     }
 
-    /// `true` when `a` sorts before `b` in canonical key order.
+    /// `true` when `a` sorts before `b` in canonical key order: their UTF-8 bytes compared as unsigned numbers, a
+    /// prefix first. Compared in their contiguous storage, which a native string has.
     public static func keyPrecedes(_ a: String, _ b: String) -> Bool {
-        a.utf8.lexicographicallyPrecedes(b.utf8)
+        var (a, b) = (a, b)
+        return a.withUTF8 { a in
+            b.withUTF8 { b in
+                for index in 0..<min(a.count, b.count) where a[index] != b[index] { return a[index] < b[index] }
+                return a.count < b.count
+            }
+        }
     }
 
-    /// The keys of `members` in canonical order.
-    public static func sortedKeys(_ members: [String: JSONValue]) -> [String] {
-        members.keys.sorted(by: keyPrecedes)
+    /// The members of an object in canonical order, each with its value (no second lookup by key).
+    private static func sortedMembers(_ members: [String: JSONValue]) -> [(key: String, value: JSONValue)] {
+        members.sorted { keyPrecedes($0.key, $1.key) }
     }
 
     private static func writePretty(_ value: JSONValue, indent: Int, to output: inout [UInt8]) {
@@ -77,14 +84,14 @@ public enum CanonicalJSON {
             }
             output.append(UInt8(ascii: "{"))
             var first = true
-            for key in sortedKeys(members) {
+            for (key, member) in sortedMembers(members) {
                 if !first { output.append(UInt8(ascii: ",")) }
                 first = false
                 newline(indent: indent + 1, to: &output)
                 writeString(key, to: &output)
                 output.append(UInt8(ascii: ":"))
                 output.append(UInt8(ascii: " "))
-                writePretty(members[key]!, indent: indent + 1, to: &output)
+                writePretty(member, indent: indent + 1, to: &output)
             }
             newline(indent: indent, to: &output)
             output.append(UInt8(ascii: "}"))
@@ -105,12 +112,12 @@ public enum CanonicalJSON {
         case .object(let members):
             output.append(UInt8(ascii: "{"))
             var first = true
-            for key in sortedKeys(members) {
+            for (key, member) in sortedMembers(members) {
                 if !first { output.append(UInt8(ascii: ",")) }
                 first = false
                 writeString(key, to: &output)
                 output.append(UInt8(ascii: ":"))
-                writeCompact(members[key]!, to: &output)
+                writeCompact(member, to: &output)
             }
             output.append(UInt8(ascii: "}"))
         default:
