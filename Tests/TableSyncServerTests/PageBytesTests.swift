@@ -79,6 +79,59 @@ struct PageBytesTests {
     }
 
     @Test(
+        "which PostgreSQL pages are read in one statement",
+        arguments: [
+            // ($top and $filter, the table holds large records, one statement)
+            ("$top=20", false, true),
+            ("$top=100&$filter=done eq false", false, true),
+            ("$top=101", false, false), // a bulk read: through the cursor, in turns
+            ("$top=20&$filter=startswith(text, 'a')", false, false), // a function: bulk too
+            ("$top=20", true, false)
+        ])
+    func oneStatementPage(query text: String, holdsLargeRecords: Bool, atOnce: Bool) throws {
+        let query = try ListQuery.parse(QueryString(text), version: .v3, table: TableOptions(name: "todo"))
+        #expect(OneStatementPage.applies(to: query, tableHoldsLargeRecords: holdsLargeRecords) == atOnce)
+        // As many such records as a small page asks for move no more than one fetch of the cursor.
+        #expect((ReadWeight.smallPage + 1) * OneStatementPage.largestRecord <= CursorFetchSize.bytesPerFetch)
+    }
+
+    // Stands for a table that takes its first large record while clients read it in small pages: the pages stay
+    // whole and in order on either route, and from then on that table's small pages are read through the cursor.
+    @Test(
+        "PostgreSQL: small pages in one statement until a large record is read, then through the cursor, alike",
+        arguments: Backend.postgresIfAvailable)
+    func smallPagesChangeRoute(backend: Backend) async throws {
+        let table = uniqueTableName()
+        let options = TableOptions(name: table)
+        try await withRepository(backend) { anyRepository in
+            let repository = try #require(anyRepository as? PostgresRecordRepository)
+            try await repository.prepare(tables: [options])
+            let large = String(repeating: "x", count: OneStatementPage.largestRecord + 1)
+            let texts = (0..<30).map { index in index == 12 ? large : "record \(index)" }
+            for (index, text) in texts.enumerated() {
+                let id = String(format: "r%02d", index)
+                _ = try await repository.write([
+                    RecordWriteRequest(table: table, id: id) { _ in .insert(["text": .string(text)]) }
+                ])
+            }
+            func page(_ text: String) async throws -> [String] {
+                let query = try ListQuery.parse(QueryString(text), version: .v3, table: options)
+                let listed = try await repository.list(
+                    in: RecordScope(table: table), query: query, into: RecordList())
+                return listed.records.compactMap { $0.properties["text"]?.stringValue }
+            }
+            // Records before the large one: read in one statement, and the table is not marked.
+            #expect(try await page("$top=10&$orderby=id") == Array(texts[0..<10]))
+            #expect(!repository.largeRecordTables.contains(table))
+            // The page that meets it is whole; from then on the table is read through the cursor, with the same pages.
+            #expect(try await page("$top=10&$skip=10&$orderby=id") == Array(texts[10..<20]))
+            #expect(repository.largeRecordTables.contains(table))
+            #expect(try await page("$top=10&$skip=10&$orderby=id") == Array(texts[10..<20]))
+            #expect(try await page("$top=10&$skip=20&$orderby=id") == Array(texts[20..<30]))
+        }
+    }
+
+    @Test(
         """
         a page's encoded body is the canonical JSON of the whole answer, and a page ends before the record past its \
         limit

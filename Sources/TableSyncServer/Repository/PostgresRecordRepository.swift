@@ -18,6 +18,8 @@ public final class PostgresRecordRepository: RecordRepository {
     private let canceller: PostgresStatementCanceller?
     /// The pool, as requests lease its connections.
     private let pool: PostgresPoolUse
+    /// The tables whose small pages are read through a cursor (``OneStatementPage``).
+    let largeRecordTables = LargeRecordTables()
 
     /// A repository over `client`, which must be running (it is a service of the server application); a page read
     /// runs at most `statementTimeout` in all, however many statements it takes. With the database's `location`, a
@@ -180,7 +182,8 @@ public final class PostgresRecordRepository: RecordRepository {
     }
 
     /// A page is read through a cursor, a few rows per `FETCH` (``CursorFetchSize``), so that a page that ends early
-    /// does not make PostgreSQL send the rest of `$top` rows. Its statements run on one connection. If the request is
+    /// does not make PostgreSQL send the rest of `$top` rows; a small page of small records, by one statement
+    /// (``OneStatementPage``). Its statements run on one connection. If the request is
     /// cancelled (its client went away, or the server is stopping) or runs past the statement time limit, the
     /// statement running is cancelled (``PostgresStatementCanceller``; PostgresNIO cannot cancel a statement itself):
     /// it fails, the transaction rolls back, and the connection goes back to the pool whole once the cancel has been
@@ -194,6 +197,9 @@ public final class PostgresRecordRepository: RecordRepository {
         let logger = self.logger
         let pool = self.pool
         let canceller = self.canceller
+        let (table, largeRecordTables) = (scope.storedName, self.largeRecordTables)
+        let atOnce = OneStatementPage.applies(to: query, tableHoldsLargeRecords: largeRecordTables.contains(table))
+        @Sendable func noteSize(_ bodyBytes: Int) { largeRecordTables.note(table, bodyBytes: bodyBytes) }
         return try await StatementTimeLimit.run(statementTimeout) {
             try await pool.withConnection { connection in
                 let process = try await canceller?.process(of: connection)
@@ -202,9 +208,15 @@ public final class PostgresRecordRepository: RecordRepository {
                 do {
                     page = .success(
                         try await withTaskCancellationHandler {
-                            try await connection.withTransaction(logger: logger) { connection in
+                            if atOnce {
+                                return try await Self.readPageAtOnce(
+                                    statements, top: query.top, into: collector, noting: noteSize, on: connection,
+                                    logger: logger)
+                            }
+                            return try await connection.withTransaction(logger: logger) { connection in
                                 try await Self.readPage(
-                                    statements, top: query.top, into: collector, on: connection, logger: logger)
+                                    statements, top: query.top, into: collector, noting: noteSize, on: connection,
+                                    logger: logger)
                             }
                         } onCancel: {
                             if let process, let canceller {
@@ -223,9 +235,11 @@ public final class PostgresRecordRepository: RecordRepository {
         }
     }
 
+    /// Reads the page through the cursor, in fetches sized by the rows seen (``CursorFetchSize``); `noteSize` hears
+    /// the bytes of every body received.
     private static func readPage<Collector: PageCollector>(
         _ statements: (page: SQLStatement, count: SQLStatement?), top: Int, into collector: Collector,
-        on connection: PostgresConnection, logger: Logger
+        noting noteSize: (Int) -> Void, on connection: PostgresConnection, logger: Logger
     ) async throws -> ListedPage<Collector> {
         var declare = statements.page
         declare.sql = "DECLARE \(pageCursor) NO SCROLL CURSOR FOR \(declare.sql)"
@@ -241,20 +255,41 @@ public final class PostgresRecordRepository: RecordRepository {
                 PostgresQuery(unsafeSQL: "FETCH FORWARD \(fetched) FROM \(pageCursor)"), logger: logger)
             {
                 received += 1
-                let columns = try row.decode((String, Int64, Int64, Bool, String).self)
+                let columns = try row.decode(Row.self)
+                noteSize(columns.4.utf8.count)
                 largestRow = max(largestRow, columns.4.utf8.count)
                 guard try reading.read({ try record(columns) }) else { break fetching }
             }
             if received < fetched { break }
         }
-        var count: Int?
-        if let countStatement = statements.count {
-            for try await value in try await connection.query(query(countStatement), logger: logger).decode(Int64.self)
-            {
-                count = Int(value)
-            }
+        return reading.page(totalCount: try await count(statements.count, on: connection, logger: logger))
+    }
+
+    /// Reads the page by its statement alone, `$top + 1` rows at most (``OneStatementPage``); the rows after the
+    /// page's end, if it ends early, are received and dropped. `noteSize` hears the bytes of every body received.
+    private static func readPageAtOnce<Collector: PageCollector>(
+        _ statements: (page: SQLStatement, count: SQLStatement?), top: Int, into collector: Collector,
+        noting noteSize: (Int) -> Void, on connection: PostgresConnection, logger: Logger
+    ) async throws -> ListedPage<Collector> {
+        var reading = PageReading(collector: collector, top: top)
+        for try await row in try await connection.query(query(statements.page), logger: logger) {
+            let columns = try row.decode(Row.self)
+            noteSize(columns.4.utf8.count)
+            guard try reading.read({ try record(columns) }) else { break }
         }
-        return reading.page(totalCount: count)
+        return reading.page(totalCount: try await count(statements.count, on: connection, logger: logger))
+    }
+
+    /// The answer of a page's count statement, when it has one.
+    private static func count(
+        _ statement: SQLStatement?, on connection: PostgresConnection, logger: Logger
+    ) async throws -> Int? {
+        guard let statement else { return nil }
+        var count: Int?
+        for try await value in try await connection.query(query(statement), logger: logger).decode(Int64.self) {
+            count = Int(value)
+        }
+        return count
     }
 
     /// The cursor of a page read; one at a time per connection, closed with its transaction.
@@ -448,7 +483,10 @@ public final class PostgresRecordRepository: RecordRepository {
     }
 
     /// The record of a row's columns: id, createdAt, updatedAt, deleted and the body's text.
-    private static func record(_ columns: (String, Int64, Int64, Bool, String)) throws -> StoredRecord {
+    /// A page's row as read: id, createdAt, updatedAt, deleted, and the body as text.
+    private typealias Row = (String, Int64, Int64, Bool, String)
+
+    private static func record(_ columns: Row) throws -> StoredRecord {
         let (id, createdAt, updatedAt, deleted, bodyText) = columns
         guard case .object(let properties) = try JSONParser.parse(bodyText) else {
             throw RepositoryError.corruptBody(id: id)
