@@ -95,37 +95,39 @@ struct PageBytesTests {
         #expect((ReadWeight.smallPage + 1) * OneStatementPage.largestRecord <= CursorFetchSize.bytesPerFetch)
     }
 
-    // Stands for a table that takes its first large record while clients read it in small pages: the pages stay
-    // whole and in order on either route, and from then on that table's small pages are read through the cursor.
+    // Stands for a table that takes its first large record from another server on the same database while clients
+    // read it in small pages: the pages stay whole and in order on either route, and from then on that table's small
+    // pages are read through the cursor. The server that wrote the record knows it at once.
     @Test(
-        "PostgreSQL: small pages in one statement until a large record is read, then through the cursor, alike",
+        "PostgreSQL: small pages in one statement until a large record is read or written, then through the cursor",
         arguments: Backend.postgresIfAvailable)
     func smallPagesChangeRoute(backend: Backend) async throws {
+        guard case .postgres(let location) = try backend.database() else { return }
         let table = uniqueTableName()
         let options = TableOptions(name: table)
-        try await withRepository(backend) { anyRepository in
-            let repository = try #require(anyRepository as? PostgresRecordRepository)
-            try await repository.prepare(tables: [options])
+        try await withPostgresClient(location) { client in
+            let writer = try PostgresRecordRepository(client: client, logger: testLogger)
+            let reader = try PostgresRecordRepository(client: client, logger: testLogger)
+            try await writer.prepare(tables: [options])
             let large = String(repeating: "x", count: OneStatementPage.largestRecord + 1)
             let texts = (0..<30).map { index in index == 12 ? large : "record \(index)" }
             for (index, text) in texts.enumerated() {
                 let id = String(format: "r%02d", index)
-                _ = try await repository.write([
-                    RecordWriteRequest(table: table, id: id) { _ in .insert(["text": .string(text)]) }
-                ])
+                let request = RecordWriteRequest(table: table, id: id) { _ in .insert(["text": .string(text)]) }
+                _ = try await writer.write([request])
             }
+            #expect(writer.largeRecordTables.contains(table), "the server that wrote it")
             func page(_ text: String) async throws -> [String] {
                 let query = try ListQuery.parse(QueryString(text), version: .v3, table: options)
-                let listed = try await repository.list(
-                    in: RecordScope(table: table), query: query, into: RecordList())
+                let listed = try await reader.list(in: RecordScope(table: table), query: query, into: RecordList())
                 return listed.records.compactMap { $0.properties["text"]?.stringValue }
             }
             // Records before the large one: read in one statement, and the table is not marked.
             #expect(try await page("$top=10&$orderby=id") == Array(texts[0..<10]))
-            #expect(!repository.largeRecordTables.contains(table))
+            #expect(!reader.largeRecordTables.contains(table))
             // The page that meets it is whole; from then on the table is read through the cursor, with the same pages.
             #expect(try await page("$top=10&$skip=10&$orderby=id") == Array(texts[10..<20]))
-            #expect(repository.largeRecordTables.contains(table))
+            #expect(reader.largeRecordTables.contains(table))
             #expect(try await page("$top=10&$skip=10&$orderby=id") == Array(texts[10..<20]))
             #expect(try await page("$top=10&$skip=20&$orderby=id") == Array(texts[20..<30]))
         }

@@ -8,8 +8,8 @@ import Synchronization
 /// than ``largestRecord``. A page ends before `$top` when its records reach the page's bytes (``PageByteLimit``), and
 /// PostgreSQL still sends the rest of the statement's rows, which the server drops; with records of at most
 /// ``largestRecord`` bytes, the rows of a small page come to no more than one of the cursor's fetches. A table is
-/// known to hold larger records once the server has read one in it (``LargeRecordTables``); its first may thus be
-/// met in one statement, once.
+/// known to hold larger records once the server has read or written one in it (``LargeRecordTables``); one written by
+/// another server, or before this one started, may thus be met in one statement, once.
 enum OneStatementPage {
     /// The largest record, in bytes of its stored body, that a table may hold for its small pages to be read in one
     /// statement: as many as a small page asks for then move one cursor fetch's bytes.
@@ -22,8 +22,8 @@ enum OneStatementPage {
     }
 }
 
-/// The tables in which this server has read a record larger than ``OneStatementPage/largestRecord``: their pages are
-/// read through a cursor for as long as the server runs.
+/// The tables in which this server has read or written a record larger than ``OneStatementPage/largestRecord``:
+/// their pages are read through a cursor for as long as the server runs.
 final class LargeRecordTables: Sendable {
     private let tables = Mutex<Set<String>>([])
 
@@ -32,7 +32,7 @@ final class LargeRecordTables: Sendable {
         tables.withLock { $0.contains(table) }
     }
 
-    /// Notes a record of `bodyBytes` read in `table`.
+    /// Notes a record of `bodyBytes` read or written in `table`.
     func note(_ table: String, bodyBytes: Int) {
         guard bodyBytes > OneStatementPage.largestRecord else { return }
         _ = tables.withLock { $0.insert(table) }

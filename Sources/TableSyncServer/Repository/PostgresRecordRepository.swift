@@ -369,7 +369,7 @@ public final class PostgresRecordRepository: RecordRepository {
                         .success(
                             try await Self.apply(
                                 decision, connection, table: rows, id: id, existing: existing,
-                                stamp: stamp, logger: logger)))
+                                stamp: stamp, noting: largeRecordTables, logger: logger)))
                     clocks[table] = (stamp, true)
                     continue
                 }
@@ -379,7 +379,7 @@ public final class PostgresRecordRepository: RecordRepository {
                         .success(
                             try await Self.apply(
                                 decision, connection, table: rows, id: id, existing: existing,
-                                stamp: stamp, logger: logger)))
+                                stamp: stamp, noting: largeRecordTables, logger: logger)))
                     clocks[table] = (stamp, true)
                     try await connection.query("RELEASE SAVEPOINT tablesync_write", logger: logger)
                 } catch let error where DatabaseFailure(error)?.isCausedByRequest == true {
@@ -411,14 +411,17 @@ public final class PostgresRecordRepository: RecordRepository {
         }
     }
 
-    /// Applies `decision` to record `id` of the rows stored under `table` (a ``RecordScope/storedName``).
+    /// Applies `decision` to record `id` of the rows stored under `table` (a ``RecordScope/storedName``); a body
+    /// written is noted in `largeRecordTables`, so that a large record written through this server never meets a
+    /// small page read in one statement.
     private static func apply(
         _ decision: RecordWrite, _ connection: PostgresConnection, table: String, id: String, existing: StoredRecord?,
-        stamp: Int64, logger: Logger
+        stamp: Int64, noting largeRecordTables: LargeRecordTables, logger: Logger
     ) async throws -> StoredRecord? {
         switch decision {
         case .insert(let properties):
             let body = CanonicalJSON.string(.object(properties), style: .compact)
+            largeRecordTables.note(table, bodyBytes: body.utf8.count)
             try await connection.query(
                 """
                 INSERT INTO tablesync_records (table_name, id, created_at, updated_at, deleted, body) VALUES \
@@ -429,6 +432,7 @@ public final class PostgresRecordRepository: RecordRepository {
         case .update(let properties):
             guard var record = existing else { return nil }
             let body = CanonicalJSON.string(.object(properties), style: .compact)
+            largeRecordTables.note(table, bodyBytes: body.utf8.count)
             try await connection.query(
                 """
                 UPDATE tablesync_records SET body = CAST(\(body) AS JSONB), updated_at = \(stamp) WHERE table_name = \
