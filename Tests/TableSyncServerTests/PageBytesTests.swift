@@ -130,6 +130,12 @@ struct PageBytesTests {
             #expect(reader.largeRecordTables.contains(table))
             #expect(try await page("$top=10&$skip=10&$orderby=id") == Array(texts[10..<20]))
             #expect(try await page("$top=10&$skip=20&$orderby=id") == Array(texts[20..<30]))
+            // A bulk read, through the cursor, marks the table as well.
+            let bulkReader = try PostgresRecordRepository(client: client, logger: testLogger)
+            let bulk = try ListQuery.parse(QueryString("$top=1000&$orderby=id"), version: .v3, table: options)
+            let all = try await bulkReader.list(in: RecordScope(table: table), query: bulk, into: RecordList())
+            #expect(all.recordCount == texts.count)
+            #expect(bulkReader.largeRecordTables.contains(table))
         }
     }
 

@@ -27,7 +27,7 @@ enum OneStatementPage {
 final class LargeRecordTables: Sendable {
     private let tables = Mutex<Set<String>>([])
 
-    /// Whether the server has read such a record in `table` (its stored name).
+    /// Whether the server has read or written such a record in `table` (its stored name).
     func contains(_ table: String) -> Bool {
         tables.withLock { $0.contains(table) }
     }

@@ -256,8 +256,9 @@ public final class PostgresRecordRepository: RecordRepository {
             {
                 received += 1
                 let columns = try row.decode(Row.self)
-                noteSize(columns.4.utf8.count)
-                largestRow = max(largestRow, columns.4.utf8.count)
+                let bodyBytes = columns.4.utf8.count
+                noteSize(bodyBytes)
+                largestRow = max(largestRow, bodyBytes)
                 guard try reading.read({ try record(columns) }) else { break fetching }
             }
             if received < fetched { break }
@@ -486,10 +487,10 @@ public final class PostgresRecordRepository: RecordRepository {
         try record(try row.decode((String, Int64, Int64, Bool, String).self))
     }
 
-    /// The record of a row's columns: id, createdAt, updatedAt, deleted and the body's text.
     /// A page's row as read: id, createdAt, updatedAt, deleted, and the body as text.
     private typealias Row = (String, Int64, Int64, Bool, String)
 
+    /// The record of a row's columns.
     private static func record(_ columns: Row) throws -> StoredRecord {
         let (id, createdAt, updatedAt, deleted, bodyText) = columns
         guard case .object(let properties) = try JSONParser.parse(bodyText) else {
