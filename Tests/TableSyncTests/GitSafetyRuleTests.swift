@@ -46,6 +46,39 @@ import TestSupport
         #expect(ServerRecord.content(stamped)[SyncedMark.property] == nil, "never sent")
     }
 
+    @Test("a record file counts as canonical only when it is, and its mark is then checked from its bytes alone")
+    func canonicalFilesAreNotEncodedAgain() throws {
+        let name = RecordFileName.fileName(for: "r1")
+        func check(_ bytes: [UInt8]) throws -> RecordFile.Loaded {
+            try RecordFile.check(bytes: bytes, fileName: name, relativePath: "tables/t/" + name).get()
+        }
+        let bytes = SyncedMark.stamped(Self.record)
+        let stamped = try check(bytes)
+        #expect(stamped.bytesAreCanonical)
+        #expect(SyncedMark.isIntact(stamped.record, bytes: bytes, bytesAreCanonical: true))
+        // The server's copy in other layouts: not canonical, so encoded again, and found intact.
+        let text = String(decoding: bytes, as: UTF8.self)
+        for other in [
+            String(text.dropLast()), CanonicalJSON.string(.object(stamped.record), style: .compact),
+            text.replacingOccurrences(of: "\n  ", with: "\n\t")
+        ] {
+            let loaded = try check(Array(other.utf8))
+            #expect(!loaded.bytesAreCanonical, "\(other)")
+            #expect(
+                SyncedMark.isIntact(loaded.record, bytes: loaded.bytes, bytesAreCanonical: loaded.bytesAreCanonical))
+        }
+        // An edit written in the canonical layout: not intact, told without encoding it again.
+        var changed = stamped.record
+        changed["text"] = "b"
+        let edited = try check(RecordFile.encode(changed))
+        #expect(edited.bytesAreCanonical)
+        #expect(!SyncedMark.isIntact(edited.record, bytes: edited.bytes, bytesAreCanonical: true))
+        // A file without an id takes it from its name: its bytes are not the encoding of the record read.
+        var anonymous = stamped.record
+        anonymous[SystemProperty.id] = nil
+        #expect(try !check(RecordFile.encode(anonymous)).bytesAreCanonical)
+    }
+
     // MARK: - What a scan finds
 
     @Test(

@@ -29,6 +29,23 @@ public enum CanonicalJSON {
         return output
     }
 
+    /// The canonical bytes (``Style/pretty``) of the object `members` with the member `extra` added, without
+    /// copying `members`: the same bytes as encoding the object with `extra` set in it.
+    public static func encode(
+        _ members: [String: JSONValue], adding extra: (key: String, value: JSONValue)
+    ) -> [UInt8] {
+        guard members[extra.key] == nil else {
+            var members = members
+            members[extra.key] = extra.value
+            return encode(.object(members))
+        }
+        var output: [UInt8] = []
+        output.reserveCapacity(512)
+        writePrettyObject(members, adding: extra, indent: 0, to: &output)
+        output.append(UInt8(ascii: "\n"))
+        return output
+    }
+
     /// The canonical text of `value`.
     public static func string(_ value: JSONValue, style: Style = .pretty) -> String {
         String(decoding: encode(value, style: style), as: UTF8.self)
@@ -57,9 +74,29 @@ public enum CanonicalJSON {
         }
     }
 
-    /// The members of an object in canonical order, each with its value (no second lookup by key).
-    private static func sortedMembers(_ members: [String: JSONValue]) -> [(key: String, value: JSONValue)] {
-        members.sorted { keyPrecedes($0.key, $1.key) }
+    /// Where each member of `members` is, in canonical order (each found again by its index, not its key).
+    ///
+    /// Keys are ordered by their first eight UTF-8 bytes read as one big-endian number, which orders two keys as
+    /// their bytes do whenever those eight bytes differ (a key shorter than eight bytes is padded with zeros, which
+    /// sort first, as a prefix does); only keys that share them are compared whole. Most property names differ
+    /// within eight bytes, so sorting costs integer comparisons rather than string ones.
+    static func canonicalOrder(of members: [String: JSONValue]) -> [Dictionary<String, JSONValue>.Index] {
+        var order = members.indices.map { (leading: leadingBytes(of: members[$0].key), index: $0) }
+        order.sort { first, second in
+            first.leading != second.leading
+                ? first.leading < second.leading : keyPrecedes(members[first.index].key, members[second.index].key)
+        }
+        return order.map(\.index)
+    }
+
+    /// The first eight UTF-8 bytes of `key` as a big-endian number, zeros after a shorter key's last byte.
+    static func leadingBytes(of key: String) -> UInt64 {
+        var key = key
+        return key.withUTF8 { bytes in
+            var leading: UInt64 = 0
+            for index in 0..<8 { leading = leading << 8 | UInt64(index < bytes.count ? bytes[index] : 0) }
+            return leading
+        }
     }
 
     private static func writePretty(_ value: JSONValue, indent: Int, to output: inout [UInt8]) {
@@ -78,26 +115,44 @@ public enum CanonicalJSON {
             newline(indent: indent, to: &output)
             output.append(UInt8(ascii: "]"))
         case .object(let members):
-            if members.isEmpty {
-                output.append(contentsOf: [UInt8(ascii: "{"), UInt8(ascii: "}")])
-                return
-            }
-            output.append(UInt8(ascii: "{"))
-            var first = true
-            for (key, member) in sortedMembers(members) {
-                if !first { output.append(UInt8(ascii: ",")) }
-                first = false
-                newline(indent: indent + 1, to: &output)
-                writeString(key, to: &output)
-                output.append(UInt8(ascii: ":"))
-                output.append(UInt8(ascii: " "))
-                writePretty(member, indent: indent + 1, to: &output)
-            }
-            newline(indent: indent, to: &output)
-            output.append(UInt8(ascii: "}"))
+            writePrettyObject(members, adding: nil, indent: indent, to: &output)
         default:
             writeScalar(value, to: &output)
         }
+    }
+
+    /// Writes the object `members`, with `extra` as one more member when it is given (a key `members` lacks).
+    private static func writePrettyObject(
+        _ members: [String: JSONValue], adding extra: (key: String, value: JSONValue)?, indent: Int,
+        to output: inout [UInt8]
+    ) {
+        if members.isEmpty && extra == nil {
+            output.append(contentsOf: [UInt8(ascii: "{"), UInt8(ascii: "}")])
+            return
+        }
+        output.append(UInt8(ascii: "{"))
+        var first = true
+        func write(_ key: String, _ member: JSONValue) {
+            if !first { output.append(UInt8(ascii: ",")) }
+            first = false
+            newline(indent: indent + 1, to: &output)
+            writeString(key, to: &output)
+            output.append(UInt8(ascii: ":"))
+            output.append(UInt8(ascii: " "))
+            writePretty(member, indent: indent + 1, to: &output)
+        }
+        var extra = extra
+        for index in canonicalOrder(of: members) {
+            let (key, member) = members[index]
+            if let pending = extra, keyPrecedes(pending.key, key) {
+                write(pending.key, pending.value)
+                extra = nil
+            }
+            write(key, member)
+        }
+        if let pending = extra { write(pending.key, pending.value) }
+        newline(indent: indent, to: &output)
+        output.append(UInt8(ascii: "}"))
     }
 
     private static func writeCompact(_ value: JSONValue, to output: inout [UInt8]) {
@@ -112,7 +167,8 @@ public enum CanonicalJSON {
         case .object(let members):
             output.append(UInt8(ascii: "{"))
             var first = true
-            for (key, member) in sortedMembers(members) {
+            for index in canonicalOrder(of: members) {
+                let (key, member) = members[index]
                 if !first { output.append(UInt8(ascii: ",")) }
                 first = false
                 writeString(key, to: &output)

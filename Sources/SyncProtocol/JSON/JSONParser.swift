@@ -27,30 +27,92 @@ public enum JSONParser {
         return try text.withUTF8 { try parseBuffer($0) }
     }
 
-    private static func parseBuffer(_ buffer: UnsafeBufferPointer<UInt8>) throws(JSONParseError) -> JSONValue {
-        var reader = Reader(bytes: buffer)
-        if buffer.count >= 3, buffer[0] == 0xEF, buffer[1] == 0xBB, buffer[2] == 0xBF {
-            throw reader.error(at: 0, "the text starts with a UTF-8 byte order mark; save the file without it")
+    /// Parses one JSON document from UTF-8 bytes, noting whether they are known to be its canonical encoding in
+    /// the pretty style: `canonical` is `true` only when `CanonicalJSON.encode(value)` gives back exactly `bytes`.
+    /// It errs towards `false`: a string with an escape in it, even a canonical one, counts as not canonical.
+    /// Throws ``JSONParseError``.
+    package static func parseNotingLayout(_ bytes: [UInt8]) throws -> (value: JSONValue, canonical: Bool) {
+        try bytes.withUnsafeBufferPointer { buffer throws(JSONParseError) in
+            var reader = Reader(bytes: buffer, notesLayout: true)
+            let value = try reader.parseDocument()
+            return (value, reader.layoutIsCanonical)
         }
-        reader.skipWhitespace()
-        if reader.atEnd { throw reader.error(at: reader.position, "the text is empty; expected a JSON value") }
-        let value = try reader.parseValue(depth: 0)
-        reader.skipWhitespace()
-        if !reader.atEnd {
-            throw reader.error(
-                at: reader.position, "unexpected \(reader.describeCurrent()) after the end of the JSON value")
-        }
-        return value
     }
+
+    private static func parseBuffer(_ buffer: UnsafeBufferPointer<UInt8>) throws(JSONParseError) -> JSONValue {
+        var reader = Reader(bytes: buffer, notesLayout: false)
+        return try reader.parseDocument()
+    }
+}
+
+/// The whitespace the canonical pretty layout puts at one place between tokens (``CanonicalJSON/Style/pretty``).
+private enum CanonicalSpace {
+    /// None at all: before a `:` or `,`, inside an empty container, before the document.
+    case nothing
+    /// One space: after a member's `:`.
+    case space
+    /// A line end and two spaces per level: before a member or element, and before a closing bracket.
+    case line(indent: Int)
+    /// The final line end, after the document.
+    case finalLine
 }
 
 private struct Reader {
     let bytes: UnsafeBufferPointer<UInt8>
     var position = 0
+    /// Whether the reader checks the bytes against the canonical pretty layout as it goes.
+    let notesLayout: Bool
+    /// While the layout is noted: `false` once the bytes differ from the canonical pretty layout, or may differ.
+    var layoutIsCanonical: Bool
 
-    init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+    init(bytes: UnsafeBufferPointer<UInt8>, notesLayout: Bool) {
+        self.bytes = bytes
+        self.notesLayout = notesLayout
+        self.layoutIsCanonical = notesLayout
+    }
 
     var atEnd: Bool { position >= bytes.count }
+
+    /// Parses the whole text: one value, with nothing but whitespace around it.
+    mutating func parseDocument() throws(JSONParseError) -> JSONValue {
+        if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF {
+            throw error(at: 0, "the text starts with a UTF-8 byte order mark; save the file without it")
+        }
+        skipWhitespace(canonically: .nothing)
+        if atEnd { throw error(at: position, "the text is empty; expected a JSON value") }
+        let value = try parseValue(depth: 0)
+        skipWhitespace(canonically: .finalLine)
+        if !atEnd {
+            throw error(at: position, "unexpected \(describeCurrent()) after the end of the JSON value")
+        }
+        return value
+    }
+
+    /// Skips whitespace and, while the layout is noted, checks it is `expected`.
+    mutating func skipWhitespace(canonically expected: CanonicalSpace) {
+        let start = position
+        skipWhitespace()
+        guard layoutIsCanonical else { return }
+        layoutIsCanonical = isWhitespace(start..<position, expected)
+    }
+
+    /// Whether the whitespace at `run` is exactly `expected`.
+    func isWhitespace(_ run: Range<Int>, _ expected: CanonicalSpace) -> Bool {
+        switch expected {
+        case .nothing: return run.isEmpty
+        case .space: return run.count == 1 && bytes[run.lowerBound] == UInt8(ascii: " ")
+        case .finalLine: return run.count == 1 && bytes[run.lowerBound] == UInt8(ascii: "\n")
+        case .line(let indent):
+            guard run.count == 1 + 2 * indent, bytes[run.lowerBound] == UInt8(ascii: "\n") else { return false }
+            return bytes[run.dropFirst()].allSatisfy { $0 == UInt8(ascii: " ") }
+        }
+    }
+
+    /// Checks, while the layout is noted, that the whitespace just skipped (`run`) is `expected`, now that the next
+    /// token tells which layout applies.
+    mutating func noteWhitespace(_ run: Range<Int>, _ expected: CanonicalSpace) {
+        if layoutIsCanonical { layoutIsCanonical = isWhitespace(run, expected) }
+    }
 
     func error(at offset: Int, _ reason: String) -> JSONParseError {
         let reason =
@@ -153,35 +215,47 @@ private struct Reader {
         position += 1
         // Room for a typical record's members from the start: growing 1 → 3 → 6 → 12 rehashes every member each time.
         var members = [String: JSONValue](minimumCapacity: 8)
+        let opening = position
         skipWhitespace()
         if position < bytes.count, bytes[position] == UInt8(ascii: "}") {
+            noteWhitespace(opening..<position, .nothing)
             position += 1
             return .object(members)
         }
+        noteWhitespace(opening..<position, .line(indent: depth))
+        var previousKey: String?
         while true {
-            skipWhitespace()
             guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else {
                 throw error(at: position, "unexpected \(describeCurrent()); expected a member name in double quotes")
             }
             let keyOffset = position
             let key = try parseString()
-            skipWhitespace()
+            if layoutIsCanonical, let previousKey, !CanonicalJSON.keyPrecedes(previousKey, key) {
+                layoutIsCanonical = false
+            }
+            if notesLayout { previousKey = key }
+            skipWhitespace(canonically: .nothing)
             guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else {
                 throw error(at: position, "unexpected \(describeCurrent()); expected ':' after member name \"\(key)\"")
             }
             position += 1
-            skipWhitespace()
+            skipWhitespace(canonically: .space)
             let value = try parseValue(depth: depth)
             if members.updateValue(value, forKey: key) != nil {
                 throw error(at: keyOffset, "duplicate member name \"\(key)\"")
             }
+            let afterValue = position
             skipWhitespace()
             guard position < bytes.count else {
                 throw error(at: position, "unexpected end of text; expected ',' or '}'")
             }
             switch bytes[position] {
-            case UInt8(ascii: ","): position += 1
+            case UInt8(ascii: ","):
+                noteWhitespace(afterValue..<position, .nothing)
+                position += 1
+                skipWhitespace(canonically: .line(indent: depth))
             case UInt8(ascii: "}"):
+                noteWhitespace(afterValue..<position, .line(indent: depth - 1))
                 position += 1
                 return .object(members)
             default:
@@ -196,21 +270,28 @@ private struct Reader {
         }
         position += 1
         var elements: [JSONValue] = []
+        let opening = position
         skipWhitespace()
         if position < bytes.count, bytes[position] == UInt8(ascii: "]") {
+            noteWhitespace(opening..<position, .nothing)
             position += 1
             return .array(elements)
         }
+        noteWhitespace(opening..<position, .line(indent: depth))
         while true {
-            skipWhitespace()
             elements.append(try parseValue(depth: depth))
+            let afterValue = position
             skipWhitespace()
             guard position < bytes.count else {
                 throw error(at: position, "unexpected end of text; expected ',' or ']'")
             }
             switch bytes[position] {
-            case UInt8(ascii: ","): position += 1
+            case UInt8(ascii: ","):
+                noteWhitespace(afterValue..<position, .nothing)
+                position += 1
+                skipWhitespace(canonically: .line(indent: depth))
             case UInt8(ascii: "]"):
+                noteWhitespace(afterValue..<position, .line(indent: depth - 1))
                 position += 1
                 return .array(elements)
             default:
@@ -247,6 +328,8 @@ private struct Reader {
             position += 1
         }
         guard position < bytes.count else { throw error(at: openingQuote, "string is never closed") }
+        // An escape may or may not be the one the canonical form writes: the layout is no longer known canonical.
+        layoutIsCanonical = false
         var utf8 = Array(UnsafeBufferPointer(rebasing: bytes[start..<position]))
         while position < bytes.count {
             let byte = bytes[position]
@@ -381,10 +464,15 @@ private struct Reader {
             while position < bytes.count, isDigit(bytes[position]) { position += 1 }
         }
         let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
-        if isInteger, let integer = Int64(text) { return .integer(integer) }
+        if isInteger, let integer = Int64(text) {
+            // Leading zeros are refused, so only `-0` is spelled otherwise than canonically.
+            if layoutIsCanonical && text == "-0" { layoutIsCanonical = false }
+            return .integer(integer)
+        }
         guard let double = Double(text), double.isFinite else {
             throw error(at: start, "number \(text) is out of range")
         }
+        if layoutIsCanonical && CanonicalJSON.canonicalNumber(double) != text { layoutIsCanonical = false }
         return .double(double)
     }
 

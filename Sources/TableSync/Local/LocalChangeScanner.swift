@@ -192,7 +192,8 @@ struct LocalChangeScanner {
             let facts = FileChangeRule.File(
                 version: loaded.record[SystemProperty.version]?.stringValue,
                 carriesServerVersion: ServerRecord.isServerCopy(loaded.record),
-                markIntact: SyncedMark.isIntact(loaded.record, bytes: bytes))
+                markIntact: SyncedMark.isIntact(
+                    loaded.record, bytes: bytes, bytesAreCanonical: loaded.bytesAreCanonical))
             return .read(loaded, hash: hash, facts)
         case .failure(let problem): return .broken(problem)
         }

@@ -307,7 +307,8 @@ struct Adopter {
         into settlement: inout Settlement, report: inout AdoptionReport
     ) {
         let id = change.id
-        let intact = SyncedMark.isIntact(local.record, bytes: local.bytes)
+        let intact = SyncedMark.isIntact(
+            local.record, bytes: local.bytes, bytesAreCanonical: local.bytesAreCanonical)
         switch AdoptionRule.decide(local: local.record, intact: intact, server: server) {
         case .unchanged(let server):
             settlement.writes.append(server)

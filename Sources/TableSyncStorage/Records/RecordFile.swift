@@ -7,6 +7,9 @@ package enum RecordFile {
         package var id: String
         package var record: [String: JSONValue]
         package var bytes: [UInt8]
+        /// Whether `bytes` are known to be the canonical encoding of `record` (``encode(_:)``): `false` when they
+        /// are not, or may not be (``JSONParser/parseNotingLayout(_:)``), and when the id came from the file's name.
+        package var bytesAreCanonical = false
     }
 
     /// Parses `bytes` of the file `fileName` in `table` and checks that it is an object whose `id` matches the
@@ -14,22 +17,25 @@ package enum RecordFile {
     package static func check(
         bytes: [UInt8], fileName: String, relativePath: String
     ) -> Result<Loaded, RecordFileProblem> {
-        object(in: bytes, relativePath: relativePath).flatMap { record in
-            var record = record
+        object(in: bytes, relativePath: relativePath).flatMap { parsed in
+            var record = parsed.record
             return identify(&record, fileName: fileName, relativePath: relativePath).map { id in
-                Loaded(id: id, record: record, bytes: bytes)
+                Loaded(
+                    id: id, record: record, bytes: bytes,
+                    bytesAreCanonical: parsed.canonical && parsed.record[SystemProperty.id] != nil)
             }
         }
     }
 
-    /// The JSON object `bytes` hold; a problem when they are not JSON (with the merge conflict, when git left its
-    /// markers in them) or hold another value.
+    /// The JSON object `bytes` hold, and whether they are known to be its canonical encoding; a problem when they
+    /// are not JSON (with the merge conflict, when git left its markers in them) or hold another value.
     private static func object(
         in bytes: [UInt8], relativePath: String
-    ) -> Result<[String: JSONValue], RecordFileProblem> {
+    ) -> Result<(record: [String: JSONValue], canonical: Bool), RecordFileProblem> {
         let value: JSONValue
+        let canonical: Bool
         do {
-            value = try JSONParser.parse(bytes)
+            (value, canonical) = try JSONParser.parseNotingLayout(bytes)
         } catch let error as JSONParseError {
             if let conflict = ConflictMarkers.firstConflict(in: String(decoding: bytes, as: UTF8.self)) {
                 func side(_ lines: [String]) -> String {
@@ -61,7 +67,7 @@ package enum RecordFile {
                         """
                 ))
         }
-        return .success(record)
+        return .success((record, canonical))
     }
 
     /// The id of `record`, read from the file `fileName`: its `id` when that is valid and names the file, or, when it

@@ -25,9 +25,7 @@ package enum SyncedMark {
 
     /// The canonical file bytes of `record`, a copy as the server has it, stamped with its mark.
     package static func stamped(_ record: [String: JSONValue]) -> [UInt8] {
-        var record = record
-        record[property] = .string(String(decoding: blank, as: UTF8.self))
-        var bytes = RecordFile.encode(record)
+        var bytes = CanonicalJSON.encode(record, adding: (property, .string(String(decoding: blank, as: UTF8.self))))
         // The blank is found where the canonical form puts a top-level key: a deeper one is indented further,
         // and no string holds a raw line end.
         guard let range = valueRange(in: bytes, value: blank) else {
@@ -39,8 +37,11 @@ package enum SyncedMark {
 
     /// Whether `record`, read from the file `bytes`, carries a mark that its content still matches: the file is
     /// the server's copy of the version it names. A file stamped and not changed since is recognised from its
-    /// bytes alone; one rewritten in another layout (re-indented by an editor, say) by its canonical form.
-    package static func isIntact(_ record: [String: JSONValue], bytes: [UInt8]) -> Bool {
+    /// bytes alone; one rewritten in another layout (re-indented by an editor, say) by its canonical form, which is
+    /// not encoded again when `bytesAreCanonical` says the bytes are that form already.
+    package static func isIntact(
+        _ record: [String: JSONValue], bytes: [UInt8], bytesAreCanonical: Bool = false
+    ) -> Bool {
         guard case .string(let text)? = record[property], text.utf8.count == length else { return false }
         let mark = Array(text.utf8)
         if let range = valueRange(in: bytes, value: mark) {
@@ -48,6 +49,7 @@ package enum SyncedMark {
             asStamped.replaceSubrange(range, with: blank)
             if digest(asStamped) == mark { return true }
         }
+        if bytesAreCanonical { return false }
         // The record's canonical bytes with the mark blanked, as ``stamped(_:)`` digests them: the mark is written
         // where the blank would be, being as long, so it is blanked in the encoding rather than in a copy of the
         // record. A mark that needs escaping is not found, and could not be a digest anyway.
