@@ -60,6 +60,38 @@ import TestSupport
         #expect(try self.inode(path) == inode, "written over, not replaced")
     }
 
+    @Test("a new content goes over the longest spare known to be no longer, so it needs no cutting")
+    func sparesAreChosenBySize() throws {
+        let directory = TemporaryDirectory()
+        let spares = SpareFiles(directory: directory.file("spares"))
+        let sizes = [10, 30, 50]
+        var first = DurableFileBatch()
+        var oldInodes: [Int: UInt64] = [:]
+        for (number, size) in sizes.enumerated() {
+            try directory.write("r\(number).json", String(repeating: "o", count: size))
+            oldInodes[size] = try inode(directory.file("r\(number).json"))
+            first.write(
+                Array("new \(number)".utf8), to: directory.file("r\(number).json"), replacedSize: Int64(size))
+        }
+        try first.commit(temporaryDirectory: directory.file("tmp"), spares: spares)
+
+        // Spares of 10, 30 and 50 bytes, the longest kept last: 35 bytes go over the one of 30, 60 over the one of 50.
+        for (name, size, spare) in [("a.json", 35, 30), ("b.json", 60, 50)] {
+            try directory.write(name, "old")
+            var batch = DurableFileBatch()
+            let content = String(repeating: "n", count: size)
+            batch.write(Array(content.utf8), to: directory.file(name))
+            try batch.commit(temporaryDirectory: directory.file("tmp"), spares: spares)
+            #expect(try directory.read(name) == content)
+            #expect(try inode(directory.file(name)) == oldInodes[spare], "\(size) bytes over the spare of \(spare)")
+        }
+        // None known to fit: the latest spare, cut to size.
+        var short = DurableFileBatch()
+        short.write(Array("tiny".utf8), to: directory.file("a.json"))
+        try short.commit(temporaryDirectory: directory.file("tmp"), spares: spares)
+        #expect(try directory.read("a.json") == "tiny")
+    }
+
     @Test func aRunKeepsSmallSparesForTheNextOneAndRemovesTheRest() async throws {
         let directory = TemporaryDirectory()
         let spares = SpareFiles(directory: directory.file("spares"), retainedCount: 3, retainedMaximumSize: 100)

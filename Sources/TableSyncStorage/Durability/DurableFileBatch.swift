@@ -16,6 +16,9 @@ package struct DurableFileBatch {
         /// A spare file that holds `bytes` already (written ahead: ``EncodedRecords/stage(in:)``), claimed by the
         /// commit and put in place instead of writing them again.
         var staged: StagedSpares.Slot?
+        /// The size of the file at `path` when the caller looked, if it did: that of the spare the old content
+        /// becomes once swapped out (``SpareFiles`` chooses spares by size).
+        var replacedSize: Int64? = nil
     }
 
     private(set) var writes: [Write] = []
@@ -27,9 +30,12 @@ package struct DurableFileBatch {
     /// `true` when there is nothing to commit.
     var isEmpty: Bool { writes.isEmpty && removals.isEmpty }
 
-    /// Adds a file to (re)write with `bytes`.
-    package mutating func write(_ bytes: [UInt8], to path: String, staged: StagedSpares.Slot? = nil) {
-        writes.append(Write(path: path, bytes: bytes, onlyIfAbsent: false, staged: staged))
+    /// Adds a file to (re)write with `bytes`; `replacedSize` is the size the caller found the file at, if it looked.
+    package mutating func write(
+        _ bytes: [UInt8], to path: String, staged: StagedSpares.Slot? = nil, replacedSize: Int64? = nil
+    ) {
+        writes.append(
+            Write(path: path, bytes: bytes, onlyIfAbsent: false, staged: staged, replacedSize: replacedSize))
     }
 
     /// Adds a file to write where the caller found none: it is put in place only if there is still none, so a
@@ -68,7 +74,7 @@ package struct DurableFileBatch {
         try remove(batch: batch, spares: spares, into: &placed)
         // The swapped-out names live among the spares: their directories are synced too, so no later write over a
         // spare can overtake the swap that made it one.
-        if let spares { placed.directories.formUnion(spares.directories(holding: placed.swappedOut)) }
+        if let spares { placed.directories.formUnion(spares.directories(holding: placed.swappedOut.map(\.path))) }
         for directory in placed.directories.sorted() { try FileSystem.sync(directory) }
         spares?.keep(placed.swappedOut)
         return placed.notPlaced
@@ -78,7 +84,7 @@ package struct DurableFileBatch {
     /// and the paths a person's file kept.
     private struct Placement {
         var directories = Set<String>()
-        var swappedOut: [String] = []
+        var swappedOut: [SpareFiles.Spare] = []
         var notPlaced = Set<String>()
     }
 
@@ -145,7 +151,7 @@ package struct DurableFileBatch {
                 }
             } else if spares != nil {
                 if try FileSystem.replace(newFilePaths[index], at: write.path) {
-                    placed.swappedOut.append(newFilePaths[index])
+                    placed.swappedOut.append(SpareFiles.Spare(path: newFilePaths[index], size: write.replacedSize))
                 }
             } else {
                 try FileSystem.rename(newFilePaths[index], to: write.path)
@@ -161,7 +167,9 @@ package struct DurableFileBatch {
         for (index, path) in removals.enumerated() {
             if let spares, let removedBatch {
                 let aside = spares.newSparePath(batch: removedBatch, index: index)
-                if try FileSystem.moveAside(path, to: aside) { placed.swappedOut.append(aside) }
+                if try FileSystem.moveAside(path, to: aside) {
+                    placed.swappedOut.append(SpareFiles.Spare(path: aside, size: nil))
+                }
             } else {
                 try FileSystem.removeFile(path)
             }

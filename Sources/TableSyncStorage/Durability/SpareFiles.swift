@@ -61,10 +61,16 @@ package final class SpareFiles: Sendable {
         let directory: String
     }
 
+    /// A spare file, with its size when known: what it held when it was swapped out or listed.
+    struct Spare {
+        let path: String
+        let size: Int64?
+    }
+
     /// The spares at hand, and whether those an earlier run kept are among them yet.
     private struct Pool {
-        var paths: [String] = []
-        /// Whether the spares an earlier run left on disk have been listed into ``paths`` (or there are none to take).
+        var spares: [Spare] = []
+        /// Whether the spares an earlier run left on disk have been listed into ``spares`` (or there are none to take).
         var adopted: Bool
         /// Whether a spare was taken or kept since the run began or was last trimmed.
         var touched = false
@@ -93,9 +99,9 @@ package final class SpareFiles: Sendable {
             ((try? FileSystem.listDirectory(spares)) ?? []).filter {
                 $0.name.hasPrefix(Self.namePrefix) && $0.status.isRegularFile
             }
-            .map { spares + "/" + $0.name }
+            .map { Spare(path: spares + "/" + $0.name, size: $0.status.size) }
         }
-        pool.paths.insert(contentsOf: found, at: 0)
+        pool.spares.insert(contentsOf: found, at: 0)
         removeBeyondLimit(&pool)
     }
 
@@ -127,9 +133,9 @@ package final class SpareFiles: Sendable {
 
     /// Removes the oldest spares beyond ``limit`` (beside the run).
     private func removeBeyondLimit(_ pool: inout Pool) {
-        guard pool.paths.count > limit else { return }
-        let excess = Array(pool.paths[..<(pool.paths.count - limit)])
-        pool.paths.removeFirst(excess.count)
+        guard pool.spares.count > limit else { return }
+        let excess = pool.spares[..<(pool.spares.count - limit)].map(\.path)
+        pool.spares.removeFirst(excess.count)
         remove(excess)
     }
 
@@ -138,12 +144,24 @@ package final class SpareFiles: Sendable {
         "\(batch.directory)/\(Self.namePrefix)\(batch.name)-\(index)"
     }
 
-    /// A spare to write over, if there is one; it is the caller's until it gives it back with ``keep(_:)``.
-    private func take() -> String? {
+    /// How many of the latest spares ``take(toHold:)`` looks through for one that needs no cutting.
+    static let choices = 16
+
+    /// A spare to write `count` bytes over, if there is one; it is the caller's until it gives it back with
+    /// ``keep(_:)``. Of the ``choices`` latest spares, the longest known to be no longer than `count` bytes, so that
+    /// shorter ones stay for shorter contents; the latest when none is known to be: a spare longer than its new
+    /// content must be cut to size after the write, a call that costs as much as the write itself on ext4, where
+    /// writing past a shorter one's end costs nothing more.
+    private func take(toHold count: Int) -> String? {
         pool.withLock { pool in
             adoptIfNeeded(&pool)
             pool.touched = true
-            return pool.paths.popLast()
+            var fitting: (index: Int, size: Int64)?
+            for index in pool.spares.indices.reversed().prefix(Self.choices) {
+                guard let size = pool.spares[index].size, size <= count, size > fitting?.size ?? -1 else { continue }
+                fitting = (index, size)
+            }
+            return fitting.map { pool.spares.remove(at: $0.index).path } ?? pool.spares.popLast()?.path
         }
     }
 
@@ -151,7 +169,7 @@ package final class SpareFiles: Sendable {
     /// it back with ``keep(_:)``. A spare that is gone (removed by hand between runs) is dropped for the next one;
     /// any other failure is the caller's, and the spare stays a spare.
     func takeExisting(writing bytes: [UInt8]) throws -> String? {
-        while let spare = take() {
+        while let spare = take(toHold: bytes.count) {
             do {
                 try FileSystem.overwriteFile(spare, bytes)
                 return spare
@@ -174,12 +192,17 @@ package final class SpareFiles: Sendable {
         return path
     }
 
-    /// Keeps `paths` as spares; what goes beyond ``limit`` is removed beside the run.
+    /// Keeps `paths` as spares, their sizes unknown; what goes beyond ``limit`` is removed beside the run.
     func keep(_ paths: [String]) {
-        guard !paths.isEmpty else { return }
+        keep(paths.map { Spare(path: $0, size: nil) })
+    }
+
+    /// Keeps `spares`; what goes beyond ``limit`` is removed beside the run.
+    func keep(_ spares: [Spare]) {
+        guard !spares.isEmpty else { return }
         pool.withLock { pool in
             pool.touched = true
-            pool.paths.append(contentsOf: paths)
+            pool.spares.append(contentsOf: spares)
             removeBeyondLimit(&pool)
         }
     }
@@ -202,7 +225,7 @@ package final class SpareFiles: Sendable {
     /// Removes every spare, on disk too (a purge: no old record content may stay behind), and waits for it.
     package func removeAll() throws {
         pool.withLock { pool in
-            pool.paths.removeAll()
+            pool.spares.removeAll()
             pool.adopted = true
             pool.touched = false
         }
@@ -218,28 +241,29 @@ package final class SpareFiles: Sendable {
     /// Keeps up to ``retainedCount`` small spares and removes the rest; nothing to do for a run that neither took
     /// nor kept one since the last trim (what is on disk was trimmed before).
     private func trimToRetained() {
-        let candidates: [String]? = pool.withLock { pool in
+        let candidates: [Spare]? = pool.withLock { pool in
             guard pool.touched else { return nil }
             adoptIfNeeded(&pool)
             defer {
-                pool.paths.removeAll()
+                pool.spares.removeAll()
                 pool.touched = false
             }
-            return pool.paths
+            return pool.spares
         }
         guard let candidates else { return }
         var excess: [String] = []
-        var retained: [String] = []
-        for path in candidates.reversed() {
-            if retained.count < retainedCount, let status = try? FileSystem.status(path),
-                status.size <= retainedMaximumSize
+        var retained: [Spare] = []
+        for spare in candidates.reversed() {
+            // A size not known is asked of the file; one known is what the file held when it became a spare.
+            if retained.count < retainedCount,
+                let size = spare.size ?? (try? FileSystem.status(spare.path))?.size, size <= retainedMaximumSize
             {
-                retained.append(path)
+                retained.append(Spare(path: spare.path, size: size))
             } else {
-                excess.append(path)
+                excess.append(spare.path)
             }
         }
-        pool.withLock { $0.paths = retained.reversed() }
+        pool.withLock { $0.spares = retained.reversed() }
         remove(excess)
     }
 

@@ -136,7 +136,7 @@ package struct SyncedRecordWriter {
                     continue
                 }
             }
-            plan.files.write(bytes, to: path, staged: staged)
+            plan.files.write(bytes, to: path, staged: staged, replacedSize: status?.size)
             plan.intents.append(Intent(fileName: fileName, id: id, contentHash: hash, version: version, removal: false))
             plan.outcome.written += 1
         }
