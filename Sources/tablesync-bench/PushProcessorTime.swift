@@ -5,6 +5,7 @@ import SyncProtocol
 /// `tablesync` (`scripts/bench.sh push-cpu DIR`), on the same server and the same edits. The two builds take turns
 /// run by run, each on a store of its own, so that drift on a shared machine hits both alike; what is compared is
 /// the client's own user and system time (`wait4`), which a busy neighbour slows far less than it slows the clock.
+/// Each push starts with the page cache written out (`sync`), so that none of them meets others' unwritten data.
 extension BenchmarkSuite {
     mutating func measurePushProcessorTime(baseline: String) async throws {
         let count = configuration.pushRecords
@@ -41,6 +42,9 @@ extension BenchmarkSuite {
                 _ = try editRecords(store: store, table: build.table, indexes: 0..<count) {
                     $0["quantity"] = .integer(value)
                 }
+                // The edits (and a build just before) written out first: a push that found much unwritten data
+                // would sync file by file (DurabilityPlan), whichever build's turn it is.
+                sync()
                 let push = try ChildProcess.run(build.binaries + "/tablesync", ["-C", store, "push", "--json"])
                 try expect(push, member: "applied", equals: count)
                 perUpdate[build.name, default: []].append(push.processorSeconds / Double(count) * 1_000_000)

@@ -77,18 +77,19 @@ struct ChangeFeedTests {
         }
     }
 
-    /// Reads the woken answer of `waiting`: 200 within ``wakeBound(feed:tables:)`` with a new `ETag` and, after an
-    /// acknowledged write, the written record's `updatedAt` as the mark. Returns the new `ETag`.
+    /// Reads the woken answer of `waiting`: 200 within `bound` (by default ``wakeBound(feed:tables:)``) with a new
+    /// `ETag` and, after an acknowledged write, the written record's `updatedAt` as the mark. Returns the new `ETag`.
     private static func expectWoken(
         _ waiting: RawHTTPConnection, after write: RawHTTPConnection.Answer?, eTag: String, feed: FeedClient,
-        table: String, what: String
+        table: String, what: String, bound: Duration? = nil
     ) async throws -> String {
         let started = ContinuousClock.now
         let answer = try #require(await waiting.readAnswer(within: 10), "\(what): no answer")
         let elapsed = ContinuousClock.now - started
         #expect(answer.status == 200, "\(what): \(answer.status)")
-        let bound = await wakeBound(feed: feed, tables: table)
-        #expect(elapsed < bound, "\(what): answered \(elapsed) after the write; the bound is \(bound)")
+        let limit: Duration
+        if let bound { limit = bound } else { limit = await wakeBound(feed: feed, tables: table) }
+        #expect(elapsed < limit, "\(what): answered \(elapsed) after the write; the bound is \(limit)")
         let newETag = try #require(answer.header("etag"))
         #expect(newETag != eTag, "\(what)")
         let marks = try #require(ChangeMarks.parse(try JSONParser.parse(answer.body)), "\(what): \(answer.text)")
@@ -308,9 +309,12 @@ struct ChangeFeedTests {
                 try await Task.sleep(for: .milliseconds(300))
                 let written = try #require(await writer.write("POST", "/tables/\(table)", json: #"{"id":"\#(id)"}"#))
                 #expect(written.status == 201)
+                // Woken, not timed out: a 200 with the write's mark well within the 20 s wait. How soon is W1's to
+                // measure (docs/bench.md); two server processes, PostgreSQL and the whole suite share two cores here,
+                // where a notification between processes once took 4.5 s to wake the request.
                 eTag = try await Self.expectWoken(
                     waiting, after: written, eTag: eTag, feed: watcher, table: table,
-                    what: "a write through the other process")
+                    what: "a write through the other process", bound: .seconds(10))
             }
         } catch {
             await first.stop()
