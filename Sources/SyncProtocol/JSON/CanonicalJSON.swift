@@ -31,7 +31,7 @@ public enum CanonicalJSON {
 
     /// The canonical bytes (``Style/pretty``) of the object `members` with the member `extra` added, without
     /// copying `members`: the same bytes as encoding the object with `extra` set in it.
-    public static func encode(
+    package static func encode(
         _ members: [String: JSONValue], adding extra: (key: String, value: JSONValue)
     ) -> [UInt8] {
         guard members[extra.key] == nil else {
