@@ -92,6 +92,21 @@ import TestSupport
         #expect(try directory.read("a.json") == "tiny")
     }
 
+    @Test("a run keeps for the next one the spares whose known size is small enough, and removes the others")
+    func retainedSparesByKnownSize() async throws {
+        let directory = TemporaryDirectory()
+        let spares = SpareFiles(directory: directory.file("spares"), retainedMaximumSize: 40)
+        var batch = DurableFileBatch()
+        for (number, size) in [10, 50, 30].enumerated() {
+            try directory.write("r\(number).json", String(repeating: "o", count: size))
+            batch.write(Array("new \(number)".utf8), to: directory.file("r\(number).json"), replacedSize: Int64(size))
+        }
+        try batch.commit(temporaryDirectory: directory.file("tmp"), spares: spares)
+        await spares.finishRun()
+        let kept = try names(in: spares.directory).map { try directory.read("spares/" + $0).count }
+        #expect(kept.sorted() == [10, 30], "the spare of 50 bytes is removed")
+    }
+
     @Test func aRunKeepsSmallSparesForTheNextOneAndRemovesTheRest() async throws {
         let directory = TemporaryDirectory()
         let spares = SpareFiles(directory: directory.file("spares"), retainedCount: 3, retainedMaximumSize: 100)

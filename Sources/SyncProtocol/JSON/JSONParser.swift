@@ -92,8 +92,7 @@ private struct Reader {
     mutating func skipWhitespace(canonically expected: CanonicalSpace) {
         let start = position
         skipWhitespace()
-        guard layoutIsCanonical else { return }
-        layoutIsCanonical = isWhitespace(start..<position, expected)
+        noteWhitespace(start..<position, expected)
     }
 
     /// Whether the whitespace at `run` is exactly `expected`.

@@ -484,7 +484,7 @@ public final class PostgresRecordRepository: RecordRepository {
     }
 
     private static func decode(_ row: PostgresRow) throws -> StoredRecord {
-        try record(try row.decode((String, Int64, Int64, Bool, String).self))
+        try record(try row.decode(Row.self))
     }
 
     /// A page's row as read: id, createdAt, updatedAt, deleted, and the body as text.
