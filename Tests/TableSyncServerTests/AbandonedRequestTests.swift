@@ -21,9 +21,9 @@ struct AbandonedRequestTests {
     }
 
     /// How soon after its client left a read must have stopped: SQLite's statement is interrupted and PostgreSQL's
-    /// cancelled at once, and a loaded machine may take a while to show it (each look at PostgreSQL opens a
-    /// connection). A quarter of the whole read, and never less than two seconds: a read that ran to its end, or to
-    /// the statement time limit, cannot pass for one that stopped.
+    /// cancelled at once, and a loaded machine may take a while to show it (SQLite's activity is judged over half a
+    /// second). A quarter of the whole read, and never less than two seconds: a read that ran to its end, or to the
+    /// statement time limit, cannot pass for one that stopped.
     static func stopWithin(whole: Duration) -> Duration {
         max(.seconds(2), whole / 4)
     }
@@ -86,18 +86,12 @@ struct AbandonedRequestTests {
         // The same read, abandoned while it runs.
         let abandoned = try #require(RawHTTPConnection(port: port))
         await abandoned.send(request)
-        try await Task.sleep(for: .milliseconds(500))
-        #expect(try await activity.isBusy(), "the read runs before its client leaves")
+        try #require(
+            try await activity.waitUntil(busy: true, within: natural) != nil, "the read runs before its client leaves")
         abandoned.closeSocket()
-        let left = ContinuousClock.now
-        var stopped: Duration?
-        while ContinuousClock.now - left < natural {
-            if try await !activity.isBusy() {
-                stopped = ContinuousClock.now - left
-                break
-            }
-        }
-        let stoppedAfter = try #require(stopped, "the abandoned read ran on for as long as the whole read (\(natural))")
+        let stoppedAfter = try #require(
+            try await activity.waitUntil(busy: false, within: natural),
+            "the abandoned read ran on for as long as the whole read (\(natural))")
         #expect(
             stoppedAfter < stopWithin, "stopped \(stoppedAfter) after its client left; the whole read takes \(natural)")
 
@@ -116,15 +110,13 @@ struct AbandonedRequestTests {
         // A read in flight when the server stops ends with it, in the database too.
         let interrupted = try #require(RawHTTPConnection(port: port))
         await interrupted.send(request)
-        try await Task.sleep(for: .milliseconds(500))
-        #expect(try await activity.isBusy(), "the read runs before the server stops")
+        try #require(
+            try await activity.waitUntil(busy: true, within: natural) != nil, "the read runs before the server stops")
         await server.stop()
-        let exited = ContinuousClock.now
-        var idle = false
-        while !idle, ContinuousClock.now - exited < natural {
-            idle = try await !activity.isBusy()
-        }
-        #expect(idle && ContinuousClock.now - exited < stopWithin, "the read ran on after the server stopped")
+        let idleAfter = try await activity.waitUntil(busy: false, within: natural)
+        #expect(
+            idleAfter.map { $0 < stopWithin } == true,
+            "the read ran on after the server stopped: idle after \(String(describing: idleAfter))")
     }
 
     /// 1,500 records of 20,000 characters, in batches under the body limit.
@@ -156,26 +148,39 @@ private struct DatabaseActivity: Sendable {
     let database: DatabaseLocation
     let serverProcess: Int32
 
-    /// `true` when a statement of the server runs: on SQLite, when the server spends more than a twentieth of the next
-    /// 500 ms on a processor (an idle server spends next to nothing; a running read, even on a machine whose other
-    /// work leaves it a small share of a processor, far more).
-    func isBusy() async throws -> Bool {
+    /// Watches the database until a statement of the server runs (`busy`) or none does (`!busy`), for at most
+    /// `limit`: how long that took, or `nil`. PostgreSQL is asked every 50 ms over one connection; SQLite counts as
+    /// busy while the server spends more than a twentieth of each 500 ms on a processor (an idle server spends next
+    /// to nothing; a running read, even on a machine whose other work leaves it a small share of a processor, far
+    /// more).
+    func waitUntil(busy: Bool, within limit: Duration) async throws -> Duration? {
+        let started = ContinuousClock.now
         switch database {
         case .sqlite:
-            let before = ProcessorUse.processorTime(of: serverProcess)
-            try await Task.sleep(for: .milliseconds(500))
-            return ProcessorUse.processorTime(of: serverProcess) - before > 0.025
+            while ContinuousClock.now - started < limit {
+                let before = ProcessorUse.processorTime(of: serverProcess)
+                try await Task.sleep(for: .milliseconds(500))
+                if (ProcessorUse.processorTime(of: serverProcess) - before > 0.025) == busy {
+                    return ContinuousClock.now - started
+                }
+            }
+            return nil
         case .postgres(let location):
-            try await Task.sleep(for: .milliseconds(100))
             return try await withPostgresClient(location) { client in
-                let rows = try await client.query(
-                    """
-                    SELECT count(*) FROM pg_stat_activity
-                    WHERE datname = \(location.database) AND application_name = 'tablesync-server' AND state = 'active'
-                      AND pid <> pg_backend_pid()
-                    """, logger: testLogger
-                ).collect()
-                return try (rows.first?.decode(Int64.self) ?? 0) > 0
+                while ContinuousClock.now - started < limit {
+                    let rows = try await client.query(
+                        """
+                        SELECT count(*) FROM pg_stat_activity
+                        WHERE datname = \(location.database) AND application_name = 'tablesync-server'
+                          AND state = 'active' AND pid <> pg_backend_pid()
+                        """, logger: testLogger
+                    ).collect()
+                    if try ((rows.first?.decode(Int64.self) ?? 0) > 0) == busy {
+                        return ContinuousClock.now - started
+                    }
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+                return nil
             }
         }
     }
