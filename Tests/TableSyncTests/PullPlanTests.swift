@@ -198,15 +198,21 @@ import TestSupport
         #expect(classify(.update, 404) == .conflict(status: 404, server: nil))
         #expect(classify(.update, 401) == .authenticationRefused(status: 401, message: nil))
         #expect(
-            classify(.insert, 403, Array(#"{"error":"no"}"#.utf8)) == .authenticationRefused(status: 403, message: "no")
-        )
+            classify(.insert, 403, Array(#"{"error":"no"}"#.utf8))
+                == .rejected(status: 403, message: PushOutcome.forbiddenReason("no")),
+            "a 403 refuses the operation, not the credentials")
+        #expect(classify(.delete, 403) == .rejected(status: 403, message: PushOutcome.forbiddenReason(nil)))
         #expect(classify(.insert, 400, Array(#"{"error":"bad id"}"#.utf8)) == .rejected(status: 400, message: "bad id"))
         #expect(
             classify(.insert, 201, Array("not json".utf8))
-                == .rejected(status: 201, message: "the server's answer holds no valid record"))
+                == .damagedAnswer(status: 201, reason: "the answer holds no valid record"))
         #expect(
             classify(.insert, 201, Self.body(["id": "../../x"]))
-                == .rejected(status: 201, message: "the server's answer holds no valid record"))
+                == .damagedAnswer(status: 201, reason: "the answer holds no valid record"))
+        #expect(
+            classify(.update, 200, Self.body([:]))
+                == .damagedAnswer(status: 200, reason: "the answer holds no valid record"),
+            "an empty object is no record either")
     }
 
     /// azure-mobile-apps-node 4.0.1 answers a duplicate insert with 409 and the item it was sent, without `version` or

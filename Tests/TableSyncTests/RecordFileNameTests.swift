@@ -80,3 +80,42 @@ import TestSupport
                 == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
     }
 }
+
+@Suite struct LeftoverFileNameTests {
+    @Test(arguments: [
+        ("r.json~", true), ("r.json.orig", true), ("r.json.rej", true), ("r.json.bak", true), ("r.json.swp", true),
+        ("#r.json#", true), ("4913", true), ("r.json___jb_tmp___", true), ("r.json.tmp", true),
+        ("#", false), ("##", false), ("notes.txt", false), ("r.jsonx", false), ("4914", false)
+    ])
+    func byNameAlone(name: String, leftover: Bool) {
+        #expect(LeftoverFileName.isLeftover(name) == leftover)
+    }
+
+    @Test(
+        arguments: [
+            ("r_BASE_1234.json", "r.json"), ("r_LOCAL_1.json", "r.json"), ("a_b_REMOTE_99.json", "a_b.json"),
+            ("r_BACKUP_0.json", "r.json"), ("r_BASE_.json", nil), ("r_BASE_12a.json", nil), ("_BASE_12.json", nil),
+            ("r_THEIRS_12.json", nil), ("r_BASE_12.txt", nil), ("r.json", nil)
+        ] as [(String, String?)])
+    func mergeToolCopies(name: String, original: String?) {
+        #expect(LeftoverFileName.mergeToolOriginal(of: name) == original)
+    }
+
+    @Test func aMergeToolNameIsALeftoverOnlyBesideItsRecordFile() {
+        #expect(LeftoverFileName.isLeftover("r_BASE_1234.json", besideRecordFile: { $0 == "r.json" }))
+        #expect(
+            !LeftoverFileName.isLeftover("r_BASE_1234.json", besideRecordFile: { _ in false }),
+            "a record whose id ends so")
+        #expect(LeftoverFileName.isLeftover("r.json~", besideRecordFile: { _ in false }))
+    }
+
+    @Test func gitFilesGainOnlyTheLinesTheyLackWhateverTheirLineEndings() {
+        let wanted = ["journal.jsonl merge=union", "tables/** merge=tablesync"]
+        #expect(StoreGitFiles.missingLines(wanted, in: "# x\r\njournal.jsonl merge=union\r\n") == [wanted[1]])
+        #expect(
+            StoreGitFiles.missingLines(wanted, in: "journal.jsonl merge=union\n  tables/** merge=tablesync \n").isEmpty)
+        #expect(StoreGitFiles.appending(["b"], to: "a\r\n") == "a\r\nb\r\n", "a CRLF file gets CRLF lines")
+        #expect(StoreGitFiles.appending(["b"], to: "a") == "a\nb\n")
+        #expect(StoreGitFiles.appending(["b"], to: "") == "b\n")
+    }
+}

@@ -42,7 +42,7 @@ import TestSupport
         .resetMidRequest, .resetMidResponse, .truncatedResponse, .corruptResponse,
         .status(500), .status(502), .status(503), .status(429),
         .statusAfterCommit(500), .statusAfterCommit(502), .statusAfterCommit(503), .statusAfterCommit(429),
-        .delayAfterCommit(seconds: 2.5)
+        .delayAfterCommit(seconds: 2.5), .portalPage
     ]
 
     @Test(
@@ -149,6 +149,40 @@ import TestSupport
             try await Reliability.serverContent(fixture.server.baseURL, table: fixture.table)["a"]?["text"] == "offline"
         )
         proxy.stop()
+        await fixture.stop()
+    }
+
+    /// Stands for a laptop on a hotel network: every request is answered by the captive portal's login page
+    /// (`200 text/html`) until the person logs in.
+    @Test(
+        "a captive portal's 200 HTML page to every write: the push exits as unreachable and keeps its operations",
+        arguments: [false, true])
+    func captivePortal(batched: Bool) async throws {
+        var fixture = try await Fixture.make()
+        fixture.options.batch = batched
+        let table = try await fixture.context.table(fixture.table)
+        try await table.insert(["id": "a", "text": "written at the hotel"])
+        try await table.insert(["id": "b", "text": "and another"])
+        fixture.proxy.inject(.portalPage, method: "POST", times: 1_000)
+        do {
+            try await fixture.context.push(options: fixture.options)
+            Issue.record("a push answered by a portal's page must fail")
+        } catch let error as SyncError {
+            guard case .malformedResponse(_, let reason) = error else {
+                Issue.record("expected a malformed answer, got \(error)")
+                return
+            }
+            #expect(error.kind == .unreachable, "exit 4, retry later")
+            #expect(reason.contains("text/html"), "\(reason)")
+        }
+        #expect(await fixture.context.pendingOperations.count == 2, "both inserts still pending")
+        #expect(try await fixture.context.conflictKeys().isEmpty, "nothing filed as a conflict")
+
+        fixture.proxy.clearFaults()
+        let report = try await fixture.context.push(options: fixture.options)
+        #expect(report.applied == 2 && report.conflicts.isEmpty && report.rejected.isEmpty, "\(report)")
+        let rows = try await Reliability.serverContent(fixture.server.baseURL, table: fixture.table)
+        #expect(rows["a"]?["text"] == "written at the hotel" && rows["b"]?["text"] == "and another")
         await fixture.stop()
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import SyncProtocol
+import TableSyncServer
 import Testing
 import TestSupport
 @testable import TableSync
@@ -175,5 +176,58 @@ import TestSupport
             (conflicts["conflicts"]?.arrayValue?.count ?? 0) < Pusher.faultsInARowLimit,
             "fewer than the limit in a row are set aside before the push stops: \(conflicts)")
         await setup.stop()
+    }
+
+    /// Stands for a user whose token may read every table but write only some (`write=role:editor` on
+    /// `announcements`): an edit there is refused with 403 by the real server's access rule.
+    @Test(
+        """
+        an edit the server forbids (403) beside an allowed one: the allowed one is sent, the pull is done, the refused \
+        one is set aside with the server's reason (exit 3), and resolve --discard clears it
+        """
+    )
+    func forbiddenEditIsSetAside() async throws {
+        let directory = TemporaryDirectory()
+        let token = "reader-and-todo-writer"
+        let server = try await LiveServer.start(.sqlite, tables: [], tokens: [StaticToken(secret: token)]) {
+            $0.tables = [
+                TableOptions(name: "todo"),
+                TableOptions(name: "announcements", write: .role("editor"))
+            ]
+        }
+        let store = directory.file("store")
+        var environment = CLI.environment
+        environment["TABLESYNC_TOKEN"] = token
+        func tablesync(_ arguments: String...) async throws -> (status: Int32, stdout: String, stderr: String) {
+            let run = try await CLI.run(["-C", store] + arguments, environment: environment)
+            return (run.status, run.stdout, run.stderr)
+        }
+        let initialized = try await tablesync(
+            "init", "--remote", server.baseURL, "--table", "todo", "--table", "announcements")
+        #expect(initialized.status == 0, "\(initialized.stderr)")
+        #expect(
+            try await tablesync("insert", "announcements", #"{"id": "ann-1", "text": "not mine to post"}"#).status == 0)
+        #expect(try await tablesync("insert", "todo", #"{"id": "t1", "text": "mine"}"#).status == 0)
+
+        let sync = try await tablesync("sync")
+        #expect(sync.status == 3, "a refusal waits for a person: \(sync.stdout) \(sync.stderr)")
+        let rows = try await Reliability.serverContent(server.baseURL, table: "todo", token: token)
+        #expect(rows["t1"]?["text"] == "mine", "the allowed insert reached the server")
+        let conflicts = try JSONParser.parse(Array(try await tablesync("conflicts", "--json").stdout.utf8))
+        let refused = try #require(conflicts["conflicts"]?.arrayValue?.first)
+        #expect(refused["status"] == 403, "\(refused)")
+        #expect(
+            refused["reason"]?.stringValue?.contains("does not allow this user") == true,
+            "the server's reason is kept: \(refused)")
+        let status = try await tablesync("status", "--json")
+        #expect(status.stdout.contains("announcements/ann-1"), "status lists it: \(status.stdout)")
+
+        let discarded = try await tablesync("resolve", "announcements/ann-1", "--discard")
+        #expect(discarded.status == 0, "\(discarded.stdout) \(discarded.stderr)")
+        let clean = try await tablesync("sync")
+        #expect(clean.status == 0, "nothing left to refuse: \(clean.stdout) \(clean.stderr)")
+        #expect(FileManager.default.fileExists(atPath: store + "/tables/announcements/ann-1.json") == false)
+        await server.stop()
+        TestBackend.removeFiles(of: server.database)
     }
 }

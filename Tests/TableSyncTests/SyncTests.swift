@@ -299,7 +299,7 @@ import TestSupport
         for index in 0..<4 { try await todo.insert(["id": .string("r\(index)"), "n": .integer(Int64(index))]) }
         try await fixture.first.push(options: fixture.options)
         try await fixture.second.pull(table: fixture.table, queryID: "q", options: fixture.options)
-        #expect(try await fixture.second.purge(table: fixture.table, filter: "n ge 2") == 2)
+        #expect(try await fixture.second.purge(table: fixture.table, filter: "n ge 2").removed == 2)
         #expect(try await fixture.records(fixture.second).keys.sorted() == ["r0", "r1"])
         #expect(try await fixture.second.queries().queries["q"]?.updatedAt == nil)
         try await fixture.second.pull(table: fixture.table, queryID: "q", options: fixture.options)
@@ -307,7 +307,8 @@ import TestSupport
             try await fixture.records(fixture.second).count == 4, "a pull after a purge brings back what still matches")
         try await fixture.second.table(fixture.table).insert(["id": "local"])
         await #expect(throws: PurgeRefused.self) { try await fixture.second.purge(table: fixture.table) }
-        #expect(try await fixture.second.purge(table: fixture.table, force: true) == 5)
+        let forced = try await fixture.second.purge(table: fixture.table, force: true)
+        #expect(forced == PurgeReport(removed: 5, droppedOperations: 1, droppedHandChanges: 0, droppedConflicts: 0))
         #expect(await fixture.second.pendingOperations.isEmpty)
         #expect(try await fixture.records(fixture.second).isEmpty)
         await fixture.stop()

@@ -29,6 +29,8 @@ public enum NetworkFault: Sendable, Equatable, CustomStringConvertible {
     case delayAfterCommit(seconds: Double)
     /// For a list request: forward, then answer with the previous page of the same table again.
     case replayPreviousPage
+    /// Answer `200 text/html` with a login page without forwarding, as a captive portal or a proxy does.
+    case portalPage
 
     public var description: String {
         switch self {
@@ -41,6 +43,7 @@ public enum NetworkFault: Sendable, Equatable, CustomStringConvertible {
         case .statusAfterCommit(let code): return "\(code) after commit"
         case .delayAfterCommit(let seconds): return "delayed \(seconds)s after commit"
         case .replayPreviousPage: return "previous page replayed"
+        case .portalPage: return "a captive portal's page"
         }
     }
 
@@ -194,6 +197,13 @@ public final class FaultProxy: @unchecked Sendable {
             return
         case .status(let code):
             LoopbackSocket.sendAll(client, Self.syntheticResponse(code))
+            return
+        case .portalPage:
+            var page = HTTPMessage(
+                head: ["HTTP/1.1 200 OK"],
+                body: Array("<html><body><form>Log in to the guest network</form></html>".utf8))
+            page.head.append("Content-Type: text/html; charset=utf-8")
+            LoopbackSocket.sendAll(client, page.encoded())
             return
         default:
             break

@@ -21,8 +21,9 @@ extension SyncContext {
             queuedElsewhere: journal.operations.filter { !$0.isSent(by: sender) },
             handEdits: scan.changes.filter { $0.kind != .serverCopy },
             serverCopies: serverCopies,
-            problems: scan.problems, conflicts: try conflictFiles.keys(), skippedServerRecords: skipped,
-            filesSeen: scan.filesSeen, filesHashed: scan.filesHashed, gitWarnings: try GitGuard.warnings(baseline))
+            problems: scan.problems, leftovers: scan.leftovers, conflicts: try conflictFiles.keys(),
+            skippedServerRecords: skipped, filesSeen: scan.filesSeen, filesHashed: scan.filesHashed,
+            gitWarnings: try GitGuard.warnings(baseline))
     }
 
     /// Checks the store's invariants (settings, queries, the journal against the record files, every record file,

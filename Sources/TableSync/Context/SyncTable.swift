@@ -61,10 +61,10 @@ public struct SyncTable: Sendable {
     }
 
     /// Removes local records (those matching `filter`, or all) and resets the table's query watermarks
-    /// (``SyncContext/purge(table:filter:force:)``). Returns how many records were removed.
+    /// (``SyncContext/purge(table:filter:force:)``). Returns what it removed and dropped.
     /// - Throws: as ``SyncContext/purge(table:filter:force:)``.
     @discardableResult
-    public func purge(filter: String? = nil, force: Bool = false) async throws -> Int {
+    public func purge(filter: String? = nil, force: Bool = false) async throws -> PurgeReport {
         try await context.purge(table: name, filter: filter, force: force)
     }
 }

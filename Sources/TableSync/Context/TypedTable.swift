@@ -77,7 +77,7 @@ public struct TypedTable<Model: Codable & Sendable>: Sendable {
     /// (``SyncContext/purge(table:filter:force:)``).
     /// - Throws: as ``SyncContext/purge(table:filter:force:)``.
     @discardableResult
-    public func purge(filter: String? = nil, force: Bool = false) async throws -> Int {
+    public func purge(filter: String? = nil, force: Bool = false) async throws -> PurgeReport {
         try await untyped.purge(filter: filter, force: force)
     }
 

@@ -84,14 +84,16 @@ struct GitBaseline: Sendable {
     }
 
     /// The record files of `table` in `HEAD` that the scan must look for beyond the stat index: every file of the
-    /// table's tree when `indexIsEmpty` or no tree was reconciled, the files added since the reconciled tree
-    /// otherwise; `nil` when the tree did not change since the last push reconciled it. Each with its blob.
+    /// table's tree when the index was lost (`indexIsEmpty`, unless a purge emptied it) or no tree was reconciled,
+    /// the files added since the reconciled tree otherwise; `nil` when the tree did not change since the last push
+    /// reconciled it. Each with its blob.
     func filesBeyondIndex(table: String, indexIsEmpty: Bool) throws -> [(name: String, blob: String)]? {
         guard let tree = trees[table] else { return nil }
         let reconciled = state.trees[table]
-        if reconciled == tree && !indexIsEmpty { return nil }
+        let indexLost = indexIsEmpty && !state.purged.contains(table)
+        if reconciled == tree && !indexLost { return nil }
         let answer: GitRepository.Output
-        if let reconciled, !indexIsEmpty {
+        if let reconciled, !indexLost {
             // Lines `:<mode> <mode> <old> <new> A` then the path, NUL-separated.
             answer = try repository.run(
                 ["diff-tree", "-z", "-r", "--no-renames", "--diff-filter=A", reconciled, tree], allowing: [128])

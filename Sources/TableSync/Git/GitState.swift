@@ -10,11 +10,17 @@ import TableSyncStorage
 ///   the stat index. When `HEAD`'s tree is still that one, no file git brought can have been deleted unseen, and the
 ///   scan asks git nothing more (``GitBaseline``).
 ///
+/// - `purged`: the tables whose index `purge` emptied on purpose. An empty index otherwise means a lost cache, and
+///   the scan lists the table's whole tree in `HEAD` to find files deleted meanwhile; after a purge, the files
+///   `HEAD` still has are the purged records, no deletes, and only files added since the tree reconciled are looked
+///   for.
+///
 /// Losing it (a lost cache, a fresh clone) costs one listing of each table's tree in `HEAD`, and no history check
 /// until the next run ends.
 struct GitState: Equatable, Sendable {
     var syncedHead: String?
     var trees: [String: String] = [:]
+    var purged: Set<String> = []
 
     /// The state in `layout`'s cache; empty when there is none or it does not parse (it is a cache).
     static func load(layout: StoreLayout) -> GitState {
@@ -25,6 +31,7 @@ struct GitState: Equatable, Sendable {
         for (table, tree) in value["trees"]?.objectValue ?? [:] {
             if let tree = tree.stringValue { state.trees[table] = tree }
         }
+        state.purged = Set((value["purged"]?.arrayValue ?? []).compactMap(\.stringValue))
         return state
     }
 
@@ -32,6 +39,7 @@ struct GitState: Equatable, Sendable {
     func save(layout: StoreLayout) throws {
         var members: [String: JSONValue] = ["trees": .object(trees.mapValues(JSONValue.string))]
         if let syncedHead { members["syncedHead"] = .string(syncedHead) }
+        if !purged.isEmpty { members["purged"] = .array(purged.sorted().map(JSONValue.string)) }
         var batch = DurableFileBatch()
         batch.write(CanonicalJSON.encode(.object(members)), to: layout.gitStateFile)
         try batch.commit(temporaryDirectory: layout.temporaryDirectory)

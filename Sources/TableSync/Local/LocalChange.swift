@@ -55,6 +55,9 @@ package struct LocalScan: Sendable, Equatable {
     package var changes: [LocalChange] = []
     /// Files that cannot be used, with the reason; they are skipped and nothing else is held back.
     package var problems: [RecordFileProblem] = []
+    /// Files editors and merge tools left beside record files (``LeftoverFileName``), as `tables/<table>/<name>`:
+    /// ignored, with a notice.
+    package var leftovers: [String] = []
     /// How many files were read and hashed because their `stat` changed (the rest cost one `stat` each).
     package var filesHashed = 0
     /// How many record files were looked at.

@@ -24,6 +24,7 @@ struct LocalChangeScanner {
             let firstProblem = scan.problems.count
             let joined = try IndexedListing(layout: layout, table: table)
             scan.problems += joined.problems
+            scan.leftovers += joined.leftovers
             scan.filesSeen += joined.listedCount
             scan.filesHashed += joined.changed.count
             try classify(joined, table: table, journal: journal, into: &scan, keeping: &reads)

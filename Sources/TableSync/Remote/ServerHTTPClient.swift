@@ -63,6 +63,7 @@ struct ServerHTTPClient: Sendable {
             let failure: String
             var retryAfter: Double?
             var serverFault: HTTPResponse?
+            var damagedAnswer = false
             let started = ContinuousClock.now
             do {
                 let result = try await exchange(request, url: urlText, token: token)
@@ -77,10 +78,12 @@ struct ServerHTTPClient: Sendable {
                     attempt -= 1
                     continue
                 }
-                if Self.isDamagedWriteAnswer(result, method: request.method) {
-                    // The write was applied, but its answer was damaged on the way: send it again, and the
-                    // lost-acknowledgement rule turns the server's 409/412 into success.
-                    failure = "HTTP \(result.status) with a damaged JSON body"
+                if let damage = Self.damageOfWriteAnswer(result, method: request.method) {
+                    // The write may have been applied, but its answer was damaged on the way or replaced by a
+                    // proxy's page: send it again, and the lost-acknowledgement rule turns the server's 409/412
+                    // into success.
+                    failure = "HTTP \(result.status) with \(damage)"
+                    damagedAnswer = true
                 } else {
                     guard RetryPolicy.isRetryable(status: result.status) else { return result }
                     failure = "HTTP \(result.status)"
@@ -104,8 +107,9 @@ struct ServerHTTPClient: Sendable {
                     afterAttempt: attempt, retryAfter: retryAfter, random: Double.random(in: 0..<1))
             else {
                 if returningServerFaults, let serverFault { return serverFault }
-                throw SyncError.unreachable(
-                    url: baseURL, reason: "\(failure) after \(attempt) attempt\(attempt == 1 ? "" : "s")")
+                let tally = "\(failure) after \(attempt) attempt\(attempt == 1 ? "" : "s")"
+                if damagedAnswer { throw SyncError.malformedResponse(url: urlText, reason: tally) }
+                throw SyncError.unreachable(url: baseURL, reason: tally)
             }
             try await Task.sleep(nanoseconds: UInt64(delay * 1_000_000_000))
         }
@@ -179,11 +183,12 @@ struct ServerHTTPClient: Sendable {
         let reason: String
     }
 
-    /// `true` for a 2xx answer to a write that says it is JSON but does not parse.
-    static func isDamagedWriteAnswer(_ response: HTTPResponse, method: String) -> Bool {
-        guard method != "GET", (200...299).contains(response.status), !response.body.isEmpty,
-            response.header("Content-Type")?.lowercased().contains("json") == true
-        else { return false }
-        return (try? JSONParser.parse(response.body)) == nil
+    /// What is wrong with a 2xx answer to a write that has a body but is no JSON (it says it is another type,
+    /// as a captive portal's or proxy's HTML page does, or it does not parse); `nil` for any other answer.
+    static func damageOfWriteAnswer(_ response: HTTPResponse, method: String) -> String? {
+        guard method != "GET", (200...299).contains(response.status), !response.body.isEmpty else { return nil }
+        let type = response.header("Content-Type")?.lowercased()
+        if let type, !type.contains("json") { return "a body of type \(type), not JSON" }
+        return (try? JSONParser.parse(response.body)) == nil ? "a damaged JSON body" : nil
     }
 }

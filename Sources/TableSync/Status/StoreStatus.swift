@@ -17,6 +17,8 @@ public struct StoreStatus: Sendable, Equatable {
     package var serverCopies: [String: Int]
     /// Files that are skipped until someone fixes them.
     public var problems: [RecordFileProblem]
+    /// Files editors and merge tools left beside record files, ignored (``LocalScan/leftovers``).
+    package var leftovers: [String] = []
     /// Records whose operation the server refused, waiting for `tablesync resolve`.
     public var conflicts: [RecordKey]
     /// Records the server sent that the store cannot hold, skipped by the pulls of `queries.json`.

@@ -75,8 +75,14 @@ struct StoreVerifier {
     private func verifyTable(_ table: String, add: (VerificationFinding.Severity, String, String) -> Void) throws {
         let directory = layout.tableDirectory(table)
         var present = Set<String>()
-        for (name, status) in try FileSystem.listDirectory(directory) {
+        let listing = try FileSystem.listDirectory(directory)
+        let names = Set(listing.map(\.name))
+        for (name, status) in listing {
             let relativePath = "tables/\(table)/\(name)"
+            if !name.hasPrefix("."), LeftoverFileName.isLeftover(name, besideRecordFile: names.contains) {
+                add(.notice, relativePath, LeftoverFileName.notice)
+                continue
+            }
             guard RecordFileName.looksLikeRecordFile(name), status.isRegularFile else {
                 if !name.hasPrefix(".") {
                     add(.error, relativePath, "not a record file (record files are named <id>.json)")

@@ -3,14 +3,8 @@ import TableSyncStorage
 
 /// Creates a new store directory (DESIGN §2): settings, queries (one pulling each table, unless asked not to),
 /// an empty journal, `tables/`, the machine-local `.tablesync/` cache (which ignores itself in git) and the store's
-/// `.gitattributes`.
+/// `.gitattributes` and `.gitignore` (``StoreGitFiles``).
 enum StoreInitializer {
-    /// The store's `.gitattributes` (``StoreFileMerge/gitAttributeLines``). Without the driver's git config a
-    /// clone merges record files and `queries.json` as text.
-    static let gitAttributes =
-        "# Written by tablesync: how git merges this store's files (each clone runs `tablesync git-setup` once).\n"
-        + StoreFileMerge.gitAttributeLines.joined(separator: "\n") + "\n"
-
     /// Creates the store; with `queryPerTable`, `queries.json` gets one query per table, named after it, that
     /// pulls the whole table.
     static func initialize(layout: StoreLayout, settings: StoreSettings, queryPerTable: Bool) throws {
@@ -22,7 +16,8 @@ enum StoreInitializer {
         for table in settings.tables { try FileSystem.createDirectory(layout.tableDirectory(table)) }
         var batch = DurableFileBatch()
         batch.write(CacheDirectory.gitignore, to: layout.cacheDirectory + "/.gitignore")
-        batch.write(Array(gitAttributes.utf8), to: layout.root + "/.gitattributes")
+        batch.write(Array(StoreGitFiles.initialAttributes.utf8), to: layout.root + "/" + StoreLayout.attributesFileName)
+        batch.write(Array(StoreGitFiles.initialIgnore.utf8), to: layout.root + "/" + StoreLayout.ignoreFileName)
         var queries = QueryRegistry()
         if queryPerTable {
             for table in settings.tables { queries.queries[table] = PullQuery(id: table, table: table) }

@@ -16,8 +16,13 @@ enum PushOutcome: Equatable {
     /// The server failed on the operation (500 or above) after the retries, or refused its batch as a whole: the
     /// push sends it again alone, and sets it aside when the server, reachable, keeps failing on it.
     case serverFault(status: Int, message: String)
-    /// The credentials were refused: the push stops.
+    /// The credentials were refused (401): the push stops.
     case authenticationRefused(status: Int, message: String?)
+    /// The server answered 2xx with something that is not its copy of the record (a proxy's or captive portal's
+    /// page, an empty object): the answer, not the operation, is at fault. The push stops with the operation still
+    /// pending, as when the server cannot be reached, and the next run sends it again (an insert or update that
+    /// did reach the server comes back as a lost acknowledgement).
+    case damagedAnswer(status: Int, reason: String)
 
     /// How many of `outcomes` are of each kind, in words for a log line: `"498 applied, 2 conflicts"`.
     static func tally(_ outcomes: [PushOutcome]) -> String {
@@ -30,6 +35,7 @@ enum PushOutcome: Equatable {
                 case .rejected: "rejected"
                 case .serverFault: "server faults"
                 case .authenticationRefused: "refused credentials"
+                case .damagedAnswer: "damaged answers"
                 }
             counts[kind, default: 0] += 1
         }
@@ -53,8 +59,9 @@ enum PushOutcome: Equatable {
     /// says what was sent is a lost acknowledgement: the operation was applied by an earlier attempt, so it
     /// counts as applied. So does a delete of a record that is gone. A 409 or 412 body counts as the server's
     /// copy only when it carries the server's system properties; otherwise the record must be read first
-    /// (``serverCopyNeeded(status:)``). `fallbackMessage` explains a refusal whose
-    /// body has no `error` message.
+    /// (``serverCopyNeeded(status:)``). A 403 refuses this operation, not the credentials (they were good enough
+    /// to be told so): it is set aside with the server's reason, as a 400 is, and the push goes on. A 2xx that
+    /// holds no record is a damaged answer. `fallbackMessage` explains a refusal whose body has no `error` message.
     static func classify(
         kind: PendingOperation.Kind, sent: [String: JSONValue]?, status: Int, body: JSONValue?,
         fallbackMessage: String = "", notFoundStatuses: Set<Int> = [404, 410]
@@ -65,11 +72,13 @@ enum PushOutcome: Equatable {
         case 200...299:
             if kind == .delete { return .applied(serverItem) }
             guard let serverItem else {
-                return .rejected(status: status, message: "the server's answer holds no valid record")
+                return .damagedAnswer(status: status, reason: "the answer holds no valid record")
             }
             return .applied(serverItem)
-        case 401, 403:
+        case 401:
             return .authenticationRefused(status: status, message: body.flatMap { $0["error"]?.stringValue })
+        case 403:
+            return .rejected(status: status, message: forbiddenReason(body.flatMap { $0["error"]?.stringValue }))
         case 409, 412:
             guard let serverItem, serverItem.isServerCopy else { return .serverCopyNeeded(status: status) }
             return classify(kind: kind, sent: sent, refusedWith: status, serverCopy: serverItem)
@@ -94,6 +103,12 @@ enum PushOutcome: Equatable {
         if sayTheSame(kind: kind, sent: sent, server: serverCopy) { return .applied(serverCopy) }
         if kind == .delete, serverCopy.deleted { return .applied(serverCopy) }
         return .conflict(status: status, server: serverCopy)
+    }
+
+    /// Why a 403 is set aside, with the server's own words when it gave some.
+    static func forbiddenReason(_ serverMessage: String?) -> String {
+        let said = serverMessage.map { " (\($0))" } ?? ""
+        return "the server does not allow this user to make this change\(said)"
     }
 
     /// `true` when the server's copy already holds what the operation sent.

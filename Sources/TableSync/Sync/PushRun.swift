@@ -252,10 +252,25 @@ struct PushRun: ~Copyable {
                 "batched": .stringConvertible(route.batched),
                 "outcomes": .string(PushOutcome.tally(outcomes))
             ])
+        // A damaged answer stops the push once the other answers are reconciled: its operation stays pending.
+        var damaged: SyncError?
         for (outgoing, outcome) in zip(operations, outcomes) {
+            if case .damagedAnswer = outcome {
+                damaged = damaged ?? damagedAnswerError(outgoing.operation, outcome)
+                continue
+            }
             try await checkRefusal(outgoing, outcome)
             try await reconcile(outgoing, outcome)
         }
+        if let damaged { throw damaged }
+    }
+
+    /// The error a push stops with when the server's 2xx answer to `operation` is not a protocol answer.
+    private func damagedAnswerError(_ operation: PendingOperation, _ outcome: PushOutcome) -> SyncError? {
+        guard case .damagedAnswer(let status, let reason) = outcome else { return nil }
+        return SyncError.malformedResponse(
+            url: route.client.http.baseURL + TablePath.table(operation.table),
+            reason: "HTTP \(status) to the \(operation.kind.rawValue) of \(operation.key): \(reason)")
     }
 
     /// Files a record larger than the server takes (the limit its `/health` announces) as refused, without sending
@@ -334,7 +349,7 @@ struct PushRun: ~Copyable {
             guard !acceptance.tables.contains(table) else { return }
             if let refusal = try await pusher.connection.requestRefusal(route.client, table: table) { throw refusal }
             acceptance.tables.insert(table)
-        case .conflict, .serverCopyNeeded, .authenticationRefused, .serverFault:
+        case .conflict, .serverCopyNeeded, .authenticationRefused, .serverFault, .damagedAnswer:
             break
         }
     }
@@ -387,6 +402,9 @@ struct PushRun: ~Copyable {
             report.conflicts.append(operation.key)
         case .authenticationRefused(let status, let message):
             throw SyncError.authenticationRefused(status: status, message: message)
+        case .damagedAnswer:
+            // Kept pending by exchange(_:); reconciled as the push's failure if it ever is not.
+            if let error = damagedAnswerError(operation, outcome) { throw error }
         }
     }
 }

@@ -18,6 +18,8 @@ public struct PushReport: Sendable, Equatable {
     package var queuedElsewhere: [RecordKey] = []
     /// Files skipped because they are broken.
     public var problems: [RecordFileProblem] = []
+    /// Files editors and merge tools left beside record files, ignored (``LocalScan/leftovers``).
+    package var leftovers: [String] = []
     /// Requests made for operations, and the body bytes they moved (compressed sizes where compressed).
     package var traffic = WireTraffic()
     /// `true` when the operations went through the batch extension.
@@ -27,6 +29,10 @@ public struct PushReport: Sendable, Equatable {
     /// Files stamped as the server's copies that the stat index did not know (a clone, a lost cache, a merge),
     /// indexed without a request.
     package var indexedCopies = 0
+
+    /// The files of the store a commit after this push leaves out, relative to the store: those it could not read
+    /// (a commit would spread them to every clone) and the leftovers of editors and merge tools.
+    package var pathsToLeaveOutOfCommits: [String] { problems.map(\.path) + leftovers }
 
     /// Requests made for operations (one per operation, or one per batch).
     package var requests: Int { traffic.requests }
@@ -91,6 +97,7 @@ struct Pusher {
         let recorded = try await store.recordHandEdits(
             keepingReadsUpTo: Self.readsKept, allowingMassDelete: options.allowMassDelete)
         report.problems = recorded.scan.problems
+        report.leftovers = recorded.scan.leftovers
         report.indexedCopies = recorded.scan.serverCopies.values.reduce(0) { $0 + $1.count }
         // Files to compare with the server first, and files that hold content while a delete is pending.
         let toCompare = recorded.scan.changes.filter { change in

@@ -25,6 +25,9 @@ package struct IndexedListing {
     package private(set) var unlisted: [StatIndex.Entry] = []
     /// Listed names that are not record files, or not regular files: ignored, and said so.
     package private(set) var problems: [RecordFileProblem] = []
+    /// Listed files that editors and merge tools left (``LeftoverFileName``), as `tables/<table>/<name>`: no
+    /// records and no problems, ignored with a notice.
+    package private(set) var leftovers: [String] = []
     /// Whether the index has no entry at all (a clone, a lost cache).
     package private(set) var indexIsEmpty = true
     private let listing: DirectoryListing
@@ -57,11 +60,22 @@ package struct IndexedListing {
                 let name = names[position]
                 guard RecordFileName.looksLikeRecordFile(name) else {
                     if !RecordFileName.isHidden(name) {
+                        if LeftoverFileName.isLeftover(listing.name(at: position)) {
+                            leftovers.append(relativePath(position))
+                            return
+                        }
                         problems.append(
                             RecordFileProblem(
                                 path: relativePath(position),
                                 reason: "not a record file (record files are named <id>.json); it is ignored"))
                     }
+                    return
+                }
+                if LeftoverFileName.mayBeMergeToolCopy(name),
+                    let original = LeftoverFileName.mergeToolOriginal(of: listing.name(at: position)),
+                    isListedSoFar(original, names: names)
+                {
+                    leftovers.append(relativePath(position))
                     return
                 }
                 guard status.isRegularFile else {
@@ -79,15 +93,19 @@ package struct IndexedListing {
         }
     }
 
-    /// `true` when `name` is among the listed record files.
-    package func isListed(_ name: String) -> Bool {
+    /// `true` when `name` is among the record files the walk has listed so far (a name that sorts before the one
+    /// at hand).
+    private func isListedSoFar(_ name: String, names: DirectoryListing.Names) -> Bool {
         var name = name
         let listed = self.listed
         return name.withUTF8 { name in
-            listing.withNames { names in
-                let found = partitionPoint(listed.count) { StatIndexLine.compare(names[listed[$0]], name) < 0 }
-                return found < listed.count && StatIndexLine.compare(names[listed[found]], name) == 0
-            }
+            let found = partitionPoint(listed.count) { StatIndexLine.compare(names[listed[$0]], name) < 0 }
+            return found < listed.count && StatIndexLine.compare(names[listed[found]], name) == 0
         }
+    }
+
+    /// `true` when `name` is among the listed record files.
+    package func isListed(_ name: String) -> Bool {
+        listing.withNames { isListedSoFar(name, names: $0) }
     }
 }

@@ -77,6 +77,11 @@ package struct StoreLayout: Sendable, Equatable {
     /// What of a store belongs in version control, relative to its root: everything but `.tablesync/`.
     package static let versionedPaths = [
         settingsFileName, queriesFileName, journalFileName, acknowledgementsFileName, "tables", "conflicts",
-        ".gitattributes"
+        attributesFileName, ignoreFileName
     ]
+
+    /// The store's `.gitattributes`: how git merges its files.
+    package static let attributesFileName = ".gitattributes"
+    /// The store's `.gitignore`: what editors and merge tools leave beside record files.
+    package static let ignoreFileName = ".gitignore"
 }

@@ -9,13 +9,14 @@ struct GitSetupCommand: AsyncParsableCommand {
         commandName: "git-setup",
         abstract:
             """
-            Set up git to merge this store's files: .gitattributes lines and the merge driver in the repository's \
-            config.
+            Set up git to merge this store's files: .gitattributes and .gitignore lines and the merge driver in the \
+            repository's config.
             """,
         discussion: """
             Run once in each clone (git does not copy its config): \
             \(StoreFileMerge.gitAttributeLines.joined(separator: ", ")) \
-            in the store's .gitattributes, and merge.\(StoreFileMerge.driverName).driver = tablesync merge-file %O %A \
+            in the store's .gitattributes, the leftovers of editors and merge tools (r.json~, r.json.orig, #r.json#, \
+            4913, …) in its .gitignore, and merge.\(StoreFileMerge.driverName).driver = tablesync merge-file %O %A \
             %B %P \
             in the repository's .git/config. `init` does both when the store is created inside a git work tree.
             """
@@ -29,33 +30,22 @@ struct GitSetupCommand: AsyncParsableCommand {
         guard let repository = GitRepository.containing(store: root) else {
             throw ValidationError("\(root) is not in a git work tree (git init, or clone the repository, first)")
         }
-        let added = try Self.addAttributeLines(storeRoot: root)
+        let added = try StoreGitFiles.addMissingLines(storeRoot: root)
         try repository.configureMergeDriver()
         if global.json {
+            var addedJSON: [String: JSONValue] = [:]
+            for (file, lines) in added { addedJSON[file] = .array(lines.map(JSONValue.string)) }
             CommandOutput.printJSON([
-                "gitattributesAdded": .array(added.map(JSONValue.string)),
+                "gitattributesAdded": .array(
+                    (added.first { $0.file == StoreLayout.attributesFileName }?.lines ?? []).map(JSONValue.string)),
+                "linesAdded": .object(addedJSON),
                 "mergeDriver": .string(GitRepository.executablePath)
             ])
         } else {
+            let addedText = added.map { "added to \($0.file): \($0.lines.joined(separator: ", "))" }
             CommandOutput.printText(
-                """
-                git merges this store with \(GitRepository.executablePath) \
-                merge-file\(added.isEmpty ? "" : "; added to .gitattributes: \(added.joined(separator: ", "))").
-                """
-            )
+                "git merges this store with \(GitRepository.executablePath) merge-file"
+                    + (addedText.isEmpty ? "." : "; " + addedText.joined(separator: "; ") + "."))
         }
-    }
-
-    /// Adds to the store's `.gitattributes` the lines it lacks; returns them.
-    static func addAttributeLines(storeRoot: String) throws -> [String] {
-        let path = storeRoot + "/.gitattributes"
-        let existing = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
-        let present = Set(existing.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) })
-        let missing = StoreFileMerge.gitAttributeLines.filter { !present.contains($0) }
-        guard !missing.isEmpty else { return [] }
-        let separator = existing.isEmpty || existing.hasSuffix("\n") ? "" : "\n"
-        try Data((existing + separator + missing.joined(separator: "\n") + "\n").utf8).write(
-            to: URL(fileURLWithPath: path), options: .atomic)
-        return missing
     }
 }

@@ -13,15 +13,29 @@ struct PurgeCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The table.") var table: String
     @Option(help: "Only records matching this OData $filter.") var filter: String?
-    @Flag(help: "Also drop the table's pending operations, hand edits and conflicts.") var force = false
+    @Flag(
+        help:
+            "Also drop the table's pending operations, hand changes (edited, created and deleted files) and conflicts."
+    ) var force = false
 
     func run() async throws {
         let context = try SyncContext(directory: global.store, purpose: "tablesync purge")
-        let removed = try await context.purge(table: table, filter: filter, force: force)
+        let report = try await context.purge(table: table, filter: filter, force: force)
         if global.json {
-            CommandOutput.printJSON(["removed": .integer(Int64(removed))])
+            CommandOutput.printJSON([
+                "removed": .integer(Int64(report.removed)),
+                "droppedOperations": .integer(Int64(report.droppedOperations)),
+                "droppedHandChanges": .integer(Int64(report.droppedHandChanges)),
+                "droppedConflicts": .integer(Int64(report.droppedConflicts))
+            ])
         } else {
-            CommandOutput.printText("Purged \(removed) record(s) of \(table).")
+            var text = "Purged \(report.removed) record(s) of \(table)."
+            let dropped = [
+                (report.droppedOperations, "pending operation(s)"), (report.droppedHandChanges, "hand change(s)"),
+                (report.droppedConflicts, "conflict(s)")
+            ].filter { $0.0 > 0 }.map { "\($0.0) \($0.1)" }
+            if !dropped.isEmpty { text += " Dropped \(dropped.joined(separator: ", ")); nothing of them is sent." }
+            CommandOutput.printText(text)
         }
     }
 }

@@ -86,9 +86,10 @@ struct SyncCommand: AsyncParsableCommand {
         if status != .done { throw ExitCode(status) }
     }
 
-    /// Commits the store's files after the sync, when it changed them, leaving out files that hold conflict markers
-    /// (``GitRepository/commitStore(paths:excluding:message:)``); returns the commit's subject, or `nil` when
-    /// nothing changed. The commit then counts as the store's last sync.
+    /// Commits the store's files after the sync, when it changed them, leaving out the files it could not read (those
+    /// holding conflict markers among them) and editors' leftovers
+    /// (``GitRepository/commitStore(paths:excluding:message:)``); returns the commit's subject, or `nil` when nothing
+    /// changed. The commit then counts as the store's last sync.
     private func commitStore(
         context: SyncContext, repository: GitRepository?, report: SyncReport
     ) async throws -> String? {
@@ -96,8 +97,8 @@ struct SyncCommand: AsyncParsableCommand {
             CommandOutput.printError("tablesync: \(context.layout.root) is not in a git work tree; nothing committed")
             return nil
         }
-        let markers = report.push.problems.filter(\.holdsConflictMarkers).map(\.path)
+        let leftOut = report.push.pathsToLeaveOutOfCommits
         return try await StoreCommit.commit(
-            context: context, repository: repository, message: SyncReportText.commitMessage(report), excluding: markers)
+            context: context, repository: repository, message: SyncReportText.commitMessage(report), excluding: leftOut)
     }
 }

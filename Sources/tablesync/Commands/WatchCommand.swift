@@ -135,10 +135,10 @@ private final class WatchOutput: Sendable {
     /// Commits what the runs since the last commit changed, for ``StoreWatcher/Settings/afterQuietPeriod``.
     func commit(context: SyncContext, repository: GitRepository) async throws -> String? {
         let report = sinceCommit.withLock { $0 }
-        let markers = report.push.problems.filter(\.holdsConflictMarkers).map(\.path)
+        let leftOut = report.push.pathsToLeaveOutOfCommits
         let subject = try await StoreCommit.commit(
             context: context, repository: repository,
-            message: SyncReportText.commitMessage(report, command: "tablesync watch"), excluding: markers)
+            message: SyncReportText.commitMessage(report, command: "tablesync watch"), excluding: leftOut)
         sinceCommit.withLock { $0 = SyncReport() }
         return subject
     }

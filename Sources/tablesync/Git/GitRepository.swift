@@ -35,9 +35,9 @@ extension GitRepository {
     }
 
     /// Commits the store's own `paths` (relative to the store) as they are in the work tree, without the files in
-    /// `excluding` (those holding conflict markers), with `message`; takes the machine-local cache out of git if
-    /// it was ever committed. Anything else staged stays staged and uncommitted. Returns `false` when there was
-    /// nothing to commit.
+    /// `excluding` (files the sync could not read, leftovers: the parent's copies, if any, are committed instead),
+    /// with `message`; takes the machine-local cache out of git if it was ever committed. Anything else staged stays
+    /// staged and uncommitted. Returns `false` when there was nothing to commit.
     ///
     /// The commit is built in an index of its own (`read-tree HEAD`, `add`, `write-tree`, `commit-tree`,
     /// `update-ref`), then the real index takes the committed paths from it: a `git commit` of paths would put a
@@ -50,8 +50,13 @@ extension GitRepository {
         let own = ["GIT_INDEX_FILE": index]
         try run(parent.map { ["read-tree", $0] } ?? ["read-tree", "--empty"], environment: own)
         let existing = paths.filter { FileManager.default.fileExists(atPath: storeRoot + "/" + $0) }
-        if !existing.isEmpty {
-            try run(["add", "--all", "--"] + existing + excluding.map { ":!" + $0 }, environment: own)
+        if !existing.isEmpty { try run(["add", "--all", "--"] + existing, environment: own) }
+        if !excluding.isEmpty {
+            // Each left-out path goes back to what the parent has (or out of the commit); literally, whatever
+            // characters its name holds, and whether or not git ignores it.
+            let literal = own.merging(["GIT_LITERAL_PATHSPECS": "1"]) { $1 }
+            let restore = parent.map { ["reset", "-q", $0, "--"] } ?? ["rm", "-q", "--cached", "--ignore-unmatch", "--"]
+            try run(restore + excluding, environment: literal)
         }
         try run(
             ["rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", StoreLayout.cacheDirectoryName], environment: own)

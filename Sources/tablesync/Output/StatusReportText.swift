@@ -19,6 +19,7 @@ enum StatusReportText {
                 }),
             "serverCopies": .object(status.serverCopies.mapValues { .integer(Int64($0)) }),
             "problems": .array(status.problems.map(problemJSON)),
+            "ignored": .array(status.leftovers.map(JSONValue.string)),
             "conflicts": .array(status.conflicts.map { .string($0.description) }),
             "skippedServerRecords": .array(status.skippedServerRecords.map(SyncReportText.skippedJSON)),
             "clean": .bool(status.isClean),
@@ -146,6 +147,10 @@ enum StatusReportText {
             lines.append("")
             lines.append("Broken files, skipped until fixed (\(status.problems.count)):")
             for problem in status.problems { lines.append("  \(problem)") }
+        }
+        if !status.leftovers.isEmpty {
+            lines += ["", "Ignored (\(status.leftovers.count)): \(LeftoverFileName.notice)"]
+            lines += status.leftovers.map { "  " + $0 }
         }
         if !status.conflicts.isEmpty {
             lines.append("")
