@@ -109,6 +109,7 @@ extension SyncContext {
         let git = try gitBaseline()
         var scan = try LocalChangeScanner(layout: layout, git: git).scan(
             tables: settings.tables, journal: journal, keeping: &reads)
+        try GitGuard.checkWorkTreeSettled(git)
         if !allowingMassDelete { try checkMassDelete(scan.changes) }
         scan.problems += try queue(scan.changes.filter { [.created, .modified, .deleted].contains($0.kind) })
         for (table, entries) in scan.serverCopies.sorted(by: { $0.key < $1.key }) {

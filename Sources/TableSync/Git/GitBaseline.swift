@@ -83,6 +83,26 @@ struct GitBaseline: Sendable {
         return found
     }
 
+    /// Of the record files `names` of `table`, those git left out of the work tree on purpose (the skip-worktree bit
+    /// of a sparse checkout, or of `git update-index --skip-worktree`): absent, and no deletes.
+    func notCheckedOut(table: String, names: [String]) throws -> Set<String> {
+        guard !names.isEmpty else { return [] }
+        var skipped = Set<String>()
+        let directory = "tables/\(table)/"
+        let step = 1_000
+        for start in stride(from: 0, to: names.count, by: step) {
+            let paths = names[start..<min(start + step, names.count)].map { directory + $0 }
+            // Lines `<tag> <path>`, NUL-separated; `S` is the skip-worktree tag.
+            let answer = try repository.run(
+                ["ls-files", "-t", "-z", "--"] + paths, environment: ["GIT_LITERAL_PATHSPECS": "1"])
+            for line in answer.bytes.split(separator: 0) where line.starts(with: Array("S ".utf8)) {
+                let path = String(decoding: line.dropFirst(2), as: UTF8.self)
+                if path.hasPrefix(directory) { skipped.insert(String(path.dropFirst(directory.count))) }
+            }
+        }
+        return skipped
+    }
+
     /// The record files of `table` in `HEAD` that the scan must look for beyond the stat index: every file of the
     /// table's tree when the index was lost (`indexIsEmpty`, unless a purge emptied it) or no tree was reconciled,
     /// the files added since the reconciled tree otherwise; `nil` when the tree did not change since the last push

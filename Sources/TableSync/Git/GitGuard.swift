@@ -49,16 +49,35 @@ enum GitGuard {
         guard baseline.position == .behind, !allowingOlderHead else { return }
         let head = baseline.head.map { String($0.prefix(12)) } ?? "?"
         let synced = baseline.state.syncedHead.map { String($0.prefix(12)) } ?? "?"
+        let back =
+            baseline.repository.isBisecting
+            ? "End the bisect first (git bisect reset)"
+            : "Go back to the branch (git switch -, or git checkout \(synced))"
         throw GitStateRefused(
             cause: .headBehindLastSync,
             reason: """
                 HEAD (\(head)) is behind the commit of this store's last sync (\(synced)): a checkout of an older \
-                commit \
-                or a reset. Its files and journal are older than what was sent already; nothing was sent. Go back to \
-                the \
-                branch (git switch -, or git checkout \(synced)), or sync this commit anyway allowing an older HEAD: \
-                old \
-                server copies are then brought up to date, and only real edits go out.
+                commit or a reset. Its files and journal are older than what was sent already; nothing was sent. \
+                \(back), or sync this commit anyway allowing an older HEAD: old server copies are then brought up to \
+                date, and only real edits go out.
+                """)
+    }
+
+    /// Throws ``GitStateRefused`` when a git command started writing the work tree since `baseline` was read, or
+    /// moved `HEAD` (a checkout that began while the store was scanned, or ran whole meanwhile): what the scan saw may
+    /// be half that checkout, and files it removed would read as deleted by hand.
+    static func checkWorkTreeSettled(_ baseline: GitBaseline?) throws {
+        guard let baseline else { return }
+        if let writing = baseline.repository.workTreeBeingWritten() {
+            throw GitStateRefused(cause: .operationInProgress, reason: "\(writing); nothing was sent or written.")
+        }
+        let head = try baseline.repository.run(["rev-parse", "-q", "--verify", "HEAD"], allowing: [1]).text
+        guard head != (baseline.head ?? "") else { return }
+        throw GitStateRefused(
+            cause: .operationInProgress,
+            reason: """
+                a git command moved HEAD while the store was being read (a checkout, switch or reset); nothing was \
+                sent or written: run again
                 """)
     }
 

@@ -100,6 +100,7 @@ package struct GitRepository: Sendable {
     /// The git operation under way in this work tree (a merge, rebase, cherry-pick or revert), or unmerged store
     /// files, in words; `nil` when there is none.
     package func operationInProgress(checkingUnmergedFiles: Bool = true) throws -> String? {
+        if let writing = workTreeBeingWritten() { return writing }
         let markers = [
             ("MERGE_HEAD", "a git merge"), ("CHERRY_PICK_HEAD", "a git cherry-pick"), ("REVERT_HEAD", "a git revert"),
             ("rebase-merge", "a git rebase"), ("rebase-apply", "a git rebase or am")
@@ -121,6 +122,21 @@ package struct GitRepository: Sendable {
             """
     }
 
+    /// In words, that a git command is writing the index and the work tree right now (a checkout, a reset, a switch
+    /// that is still removing and writing files holds `index.lock` until it ends); `nil` when none is. Files it has
+    /// not written yet, or removed on its way, are nobody's edit or delete.
+    package func workTreeBeingWritten() -> String? {
+        guard FileManager.default.fileExists(atPath: gitFile("index.lock")) else { return nil }
+        return
+            """
+            a git command is writing the store's work tree (\(gitFile("index.lock")) exists): run again once it ends; \
+            if no git command is running, a crashed one left the lock behind: remove it
+            """
+    }
+
+    /// Whether a `git bisect` is under way (it checks out commits of history one after the other).
+    package var isBisecting: Bool { FileManager.default.fileExists(atPath: gitFile("BISECT_LOG")) }
+
     /// Whether merges of the store go through TableSync's merge driver: the repository's config names it, and the
     /// store's `.gitattributes` has every line (``StoreFileMerge/gitAttributeLines``). The config file is read, not
     /// asked of git: a driver named only in a global or included config reads as missing.
@@ -134,8 +150,7 @@ package struct GitRepository: Sendable {
             if line.hasPrefix("[") { inDriverSection = line == "[merge \"\(StoreFileMerge.driverName)\"]" }
             if inDriverSection && line.hasPrefix("driver") { named = true }
         }
-        let present = Set(attributes.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) })
-        return named && StoreFileMerge.gitAttributeLines.allSatisfy(present.contains)
+        return named && StoreGitFiles.missingLines(StoreGitFiles.attributeLines, in: attributes).isEmpty
     }
 
     /// The file `name` in the git directory (`MERGE_HEAD`, `rebase-merge`, …).

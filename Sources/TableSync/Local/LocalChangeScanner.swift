@@ -111,7 +111,12 @@ struct LocalChangeScanner {
                     journal.pending(RecordKey(table: table, id: $0.id)) == nil
                 }.map(\.fileName))
         }
-        for entry in unlisted {
+        let notCheckedOut =
+            try git.map { git in
+                try git.notCheckedOut(
+                    table: table, names: unlisted.filter { inHead?.contains($0.fileName) ?? false }.map(\.fileName))
+            } ?? []
+        for entry in unlisted where !notCheckedOut.contains(entry.fileName) {
             let pending = journal.pending(RecordKey(table: table, id: entry.id))?.kind
             let kind: LocalChange.Kind
             switch FileChangeRule.decideMissing(pending: pending, inHead: inHead.map { $0.contains(entry.fileName) }) {
@@ -163,6 +168,8 @@ struct LocalChangeScanner {
             else { continue }
             missing.append(file)
         }
+        let notCheckedOut = try git.notCheckedOut(table: table, names: missing.map(\.name))
+        missing.removeAll { notCheckedOut.contains($0.name) }
         let versions = try git.versions(ofBlobs: missing.map(\.blob))
         for file in missing {
             // A file without a version was never on the server: nothing to delete there.
