@@ -65,4 +65,36 @@ extension GitWorkflowTests {
         #expect(try await world.serverRows() == server)
         await world.stop()
     }
+
+    /// Stands for a feature branch that removed a record with a committed `git rm` while main went on syncing: the
+    /// branch's delete is as much its own change as its edits, while a record main created after the fork is one the
+    /// branch merely lacks.
+    @Test(
+        """
+        git switch to a branch whose own commit removed a record: the delete is sent; a record created on main since \
+        the fork is brought back, not deleted
+        """
+    )
+    func branchCommittedDeleteIsSent() async throws {
+        let world = try await GitWorld()
+        try await world.seededRepository("a", count: 4)
+        try await world.otherUser()
+        try await world.git("a", "switch", "-q", "-c", "feat")
+        try await world.git("a", "rm", "-q", "store/tables/todo/r3.json")
+        try await world.git("a", "commit", "-q", "-m", "remove r3")
+        try await world.git("a", "switch", "-q", "main")
+        try world.write("other", "r9", #"{"id": "r9", "text": "created on the server after the fork"}"#)
+        #expect(try await world.tablesync("other", "sync").status == 0)
+        #expect(try await world.tablesync("a", "sync", "--commit").status == 0, "main syncs meanwhile")
+
+        try await world.git("a", "switch", "-q", "feat")
+        let sync = try await world.tablesyncJSON("a", "sync")
+        #expect(sync["push"]?["applied"] == 1, "the branch's delete went out: \(sync)")
+        let live = try await world.liveServerRows()
+        #expect(live["r3"] == nil, "r3 is deleted on the server")
+        #expect(live["r9"] != nil, "r9, which the branch merely lacks, is not")
+        #expect(try world.record("a", "r9") != nil, "and its file is brought back")
+        #expect(try world.record("a", "r3") == nil, "r3 stays removed")
+        await world.stop()
+    }
 }

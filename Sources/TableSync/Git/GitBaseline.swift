@@ -71,7 +71,26 @@ struct GitBaseline: Sendable {
 
     /// Of the record files `names` of `table`, those `HEAD` has.
     func committed(table: String, names: [String]) throws -> Set<String> {
-        guard let tree = trees[table], !names.isEmpty else { return [] }
+        guard let tree = trees[table] else { return [] }
+        return try listed(in: tree, names: names)
+    }
+
+    /// Of the record files `names` of `table`, those the fork point had: the last commit both `HEAD` and the last
+    /// sync's commit descend from. When `HEAD` is elsewhere (another branch), a file the fork point had and `HEAD`
+    /// lacks was removed by this branch's own history (a committed `git rm`, a merge it made), which is a delete; one
+    /// the fork point lacked was created on the other side since, which this branch merely lacks.
+    func atForkPoint(table: String, names: [String]) throws -> Set<String> {
+        guard position == .elsewhere, let head, let synced = state.syncedHead, !names.isEmpty else { return [] }
+        let base = try repository.run(["merge-base", head, synced], allowing: [1]).text
+        guard GitObjectName.isValid(base) else { return [] }
+        let tree = try repository.run(["rev-parse", "-q", "--verify", "\(base):./tables/\(table)"], allowing: [1, 128])
+        guard tree.status == 0, GitObjectName.isValid(tree.text) else { return [] }
+        return try listed(in: tree.text, names: names)
+    }
+
+    /// Of the file `names`, those the tree `tree` has.
+    private func listed(in tree: String, names: [String]) throws -> Set<String> {
+        guard !names.isEmpty else { return [] }
         var found = Set<String>()
         // `ls-tree` of the table's tree with the names as paths; in steps, to keep each command line short.
         let step = 1_000

@@ -116,13 +116,22 @@ struct LocalChangeScanner {
                 try git.notCheckedOut(
                     table: table, names: unlisted.filter { inHead?.contains($0.fileName) ?? false }.map(\.fileName))
             } ?? []
+        let removedByBranch =
+            try git.map { git in
+                try git.atForkPoint(
+                    table: table,
+                    names: unlisted.filter { entry in inHead.map { !$0.contains(entry.fileName) } ?? false }.map(
+                        \.fileName))
+            } ?? []
         for entry in unlisted where !notCheckedOut.contains(entry.fileName) {
             let pending = journal.pending(RecordKey(table: table, id: entry.id))?.kind
             let kind: LocalChange.Kind
             switch FileChangeRule.decideMissing(pending: pending, inHead: inHead.map { $0.contains(entry.fileName) }) {
             case .covered: continue
             case .deleted: kind = .deleted
-            case .removedByGit: kind = .removedByGit
+            // This branch's own history removed it: a delete once compared with the server, as a file only `HEAD`
+            // knew would be.
+            case .removedByGit: kind = removedByBranch.contains(entry.fileName) ? .missing : .removedByGit
             }
             scan.changes.append(
                 LocalChange(
