@@ -54,6 +54,29 @@ import TestSupport
         #expect(
             Rule.decide(local: v1, intact: true, server: nil) == .keepAsIs(server1),
             "the server lost it: kept, not inserted")
+        // What the server already applied, put back on an older version: history, never an edit nor a conflict.
+        #expect(
+            Rule.decide(local: v1Edited, intact: false, server: server2, alreadyApplied: true) == .takeServer(server2),
+            "an edit sent long ago, restored or reset to")
+        #expect(
+            Rule.decide(local: v1Edited, intact: false, server: serverDeleted, alreadyApplied: true) == .removeLocal)
+        #expect(
+            Rule.decide(local: v1Edited, intact: false, server: server1, alreadyApplied: true)
+                == .edited(baseVersion: "v1"),
+            "on the server's own version it is the file's content that counts: an edit")
+        // A file without a version for a record synced since: a copy of its creation, or an edit on what was synced.
+        let created: [String: JSONValue] = ["id": "r1", "text": "created by hand"]
+        #expect(
+            Rule.decide(local: created, intact: false, server: server2, alreadyApplied: true, syncedVersion: "v2")
+                == .takeServer(server2),
+            "the creation sent before, put back by a reset: the server's value stays")
+        #expect(
+            Rule.decide(local: created, intact: false, server: server2, syncedVersion: "v2")
+                == .edited(baseVersion: "v2"),
+            "new content written without system properties: an edit on the synced version")
+        #expect(
+            Rule.decide(local: created, intact: false, server: server2, syncedVersion: "v1") == .conflict(server2),
+            "and one on a version the server moved on from: a conflict")
     }
 
     @Test(

@@ -41,13 +41,18 @@ extension SyncContext {
 
     /// Removes operations the server settled from the journal and saves it, deferring the rewrite of
     /// `journal.jsonl` to the end of the push (``Journal``). Their acknowledgements are written first: a run killed
-    /// in between finds the operations acknowledged and drops them, where without them it would send them again.
-    func finishOperations(_ sequences: Set<Int64>) throws {
+    /// in between finds the operations acknowledged and drops them, where without them it would send them again. The
+    /// hashes of the files the server applied are kept too (``AppliedFiles``).
+    func finishOperations(_ sequences: Set<Int64>, appliedFiles: [RecordKey: String]) throws {
         let settled = journal.operations.filter { sequences.contains($0.sequence) }
+        try AppliedFiles.record(appliedFiles, layout: layout)
         try Acknowledgements.record(settled, committed: committedOperationIDs, layout: layout)
         journal.remove(sequences: sequences)
         try journal.save(layout: layout, deferringRewrite: true)
     }
+
+    /// The record files whose content the server applied for this clone's pushes (``AppliedFiles``).
+    func appliedFiles() -> AppliedFiles { AppliedFiles.load(layout: layout) }
 
     /// Notes the ids of the operations that the journal of `HEAD` holds (``committedOperationIDs``).
     func noteCommittedOperations() throws {

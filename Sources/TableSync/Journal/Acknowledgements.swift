@@ -23,10 +23,8 @@ enum Acknowledgements {
     /// merge was not set up) are skipped: an acknowledgement only ever drops an operation.
     static func load(layout: StoreLayout) -> Set<String> {
         var ids = Set<String>()
-        if let bytes = try? FileSystem.readFile(layout.localAcknowledgementsFile) {
-            for line in bytes.split(separator: UInt8(ascii: "\n")) where !line.isEmpty {
-                ids.insert(String(decoding: line, as: UTF8.self))
-            }
+        for line in localLog(layout).lines() where !line.isEmpty {
+            ids.insert(String(decoding: line, as: UTF8.self))
         }
         for entry in committedLines(layout: layout) {
             if let id = entry.value["opid"]?.stringValue { ids.insert(id) }
@@ -43,10 +41,7 @@ enum Acknowledgements {
             operation.operationID.map { (operation: operation, id: $0) }
         }
         guard !identified.isEmpty else { return }
-        try FileSystem.appendAndSync(
-            layout.localAcknowledgementsFile,
-            Array(identified.map { $0.id + "\n" }.joined().utf8))
-        trimLocalLog(layout: layout)
+        try localLog(layout).append(identified.map(\.id), temporaryDirectory: layout.temporaryDirectory)
         let travelled = identified.filter { committed.contains($0.id) }
         guard !travelled.isEmpty else { return }
         let nowTicks = Int64(now.timeIntervalSince1970 * Double(Timestamp.ticksPerSecond))
@@ -84,19 +79,8 @@ enum Acknowledgements {
         }
     }
 
-    /// Keeps the last half of the limit once the machine-local log holds more than the limit.
-    private static func trimLocalLog(layout: StoreLayout) {
-        // An id and its line end are 17 bytes: the log is read only once it may hold more than the limit.
-        guard let size = (try? FileSystem.status(layout.localAcknowledgementsFile))??.size,
-            size > Int64(localLimit * 17),
-            let bytes = try? FileSystem.readFile(layout.localAcknowledgementsFile)
-        else { return }
-        let lines = bytes.split(separator: UInt8(ascii: "\n"))
-        guard lines.count > localLimit else { return }
-        var kept: [UInt8] = []
-        for line in lines.suffix(localLimit / 2) { kept += line + [UInt8(ascii: "\n")] }
-        var batch = DurableFileBatch()
-        batch.write(kept, to: layout.localAcknowledgementsFile)
-        _ = try? batch.commit(temporaryDirectory: layout.temporaryDirectory)
+    /// The machine-local log, whose lines (an id and its end) take 17 bytes.
+    private static func localLog(_ layout: StoreLayout) -> TrimmedLog {
+        TrimmedLog(path: layout.localAcknowledgementsFile, limit: localLimit, minimumLineBytes: 17)
     }
 }

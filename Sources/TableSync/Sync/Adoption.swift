@@ -62,10 +62,19 @@ enum AdoptionRule {
         case conflict(ServerRecord)
     }
 
-    /// Decides for the file holding `local` (which names a `version`), whose ``SyncedMark`` is `intact` or not,
-    /// given the server's copy (`nil`: no such record). An intact file is the server's copy of its version, so it is
-    /// never an edit, whatever version it names. Content is compared without the server-managed properties.
-    static func decide(local: [String: JSONValue], intact: Bool, server: ServerRecord?) -> Decision {
+    /// Decides for the file holding `local`, whose ``SyncedMark`` is `intact` or not, given the server's copy (`nil`:
+    /// no such record). An intact file is the server's copy of its version, so it is never an edit, whatever version
+    /// it names. Content is compared without the server-managed properties.
+    ///
+    /// What the server has already seen of the record counts too: a file the server applied (`alreadyApplied`,
+    /// ``AppliedFiles``) that names an older version than the server's, or none, is that old content put back (a
+    /// reset, a restore, a switch), never an edit nor a conflict. A file without a `version` for a record this store
+    /// synced at `syncedVersion` (a hand-made file put back by git after it was sent) is otherwise an edit on that
+    /// version.
+    static func decide(
+        local: [String: JSONValue], intact: Bool, server: ServerRecord?, alreadyApplied: Bool = false,
+        syncedVersion: String? = nil
+    ) -> Decision {
         guard let server else {
             // An intact file holds a copy the store wrote from a checked record, so it passes the check again.
             guard intact,
@@ -76,14 +85,17 @@ enum AdoptionRule {
             return .keepAsIs(copy)
         }
         let saysNothingElse = intact || ServerRecord.content(local) == server.content
-        if server.deleted { return saysNothingElse ? .removeLocal : .conflict(server) }
+        if server.deleted { return saysNothingElse || alreadyApplied ? .removeLocal : .conflict(server) }
         guard let serverVersion = server.version else {
             return saysNothingElse ? .takeServer(server) : .conflict(server)
         }
-        if local[SystemProperty.version]?.stringValue == serverVersion {
+        let namedVersion = local[SystemProperty.version]?.stringValue
+        if namedVersion == serverVersion {
             return saysNothingElse ? .unchanged(server) : .edited(baseVersion: serverVersion)
         }
-        return saysNothingElse ? .takeServer(server) : .conflict(server)
+        if saysNothingElse || alreadyApplied { return .takeServer(server) }
+        if namedVersion == nil, syncedVersion == serverVersion { return .edited(baseVersion: serverVersion) }
+        return .conflict(server)
     }
 
     /// What to do for a record file a git command removed, synced at `syncedVersion`.
@@ -123,6 +135,8 @@ struct Adopter {
     let options: SyncOptions
     /// Where `HEAD` stood against the last sync when the files were found.
     var position = HeadPosition.unknown
+    /// The record files whose content the server applied for this clone's pushes.
+    var appliedFiles = AppliedFiles()
 
     /// Up to this many files of a table are read one request each; more, and the table is read page by page.
     static let singleReadLimit = 20
@@ -266,7 +280,9 @@ struct Adopter {
             default:
                 guard let file else { continue }
                 settlement.sent[id] = file.sent
-                settleFile(change, local: file.loaded, server: server, into: &settlement, report: &report)
+                settleFile(
+                    change, local: file.loaded, hash: file.sent.hash, server: server, into: &settlement, report: &report
+                )
             }
         }
         try await apply(settlement, table: table, report: &report)
@@ -296,20 +312,24 @@ struct Adopter {
                     continue
                 }
                 settlement.sent[change.id] = file.sent
-                settleFile(change, local: file.loaded, server: nil, into: &settlement, report: &report)
+                settleFile(
+                    change, local: file.loaded, hash: file.sent.hash, server: nil, into: &settlement, report: &report)
             }
         }
         try await apply(settlement, table: table, report: &report)
     }
 
     private func settleFile(
-        _ change: LocalChange, local: RecordFile.Loaded, server: ServerRecord?,
+        _ change: LocalChange, local: RecordFile.Loaded, hash: String, server: ServerRecord?,
         into settlement: inout Settlement, report: inout AdoptionReport
     ) {
         let id = change.id
         let intact = SyncedMark.isIntact(
             local.record, bytes: local.bytes, bytesAreCanonical: local.bytesAreCanonical)
-        switch AdoptionRule.decide(local: local.record, intact: intact, server: server) {
+        let decision = AdoptionRule.decide(
+            local: local.record, intact: intact, server: server,
+            alreadyApplied: appliedFiles.contains(hash: hash, for: change.key), syncedVersion: change.baseVersion)
+        switch decision {
         case .unchanged(let server):
             settlement.writes.append(server)
             report.unchanged += 1

@@ -50,6 +50,8 @@ struct PushRun: ~Copyable {
         var removals: [String: [String]] = [:]
         /// The sequence numbers of the operations settled.
         var done: Set<Int64> = []
+        /// The hashes of the files whose content the server applied, by record (``AppliedFiles``).
+        var appliedFiles: [RecordKey: String] = [:]
         /// Whether no operation was settled since the last checkpoint: there is nothing to make durable.
         var isEmpty: Bool { done.isEmpty }
 
@@ -82,7 +84,7 @@ struct PushRun: ~Copyable {
                         table: table, records: serverCopies, removals: removals, guard: .none)
                 }
             }
-            try await store.finishOperations(done)
+            try await store.finishOperations(done, appliedFiles: appliedFiles)
         }
     }
 
@@ -368,6 +370,7 @@ struct PushRun: ~Copyable {
                 reconciled.writeBacks[operation.table, default: []].append(server)
                 reconciled.sentFiles[operation.table, default: [:]][operation.id] = outgoing.sentFile
             }
+            if let hash = outgoing.sentFile?.hash { reconciled.appliedFiles[operation.key] = hash }
         case .conflict(let status, let server):
             if pusher.policy == .serverWins {
                 report.settledByPolicy += 1

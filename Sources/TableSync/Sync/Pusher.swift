@@ -107,7 +107,7 @@ struct Pusher {
         if !toCompare.isEmpty {
             report.adoption = try await Adopter(
                 store: store, connection: connection, policy: policy, options: options,
-                position: recorded.scan.headPosition
+                position: recorded.scan.headPosition, appliedFiles: await store.appliedFiles()
             ).adopt(toCompare)
         }
         let waiting = Set(try await store.conflictKeys())

@@ -44,8 +44,11 @@ protocol PushingStore: Actor {
     /// Replaces the pending operation with `operation`'s sequence number, and saves the journal.
     func replaceOperation(_ operation: PendingOperation) throws
     /// Removes operations the server settled from the journal (its file is rewritten once, by ``saveJournal()``) and
-    /// acknowledges them (``Acknowledgements``).
-    func finishOperations(_ sequences: Set<Int64>) throws
+    /// acknowledges them (``Acknowledgements``); records the hashes of the files whose content it applied
+    /// (``AppliedFiles``).
+    func finishOperations(_ sequences: Set<Int64>, appliedFiles: [RecordKey: String]) throws
+    /// The record files whose content the server applied for this clone's pushes.
+    func appliedFiles() -> AppliedFiles
     /// Writes `journal.jsonl` as the journal now is.
     func saveJournal() throws
 }

@@ -7,7 +7,7 @@
 /// its `stat` showing it ("racily clean", as in git's index). Such a file is read and hashed instead.
 package struct SentFile: Sendable, Equatable {
     /// SHA-256 of the bytes sent, hex.
-    var hash: String
+    package var hash: String
     /// The file's status just before it was read, when it can vouch for the bytes; `nil` when it cannot.
     var status: FileSystem.Status?
 

@@ -20,6 +20,8 @@ package struct StoreLayout: Sendable, Equatable {
     package var acknowledgementsFile: String { root + "/" + Self.acknowledgementsFileName }
     /// The ids of every operation this clone sent (``Acknowledgements``).
     package var localAcknowledgementsFile: String { cacheDirectory + "/sent" }
+    /// The hashes of the record files whose content the server applied (machine-local).
+    package var appliedFilesFile: String { cacheDirectory + "/applied-files" }
     /// `tables/`.
     package var tablesDirectory: String { root + "/tables" }
     /// `conflicts/`.
