@@ -95,6 +95,7 @@ import TestSupport
             (nil, nil, false, false, nil, false, .created),
             (nil, nil, false, false, "v1", false, .uncompared),
             (nil, nil, false, false, "v1", true, .modified),
+            (nil, "v1", false, false, "v1", false, .modified),
             (nil, "v1", true, false, "v1", false, .modified),
             (nil, "v1", true, false, "v2", false, .uncompared),
             (nil, "v1", true, false, "v2", true, .modified),

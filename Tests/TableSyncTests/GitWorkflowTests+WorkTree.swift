@@ -97,4 +97,21 @@ extension GitWorkflowTests {
         #expect(try world.record("a", "r3") == nil, "r3 stays removed")
         await world.stop()
     }
+
+    /// Stands for a person who renames a record file with `git mv`, as if the name were theirs to choose.
+    @Test("git mv of a record file to another name: no delete is sent, and the renamed file is reported with the fix")
+    func gitMoveOfARecordFile() async throws {
+        let world = try await GitWorld()
+        try await world.seededRepository("a", count: 3)
+        let server = try await world.serverRows()
+        try await world.git("a", "mv", "store/tables/todo/r3.json", "store/tables/todo/renamed.json")
+        let sync = try await world.tablesync("a", "sync")
+        #expect(sync.status == 7, "the misnamed file is reported: \(sync.stdout) \(sync.stderr)")
+        #expect(try await world.serverRows() == server, "r3 was not deleted")
+        let status = try await world.tablesyncJSON("a", "status", status: 7)
+        let reasons = (status["problems"]?.arrayValue ?? []).compactMap { $0["reason"]?.stringValue }
+        #expect(reasons.contains { $0.contains("r3.json") && $0.contains("no delete") }, "\(reasons)")
+        #expect(status["handEdits"] == [], "no delete waits either: \(status)")
+        await world.stop()
+    }
 }

@@ -10,9 +10,10 @@ import TableSyncStorage
 /// | none | stamped, intact | none, or at the file's version | a server copy: indexed, nothing sent, never an edit |
 /// | none | stamped, intact | at another version | uncompared: brought up to date from the server |
 /// | none | no system properties | none | created: an insert |
-/// | none | no system properties | some, edited while sent | modified: an update on the entry's version |
-/// | none | no system properties | some | uncompared: a copy of the record's creation put back (a reset, a switch),
-/// or an edit on the entry's version; the server's copy and what it applied before tell which |
+/// | none | no system properties, but a `version` | some | modified: an update on the entry's version |
+/// | none | no `version` | some, edited while sent | modified: an update on the entry's version |
+/// | none | no `version` | some | uncompared: a copy of the record's creation put back (a reset, a switch), or an
+/// edit on the entry's version; the server's copy and what it applied before tell which |
 /// | none | server's system properties, not intact | at the file's version, or edited while sent | modified: an update
 /// on the entry's version |
 /// | none | server's system properties, not intact | none, or at another version | uncompared |
@@ -64,7 +65,7 @@ enum FileChangeRule {
         }
         guard file.carriesServerVersion else {
             guard indexedVersion != nil else { return .created }
-            return editedWhileSent ? .modified : .uncompared
+            return file.version == nil && !editedWhileSent ? .uncompared : .modified
         }
         if case .some(let version) = indexedVersion, version == file.version || editedWhileSent { return .modified }
         return .uncompared

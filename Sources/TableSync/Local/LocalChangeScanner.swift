@@ -29,10 +29,33 @@ struct LocalChangeScanner {
             scan.filesHashed += joined.changed.count
             try classify(joined, table: table, journal: journal, into: &scan, keeping: &reads)
             try findMissing(joined, table: table, journal: journal, into: &scan)
+            holdBackRenamed(table: table, problemsFrom: firstProblem, in: &scan)
             scan.problems[firstProblem...].sort { $0.path < $1.path }
         }
         scan.changes.sort { ($0.table, $0.fileName) < ($1.table, $1.fileName) }
         return scan
+    }
+
+    /// Drops the deletes of records whose content sits in a file named for another id (a `git mv`, a copy): the
+    /// record is not gone, only misnamed, and nothing is sent for it until its file has its name again. The problem
+    /// says so.
+    private func holdBackRenamed(table: String, problemsFrom first: Int, in scan: inout LocalScan) {
+        var misnamed: [String: Int] = [:]
+        for index in scan.problems.indices[first...] {
+            if let id = scan.problems[index].misnamedRecord { misnamed[id] = index }
+        }
+        guard !misnamed.isEmpty else { return }
+        scan.changes.removeAll { change in
+            guard change.table == table, [.deleted, .missing, .removedByGit].contains(change.kind),
+                let index = misnamed[change.id]
+            else { return false }
+            let problem = scan.problems[index]
+            scan.problems[index] = RecordFileProblem(
+                path: problem.path,
+                reason: problem.reason + "; until then, the record's missing file \(change.fileName) is no delete",
+                misnamedRecord: problem.misnamedRecord)
+            return true
+        }
     }
 
     /// Reads the changed files (on every core) and sorts each into a change, a problem, or nothing.

@@ -85,7 +85,8 @@ package enum RecordFile {
                 return .failure(
                     RecordFileProblem(
                         path: relativePath,
-                        reason: "the id \"\(text)\" belongs in a file named \(expected); rename the file or fix the id")
+                        reason: "the id \"\(text)\" belongs in a file named \(expected); rename the file or fix the id",
+                        misnamedRecord: text)
                 )
             }
             return .success(text)

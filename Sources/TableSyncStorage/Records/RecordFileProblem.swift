@@ -13,15 +13,21 @@ public struct RecordFileProblem: Error, Sendable, Equatable, CustomStringConvert
     public let reason: String
     /// Whether the file holds git's conflict markers: a merge not settled yet, which a commit must not stage.
     package let holdsConflictMarkers: Bool
+    /// The id of the record the file holds when it is named for another (a `git mv`, a copy): that record still has
+    /// a file, so its own file's absence is no delete.
+    package let misnamedRecord: String?
 
     /// A problem with the file at `path` (relative to the store), at `line` and `column` when known.
-    package init(path: String, line: Int? = nil, column: Int? = nil, reason: String, holdsConflictMarkers: Bool = false)
-    {
+    package init(
+        path: String, line: Int? = nil, column: Int? = nil, reason: String, holdsConflictMarkers: Bool = false,
+        misnamedRecord: String? = nil
+    ) {
         self.path = path
         self.line = line
         self.column = column
         self.reason = reason
         self.holdsConflictMarkers = holdsConflictMarkers
+        self.misnamedRecord = misnamedRecord
     }
 
     /// The problem as `path:line:column: reason`.
