@@ -74,4 +74,32 @@ extension GitWorkflowTests {
         #expect(try world.record("a", "r2")?["done"] == true, "the file holds the teammate's change too")
         await world.stop()
     }
+
+    /// Stands for a person who cherry-picks another branch's sync commit onto a branch that never had the hand edit
+    /// that sync sent: the commit's parent holds the edit, main holds the server's older copy, and both sides of the
+    /// pick are the server's copies.
+    @Test("cherry-pick onto main of another branch's sync commit: the other branch's edit stays on the server")
+    func cherryPickOfASyncCommitAcrossBranches() async throws {
+        let world = try await GitWorld()
+        try await world.seededRepository("a", count: 8)
+        try await world.git("a", "switch", "-q", "-c", "old")
+        try world.edit("a", "r8", ["text": "old8"])
+        try await world.git("a", "commit", "-q", "-am", "a hand edit on old")
+        #expect(try await world.tablesync("a", "sync", "--commit").status == 0, "sends the edit")
+        let syncCommit = try await world.head("a")
+        let server = try await world.serverRows()
+        #expect(server["r8"]?["text"] == "old8")
+
+        try await world.git("a", "switch", "-q", "main")
+        try await world.git("a", "cherry-pick", syncCommit)
+        #expect(try await world.unmerged("a").isEmpty, "the pick is clean")
+        #expect(
+            try world.record("a", "r8")?["version"] != server["r8"]?["version"],
+            "the merge keeps main's older copy whole, not its text under the newer version")
+        let sync = try await world.tablesyncJSON("a", "sync", "--allow-older-head")
+        #expect(sync["push"]?["applied"] == 0, "nothing sent: \(sync)")
+        #expect(try await world.serverRows() == server, "old8 stays on the server")
+        #expect(try world.record("a", "r8")?["text"] == "old8", "and the file is brought up to date")
+        await world.stop()
+    }
 }

@@ -113,6 +113,32 @@ import TestSupport
 
     // MARK: - Record files
 
+    @Test(
+        """
+        a change that only stamps the base's content (a cherry-pick of a sync commit) over an intact older copy: that \
+        copy stays whole, not its content under the newer version
+        """
+    )
+    func stampOnlyChangeOverAnIntactCopy() throws {
+        let handEdit = Self.record("v1", at: 1, ["text": "old8"])
+        let olderCopy = try #require(
+            try JSONParser.parse(SyncedMark.stamped(Self.record("v1", at: 1, ["text": "item 8"]))).objectValue)
+        let stampedEdit = try #require(
+            try JSONParser.parse(SyncedMark.stamped(Self.record("v2", at: 2, ["text": "old8"]))).objectValue)
+        let merged = RecordMerge.merge(base: handEdit, ours: olderCopy, theirs: stampedEdit, oursIntact: true)
+        #expect(merged.conflicts.isEmpty)
+        #expect(merged.ours == olderCopy, "kept whole: the next sync brings it up to date")
+        let unvouched = RecordMerge.merge(base: handEdit, ours: olderCopy, theirs: stampedEdit)
+        #expect(
+            unvouched.ours["text"] == "item 8" && unvouched.ours["version"] == "v2",
+            "what the rule guards against: the older text under the newer version, an edit")
+        // A change of content (a revert of a synced hand edit) is laid over an intact copy as before.
+        let parent = try #require(
+            try JSONParser.parse(SyncedMark.stamped(Self.record("v1", at: 1, ["text": "item 8"]))).objectValue)
+        let reverted = RecordMerge.merge(base: handEdit, ours: stampedEdit, theirs: parent, oursIntact: true)
+        #expect(reverted.ours["text"] == "item 8" && reverted.ours["version"] == "v2", "the reversal, an edit on v2")
+    }
+
     @Test("two server copies: the newer wins, property by property, with its system properties")
     func recordMergeOfTwoServerCopies() {
         let base = Self.record("v1", at: 1, ["text": "a", "done": false, "rank": 1])

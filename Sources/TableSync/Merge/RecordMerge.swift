@@ -13,6 +13,11 @@ import TableSyncStorage
 ///   it is either a change the server later undid or a hand edit made on top of the older copy, and only a person
 ///   can tell.
 ///
+/// A change that only stamps the base's content as a server copy (theirs has the base's content with other system
+/// properties: a cherry-pick of a sync commit whose parent held the hand edit it sent) changes no property. Laid over
+/// an intact server copy on our side, it leaves that copy whole: our content under their version would be an older
+/// copy passing for an edit on the newer one. The next sync brings the kept copy up to date.
+///
 /// The system properties (`createdAt`, `updatedAt`, `version`, `deleted`) and the ``SyncedMark`` come whole from
 /// the newer server copy: the side with the later `updatedAt` (then the greater `version`), so the merged file still
 /// names a version the server really had; when the merged content is that copy's, the mark still vouches for it,
@@ -27,7 +32,13 @@ enum RecordMerge {
         var conflicts: [String]
     }
 
-    static func merge(base: [String: JSONValue]?, ours: [String: JSONValue], theirs: [String: JSONValue]) -> Result {
+    /// Merges `ours` and `theirs` from `base`; `oursIntact`: our side's synced mark vouches for it.
+    static func merge(
+        base: [String: JSONValue]?, ours: [String: JSONValue], theirs: [String: JSONValue], oursIntact: Bool = false
+    ) -> Result {
+        if oursIntact, let base, ServerRecord.content(theirs) == ServerRecord.content(base) {
+            return Result(ours: ours, theirs: ours, conflicts: [])
+        }
         let baseVersion = base?[SystemProperty.version]
         let oursSynced = ours[SystemProperty.version] != nil && ours[SystemProperty.version] != baseVersion
         let theirsSynced = theirs[SystemProperty.version] != nil && theirs[SystemProperty.version] != baseVersion

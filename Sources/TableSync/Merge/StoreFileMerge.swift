@@ -86,7 +86,9 @@ package enum StoreFileMerge {
                     (git checkout <commit> -- <file>), and git add them
                     """)
         }
-        let merged = RecordMerge.merge(base: original, ours: mine, theirs: other)
+        let merged = RecordMerge.merge(
+            base: original, ours: mine, theirs: other,
+            oursIntact: SyncedMark.isIntact(mine, bytes: ours))
         if merged.conflicts.isEmpty {
             return Result(bytes: RecordFile.encode(merged.ours), conflicts: [], refusal: nil)
         }
