@@ -11,7 +11,9 @@ import SyncProtocol
 /// - A request that does not keep the connection alive (HTTP/1.0 without `keep-alive`, or `Connection: close` in any
 ///   case or list) reaches the router with `Connection: close` exactly, so that the answer says `close` too; the
 ///   connection is closed after an answer that says `close`.
-/// - A request that is not valid HTTP gets a JSON 400 (431 for headers over the limit) instead of an empty one.
+/// - A request that is not valid HTTP gets a JSON 400 (431 for headers over the limit) instead of an empty one; so
+///   does a body whose framing is broken (a chunk size that is not hexadecimal or too large, a chunk not followed
+///   by CRLF), whose request the router already holds and would otherwise wait for for ever.
 /// - A client that goes away before its answer is written has its connection closed at once.
 ///
 /// Answers the guard writes itself are JSON like every other, say `Connection: close`, and wait for the answers
@@ -41,6 +43,15 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
         let message: String
         /// `true` when the request it answers has been counted as unanswered (its head arrived).
         let answersReadHead: Bool
+
+        /// Whether the answer is due with `unanswered` requests still owed an answer: once the requests before the
+        /// one it answers are answered. The router may have answered a request whose body then turned out broken
+        /// (it refused the request without reading the body): fewer are then owed, and the answer is not written.
+        func isDue(unanswered: Int) -> Bool { unanswered <= (answersReadHead ? 1 : 0) }
+
+        /// Whether the request it answers has been answered already (by the router), so that only the connection's
+        /// close is left to do.
+        func isAnswered(unanswered: Int) -> Bool { answersReadHead && unanswered == 0 }
     }
 
     private let settings: Settings
@@ -55,6 +66,8 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
     private var answering = false
     /// An answer said `Connection: close`: the connection closes once the last owed answer is written.
     private var closeAfterAnswers = false
+    /// The router has a request's head and not yet its end: a body it is reading.
+    private var routerReadsBody = false
 
     init(settings: Settings) {
         self.settings = settings
@@ -105,11 +118,13 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
                 return
             }
             if !head.isKeepAlive { head.headers.replaceOrAdd(name: "connection", value: "close") }
+            routerReadsBody = true
             context.fireChannelRead(wrapInboundOut(.head(head)))
         case .body(let bytes):
             context.fireChannelRead(wrapInboundOut(.body(bytes)))
         case .end(let trailers):
             deadlines.requestEnded(at: .now())
+            routerReadsBody = false
             context.fireChannelRead(wrapInboundOut(.end(trailers)))
         }
         reschedule()
@@ -126,6 +141,11 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
         case .end:
             answering = false
             deadlines.answerEnded(at: .now())
+            if finalAnswer?.isAnswered(unanswered: deadlines.unanswered) == true {
+                // The router answered the request whose body broke: this answer is the connection's last.
+                finalAnswer = nil
+                closeAfterAnswers = true
+            }
             if closeAfterAnswers, deadlines.unanswered == 0 {
                 let written = promise ?? context.eventLoop.makePromise()
                 written.futureResult.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
@@ -162,6 +182,15 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
                 .requestHeaderFieldsTooLarge,
                 message: "the request's headers are larger than this server accepts; send fewer or shorter headers",
                 answersReadHead: false)
+        } else if deadlines.isReadingBody {
+            refuse(
+                .badRequest,
+                message:
+                    """
+                    the request body's framing is not valid HTTP/1.1 (\(error)); send Transfer-Encoding: chunked \
+                    bodies as chunks of a hexadecimal size line, CRLF, the bytes and CRLF, ending with a chunk of size 0
+                    """,
+                answersReadHead: true)
         } else {
             refuse(
                 .badRequest,
@@ -229,10 +258,20 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
 
     /// Writes the final answer once every earlier answer is written, then closes the connection.
     private func writeFinalAnswerIfDue() {
-        guard let answer = finalAnswer, !answering, let context,
-            deadlines.unanswered == (answer.answersReadHead ? 1 : 0)
+        guard let answer = finalAnswer, !answering, let context, answer.isDue(unanswered: deadlines.unanswered)
         else { return }
         finalAnswer = nil
+        if answer.isAnswered(unanswered: deadlines.unanswered) {
+            context.close(promise: nil)
+            return
+        }
+        if routerReadsBody {
+            // The request the answer refuses is the router's, its body cut short. Closing the connection would end
+            // that body as if it were whole (what arrived of a chunked body may be a whole record): it ends in an
+            // error instead, and the request is dropped.
+            routerReadsBody = false
+            context.fireErrorCaught(RequestBodyCut())
+        }
         let body = CanonicalJSON.encode(ProtocolErrorBody.make(answer.message), style: .compact)
         var headers = HTTPHeaders()
         headers.add(name: "content-type", value: "application/json; charset=utf-8")
@@ -270,6 +309,12 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
         let seconds = Double(amount.nanoseconds) / 1e9
         return seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
     }
+}
+
+/// The end of a request body the guard refused (its framing broke, or it stalled past the body timeout): what the
+/// router reading it gets instead of the body's end.
+struct RequestBodyCut: Error, CustomStringConvertible {
+    var description: String { "the request body was cut short by the connection's guard" }
 }
 
 /// Tells the ``ConnectionGuardHandler`` that bytes arrived, from in front of the HTTP decoder: a request head
