@@ -202,6 +202,24 @@ struct HostileConnectionTests {
         }
     }
 
+    @Test(
+        "an HTTP/1.1 request without Host, or with two, is answered 400 and the connection closed; HTTP/1.0 needs none",
+        arguments: Backend.available)
+    func hostHeader(backend: Backend) async throws {
+        let table = uniqueTableName()
+        try await withLiveServer(backend, tables: [table]) { server in
+            let without = try Self.connect(server)
+            await without.send("GET /tables/\(table) HTTP/1.1\r\nZUMO-API-VERSION: 3.0.0\r\n\r\n")
+            await Self.expectLastAnswer(without, within: Self.grace, status: 400, mentioning: "Host")
+            let twice = try Self.connect(server)
+            await twice.send(Self.get("/tables/\(table)", extra: "Host: example.com\r\n"))
+            await Self.expectLastAnswer(twice, within: Self.grace, status: 400, mentioning: "Host")
+            let old = try Self.connect(server)
+            await old.send("GET /tables/\(table) HTTP/1.0\r\nZUMO-API-VERSION: 3.0.0\r\n\r\n")
+            #expect(await old.readAnswer(within: Self.grace)?.status == 200)
+        }
+    }
+
     // MARK: Chunked bodies
 
     /// Chunked bodies whose framing is broken, each holding the record `id`: a chunk size that is not hexadecimal,

@@ -8,6 +8,7 @@ import SyncProtocol
 /// - Deadlines (``RequestDeadlines``): a head that arrives too slowly or a body that does is answered 408 and the
 ///   connection closed; a kept-alive connection without requests is closed.
 /// - A `Content-Length` above the body limit is answered 413 at once, without waiting for the body.
+/// - An HTTP/1.1 request without `Host`, or any request with more than one, is answered 400 (RFC 9112, 3.2).
 /// - A request that does not keep the connection alive (HTTP/1.0 without `keep-alive`, or `Connection: close` in any
 ///   case or list) reaches the router with `Connection: close` exactly, so that the answer says `close` too; the
 ///   connection is closed after an answer that says `close`.
@@ -115,6 +116,10 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
                     .payloadTooLarge,
                     message: ProtocolError.payloadTooLarge(limit: settings.maxBodySize).message
                         + " (Content-Length: \(length)); send a smaller body", answersReadHead: true)
+                return
+            }
+            if let problem = Self.hostProblem(head) {
+                refuse(.badRequest, message: problem, answersReadHead: true)
                 return
             }
             if !head.isKeepAlive { head.headers.replaceOrAdd(name: "connection", value: "close") }
@@ -298,6 +303,17 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
 
     static func isGzip(_ headers: HTTPHeaders) -> Bool {
         headers[canonicalForm: "content-encoding"].contains { $0.lowercased() == "gzip" || $0.lowercased() == "x-gzip" }
+    }
+
+    /// Why `head` breaks RFC 9112's rule for `Host` (section 3.2: an HTTP/1.1 request has exactly one, an HTTP/1.0
+    /// request at most one), or `nil` when it keeps it.
+    static func hostProblem(_ head: HTTPRequestHead) -> String? {
+        let hosts = head.headers["host"].count
+        if hosts > 1 { return "the request has \(hosts) Host headers; send one" }
+        if hosts == 0, head.version.major > 1 || head.version.minor >= 1 {
+            return "an HTTP/1.1 request needs a Host header; send Host: followed by the server's name (and port)"
+        }
+        return nil
     }
 
     /// `true` when a `Connection` header names `close` (in any case, alone or in a list).
