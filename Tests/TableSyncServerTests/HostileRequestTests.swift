@@ -95,4 +95,20 @@ struct HostileRequestTests {
             #expect(answer.errorMessage == "the server failed to process the request; see its log")
         }
     }
+
+    @Test("a body that gives id twice, as id and ID, is refused with 400 naming both", arguments: Backend.available)
+    func idInTwoCases(backend: Backend) async throws {
+        let table = uniqueTableName()
+        try await withServer(backend, tables: [TableOptions(name: table)], setup: .live) { client in
+            let insert = try await client.send(.post, "/tables/\(table)", json: ["id": "a", "ID": "b", "text": "x"])
+            #expect(insert.status == .badRequest)
+            #expect(insert.errorMessage?.contains("'ID' and 'id'") == true, "\(insert.errorMessage ?? "")")
+            #expect(try await client.send(.get, "/tables/\(table)/a").status == .notFound)
+            #expect(try await client.send(.get, "/tables/\(table)/b").status == .notFound)
+            _ = try await client.send(.post, "/tables/\(table)", json: ["id": "c"])
+            let update = try await client.send(.put, "/tables/\(table)/c", json: ["id": "c", "Id": "c", "text": "y"])
+            #expect(update.status == .badRequest)
+            #expect(update.errorMessage?.contains("'Id' and 'id'") == true, "\(update.errorMessage ?? "")")
+        }
+    }
 }
