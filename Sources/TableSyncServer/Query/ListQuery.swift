@@ -29,6 +29,10 @@ public struct ListQuery: Sendable, Hashable {
     /// The largest `$skip` accepted; anything larger is a mistake, not a page.
     public static let maximumSkip = 1_000_000_000
 
+    /// The most `$orderby` keys accepted. Each key is read from every record the database sorts, so the keys
+    /// multiply a sort's memory by the size of the records; clients order by one or two (`updatedAt,id`).
+    public static let maximumOrderByKeys = 8
+
     /// Parses the query string of a list request for `version`, with `table`'s paging limits; a `$filter` over
     /// `filterLimits` is refused before it reaches the database (``FilterCost``).
     static func parse(
@@ -128,6 +132,10 @@ public struct ListQuery: Sendable, Hashable {
             keys = try OrderByKey.parseList(text)
         } catch {
             throw ProtocolError.badRequest(error.reason)
+        }
+        guard keys.count <= maximumOrderByKeys else {
+            throw ProtocolError.badRequest(
+                "$orderby names \(keys.count) keys; give at most \(maximumOrderByKeys) (the order ends with id anyway)")
         }
         if keys.contains(where: { $0.property.caseInsensitiveEquals(SystemProperty.version) }) {
             throw ProtocolError.badRequest("$orderby cannot use version; it is an opaque token")
