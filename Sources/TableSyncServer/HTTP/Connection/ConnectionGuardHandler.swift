@@ -7,7 +7,8 @@ import SyncProtocol
 ///
 /// - Deadlines (``RequestDeadlines``): a head that arrives too slowly or a body that does is answered 408 and the
 ///   connection closed; a kept-alive connection without requests is closed.
-/// - A `Content-Length` above the body limit is answered 413 at once, without waiting for the body.
+/// - A `Content-Length` above the body limit is answered 413 at once, without waiting for the body; so is a chunk
+///   announced over it (400 for a size of more digits than a count holds), which ``ByteArrivalHandler`` reports.
 /// - An HTTP/1.1 request without `Host`, or any request with more than one, is answered 400 (RFC 9112, 3.2).
 /// - A request that does not keep the connection alive (HTTP/1.0 without `keep-alive`, or `Connection: close` in any
 ///   case or list) reaches the router with `Connection: close` exactly, so that the answer says `close` too; the
@@ -69,6 +70,8 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
     private var closeAfterAnswers = false
     /// The router has a request's head and not yet its end: a body it is reading.
     private var routerReadsBody = false
+    /// A chunked request's head was just handed to the router: the limit its chunks must keep to.
+    private var chunkedBodyLimit: Int?
 
     init(settings: Settings) {
         self.settings = settings
@@ -104,6 +107,36 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
         reschedule()
     }
 
+    /// Once the connection is ending, what the client sends is dropped.
+    var isRefusing: Bool { refusing }
+
+    /// The limit of the chunked body whose head was handed to the router since the last call, if one was.
+    func takeChunkedBodyStart() -> Int? {
+        defer { chunkedBodyLimit = nil }
+        return chunkedBodyLimit
+    }
+
+    /// A chunk of the body being read announces more than the body may hold (``ByteArrivalHandler``): 413, or 400
+    /// for a size of more digits than a count of bytes holds.
+    func chunkTooLarge(overflow: Bool) {
+        if overflow {
+            refuse(
+                .badRequest,
+                message:
+                    """
+                    the request body's framing is not valid HTTP/1.1: a chunk size has more than \
+                    \(ChunkedBodyScan.maximumSizeDigits) hexadecimal digits; send chunks of at most \
+                    \(settings.maxBodySize) bytes
+                    """,
+                answersReadHead: true)
+        } else {
+            refuse(
+                .payloadTooLarge,
+                message: ProtocolError.payloadTooLarge(limit: settings.maxBodySize).message
+                    + " (its chunks announce more); send a smaller body", answersReadHead: true)
+        }
+    }
+
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !refusing else { return }
         switch unwrapInboundIn(data) {
@@ -124,6 +157,10 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
             }
             if !head.isKeepAlive { head.headers.replaceOrAdd(name: "connection", value: "close") }
             routerReadsBody = true
+            if Self.isChunked(head.headers) {
+                chunkedBodyLimit = Self.largestAcceptedBody(
+                    maxBodySize: settings.maxBodySize, gzip: Self.isGzip(head.headers))
+            }
             context.fireChannelRead(wrapInboundOut(.head(head)))
         case .body(let bytes):
             context.fireChannelRead(wrapInboundOut(.body(bytes)))
@@ -301,6 +338,11 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
         gzip ? maxBodySize + maxBodySize / 3000 + 64 : maxBodySize
     }
 
+    /// `true` when the body is framed as chunks (`Transfer-Encoding` ending in `chunked`, in any case).
+    static func isChunked(_ headers: HTTPHeaders) -> Bool {
+        headers[canonicalForm: "transfer-encoding"].last?.lowercased() == "chunked"
+    }
+
     static func isGzip(_ headers: HTTPHeaders) -> Bool {
         headers[canonicalForm: "content-encoding"].contains { $0.lowercased() == "gzip" || $0.lowercased() == "x-gzip" }
     }
@@ -331,22 +373,4 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
 /// router reading it gets instead of the body's end.
 struct RequestBodyCut: Error, CustomStringConvertible {
     var description: String { "the request body was cut short by the connection's guard" }
-}
-
-/// Tells the ``ConnectionGuardHandler`` that bytes arrived, from in front of the HTTP decoder: a request head
-/// that trickles in is seen from its first byte, before the decoder has anything to pass on.
-final class ByteArrivalHandler: ChannelInboundHandler, RemovableChannelHandler {
-    typealias InboundIn = ByteBuffer
-    typealias InboundOut = ByteBuffer
-
-    private let guardHandler: ConnectionGuardHandler
-
-    init(guardHandler: ConnectionGuardHandler) {
-        self.guardHandler = guardHandler
-    }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guardHandler.bytesArrived()
-        context.fireChannelRead(data)
-    }
 }
