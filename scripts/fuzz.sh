@@ -3,7 +3,7 @@
 #   filter  SyncProtocol's $filter parser: parse, print, parse again to the same expression, evaluate
 #   json    SyncProtocol's JSON parser: parse, write canonically, parse again to the same bytes
 #   server  the server's request handling: list query strings to SQL run on a real SQLite (within the statement time
-#           limit and its grace: the $filter cost check), batch and record bodies
+#           limit and its grace: the $filter cost check), batch and record bodies, chunked bodies' framing
 #   scripts/fuzz.sh                  every fuzzer          FUZZ_SECONDS=30 scripts/fuzz.sh   a short run
 #   scripts/fuzz.sh server           one of them
 # Corpora live in .build-fuzz/corpus-<name> (seeded from Tests/Fuzz/seeds-<name>); crashing inputs are written to
@@ -31,6 +31,7 @@ server_module() {
   for file in $http_types/*.swift Sources/TableSyncServer/Query/*.swift Sources/TableSyncServer/SQL/*.swift Sources/TableSyncServer/Schema/*.swift \
       Sources/TableSyncServer/Repository/RecordQuerySQL.swift Sources/TableSyncServer/Repository/StoredRecord.swift \
       Sources/TableSyncServer/HTTP/IncomingRecord.swift Sources/TableSyncServer/HTTP/ProtocolError.swift \
+      Sources/TableSyncServer/HTTP/Connection/ChunkedBodyScan.swift \
       Sources/TableSyncServer/Configuration/TableOptions.swift Sources/TableSyncServer/Configuration/TableAccess.swift \
       Sources/TableSyncServer/Configuration/ConfigurationError.swift; do
     sed -E '/^import (SyncProtocol|HTTPTypes)$/d' "$file" > "$copies/$(basename "$(dirname "$file")")-$(basename "$file")"
@@ -54,7 +55,7 @@ for name in "${names[@]}"; do
   fi
   echo "fuzz: building the $name fuzzer"
   rm -f "$out/fuzz-$name"
-  swiftc -sanitize=fuzzer,address -parse-as-library -O -D "$flag" -module-name SyncProtocol "${extra[@]}" \
+  swiftc -sanitize=fuzzer,address -parse-as-library -O -D "$flag" -module-name SyncProtocol -package-name TableSync "${extra[@]}" \
     $sources Tests/Fuzz/Fuzzers.swift -o "$out/fuzz-$name" 2>&1 | grep -v "Cannot export local symbol" || true
   [ -x "$out/fuzz-$name" ] || { echo "fuzz: the $name fuzzer did not build"; exit 1; }
   mkdir -p "$out/corpus-$name"

@@ -45,17 +45,50 @@ import CSQLite
 ///   cost check lets through must end within the statement time limit and its grace: the statement is interrupted
 ///   at the limit, as the server interrupts it, and no single step of it (a function building a huge string) may
 ///   run on past the interrupt for longer than the grace.
-/// - odd: a request body, read as a batch envelope and as a record, each item checked as the routes check it.
+/// - odd, second bit clear: a request body, read as a batch envelope and as a record, each item checked as the routes
+///   check it.
+/// - odd, second bit set: a chunked request body (the seeds hold broken ones), followed by ``ChunkedBodyScan`` at
+///   once and in pieces of the size the next byte gives: the verdict must not depend on how the bytes arrive.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzServer(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
     guard let selector = bytes.first else { return 0 }
     if selector & 1 == 0 {
         fuzzListQuery(String(decoding: bytes.dropFirst(), as: UTF8.self), version: selector & 2 == 0 ? .v2 : .v3)
-    } else {
+    } else if selector & 2 == 0 {
         fuzzWriteBody(Array(bytes.dropFirst()))
+    } else {
+        fuzzChunkedBody(Array(bytes.dropFirst()))
     }
     return 0
+}
+
+private func fuzzChunkedBody(_ input: [UInt8]) {
+    guard let first = input.first else { return }
+    let pieceSize = Int(first % 16) + 1
+    let body = Array(input.dropFirst())
+    let limit = 4096
+    func verdict(pieces size: Int) -> ChunkedBodyScan.Verdict {
+        var scan = ChunkedBodyScan(limit: limit)
+        var start = 0
+        while start < body.count {
+            let end = min(start + size, body.count)
+            let verdict = body[start..<end].withUnsafeBytes { scan.scan($0) }
+            switch verdict {
+            case .reading:
+                start = end
+            case .ended(let consumed):
+                if consumed < 1 || consumed > end - start { fatalError("ended \(consumed) bytes into \(end - start)") }
+                return .ended(consumed: start + consumed)
+            default:
+                return verdict
+            }
+        }
+        return .reading
+    }
+    let whole = verdict(pieces: max(1, body.count))
+    let pieces = verdict(pieces: pieceSize)
+    if whole != pieces { fatalError("\(whole) at once, \(pieces) in pieces of \(pieceSize)") }
 }
 
 private func fuzzListQuery(_ text: String, version: ProtocolVersion) {

@@ -95,4 +95,39 @@ struct HostileRequestTests {
             #expect(answer.errorMessage == "the server failed to process the request; see its log")
         }
     }
+
+    @Test("a body that gives id twice, as id and ID, is refused with 400 naming both", arguments: Backend.available)
+    func idInTwoCases(backend: Backend) async throws {
+        let table = uniqueTableName()
+        try await withServer(backend, tables: [TableOptions(name: table)], setup: .live) { client in
+            let insert = try await client.send(.post, "/tables/\(table)", json: ["id": "a", "ID": "b", "text": "x"])
+            #expect(insert.status == .badRequest)
+            #expect(insert.errorMessage?.contains("'ID' and 'id'") == true, "\(insert.errorMessage ?? "")")
+            #expect(try await client.send(.get, "/tables/\(table)/a").status == .notFound)
+            #expect(try await client.send(.get, "/tables/\(table)/b").status == .notFound)
+            _ = try await client.send(.post, "/tables/\(table)", json: ["id": "c"])
+            let update = try await client.send(.put, "/tables/\(table)/c", json: ["id": "c", "Id": "c", "text": "y"])
+            #expect(update.status == .badRequest)
+            #expect(update.errorMessage?.contains("'Id' and 'id'") == true, "\(update.errorMessage ?? "")")
+        }
+    }
+
+    @Test("$orderby takes at most 8 keys; a 9th is refused with 400 naming $orderby", arguments: Backend.available)
+    func orderByKeyLimit(backend: Backend) async throws {
+        let table = uniqueTableName()
+        try await withServer(backend, tables: [TableOptions(name: table)], setup: .live) { client in
+            _ = try await client.send(.post, "/tables/\(table)", json: ["id": "a"])
+            let keys = (0..<ListQuery.maximumOrderByKeys).map { "p\($0)" }
+            let most = try await client.send(.get, "/tables/\(table)?$orderby=\(keys.joined(separator: ","))")
+            #expect(most.status == .ok)
+            let nine = (keys + ["p8"]).joined(separator: ",")
+            let over = try await client.send(.get, "/tables/\(table)?$orderby=\(nine)")
+            #expect(over.status == .badRequest)
+            #expect(over.errorMessage?.hasPrefix("$orderby names 9 keys") == true, "\(over.errorMessage ?? "")")
+            let thousand = (0..<1000).map { "p\($0)" }.joined(separator: ",")
+            let huge = try await client.send(.get, "/tables/\(table)?$orderby=\(thousand)")
+            #expect(huge.status == .badRequest)
+            #expect(huge.errorMessage?.contains("$orderby") == true, "\(huge.errorMessage ?? "")")
+        }
+    }
 }

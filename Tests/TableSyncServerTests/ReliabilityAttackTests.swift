@@ -314,9 +314,9 @@ struct ReliabilityAttackTests {
                     "GET", "/tables/\(table)?__includeDeleted=true&$orderby=id&$top=1000&$skip=\(ids.count)"))
             let answer = try #require(await connection.readAnswer(within: 60))
             try #require(answer.status == 200, "\(answer.text.prefix(200))")
-            let items = try JSONParser.parse(answer.body)["items"]?.arrayValue ?? []
-            ids.formUnion(items.compactMap { $0["id"]?.stringValue })
-            if items.count < 1000 { return ids }
+            let page = try JSONParser.parse(answer.body)
+            ids.formUnion((page["items"]?.arrayValue ?? []).compactMap { $0["id"]?.stringValue })
+            if page["nextLink"] == .null { return ids }
         }
     }
 
@@ -643,7 +643,7 @@ private final class Attack: Sendable {
                 counts.withLock { $0.largePageAnswers += 1 }
                 guard answer.status == 200 else { continue }
                 counts.withLock { $0.largePages += 1 }
-                target = Self.nextLink(inEndOf: answer.body) ?? first
+                target = Self.nextLink(inEndOf: answer.body).map { "/tables/\(large)?\($0)" } ?? first
             }
         }
     }

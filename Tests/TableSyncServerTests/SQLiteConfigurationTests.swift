@@ -76,7 +76,7 @@ import Glibc
             let metrics = ServerMetrics()
             let repository = try await Self.repository(
                 in: directory, priority, table: table, count: 3, metrics: metrics)
-            let query = try ListQuery.parse(QueryString("$top=\(top)"), version: .v3, table: table)
+            let query = try ListQuery.parse(QueryString("$top=\(top)"), version: .v2, table: table)
             let page = try await repository.list(
                 in: RecordScope(table: table.name), query: query, into: PolicyRecorder())
             #expect(page.recordCount == 3)
@@ -106,7 +106,7 @@ import Glibc
         // Growth 16 on 60 records of 20,000 characters: a tenth of a second of one processor.
         let filter = "length(replace(replace(replace(replace(text,'a','bb'),'b','cc'),'c','dd'),'d','ee')) gt 0"
         let query = try ListQuery.parse(
-            QueryString("$top=1000&$filter=" + TablePath.percentEncodeQueryComponent(filter)), version: .v3,
+            QueryString("$top=1000&$filter=" + TablePath.percentEncodeQueryComponent(filter)), version: .v2,
             table: table)
         // A thread per processor that keeps it busy for at most 8 s, so that a slow run of the suite is not made
         // slower for long; the watch looks every 250 ms.
@@ -169,7 +169,7 @@ import Glibc
         let table = TableSyncServer.TableOptions(name: "todo")
         let metrics = ServerMetrics()
         let repository = try await Self.repository(in: directory, .idle, table: table, count: 10, metrics: metrics)
-        let query = try ListQuery.parse(QueryString("$top=1000"), version: .v3, table: table)
+        let query = try ListQuery.parse(QueryString("$top=1000"), version: .v2, table: table)
         let released = DispatchSemaphore(value: 0)
         defer { released.signal() }
         // More than the 5 readers of GRDB's pool.

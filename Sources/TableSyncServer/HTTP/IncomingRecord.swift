@@ -9,8 +9,9 @@ struct IncomingRecord: Sendable {
     /// Every other property except the system properties, which belong to the server.
     var properties: [String: JSONValue]
 
-    /// Splits `body`. Throws 400 when it is not an object or a system property has the wrong type: `id` and
-    /// `version` must be strings, `createdAt` and `updatedAt` dates, `deleted` a boolean (or `null`).
+    /// Splits `body`. Throws 400 when it is not an object, gives a system property twice in different cases (`id`
+    /// and `ID`: which one is meant cannot be told), or a system property has the wrong type: `id` and `version` must
+    /// be strings, `createdAt` and `updatedAt` dates, `deleted` a boolean (or `null`).
     init(_ body: JSONValue) throws(ProtocolError) {
         guard case .object(let members) = body else {
             throw ProtocolError.badRequest(
@@ -21,12 +22,19 @@ struct IncomingRecord: Sendable {
             )
         }
         var properties: [String: JSONValue] = [:]
+        var spellings: [String: String] = [:]
         for (name, value) in members {
             guard SystemProperty.isSystemProperty(name) else {
                 properties[name] = value
                 continue
             }
             let canonical = SystemProperty.all.first { $0.caseInsensitiveEquals(name) } ?? name
+            if let other = spellings.updateValue(name, forKey: canonical) {
+                let both = [other, name].sorted()
+                throw ProtocolError.badRequest(
+                    "the body gives \(canonical) twice, as '\(both[0])' and '\(both[1])'; send it once, as \(canonical)"
+                )
+            }
             switch (canonical, value) {
             case (_, .null):
                 break

@@ -37,6 +37,8 @@ struct ProtocolResponseMiddleware: RouterMiddleware {
     /// The refusal `error` stands for, or a 500 logged with the request's `logger` (which carries its id).
     private func refusal(for error: any Error, request: Request, logger: Logger) -> ProtocolError {
         if let refusal = ProtocolError.refusal(for: error) { return refusal }
+        // The guard has answered this request itself and is closing its connection: nothing went wrong here.
+        if error is RequestBodyCut { return .badRequest("\(error)") }
         if let error = error as? HTTPResponseError, error.status == .notFound || error.status == .methodNotAllowed {
             let path = request.uri.path
             guard let allowed = RouteMethods.allowed(path: path, batch: extensions.contains(.batch)),

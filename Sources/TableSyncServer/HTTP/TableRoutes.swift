@@ -81,16 +81,15 @@ struct TableRoutes: Sendable {
         if page.endedEarly { metrics.pagesEndedEarly.increment() }
         let records = page.collected
         let count = page.totalCount.map { JSONValue.integer(Int64($0)) } ?? .null
-        // An empty page ($top=0) has no next page: a link to the same $skip would lead a client round in a circle.
-        let next =
-            page.hasMore && page.recordCount > 0
-            ? Self.nextLink(table: table, query: context.query, skip: query.skip + page.recordCount) : nil
+        let next = NextPageLink.query(
+            of: context.query, skip: query.skip, requestedTop: query.requestedTop, recordsSent: page.recordCount,
+            hasMore: page.hasMore)
         switch version {
         case .v2:
-            // v2 has no nextLink; a page that ended before $top says where the rest is as Azure's servers do when
-            // they cap a page, in a Link header (clients that count records ask on with $skip anyway).
+            // v2 has no nextLink; a page that ended before $top says where the rest is as Azure's .NET server does
+            // when it caps a page, in a Link header (clients that count records ask on with $skip anyway).
             var headers: HTTPFields = [:]
-            if page.endedEarly, let next { headers[.link] = "<\(next)>; rel=next" }
+            if page.endedEarly, let next { headers[.link] = "<\(TablePath.table(table.name))?\(next)>; rel=next" }
             let body = query.includeCount ? records.body(member: "results", envelope: ["count": count]) : records.body()
             return writer.json(parts: body, status: .ok, request: request, headers: headers)
         case .v3:
@@ -365,17 +364,6 @@ struct TableRoutes: Sendable {
         } catch let error as JSONParseError {
             throw ProtocolError.badRequest("the request body is not valid JSON: \(error)")
         }
-    }
-
-    /// The v3 `nextLink`: this request's path and query (with `$top` and `$filter` kept) with `$skip` advanced.
-    static func nextLink(table: TableOptions, query: QueryString, skip: Int) -> String {
-        var parts: [String] = []
-        for (name, value) in query.pairs where name != QueryOption.skip {
-            parts.append(
-                "\(TablePath.percentEncodeQueryComponent(name))=\(TablePath.percentEncodeQueryComponent(value))")
-        }
-        parts.append("\(QueryOption.skip)=\(skip)")
-        return "\(TablePath.table(table.name))?\(parts.joined(separator: "&"))"
     }
 }
 

@@ -8,8 +8,12 @@ public struct ListQuery: Sendable, Hashable {
     public var orderBy: [OrderByKey] = []
     /// `$skip`.
     public var skip: Int = 0
-    /// `$top`, or the table's page size when the client gave none.
+    /// The records this page may hold: `$top`, or the table's page size when the client gave none; in v3 never more
+    /// than the page size (a larger `$top` is served a page at a time, each page's `nextLink` asking for the rest).
     public var top: Int
+    /// `$top` as the client gave it, before the page size capped it; `nil` without one. The next page's link asks
+    /// for what is left of it (``NextPageLink``).
+    public var requestedTop: Int?
     /// `$select`: the properties to return besides the system properties, or `nil` for all.
     public var select: [String]?
     /// `__includeDeleted=true`.
@@ -25,13 +29,19 @@ public struct ListQuery: Sendable, Hashable {
     /// The largest `$skip` accepted; anything larger is a mistake, not a page.
     public static let maximumSkip = 1_000_000_000
 
+    /// The most `$orderby` keys accepted. Each key is read from every record the database sorts, so the keys
+    /// multiply a sort's memory by the size of the records; clients order by one or two (`updatedAt,id`).
+    public static let maximumOrderByKeys = 8
+
     /// Parses the query string of a list request for `version`, with `table`'s paging limits; a `$filter` over
     /// `filterLimits` is refused before it reaches the database (``FilterCost``).
     static func parse(
         _ query: QueryString, version: ProtocolVersion, table: TableOptions, filterLimits: FilterLimits = FilterLimits()
     ) throws(ProtocolError) -> ListQuery {
-        var result = ListQuery(top: table.pageSize ?? version.defaultPageSize)
+        let pageSize = table.pageSize ?? version.defaultPageSize
+        var result = ListQuery(top: pageSize)
         result.schema = table.schema
+        try checkNotNested(query)
         if let text = try query.value(named: QueryOption.filter), !text.trimmingCharacters(in: " ").isEmpty {
             let filter = try FilterText.parse(text)
             try FilterCost.check(filter, textLength: text.unicodeScalars.count, limits: filterLimits)
@@ -64,7 +74,9 @@ public struct ListQuery: Sendable, Hashable {
             guard top <= table.maxTop else {
                 throw ProtocolError.badRequest("$top is \(top), above this table's maximum of \(table.maxTop)")
             }
-            result.top = top
+            result.requestedTop = top
+            // Datasync caps $top at its page size and links to the rest; azure-mobile-apps-node serves $top whole.
+            result.top = version == .v3 ? min(top, pageSize) : top
         }
         if let text = try query.value(named: QueryOption.select), !text.trimmingCharacters(in: " ").isEmpty {
             var names: [String] = []
@@ -99,6 +111,20 @@ public struct ListQuery: Sendable, Hashable {
         return result
     }
 
+    /// Refuses a query string that holds a URL's path and query as a parameter name, such as
+    /// `/tables/movies?$orderby=updatedAt`: what a client makes of a link with a path when it takes the link for a
+    /// query string. Answered as if the name were unknown, its `$orderby` and `$filter` would be dropped and the page
+    /// would be another query's, whose records the client would take for this one's.
+    static func checkNotNested(_ query: QueryString) throws(ProtocolError) {
+        guard let nested = query.pairs.first(where: { $0.name.contains("?") }) else { return }
+        throw ProtocolError.badRequest(
+            """
+            the query parameter '\(nested.name)' holds a '?', so the query string holds another URL's path and \
+            query; send the query string alone after the table's path
+            """
+        )
+    }
+
     /// `$orderby` as ``OrderByKey/parseList(_:)`` reads it, without `version` (an opaque token, not an order).
     static func parseOrderBy(_ text: String) throws(ProtocolError) -> [OrderByKey] {
         let keys: [OrderByKey]
@@ -106,6 +132,10 @@ public struct ListQuery: Sendable, Hashable {
             keys = try OrderByKey.parseList(text)
         } catch {
             throw ProtocolError.badRequest(error.reason)
+        }
+        guard keys.count <= maximumOrderByKeys else {
+            throw ProtocolError.badRequest(
+                "$orderby names \(keys.count) keys; give at most \(maximumOrderByKeys) (the order ends with id anyway)")
         }
         if keys.contains(where: { $0.property.caseInsensitiveEquals(SystemProperty.version) }) {
             throw ProtocolError.badRequest("$orderby cannot use version; it is an opaque token")

@@ -67,6 +67,13 @@ struct RequestDeadlines: Sendable, Equatable {
         if unanswered == 0, case .waiting = reading { reading = .waiting(since: now) }
     }
 
+    /// `true` between a request's head and the end of its body: an error in the bytes read now is in a body whose
+    /// request has been passed on.
+    var isReadingBody: Bool {
+        if case .body = reading { return true }
+        return false
+    }
+
     /// The deadline in force, or `nil` while the server owes every answer and no request is being read.
     var deadline: Deadline? {
         switch reading {
