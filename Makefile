@@ -2,7 +2,7 @@
 SWIFT ?= swift
 BUILD_FLAGS ?=
 
-.PHONY: all build test lint format stress fuzz demo bench bench-scale bench-smoke deps clean package
+.PHONY: all build test lint format stress fuzz demo bench bench-scale bench-smoke deps clean package package-test
 
 all: build
 
@@ -50,6 +50,11 @@ bench-smoke: deps
 package:
 	@scripts/install-deps.sh dpkg-dev binutils lintian
 	@scripts/package.sh
+
+# The packages installed, used and removed in a minimal Debian root without Swift (scripts/package-test.sh).
+package-test: package
+	@scripts/install-deps.sh debootstrap
+	@scripts/package-test.sh
 
 clean:
 	rm -rf .build .build-* dist

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make package: builds both executables in release mode with the Swift runtime linked statically, and writes to dist/
-#   tablesync_<version>_<arch>.deb, tablesync-server_<version>_<arch>.deb   (Debian, dpkg-deb)
-#   tablesync-<version>-linux-<machine>.tar.gz                              (both, laid out as the packages install them)
+#   tablesync_<version>_<arch>.deb, tablesync-server_<version>_<arch>.deb   Debian's packages (dpkg-deb)
+#   tablesync-<version>-linux-<machine>.tar.gz                              both, as the packages lay them out
 # The packaging sources (units, maintainer scripts, control files, copyright) are in packaging/. The build refuses a
 # binary that links anything from the Swift toolchain, and lintian, when installed, must find no error.
 set -euo pipefail
