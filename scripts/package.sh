@@ -12,8 +12,8 @@ scratch=.build-release
 dist=dist
 swift_build=(swift build -c release --static-swift-stdlib --scratch-path "$scratch")
 
-# One version for the binaries and the packages: the latest tag vX.Y.Z, or without one the version in
-# TableSyncVersion.swift, plus the commits since (counted from the first commit without a tag) and the commit.
+# One version for the binaries and the packages: the latest tag vX.Y.Z plus the commits since it and the commit, or
+# without a tag the version in TableSyncVersion.swift plus the commits of the whole history and the commit.
 commit="$(git rev-parse --short HEAD)"
 if tag="$(git describe --tags --abbrev=0 --match 'v[0-9]*' 2>/dev/null)"; then
   base="${tag#v}"
@@ -151,7 +151,8 @@ done
 tree="tablesync-$version-linux-$machine"
 mkdir -p "$work/tar/$tree"
 for program in tablesync tablesync-server; do
-  (cd "$work/debian/$program" && tar --exclude=./DEBIAN --exclude=./var -cf - .) | tar -xf - -C "$work/tar/$tree"
+  (cd "$work/debian/$program" && tar --exclude=./DEBIAN --exclude=./var --exclude=changelog.Debian.gz -cf - .) \
+    | tar -xf - -C "$work/tar/$tree"
 done
 mkdir -p "$work/tar/$tree/usr/lib/systemd"
 mv "$work/tar/$tree/lib/systemd/system" "$work/tar/$tree/usr/lib/systemd/system"
