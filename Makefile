@@ -2,7 +2,7 @@
 SWIFT ?= swift
 BUILD_FLAGS ?=
 
-.PHONY: all build test lint format stress fuzz demo bench bench-scale bench-smoke deps clean
+.PHONY: all build test lint format stress fuzz demo bench bench-scale bench-smoke deps clean package package-test
 
 all: build
 
@@ -46,5 +46,15 @@ bench-scale: deps
 bench-smoke: deps
 	@scripts/bench.sh smoke
 
+# Debian packages of both programs and a tarball, in dist/ (scripts/package.sh; docs/packaging.md).
+package:
+	@scripts/install-deps.sh dpkg-dev binutils lintian
+	@scripts/package.sh
+
+# The packages installed, used and removed in a minimal Debian root without Swift (scripts/package-test.sh).
+package-test: package
+	@scripts/install-deps.sh debootstrap
+	@scripts/package-test.sh
+
 clean:
-	rm -rf .build .build-*
+	rm -rf .build .build-* dist

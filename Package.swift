@@ -1,6 +1,12 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// `make package` stamps the release's version and commit into both executables (scripts/package.sh, CBuildStamp);
+// a build without them in the environment prints TableSyncVersion.current alone.
+let buildStamp: [CSetting] = ["TABLESYNC_BUILD_VERSION", "TABLESYNC_BUILD_COMMIT"].compactMap { name in
+    Context.environment[name].map { .define(name, to: "\"\($0)\"") }
+}
+
 // Layering (DESIGN §1) is one way: executables → libraries → TableSyncStorage → SyncProtocol.
 // The client library `TableSync` never imports the server.
 let package = Package(
@@ -49,6 +55,7 @@ let package = Package(
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
+        .target(name: "CBuildStamp", cSettings: buildStamp),
         // Linux file-system calls Swift's Glibc module does not import (syncfs, renameat2), declared once.
         .target(name: "CFileSystem"),
         // The client's storage core: record files, the stat index, spare files and durable batches. The sync
@@ -77,6 +84,7 @@ let package = Package(
             name: "tablesync",
             dependencies: [
                 "TableSync",
+                "CBuildStamp",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log")
             ]
@@ -110,6 +118,7 @@ let package = Package(
             name: "tablesync-server",
             dependencies: [
                 "TableSyncServer",
+                "CBuildStamp",
                 // The process's heap policy (ServerHeapPolicy).
                 "CFileSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

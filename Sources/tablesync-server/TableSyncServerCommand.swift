@@ -1,4 +1,5 @@
 import ArgumentParser
+import CBuildStamp
 import Foundation
 import Logging
 import SyncProtocol
@@ -21,7 +22,9 @@ struct TableSyncServerCommand: AsyncParsableCommand {
             Example: tablesync-server --database sqlite:server.sqlite --table todo --table notes:softDelete=false \
             --table 'tasks:columns=text:string;done:boolean;due:date;rank:number'
             """,
-        version: TableSyncVersion.current)
+        version: TableSyncVersion.line(
+            stampedVersion: String(cString: tablesync_build_version()),
+            commit: String(cString: tablesync_build_commit())))
 
     @Option(help: "The address to listen on (loopback unless tokens are configured).")
     var host: String?

@@ -1,4 +1,5 @@
 import ArgumentParser
+import CBuildStamp
 import SyncProtocol
 import TableSync
 
@@ -37,7 +38,9 @@ struct TableSyncCommand: AsyncParsableCommand {
             With --json every outcome, errors included, is one JSON document on
             standard output; an error is {"error": "...", "exitCode": N}.
             """,
-        version: TableSyncVersion.current,
+        version: TableSyncVersion.line(
+            stampedVersion: String(cString: tablesync_build_version()),
+            commit: String(cString: tablesync_build_commit())),
         subcommands: [
             InitCommand.self, StatusCommand.self, LogCommand.self, VerifyCommand.self,
             InsertCommand.self, UpdateCommand.self, DeleteCommand.self, QueryCommand.self,

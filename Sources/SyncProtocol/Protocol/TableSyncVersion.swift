@@ -11,4 +11,16 @@
 public enum TableSyncVersion {
     /// The version as `MAJOR.MINOR.PATCH`.
     public static let current = "0.1.0"
+
+    /// What `--version` prints: the version and commit a packaged build was stamped with (`make package` derives
+    /// them from git), or ``current`` alone for a build without a stamp.
+    ///
+    /// ```swift
+    /// TableSyncVersion.line(stampedVersion: "0.2.0+3.g1a2b3c4", commit: "1a2b3c4")
+    /// // "0.2.0+3.g1a2b3c4 (commit 1a2b3c4)"
+    /// TableSyncVersion.line(stampedVersion: "", commit: "")  // "0.1.0"
+    /// ```
+    public static func line(stampedVersion: String, commit: String) -> String {
+        stampedVersion.isEmpty ? current : "\(stampedVersion) (commit \(commit))"
+    }
 }
