@@ -28,7 +28,7 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 start() {
   port="$(free_port)"
   table="bench_$RANDOM$RANDOM"
-  "$server" --port "$port" --database "$1" --table "$table:maxTop=1000,pageSize=1000" --log-level warning >"$work/server.log" 2>&1 &
+  "$server" --port "$port" --database "$1" --table "$table:maxTop=1000" --log-level warning >"$work/server.log" 2>&1 &
   pid=$!
   for _ in $(seq 100); do curl -sf "http://127.0.0.1:$port/health" >/dev/null && break; sleep 0.1; done
   python3 - "$port" "$table" "$records" <<'PY'

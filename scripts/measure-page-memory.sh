@@ -39,7 +39,7 @@ measure() {
   port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
   table="pages_${name}_$RANDOM$RANDOM"
   # shellcheck disable=SC2086
-  "$binary" --port "$port" --database "$(database "$name")" --table "$table:maxTop=1000,pageSize=1000" --statement-timeout 600 \
+  "$binary" --port "$port" --database "$(database "$name")" --table "$table:maxTop=1000" --statement-timeout 600 \
     --log-level warning $extra >"$work/server-$name.log" 2>&1 &
   pid=$!
   for _ in $(seq 300); do curl -sf "http://127.0.0.1:$port/health" >/dev/null && break; sleep 0.1; done

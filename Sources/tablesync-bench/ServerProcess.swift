@@ -18,7 +18,7 @@ final class ServerProcess {
         port = try Loopback.freePort()
         var arguments =
             ["--host", "127.0.0.1", "--port", String(port), "--database", database, "--log-level", "warning"] + options
-        for table in tables { arguments += ["--table", table + ":maxTop=1000,pageSize=1000"] }
+        for table in tables { arguments += ["--table", table + ":maxTop=1000"] }
         pid = try ChildProcess.spawn(executable, arguments, standardOutput: logFile, standardError: logFile)
         let deadline = Clock.now() + 30
         while !Loopback.accepts(port: port) {

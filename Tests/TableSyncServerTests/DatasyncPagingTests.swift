@@ -159,6 +159,24 @@ struct DatasyncPagingTests {
         }
     }
 
+    @Test(
+        "v3 for a client that asks for whole pages (TableSync's own): $top served in one page, up to maxTop",
+        arguments: Backend.available)
+    func wholePagesOnRequest(backend: Backend) async throws {
+        let table = uniqueTableName("movies")
+        try await withServer(backend, tables: [TableOptions(name: table)], setup: .live) { client in
+            let deleted = try await Self.seedMovies(client, table: table)
+            let whole: HTTPFields = [
+                HTTPField.Name(ProtocolHeader.extensions)!: ProtocolExtension.wholePages.rawValue
+            ]
+            let page = try await client.send(.get, "/tables/\(table)?$top=125", headers: whole)
+            #expect(try page.json["items"]?.arrayValue?.count == 125)
+            #expect(try page.json["nextLink"] == .null, "$top is satisfied")
+            let all = try await client.send(.get, "/tables/\(table)?$top=1000", headers: whole)
+            #expect(try all.json["items"]?.arrayValue?.count == Self.movieCount - deleted.count)
+        }
+    }
+
     @Test("v3: no nextLink once $top is satisfied, though more records match", arguments: Backend.available)
     func noLinkOnceTopIsSatisfied(backend: Backend) async throws {
         let table = uniqueTableName("movies")

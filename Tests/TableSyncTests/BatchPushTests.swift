@@ -122,7 +122,11 @@ import TestSupport
                 files[mask(relative)] = mask(try String(contentsOfFile: root + "/" + relative, encoding: .utf8))
             }
             let http = ServerHTTPClient(
-                baseURL: server.baseURL, defaultHeaders: [ProtocolHeader.apiVersion: "3.0.0"], retryPolicy: .none)
+                baseURL: server.baseURL,
+                defaultHeaders: [
+                    ProtocolHeader.apiVersion: "3.0.0",
+                    ProtocolHeader.extensions: ProtocolExtension.wholePages.rawValue
+                ], retryPolicy: .none)
             let rows = try await http.send(
                 HTTPRequest(
                     method: "GET", path: TablePath.table(table),

@@ -39,7 +39,10 @@ enum Reliability {
     static func serverRows(
         _ baseURL: String, table: String, token: String? = nil
     ) async throws -> [String: [String: JSONValue]] {
-        var headers = ["ZUMO-API-VERSION": "3.0.0"]
+        // Pages of 1,000 records, as TableSync's own client asks for them (a v3 page otherwise holds the page size).
+        var headers = [
+            "ZUMO-API-VERSION": "3.0.0", ProtocolHeader.extensions: ProtocolExtension.wholePages.rawValue
+        ]
         if let token { headers["Authorization"] = "Bearer " + token }
         let client = ServerHTTPClient(baseURL: baseURL, defaultHeaders: headers, timeout: 10, retryPolicy: .none)
         var rows: [String: [String: JSONValue]] = [:]

@@ -12,6 +12,11 @@ public enum ProtocolExtension: String, Sendable, Hashable, CaseIterable {
     case batchMinimalAnswers = "batch-minimal"
     /// A change feed (``ChangeFeed``): `GET /changes` answers once a listed table changes, a long poll.
     case changes = "changes"
+    /// A v3 list request may ask for its `$top` in one page, up to the table's `maxTop`, by naming this extension in
+    /// its own ``ProtocolHeader/extensions`` header. Without it a v3 page holds at most the table's page size, as
+    /// Datasync serves them, and links to the rest: a client that pulls 1,000 records a page would make ten requests
+    /// where one does.
+    case wholePages = "whole-pages"
 
     /// Parses a header value such as `gzip-request, batch`, ignoring names it does not know.
     public static func parse(headerValue: String) -> Set<ProtocolExtension> {

@@ -18,7 +18,8 @@ public enum ProtocolHeader {
     public static let ifNoneMatch = "If-None-Match"
     /// The URL of a new record, sent with 201.
     public static let location = "Location"
-    /// The extensions a server offers (see ``ProtocolExtension``), comma-separated, on every response.
+    /// The extensions a server offers (see ``ProtocolExtension``), comma-separated, on every response; on a request,
+    /// those the client asks for (``ProtocolExtension/wholePages``).
     public static let extensions = "X-TableSync-Extensions"
     /// The largest `$top` the table accepts, on every answer to a list request (a refusal of a too large `$top`
     /// included), so a client learns the page size it may ask for.

@@ -77,10 +77,14 @@ struct TableClient: Sendable {
             returningServerFaults: true)
     }
 
-    /// One page of `GET /tables/{table}`, checked record by record (``ServerPage``). Throws ``ListRefused`` when
+    /// One page of `GET /tables/{table}`, asking for whole pages (``ProtocolExtension/wholePages``), checked record by
+    /// record (``ServerPage``). Throws ``ListRefused`` when
     /// the server refuses the request (other than 401/403), ``SyncError`` when the answer is not a page at all.
     func list(table: String, query: [(name: String, value: String)]) async throws -> ServerPage {
-        let request = HTTPRequest(method: "GET", path: TablePath.table(table), query: query)
+        // A TableSync server then serves the page size asked for in one page; other servers ignore the header.
+        let request = HTTPRequest(
+            method: "GET", path: TablePath.table(table), query: query,
+            headers: [ProtocolHeader.extensions: ProtocolExtension.wholePages.rawValue])
         let response = try await http.send(request)
         let url = http.baseURL + request.pathAndQuery
         switch response.status {

@@ -235,7 +235,9 @@ public struct ServerConfiguration: Sendable {
 
     /// The extensions this server offers, advertised on every response and in `/health`.
     public var extensions: Set<ProtocolExtension> {
-        batch ? [.gzipRequests, .batch, .batchMinimalAnswers, .changes] : [.gzipRequests, .changes]
+        batch
+            ? [.gzipRequests, .batch, .batchMinimalAnswers, .changes, .wholePages]
+            : [.gzipRequests, .changes, .wholePages]
     }
 
     /// The longest a change feed request waits, in whole seconds: ``maxChangeWait``, but never more than half the

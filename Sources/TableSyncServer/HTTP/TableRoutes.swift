@@ -68,7 +68,11 @@ struct TableRoutes: Sendable {
     private func list(_ request: Request, _ context: TableRequestContext) async throws -> Response {
         let table = try context.servedTable()
         let version = try context.version()
-        let query = try ListQuery.parse(context.query, version: version, table: table, filterLimits: filterLimits)
+        let wholePages = request.headers[values: HTTPField.Name(ProtocolHeader.extensions)!].contains {
+            ProtocolExtension.parse(headerValue: $0).contains(.wholePages)
+        }
+        let query = try ListQuery.parse(
+            context.query, version: version, table: table, filterLimits: filterLimits, wholePages: wholePages)
         let scope = try context.recordScope()
         let read = {
             try await reading(table: table.name, context: context) {

@@ -36,7 +36,9 @@ public struct ListQuery: Sendable, Hashable {
     /// Parses the query string of a list request for `version`, with `table`'s paging limits; a `$filter` over
     /// `filterLimits` is refused before it reaches the database (``FilterCost``).
     static func parse(
-        _ query: QueryString, version: ProtocolVersion, table: TableOptions, filterLimits: FilterLimits = FilterLimits()
+        _ query: QueryString, version: ProtocolVersion, table: TableOptions,
+        filterLimits: FilterLimits = FilterLimits(),
+        wholePages: Bool = false
     ) throws(ProtocolError) -> ListQuery {
         let pageSize = table.pageSize ?? version.defaultPageSize
         var result = ListQuery(top: pageSize)
@@ -75,8 +77,9 @@ public struct ListQuery: Sendable, Hashable {
                 throw ProtocolError.badRequest("$top is \(top), above this table's maximum of \(table.maxTop)")
             }
             result.requestedTop = top
-            // Datasync caps $top at its page size and links to the rest; azure-mobile-apps-node serves $top whole.
-            result.top = version == .v3 ? min(top, pageSize) : top
+            // Datasync caps $top at its page size and links to the rest; azure-mobile-apps-node serves $top whole,
+            // and so does v3 for a client that asks for whole pages (``ProtocolExtension/wholePages``).
+            result.top = version == .v3 && !wholePages ? min(top, pageSize) : top
         }
         if let text = try query.value(named: QueryOption.select), !text.trimmingCharacters(in: " ").isEmpty {
             var names: [String] = []
