@@ -208,7 +208,7 @@ struct BatchEndpointTests {
             let health = try await client.send(.get, TablePath.health, version: nil)
             #expect(
                 health[ProtocolHeader.extensions].map(ProtocolExtension.parse(headerValue:))
-                    == [.gzipRequests, .batch, .batchMinimalAnswers, .changes])
+                    == [.gzipRequests, .batch, .batchMinimalAnswers, .changes, .wholePages])
             #expect(
                 BatchLimits.parse(healthDocument: try health.json)
                     == BatchLimits(maxOperations: 1000, maxBytes: ServerConfiguration.defaultMaxBodySize))
@@ -217,7 +217,7 @@ struct BatchEndpointTests {
             let health = try await client.send(.get, TablePath.health, version: nil)
             #expect(
                 health[ProtocolHeader.extensions].map(ProtocolExtension.parse(headerValue:))
-                    == [.gzipRequests, .changes])
+                    == [.gzipRequests, .changes, .wholePages])
             #expect(BatchLimits.parse(healthDocument: try health.json) == nil)
             let refused = try await client.send(.post, TablePath.batch, json: ["operations": []])
             #expect(refused.status == .notFound)

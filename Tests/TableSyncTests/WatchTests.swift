@@ -199,6 +199,34 @@ struct WatchTests {
         #expect(subject.hasPrefix("tablesync watch: pushed 2"), "\(subject)\n\(a.transcript)\n\(status)")
         #expect(try await world.git("a", "status", "--porcelain").isEmpty, "\(status)")
     }
+
+    /// Stands for a systemd `watch --commit` service still running while its store's clone is deleted and cloned
+    /// again in place: its next run must not sync or commit the new clone (which may be in the middle of a merge).
+    @Test("a watch whose store is removed and cloned again in place stops, exit 7, and touches nothing in the new one")
+    func watchOfAReplacedStore() async throws {
+        let world = try await WatchWorld(stores: ["a", "b"], records: 2, git: true)
+        let a = try world.watch("a", "--commit", "--quiet-period", "0.2")
+        try await a.waitForStart()
+        // The watch is idle once it has pulled a change of the other store's: nothing of it runs during the re-clone.
+        try world.edit("b", "r2", text: "before the re-clone")
+        #expect(try await world.tablesync("b", "sync").status == 0)
+        try await world.waitUntil("a pulled b's change") {
+            try world.record("a", "r2")?["text"] == "before the re-clone"
+        }
+        try await world.waitUntil("a committed it") { a.events().contains { $0["event"] == "committed" } }
+        try FileManager.default.moveItem(atPath: world.path("a"), toPath: world.path("a-old"))
+        _ = try await world.git(".", "clone", "-q", world.path("a-old"), world.path("a"))
+        let head = try await world.git("a", "rev-parse", "HEAD")
+        try world.edit("a", "r1", text: "an edit in the new clone")
+        // The next run is due when the server's change feed wakes the watch.
+        try world.edit("b", "r2", text: "after the re-clone")
+        #expect(try await world.tablesync("b", "sync").status == 0)
+        #expect(try await a.waitForExit(seconds: 60) == 7, "\(a.transcript)")
+        #expect(a.transcript.contains("was replaced"), "\(a.transcript)")
+        #expect(try await world.git("a", "rev-parse", "HEAD") == head, "nothing committed in the new clone")
+        #expect(try await world.serverRows()["r1"]?["text"] == "item 1", "nothing sent from it")
+        #expect(try world.record("a", "r2")?["text"] == "before the re-clone", "nothing pulled into it")
+    }
 }
 
 /// Stores under one temporary directory, the server they share, and `tablesync watch` processes on them.
@@ -428,7 +456,8 @@ final class WatchProcess: Sendable {
         Glibc.kill(process.processIdentifier, SIGKILL)
     }
 
-    private func waitForExit(seconds: Double = 20) async throws -> Int32 {
+    /// Waits until it exits by itself or after a signal (within `seconds`), and returns its exit status.
+    func waitForExit(seconds: Double = 20) async throws -> Int32 {
         let deadline = Date().addingTimeInterval(seconds)
         while process.isRunning {
             guard Date() < deadline else { throw WatchEnded(errors: "still running \(seconds) s after SIGTERM") }

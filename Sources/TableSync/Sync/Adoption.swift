@@ -363,6 +363,10 @@ struct Adopter {
         into settlement: inout Settlement, report: inout AdoptionReport
     ) {
         let id = change.id
+        if policy == .serverWins {
+            ConflictPolicyLog.droppedLocal(
+                change.key, content: ServerRecord.content(local.record), logger: options.logger)
+        }
         switch (policy, server.deleted) {
         case (.serverWins, true):
             settlement.removals.append(id)

@@ -374,6 +374,7 @@ struct PushRun: ~Copyable {
         case .conflict(let status, let server):
             if pusher.policy == .serverWins {
                 report.settledByPolicy += 1
+                ConflictPolicyLog.droppedLocal(operation.key, content: sent, logger: pusher.options.logger)
                 reconciled.done.insert(operation.sequence)
                 if let server, !server.deleted {
                     reconciled.serverCopies[operation.table, default: []].append(server)

@@ -113,7 +113,8 @@ public final class StoreWatcher: Sendable {
             }
         }
         var loop = WatchLoop(
-            layout: layout, options: options, settings: settings, triggers: triggers, onEvent: onEvent)
+            layout: layout, identity: FileSystem.identity(layout.root), options: options, settings: settings,
+            triggers: triggers, onEvent: onEvent)
         // A cancelled task stops the watch too; unlike ``stop()``, it cancels the run under way.
         await withTaskCancellationHandler {
             await loop.run()
@@ -127,6 +128,7 @@ public final class StoreWatcher: Sendable {
         fileEvents?.stop()
         #endif
         onEvent(.stopped)
+        if loop.storeReplaced { throw StoreReplaced(path: layout.root) }
     }
 }
 
@@ -172,12 +174,17 @@ private struct WatchLoop {
     /// When a commit that found the lock taken may be tried again.
     private var commitRetryAt: ContinuousClock.Instant?
     private var reportedLockHolder: String?
+    /// The store's directory as the watch opened it.
+    private let identity: FileSystem.Identity?
+    /// Whether the store's directory was found replaced: the watch stops without a run or a commit more.
+    private(set) var storeReplaced = false
 
     init(
-        layout: StoreLayout, options: SyncOptions, settings: StoreWatcher.Settings, triggers: WatchTriggers,
-        onEvent: @escaping @Sendable (WatchEvent) -> Void
+        layout: StoreLayout, identity: FileSystem.Identity?, options: SyncOptions, settings: StoreWatcher.Settings,
+        triggers: WatchTriggers, onEvent: @escaping @Sendable (WatchEvent) -> Void
     ) {
         self.layout = layout
+        self.identity = identity
         self.options = options
         self.settings = settings
         self.triggers = triggers
@@ -188,6 +195,13 @@ private struct WatchLoop {
         while true {
             let now = ContinuousClock.now
             let runTime = needs.isEmpty ? nil : runTime(now)
+            let due = runTime.map { now >= $0 } ?? false || commitTime.map { now >= $0 } ?? false
+            if due, FileSystem.identity(layout.root) != identity {
+                // Removed and made again in place (a re-clone), perhaps in the middle of a git merge: another store,
+                // which this watch's state does not describe. Nothing is run or committed in it.
+                storeReplaced = true
+                return
+            }
             if let runTime, now >= runTime {
                 await runOnce()
                 continue

@@ -26,3 +26,19 @@ public enum WatchEvent: Sendable {
     /// The watch ended, on ``StoreWatcher/stop()``, after what was in flight.
     case stopped
 }
+
+/// A watch found its store's directory replaced (removed and made again at its path, as a re-clone in place does)
+/// and stopped without running or committing anything in the new one: a service manager that restarts it watches
+/// the new store from its own start.
+public struct StoreReplaced: CategorizedError {
+    /// The store's path.
+    public let path: String
+    /// ``FailureKind/invalidStore``: the store the watch opened is gone.
+    public var kind: FailureKind { .invalidStore }
+    public var description: String {
+        """
+        the store's directory \(path) was replaced while the watch ran (removed and made again, as a re-clone does); \
+        the watch stopped without touching the new one: start it again to watch it
+        """
+    }
+}

@@ -19,6 +19,20 @@ package enum FileSystem {
         package var isRegularFile: Bool
     }
 
+    /// Which file or directory a path names: the device and inode, which a directory removed and made again at the
+    /// same path (a re-clone in place) does not keep.
+    package struct Identity: Equatable, Sendable {
+        let device: UInt64
+        let inode: UInt64
+    }
+
+    /// The identity of what `path` names now; `nil` when nothing does.
+    package static func identity(_ path: String) -> Identity? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return Identity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+    }
+
     /// The contents of the file at `path`. `expectedSize`, from a `stat` of the caller's that found a regular file,
     /// saves asking for its size again.
     package static func readFile(_ path: String, expectedSize: Int64? = nil) throws -> [UInt8] {
