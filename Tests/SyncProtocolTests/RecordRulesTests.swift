@@ -98,4 +98,21 @@ import TestSupport
                 OrderByKey(property: "_a", descending: true), OrderByKey(property: "b")
             ])
     }
+
+    @Test("a record nests at most as deep as every envelope of the protocol can still carry")
+    func recordNesting() throws {
+        func nested(_ levels: Int) -> JSONValue {
+            var value: JSONValue = "leaf"
+            for _ in 0..<levels { value = ["a": value] }
+            return value
+        }
+        #expect(RecordNesting.depth(of: "x") == 0)
+        #expect(RecordNesting.depth(of: ["id": "a", "tags": ["x", ["y"]]]) == 3)
+        #expect(RecordNesting.problem(with: try #require(nested(RecordNesting.maximumDepth).objectValue)) == nil)
+        let tooDeep = try #require(nested(RecordNesting.maximumDepth + 1).objectValue)
+        #expect(RecordNesting.problem(with: tooDeep)?.contains("\(RecordNesting.maximumDepth + 1) levels") == true)
+        // The deepest record allowed still parses inside a batch's envelope.
+        let envelope: JSONValue = ["operations": [["op": "insert", "item": nested(RecordNesting.maximumDepth)]]]
+        #expect(throws: Never.self) { try JSONParser.parse(CanonicalJSON.encode(envelope, style: .compact)) }
+    }
 }

@@ -201,6 +201,33 @@ struct BatchEndpointTests {
         }
     }
 
+    @Test(
+        """
+        a record nested deeper than the protocol's envelopes carry: 400 alone and in a batch, where the operations \
+        beside it are applied
+        """,
+        arguments: Backend.available)
+    func tooDeepRecord(backend: Backend) async throws {
+        let table = uniqueTableName()
+        var nested: JSONValue = "leaf"
+        for _ in 0..<RecordNesting.maximumDepth { nested = ["a": nested] }
+        let deep = nested
+        try await withServer(backend, tables: [TableOptions(name: table)]) { client in
+            let alone = try await client.send(.post, "/tables/\(table)", json: ["id": "deep", "x": deep])
+            #expect(alone.status == .badRequest)
+            #expect(alone.errorMessage?.contains("levels deep") == true, "\(alone.errorMessage ?? "")")
+            let batch = BatchRequest(operations: [
+                BatchOperation(kind: .insert, table: table, item: ["id": "one"]),
+                BatchOperation(kind: .insert, table: table, item: ["id": "deep", "x": deep]),
+                BatchOperation(kind: .insert, table: table, item: ["id": "two"])
+            ])
+            let reply = try await client.send(.post, TablePath.batch, json: batch.json)
+            #expect(reply.status == .ok, "the batch is not refused as a whole")
+            let results = try BatchResponse.parse(try reply.json, expectedCount: 3).results
+            #expect(results.map(\.status) == [201, 400, 201])
+        }
+    }
+
     @Test("the extension is advertised with its limits, and switched off on request", arguments: Backend.available)
     func discovery(backend: Backend) async throws {
         let table = uniqueTableName()

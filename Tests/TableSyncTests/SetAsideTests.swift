@@ -230,4 +230,36 @@ import TestSupport
         await server.stop()
         TestBackend.removeFiles(of: server.database)
     }
+
+    /// Stands for a generated record nested deeper than the protocol's envelopes can carry, beside ordinary ones: it
+    /// is refused where it is made, and never holds back a batch.
+    @Test(
+        """
+        a record nested deeper than a batch can carry, beside two ordinary ones: insert refuses it, a hand-made file \
+        is reported, and the two reach the server in a batch
+        """
+    )
+    func tooDeepRecordNeverBlocksABatch() async throws {
+        let directory = TemporaryDirectory()
+        let server = try await LiveServer.start(.sqlite, tables: ["todo"])
+        let store = directory.file("store")
+        #expect(try await CLI.run(["-C", store, "init", "--remote", server.baseURL, "--table", "todo"]).status == 0)
+        let deep =
+            String(repeating: #"{"a":"#, count: RecordNesting.maximumDepth) + "1"
+            + String(repeating: "}", count: RecordNesting.maximumDepth)
+        let refused = try await CLI.run(["-C", store, "insert", "todo", #"{"id": "deep", "x": "# + deep + "}"])
+        #expect(refused.status == 2, "refused before it is queued: \(refused.stdout) \(refused.stderr)")
+        #expect(refused.stderr.contains("levels deep"), "\(refused.stderr)")
+        try directory.write("store/tables/todo/deep.json", #"{"id": "deep", "x": "# + deep + "}\n")
+        for id in ["one", "two"] { try directory.write("store/tables/todo/\(id).json", #"{"id": "\#(id)"}"# + "\n") }
+        let push = try await CLI.run(["-C", store, "push", "--json"])
+        #expect(push.status == 7, "the deep file is reported, the rest went: \(push.stdout) \(push.stderr)")
+        let report = try JSONParser.parse(Array(push.stdout.utf8))
+        #expect(report["applied"] == 2 && report["batched"] == true, "\(report)")
+        #expect(push.stdout.contains("deep.json"), "\(push.stdout)")
+        let rows = try await Reliability.serverContent(server.baseURL, table: "todo")
+        #expect(Set(rows.keys) == ["one", "two"])
+        await server.stop()
+        TestBackend.removeFiles(of: server.database)
+    }
 }

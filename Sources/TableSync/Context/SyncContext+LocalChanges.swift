@@ -21,6 +21,9 @@ extension SyncContext {
             throw StoreError.invalidRecord(table: table, reason: "\"id\" must be a string, found \(other.typeName)")
         }
         if let problem = RecordID.problem(with: id) { throw StoreError.invalidRecordID(id, reason: problem) }
+        if let problem = RecordNesting.problem(with: record) {
+            throw StoreError.invalidRecord(table: table, reason: problem)
+        }
         if recordFiles.exists(table: table, id: id) { throw StoreError.recordExists(table: table, id: id) }
         if case .reject(let reason) = OperationCollapse.outcome(
             pending: journal.pending(RecordKey(table: table, id: id))?.kind, new: .insert)
@@ -48,6 +51,9 @@ extension SyncContext {
         var updated = SyncedMark.removed(from: record)
         for name in SystemProperty.serverManaged { updated[name] = existing.record[name] }
         updated[SystemProperty.deleted] = nil
+        if let problem = RecordNesting.problem(with: updated) {
+            throw StoreError.invalidRecord(table: table, reason: problem)
+        }
         if updated == SyncedMark.removed(from: existing.record) { return updated }
         if case .reject(let reason) = OperationCollapse.outcome(
             pending: journal.pending(RecordKey(table: table, id: id))?.kind, new: .update)

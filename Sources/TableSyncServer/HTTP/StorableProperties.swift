@@ -6,8 +6,8 @@ import SyncProtocol
 ///
 /// PostgreSQL's `jsonb` cannot hold the character U+0000 in a string or a property name (SQLSTATE 22P05); every
 /// other JSON value that ``JSONParser`` accepts (finite numbers, paired surrogates, at most
-/// ``JSONParser/maximumDepth`` levels) fits both, and ``ServerConfiguration/largestMaxBodySize`` keeps every
-/// body under `jsonb`'s size limit.
+/// ``RecordNesting/maximumDepth`` levels, which every envelope of the protocol can carry) fits both, and
+/// ``ServerConfiguration/largestMaxBodySize`` keeps every body under `jsonb`'s size limit.
 enum StorableProperties {
     /// The path of the first value in `properties` that a database cannot store (`text`, `tags[2]`,
     /// `address.street`), in key order, or `nil` when every value fits.
@@ -17,8 +17,13 @@ enum StorableProperties {
         return firstUnstorable(members: properties, prefix: nil)
     }
 
-    /// Throws the refusal of record `id` of `table` when one of its `properties` cannot be stored.
+    /// Throws the refusal of record `id` of `table` when one of its `properties` cannot be stored, or when it nests
+    /// deeper than the protocol's envelopes can carry (``RecordNesting``): refused alike by the single routes and
+    /// by each operation of a batch.
     static func check(_ properties: [String: JSONValue], table: String, id: String) throws(ProtocolError) {
+        if let problem = RecordNesting.problem(with: properties) {
+            throw ProtocolError.badRequest("table \(table), record '\(id)': \(problem)")
+        }
         guard let path = firstUnstorable(in: properties) else { return }
         throw ProtocolError.badRequest(
             """

@@ -67,6 +67,9 @@ package enum RecordFile {
                         """
                 ))
         }
+        if let problem = RecordNesting.problem(with: record) {
+            return .failure(RecordFileProblem(path: relativePath, reason: problem))
+        }
         return .success((record, canonical))
     }
 
