@@ -102,6 +102,26 @@ extension GitWorkflowTests {
         await world.stop()
     }
 
+    /// Stands for reading `git log` of a cron-synced store: a commit says what it changed.
+    @Test("a sync --commit that moved no record but brought files up to date says so in its subject, and names them")
+    func commitOfFilesBroughtUpToDate() async throws {
+        let world = try await GitWorld()
+        try await world.seededRepository("a", count: 3)
+        try await world.otherUser()
+        try world.edit("other", "r1", ["text": "a teammate's words"])
+        #expect(try await world.tablesync("other", "sync").status == 0)
+        #expect(try await world.tablesync("a", "sync", "--commit").status == 0)
+        try await world.git("a", "revert", "--no-edit", "HEAD")
+        let sync = try await world.tablesyncJSON("a", "sync", "--commit")
+        #expect(sync["push"]?["applied"] == 0, "\(sync)")
+        let message = try await world.git("a", "log", "-1", "--format=%B").stdout
+        #expect(
+            message.hasPrefix("tablesync sync: ") && message.contains("store file(s) brought up to date"),
+            "not \"pushed 0, pulled 0\": \(message)")
+        #expect(message.contains("store/tables/todo/r1.json") || message.contains("tables/todo/r1.json"), "\(message)")
+        await world.stop()
+    }
+
     // MARK: - purge --force drops every kind of change
 
     /// Stands for a person who deleted record files by hand (one, then a whole table's worth), changed their mind

@@ -43,7 +43,7 @@ extension GitWorkflowTests {
         try await world.seededRepository("a", count: 6)
         let server = try await world.serverRows()
         let lock = world.path("a/.git/index.lock")
-        FileManager.default.createFile(atPath: lock, contents: Data())
+        #expect(FileManager.default.createFile(atPath: lock, contents: Data()))
         for number in 1...4 {
             try FileManager.default.removeItem(atPath: world.path("a/store/tables/todo/r\(number).json"))
         }

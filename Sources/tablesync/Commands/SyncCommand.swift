@@ -99,6 +99,7 @@ struct SyncCommand: AsyncParsableCommand {
         }
         let leftOut = report.push.pathsToLeaveOutOfCommits
         return try await StoreCommit.commit(
-            context: context, repository: repository, message: SyncReportText.commitMessage(report), excluding: leftOut)
+            context: context, repository: repository, message: { SyncReportText.commitMessage(report, files: $0) },
+            excluding: leftOut)
     }
 }

@@ -138,7 +138,8 @@ private final class WatchOutput: Sendable {
         let leftOut = report.push.pathsToLeaveOutOfCommits
         let subject = try await StoreCommit.commit(
             context: context, repository: repository,
-            message: SyncReportText.commitMessage(report, command: "tablesync watch"), excluding: leftOut)
+            message: { SyncReportText.commitMessage(report, command: "tablesync watch", files: $0) },
+            excluding: leftOut)
         sinceCommit.withLock { $0 = SyncReport() }
         return subject
     }

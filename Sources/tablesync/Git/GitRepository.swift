@@ -36,13 +36,14 @@ extension GitRepository {
 
     /// Commits the store's own `paths` (relative to the store) as they are in the work tree, without the files in
     /// `excluding` (files the sync could not read, leftovers: the parent's copies, if any, are committed instead),
-    /// with `message`; takes the machine-local cache out of git if it was ever committed. Anything else staged stays
-    /// staged and uncommitted. Returns `false` when there was nothing to commit.
+    /// with the message `message` makes of the paths the commit changes (relative to the store); takes the
+    /// machine-local cache out of git if it was ever committed. Anything else staged stays staged and uncommitted.
+    /// Returns the commit's message, or `nil` when there was nothing to commit.
     ///
     /// The commit is built in an index of its own (`read-tree HEAD`, `add`, `write-tree`, `commit-tree`,
     /// `update-ref`), then the real index takes the committed paths from it: a `git commit` of paths would put a
     /// cache that git tracks back, and stage whatever else is staged in the store.
-    func commitStore(paths: [String], excluding: [String], message: String) throws -> Bool {
+    func commitStore(paths: [String], excluding: [String], message: ([String]) -> String) throws -> String? {
         let head = try run(["rev-parse", "-q", "--verify", "HEAD"], allowing: [1]).text
         let parent = head.isEmpty ? nil : head
         let index = FileManager.default.temporaryDirectory.path + "/tablesync-index-" + UUID().uuidString
@@ -61,16 +62,20 @@ extension GitRepository {
         try run(
             ["rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", StoreLayout.cacheDirectoryName], environment: own)
         let tree = try run(["write-tree"], environment: own).text
-        if let parent, try run(["rev-parse", parent + "^{tree}"]).text == tree { return false }
-        let commit = try run(["commit-tree", tree] + (parent.map { ["-p", $0] } ?? []) + ["-m", message]).text
+        if let parent, try run(["rev-parse", parent + "^{tree}"]).text == tree { return nil }
+        let changed = try run(
+            parent.map { ["diff-tree", "-r", "-z", "--name-only", "--relative", $0, tree] }
+                ?? ["ls-tree", "-r", "-z", "--name-only", tree])
+        let text = message(changed.bytes.split(separator: 0).map { String(decoding: $0, as: UTF8.self) })
+        let commit = try run(["commit-tree", tree] + (parent.map { ["-p", $0] } ?? []) + ["-m", text]).text
         try run(
             [
-                "update-ref", "-m", "tablesync: " + (message.split(separator: "\n").first.map(String.init) ?? ""),
+                "update-ref", "-m", "tablesync: " + (text.split(separator: "\n").first.map(String.init) ?? ""),
                 "HEAD", commit
             ]
                 + (parent.map { [$0] } ?? []))
         try run(["reset", "-q", "--"] + existing + [StoreLayout.cacheDirectoryName])
-        return true
+        return text
     }
 
     /// This program's own path, for git to run as the merge driver.

@@ -4,18 +4,20 @@ import TableSync
 /// period: only the store's paths, never a file the sync could not read (one holding conflict markers, a broken
 /// record) nor an editor's leftover, and the commit then counts as the store's last sync.
 enum StoreCommit {
-    /// Commits the store's files with `message`, leaving out `leftOut` (store-relative paths of files the sync could
-    /// not read, and leftovers); returns the commit's subject, or `nil` when nothing changed.
+    /// Commits the store's files with the message `message` makes of the paths the commit changes, leaving out
+    /// `leftOut` (store-relative paths of files the sync could not read, and leftovers); returns the commit's subject,
+    /// or `nil` when nothing changed.
     /// - Throws: ``CommitFailed`` when git has no identity to commit with; what git or the store throws.
     static func commit(
-        context: SyncContext, repository: GitRepository, message: String, excluding leftOut: [String]
+        context: SyncContext, repository: GitRepository, message: ([String]) -> String, excluding leftOut: [String]
     ) async throws -> String? {
         if let problem = repository.commitIdentityProblem() { throw CommitFailed(reason: problem) }
-        guard try repository.commitStore(paths: StoreLayout.versionedPaths, excluding: leftOut, message: message) else {
-            return nil
-        }
+        guard
+            let made = try repository.commitStore(
+                paths: StoreLayout.versionedPaths, excluding: leftOut, message: message)
+        else { return nil }
         try await context.recordSyncedHead()
-        return String(message.prefix { $0 != "\n" })
+        return String(made.prefix { $0 != "\n" })
     }
 }
 

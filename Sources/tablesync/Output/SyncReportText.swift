@@ -40,7 +40,8 @@ enum SyncReportText {
 
     /// The message of `sync --commit` (or of `command`'s commit): a subject that counts what happened, then the
     /// sync's own report.
-    static func commitMessage(_ report: SyncReport, command: String = "tablesync sync") -> String {
+    static func commitMessage(_ report: SyncReport, command: String = "tablesync sync", files: [String] = []) -> String
+    {
         var pulledByTable: [String: Int] = [:]
         for pull in report.pulls.values { pulledByTable[pull.table, default: 0] += pull.written + pull.removed }
         let pulled = pulledByTable.values.reduce(0, +)
@@ -49,7 +50,17 @@ enum SyncReportText {
         if !tables.isEmpty { subject += " (\(tables.joined(separator: ", ")))" }
         let conflicts = report.push.conflicts.count + report.push.adoption.conflicts.count
         if conflicts > 0 { subject += ", \(conflicts) new conflict(s)" }
-        return subject + "\n\n" + sync(report)
+        // A sync that moved no record can still change store files (copies brought up to date, a merged journal,
+        // .gitignore lines): the subject says so rather than "pushed 0, pulled 0".
+        if report.push.applied == 0, pulled == 0, conflicts == 0, !files.isEmpty {
+            subject = "\(command): \(files.count) store file(s) brought up to date"
+        }
+        var body = sync(report)
+        if !files.isEmpty {
+            let shown = files.prefix(20).map { "  " + $0 }.joined(separator: "\n")
+            body += "\n\nFiles (\(files.count)):\n" + shown + (files.count > 20 ? "\n  …" : "")
+        }
+        return subject + "\n\n" + body
     }
 
     /// The comparison of files this store had never synced, in a few words.
