@@ -276,3 +276,16 @@ import TestSupport
             "only an empty page ends a v2 table")
     }
 }
+
+@Suite struct ServerTextTests {
+    @Test("a server's words are repeated on one line: a line end cannot start a line that reads as the tool's own")
+    func oneLine() {
+        #expect(ServerText.oneLine("no such table") == "no such table")
+        #expect(ServerText.oneLine("refused\ntablesync: pushed 0") == "refused\\ntablesync: pushed 0")
+        #expect(ServerText.oneLine("a\r\nb") == "a\\r\\nb")
+        #expect(
+            PushOutcome.classify(
+                kind: .insert, sent: [:], status: 400, body: ["error": "bad\nline"])
+                == .rejected(status: 400, message: "bad\\nline"))
+    }
+}

@@ -95,7 +95,7 @@ actor ClientCredentials {
                 let token = String(decoding: try FileSystem.readFile(path), as: UTF8.self).trimmingWhitespace()
                 return token.isEmpty ? nil : token
             } catch let error as FileSystemError {
-                throw SyncError.tokenUnavailable(path: path, reason: "\(error)")
+                throw SyncError.tokenUnavailable(source: "the token file \(path)", reason: "\(error)")
             }
         case .command(let command):
             return try await Self.run(command)
@@ -103,12 +103,15 @@ actor ClientCredentials {
     }
 
     /// Runs `command` with the shell and returns the first line it prints; throws
-    /// ``SyncError/tokenUnavailable(path:reason:)``
+    /// ``SyncError/tokenUnavailable(source:reason:)``
     /// naming `tokenCommand` when it fails, outlasts ``commandTimeout`` or prints nothing. It runs on a thread of its
     /// own, off the cooperative pool, as a child process is waited for.
     private static func run(_ command: String) async throws -> String {
         try await runOnThreadOfItsOwn { try runBlocking(command) }
     }
+
+    /// How an error names a `tokenCommand`.
+    private static let commandSource = "the tokenCommand of tablesync.json"
 
     private static func runBlocking(_ command: String) throws -> String {
         let run: Subprocess.Result
@@ -117,21 +120,21 @@ actor ClientCredentials {
             run = try Subprocess.run(
                 "/bin/sh", ["-c", command], errors: .inherited, timeout: .seconds(commandTimeout))
         } catch {
-            throw SyncError.tokenUnavailable(path: "tokenCommand", reason: "it could not be started (\(error))")
+            throw SyncError.tokenUnavailable(source: Self.commandSource, reason: "it could not be started (\(error))")
         }
         guard !run.killed, run.status == 0 else {
             let how =
                 run.killed
                 ? "ended by signal \(run.status), after \(Int(commandTimeout)) s at most" : "exit \(run.status)"
             throw SyncError.tokenUnavailable(
-                path: "tokenCommand", reason: "it failed (\(how)); what it printed on standard error is its own")
+                source: Self.commandSource, reason: "it failed (\(how)); what it printed on standard error is its own")
         }
         let bytes = run.output
         let token =
             String(decoding: bytes, as: UTF8.self).split(separator: "\n").first.map { String($0).trimmingWhitespace() }
             ?? ""
         guard !token.isEmpty else {
-            throw SyncError.tokenUnavailable(path: "tokenCommand", reason: "it printed no token")
+            throw SyncError.tokenUnavailable(source: Self.commandSource, reason: "it printed no token")
         }
         return token
     }

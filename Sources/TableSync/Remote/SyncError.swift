@@ -9,8 +9,9 @@ public enum SyncError: CategorizedError, Equatable {
     case authenticationRefused(status: Int, message: String?)
     /// The server answered something the protocol does not allow.
     case malformedResponse(url: String, reason: String)
-    /// The token file named in `tablesync.json` could not be read.
-    case tokenUnavailable(path: String, reason: String)
+    /// No token could be had from where `tablesync.json` says (`source`: "the token file /etc/…", "the
+    /// tokenCommand of tablesync.json").
+    case tokenUnavailable(source: String, reason: String)
     /// The server refused the request itself, not a record: a table it does not serve, a query it does not
     /// take. Nothing was filed as a conflict.
     case requestRefused(url: String, status: Int, reason: String)
@@ -41,8 +42,8 @@ public enum SyncError: CategorizedError, Equatable {
         case .authenticationRefused(let status, let message):
             return
                 """
-                the server refused the credentials (HTTP \(status)\(message.map { ": \($0)" } ?? "")); set \
-                TABLESYNC_TOKEN or the token file.
+                the server refused the credentials (HTTP \(status)\(message.map { ": \($0)" } ?? "")); check the \
+                token it was given (TABLESYNC_TOKEN, or tokenFile or tokenCommand in tablesync.json).
                 """
         case .malformedResponse(let url, let reason):
             return "the server's answer to \(url) is not valid: \(reason); nothing was lost, try again later."
@@ -52,8 +53,8 @@ public enum SyncError: CategorizedError, Equatable {
                 the TLS certificate of the server at \(url) is not trusted (\(detail)). If a private authority signed \
                 it, name that authority's file in SSL_CERT_FILE or CURL_CA_BUNDLE; nothing was sent.
                 """
-        case .tokenUnavailable(let path, let reason):
-            return "cannot read the token file \(path): \(reason)."
+        case .tokenUnavailable(let source, let reason):
+            return "no token could be had from \(source): \(reason)."
         case .requestRefused(let url, let status, let reason):
             return
                 """

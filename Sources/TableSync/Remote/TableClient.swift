@@ -204,7 +204,7 @@ struct TableClient: Sendable {
     }
 
     static func errorMessage(_ response: HTTPResponse) -> String? {
-        (try? JSONParser.parse(response.body))?["error"]?.stringValue
+        (try? JSONParser.parse(response.body))?["error"]?.stringValue.map(ServerText.oneLine)
     }
 }
 

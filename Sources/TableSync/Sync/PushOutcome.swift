@@ -67,7 +67,7 @@ enum PushOutcome: Equatable {
         fallbackMessage: String = "", notFoundStatuses: Set<Int> = [404, 410]
     ) -> PushOutcome {
         let serverItem = body.flatMap { try? ServerRecord(validating: $0, requireUpdatedAt: false) }
-        let message = body.flatMap { $0["error"]?.stringValue } ?? fallbackMessage
+        let message = ServerText.oneLine(body.flatMap { $0["error"]?.stringValue } ?? fallbackMessage)
         switch status {
         case 200...299:
             if kind == .delete { return .applied(serverItem) }
@@ -76,9 +76,12 @@ enum PushOutcome: Equatable {
             }
             return .applied(serverItem)
         case 401:
-            return .authenticationRefused(status: status, message: body.flatMap { $0["error"]?.stringValue })
+            return .authenticationRefused(
+                status: status, message: body.flatMap { $0["error"]?.stringValue }.map(ServerText.oneLine))
         case 403:
-            return .rejected(status: status, message: forbiddenReason(body.flatMap { $0["error"]?.stringValue }))
+            return .rejected(
+                status: status,
+                message: forbiddenReason(body.flatMap { $0["error"]?.stringValue }.map(ServerText.oneLine)))
         case 409, 412:
             guard let serverItem, serverItem.isServerCopy else { return .serverCopyNeeded(status: status) }
             return classify(kind: kind, sent: sent, refusedWith: status, serverCopy: serverItem)
