@@ -25,8 +25,10 @@ public struct LocalChange: Sendable, Equatable {
         /// back rather than deleted.
         case removedByGit
         /// A file `HEAD` has that is gone while the stat index does not know it (a fresh clone, a lost cache, a
-        /// record a merge brought): a hand delete, or the removal by a run whose index was lost. Compared with the
-        /// server by the next push: a delete on `HEAD`'s version, unless the server deleted the record too.
+        /// record a merge brought): a hand delete, or the removal by a run whose index was lost. Also a file the
+        /// index knows that this branch's own commits removed since it forked from the last sync's commit (a
+        /// committed `git rm`). Compared with the server by the next push: a delete on that version, unless the
+        /// server deleted the record too.
         case missing
         /// A file that holds content while a delete of its record is pending (a delete merged over an edit): a
         /// conflict for a person, never sent and never removed by the push.
