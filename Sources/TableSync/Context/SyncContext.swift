@@ -57,12 +57,18 @@ public actor SyncContext {
     ///   - mode: ``AccessMode/readWrite`` (the default) takes the lock and repairs what an interrupted run left.
     ///   - purpose: written into the lock file so a second run can say who holds the lock.
     /// - Throws: ``StoreError`` when no store is found (``StoreError/notAStore(path:)``) or its settings or journal
-    ///   are invalid (kind ``FailureKind/invalidStore``, naming the file and line); ``StoreLockError`` when another
-    ///   run holds the lock; ``FileSystemError`` when the disk fails.
+    ///   are invalid (kind ``FailureKind/invalidStore``, naming the file and line), or its format is newer than this
+    ///   binary reads (``StoreError/newerStoreFormat(found:supported:)``; an older one is upgraded in place on a
+    ///   read-write open, ``StoreFormat``); ``StoreLockError`` when another run holds the lock; ``FileSystemError``
+    ///   when the disk fails.
     public init(directory: String, mode: AccessMode = .readWrite, purpose: String = "tablesync library") throws {
         let layout = try StoreLocator.locate(from: directory)
+        // A store of a newer format is refused before anything of it is touched, the lock included.
+        let settingsBytes = try Self.readSettingsFile(layout)
+        let needsUpgrade = try StoreFormat.check(settingsBytes: settingsBytes)
         let lock = mode == .readOnly ? nil : try StoreLock.acquire(layout: layout, purpose: purpose)
         if mode == .readWrite { try StoreRecovery.recover(layout: layout) }
+        if mode == .readWrite, needsUpgrade { try StoreFormat.upgrade(layout: layout, settingsBytes: settingsBytes) }
         let spareFiles = SpareFiles(directory: layout.sparesDirectory, adoptingRetained: mode == .readWrite)
         self.spareFiles = spareFiles
         self.store = RecordStore(layout: layout, spares: spareFiles)
@@ -71,8 +77,7 @@ public actor SyncContext {
         self.layout = layout
         self.mode = mode
         self.lock = lock
-        self.settings = try StoreSettings.load(
-            from: try Self.readSettingsFile(layout), file: StoreLayout.settingsFileName)
+        self.settings = try StoreSettings.load(from: settingsBytes, file: StoreLayout.settingsFileName)
         var journal = try Journal.load(layout: layout, acknowledged: Acknowledgements.load(layout: layout))
         let clone = try CloneIdentity.of(storeRoot: layout.root, creating: mode == .readWrite)
         journal.origin = clone.sender

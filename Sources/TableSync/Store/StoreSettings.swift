@@ -122,9 +122,10 @@ public struct StoreSettings: Sendable, Equatable {
         return settings
     }
 
-    /// The canonical JSON of these settings.
+    /// The canonical JSON of these settings, in this binary's store format (``StoreFormat``).
     var json: JSONValue {
         var members: [String: JSONValue] = [
+            StoreFormat.settingsKey: .integer(Int64(StoreFormat.current)),
             "remote": .string(remote),
             "conflictPolicy": .string(conflictPolicy.rawValue),
             "tables": .object(Dictionary(uniqueKeysWithValues: tables.map { ($0, JSONValue.object([:])) }))

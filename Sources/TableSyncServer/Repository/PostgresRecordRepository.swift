@@ -91,6 +91,17 @@ public final class PostgresRecordRepository: RecordRepository {
         tables: [TableOptions], on connection: PostgresConnection, logger: Logger
     ) async throws -> [SchemaTransition] {
         try await connection.withTransaction(logger: logger) { connection in
+            if try await connection.query("SELECT to_regclass(\(DatabaseFormat.table)) IS NOT NULL", logger: logger)
+                .collect().first?.decode(Bool.self) == true,
+                let found = try await connection.query(
+                    PostgresQuery(
+                        unsafeSQL: "SELECT max(\(DatabaseFormat.column))::bigint FROM \(DatabaseFormat.table)"),
+                    logger: logger
+                ).collect().first?.decode(Int?.self),
+                !DatabaseFormat.accepts(found: found)
+            {
+                throw DatabaseFormat.refusal(found: found, database: "on PostgreSQL")
+            }
             for statement in RecordColumns.schema(.postgres) {
                 // An index only when missing: even finding that it exists, CREATE INDEX would hold every writer up to
                 // the commit.
@@ -101,6 +112,9 @@ public final class PostgresRecordRepository: RecordRepository {
                     continue
                 }
                 try await connection.query(PostgresQuery(unsafeSQL: statement.sql), logger: logger)
+            }
+            for statement in DatabaseFormat.recordCurrent {
+                try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
             }
             var transitions: [SchemaTransition] = []
             for table in tables {

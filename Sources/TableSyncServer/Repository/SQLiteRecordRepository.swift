@@ -13,6 +13,8 @@ public final class SQLiteRecordRepository: RecordRepository {
     private let statementTimeout: Duration
     private let bulkReadPriority: BulkReadPriority
     private let metrics: ServerMetrics?
+    /// The database file, for messages.
+    private let path: String
 
     /// Opens (or creates) the database file at `path`; a page read runs at most `statementTimeout`, a bulk read
     /// (``ReadWeight``) at `bulkReadPriority`. `metrics` counts the bulk reads starved at the idle priority.
@@ -27,6 +29,7 @@ public final class SQLiteRecordRepository: RecordRepository {
         self.statementTimeout = statementTimeout
         self.bulkReadPriority = bulkReadPriority
         self.metrics = metrics
+        self.path = path
     }
 
     /// How every connection is set up: a writer waits up to 10 s for another's lock, and statements run at the
@@ -43,7 +46,19 @@ public final class SQLiteRecordRepository: RecordRepository {
     public func prepare(tables: [TableOptions]) async throws {
         try await pool.writeWithoutTransaction { db in
             try db.inTransaction(.immediate) {
+                let hasFormat =
+                    try Bool.fetchOne(
+                        db, sql: "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                        arguments: [DatabaseFormat.table]) == true
+                if hasFormat,
+                    let found = try Int.fetchOne(
+                        db, sql: "SELECT max(\(DatabaseFormat.column)) FROM \(DatabaseFormat.table)"),
+                    !DatabaseFormat.accepts(found: found)
+                {
+                    throw DatabaseFormat.refusal(found: found, database: path)
+                }
                 for statement in RecordColumns.schema(.sqlite) { try db.execute(sql: statement.sql) }
+                for statement in DatabaseFormat.recordCurrent { try db.execute(sql: statement) }
                 for table in tables {
                     try db.execute(
                         sql:

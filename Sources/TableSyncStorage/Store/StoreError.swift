@@ -38,6 +38,9 @@ public enum StoreError: CategorizedError, Equatable {
     case invalidEnvironment(variable: String, value: String, accepted: [String])
     /// A file of the stat index under `.tablesync/index/` is damaged (the disk changed it after it was written).
     case damagedIndex(file: String, reason: String)
+    /// `tablesync.json` names a store format newer than this binary reads (``found``; it reads up to ``supported``):
+    /// a newer `tablesync` made or upgraded the store. Nothing was read further or changed.
+    case newerStoreFormat(found: Int, supported: Int)
 
     /// Which kind of failure this is, for the command line's exit code.
     public var kind: FailureKind {
@@ -46,7 +49,7 @@ public enum StoreError: CategorizedError, Equatable {
             return .invalidStore
         case .alreadyInitialized, .unknownTable, .invalidTableName, .invalidRecordID, .invalidRecord,
             .recordNotFound, .recordExists, .noConflict, .operationRejected, .readOnly, .invalidQuery,
-            .invalidEnvironment:
+            .invalidEnvironment, .newerStoreFormat:
             return .usage
         }
     }
@@ -88,6 +91,13 @@ public enum StoreError: CategorizedError, Equatable {
             return "query \"\(id)\": \(reason)."
         case .invalidEnvironment(let variable, let value, let accepted):
             return "\(variable)=\(value) is not understood; set it to \(accepted.joined(separator: ", ")), or unset it."
+        case .newerStoreFormat(let found, let supported):
+            return
+                """
+                \(StoreLayout.settingsFileName) says the store is format \(found), newer than the formats this \
+                tablesync \(TableSyncVersion.current) reads (up to \(supported)): a newer tablesync made or upgraded \
+                it; install that version (or a later one) to use it. Nothing was changed.
+                """
         case .damagedIndex(let file, let reason):
             return
                 """
