@@ -187,12 +187,43 @@ struct TableSyncServerCommand: AsyncParsableCommand {
     @Option(help: "A JSON configuration file; flags win over it.")
     var config: String?
 
-    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
+    @Option(
+        name: .customLong("log-level"),
+        help: "trace, debug, info, notice, warning, error or critical (in any case); another word is refused.")
     var logLevel: String = "info"
+
+    /// Parses and runs the command line; bad usage (an unknown flag, a value it does not take) exits 2, as every
+    /// other refusal of the configuration does, where the argument parser's own code is 64.
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            if exitCode(for: error) == .validationFailure {
+                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+                exit(withError: ExitCode(2))
+            }
+            exit(withError: error)
+        }
+    }
+
+    func validate() throws {
+        guard Logger.Level(rawValue: logLevel.lowercased()) != nil else {
+            throw ValidationError(
+                """
+                --log-level must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")); found \
+                "\(logLevel)"
+                """)
+        }
+    }
 
     func run() async throws {
         var logger = Logger(label: "tablesync-server")
-        logger.logLevel = Logger.Level(rawValue: logLevel) ?? .info
+        logger.logLevel = Logger.Level(rawValue: logLevel.lowercased()) ?? .info
         ServerHeapPolicy.apply()
         do {
             let configuration = try makeConfiguration(logger: logger)

@@ -39,7 +39,11 @@ import TestSupport
         #expect(try JSONParser.parse(status.stdout)["pending"]?.arrayValue?.count == 1)
         #expect(try await runProgram(tablesync, ["-C", store, "insert", "todo", "{not json"]).status == 2)
         #expect(try await runProgram(tablesync, ["-C", store, "insert", "nope", "{}"]).status == 2)
-        #expect(try await runProgram(tablesync, ["-C", directory.path, "status"]).status == 7, "not a store")
+        #expect(try await runProgram(tablesync, ["-C", directory.path, "status"]).status == 2, "not a store: usage")
+        let noScheme = try await runProgram(
+            tablesync, ["-C", directory.file("other"), "init", "--remote", "127.0.0.1:8080", "--table", "todo"])
+        #expect(noScheme.status == 2, "a usage error of the flag: \(noScheme.stderr)")
+        #expect(noScheme.stderr.contains("--remote"), "\(noScheme.stderr)")
         try directory.write("store/tables/todo/b.json", "{\"id\": 1}")
         let broken = try await runProgram(tablesync, ["-C", store, "verify"])
         #expect(broken.status == 7)

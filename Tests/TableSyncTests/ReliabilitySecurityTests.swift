@@ -62,6 +62,16 @@ import TestSupport
         TestBackend.removeFiles(of: server.database)
     }
 
+    @Test(
+        "tablesync-server's usage errors exit 2 like its other refusals: an unknown flag, a log level it does not know")
+    func serverUsageErrorsExit2() async throws {
+        for arguments in [["--bogus"], ["--log-level", "verbose"]] {
+            let refused = try await CLI.runServer(arguments, environment: CLI.environment)
+            #expect(refused.status == 2, "\(arguments): exit \(refused.status) \(refused.stderr)")
+            #expect(refused.stderr.contains(arguments[0]), "names what is wrong: \(refused.stderr)")
+        }
+    }
+
     @Test("the server refuses a non-loopback address without tokens, and starts on one with tokens")
     func nonLoopbackNeedsTokens() async throws {
         let directory = TemporaryDirectory()

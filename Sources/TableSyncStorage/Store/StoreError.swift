@@ -45,9 +45,10 @@ public enum StoreError: CategorizedError, Equatable {
     /// Which kind of failure this is, for the command line's exit code.
     public var kind: FailureKind {
         switch self {
-        case .notAStore, .invalidSettings, .invalidJSONFile, .invalidJournalLine, .brokenRecordFile, .damagedIndex:
+        case .invalidSettings, .invalidJSONFile, .invalidJournalLine, .brokenRecordFile, .damagedIndex:
             return .invalidStore
-        case .alreadyInitialized, .unknownTable, .invalidTableName, .invalidRecordID, .invalidRecord,
+        // No store where the command was pointed: the command line is wrong, not a store.
+        case .notAStore, .alreadyInitialized, .unknownTable, .invalidTableName, .invalidRecordID, .invalidRecord,
             .recordNotFound, .recordExists, .noConflict, .operationRejected, .readOnly, .invalidQuery,
             .invalidEnvironment, .newerStoreFormat:
             return .usage

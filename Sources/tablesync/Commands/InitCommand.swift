@@ -57,6 +57,14 @@ struct InitCommand: AsyncParsableCommand {
         help: "Commit the store's files to git after each sync that changed them (commitAfterSync in tablesync.json).")
     var commitAfterSync = false
 
+    func validate() throws {
+        // Checked here, as a flag: the same check on tablesync.json would name a field of a file not written yet.
+        guard remote.hasPrefix("http://") || remote.hasPrefix("https://") else {
+            throw ValidationError(
+                "--remote must be an http:// or https:// URL, as in http://127.0.0.1:8080; found \"\(remote)\"")
+        }
+    }
+
     func run() async throws {
         let settings = StoreSettings(
             remote: remote, apiVersion: apiVersion?.rawValue, tables: tables,
