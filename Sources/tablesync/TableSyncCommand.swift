@@ -25,7 +25,8 @@ struct TableSyncCommand: AsyncParsableCommand {
               3  done, but conflicts are waiting (see `tablesync conflicts`)
               4  server unreachable, timed out or answering garbage: retry later,
                  nothing was lost
-              5  the server refused the credentials (TABLESYNC_TOKEN, tokenFile)
+              5  the server refused the credentials (TABLESYNC_TOKEN, tokenFile,
+                 tokenCommand), or no token could be had
               6  another run holds the store's lock: retry later
               7  the store has invalid files or state (see `tablesync verify`)
               8  done, but server records the store cannot hold were skipped

@@ -9,6 +9,38 @@ import TableSync
 struct DocumentationExamplesTests {
     let options = SyncOptions(retryPolicy: RetryPolicy(maximumAttempts: 1))
 
+    // MARK: - README.md
+
+    @Test("the README's library example compiles and runs: ReadmeLibraryExample.swift is its block, as printed")
+    func readmeLibraryExample() async throws {
+        let tests = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        let readme = try String(
+            contentsOf: tests.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(
+                "README.md"), encoding: .utf8)
+        let afterHeading = try #require(readme.range(of: "## Library\n\n```swift\n"))
+        let blockEnd = try #require(readme.range(of: "```\n", range: afterHeading.upperBound..<readme.endIndex))
+        let printed = String(readme[afterHeading.upperBound..<blockEnd.lowerBound])
+        let compiled = try String(contentsOf: tests.appendingPathComponent("ReadmeLibraryExample.swift"), encoding: .utf8)
+        let held = try #require(compiled.range(of: "import Foundation"))
+        #expect(String(compiled[held.lowerBound...]) == printed, "README.md's library example and the test's copy differ")
+
+        let server = try await LiveServer.start(.sqlite, tables: ["TodoItem"])
+        defer { TestBackend.removeFiles(of: server.database) }
+        let directory = TemporaryDirectory()
+        _ = try SyncContext.initialize(
+            directory: directory.file("store"), settings: StoreSettings(remote: server.baseURL, tables: ["TodoItem"]),
+            queryPerTable: true)
+        let open = try await addItem("Buy milk", toStore: directory.file("store"))
+        #expect(open.map(\.text) == ["Buy milk"])
+        let queries = try JSONSerialization.jsonObject(
+            with: Data(contentsOf: URL(fileURLWithPath: directory.file("store/queries.json"))))
+        let ids = ((queries as? [String: Any])?["queries"] as? [String: Any]).map { Array($0.keys) }
+        #expect(ids == ["TodoItem"], "the pull adds no second query: \(queries)")
+        let context = try SyncContext(directory: directory.file("store"), mode: .readOnly)
+        #expect(try await context.status().pending.isEmpty, "the item reached the server")
+        await server.stop()
+    }
+
     // MARK: - Conflicts.md
 
     /// The article's loop: keep the local side where the server has the record, take the server's delete.

@@ -532,9 +532,13 @@ import TestSupport
             try await runProgram(tablesync, ["-C", directory.file("a"), "sync"], environment: environment).status == 0)
         let conflicted = try await runProgram(tablesync, ["-C", directory.file("b"), "sync"], environment: environment)
         #expect(conflicted.status == 3)
-        #expect(
-            try await runProgram(tablesync, ["-C", directory.file("b"), "conflicts"], environment: environment).status
-                == 3)
+        // The text shows both sides, property by property: the server's n (a's 2) against the local n (b's 3).
+        let listed = try await runProgram(tablesync, ["-C", directory.file("b"), "conflicts"], environment: environment)
+        #expect(listed.status == 3)
+        let lines = listed.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.first?.hasPrefix("\(table)/x\tupdate refused (HTTP 412)") == true, "\(listed.stdout)")
+        #expect(lines.contains { $0.hasPrefix("    --- server (version ") }, "\(listed.stdout)")
+        #expect(Array(lines.suffix(3)) == ["    +++ local", "    - n: 2", "    + n: 3"], "\(listed.stdout)")
         #expect(
             try await runProgram(tablesync, ["-C", directory.file("b"), "resolve", "\(table)/x", "--take-server"])
                 .status == 0)

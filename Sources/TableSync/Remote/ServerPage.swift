@@ -72,13 +72,13 @@ struct ListRefused: Error {
 /// A record the server sent that the store cannot hold (an id the protocol forbids, a `version` with control
 /// characters, a `deleted` that is not a boolean): left out, reported, and skipped by the query's watermark,
 /// while the rest of its page and table are pulled.
-package struct SkippedServerRecord: Sendable, Equatable {
+public struct SkippedServerRecord: Sendable, Equatable {
     /// The table pulled.
-    package var table: String
+    public var table: String
     /// The record's id as the server wrote it, when it has a string one.
-    package var id: String?
+    public var id: String?
     /// Why the store refused it.
-    package var reason: String
+    public var reason: String
 
     /// A record of `table` (with `id`, if it has a string one) skipped for `reason`.
     package init(table: String, id: String?, reason: String) {

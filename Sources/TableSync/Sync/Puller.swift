@@ -17,13 +17,13 @@ public struct PullReport: Sendable, Equatable {
     /// Records not overwritten because they have local changes waiting to be pushed.
     public var keptLocal = 0
     /// Of ``removed``, the records removed because they no longer match the query (`evict`).
-    package var evicted = 0
+    public var evicted = 0
     /// Pages fetched.
-    package var pages = 0
+    public var pages = 0
     /// Records the server sent that the store cannot hold: left out and reported; the watermark moves past them.
-    package var skipped: [SkippedServerRecord] = []
+    public var skipped: [SkippedServerRecord] = []
     /// The page size the pull asked for in the end: `--page-size` (or 1,000), or less when the server refused it.
-    package var pageSize = 0
+    public var pageSize = 0
     /// Where the query stands now (`nil` for a pull without query id).
     package var watermark: PullWatermark?
 

@@ -8,7 +8,10 @@ struct ConflictsCommand: AsyncParsableCommand {
         commandName: "conflicts",
         abstract: "List the operations the server refused or the store held back, with both sides.",
         discussion:
-            "Settle each with `tablesync resolve TABLE/ID --keep-local|--take-server|--discard`. Exits 3 when any wait."
+            """
+            Each shows what differs, the server's copy (-) against the local one (+); --json has both copies whole. \
+            Settle each with `tablesync resolve TABLE/ID --keep-local|--take-server|--discard`. Exits 3 when any wait.
+            """
     )
 
     @OptionGroup var global: GlobalOptions
@@ -34,7 +37,7 @@ struct ConflictsCommand: AsyncParsableCommand {
             CommandOutput.printText("No conflicts.")
         } else {
             for conflict in conflicts {
-                CommandOutput.printText("\(conflict.key)\t\(conflict.summary): \(conflict.reason)")
+                CommandOutput.printText(ConflictText.lines(for: conflict).joined(separator: "\n"))
             }
         }
         if !conflicts.isEmpty { throw ExitCode(.conflictsWaiting) }

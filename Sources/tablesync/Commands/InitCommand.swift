@@ -12,7 +12,7 @@ struct InitCommand: AsyncParsableCommand {
             Writes tablesync.json, queries.json (one query per table, named after it, pulling the whole table), an \
             empty journal.jsonl, tables/, the machine-local .tablesync/ cache (ignored by git) and .gitattributes; \
             inside a git work tree it also names the merge driver in the repository's config (see git-setup). The \
-            token is never stored: use TABLESYNC_TOKEN or --token-file.
+            token is never stored: use TABLESYNC_TOKEN, --token-file or --token-command.
             """
     )
 
