@@ -20,9 +20,11 @@ struct DocumentationExamplesTests {
         let afterHeading = try #require(readme.range(of: "## Library\n\n```swift\n"))
         let blockEnd = try #require(readme.range(of: "```\n", range: afterHeading.upperBound..<readme.endIndex))
         let printed = String(readme[afterHeading.upperBound..<blockEnd.lowerBound])
-        let compiled = try String(contentsOf: tests.appendingPathComponent("ReadmeLibraryExample.swift"), encoding: .utf8)
+        let compiled = try String(
+            contentsOf: tests.appendingPathComponent("ReadmeLibraryExample.swift"), encoding: .utf8)
         let held = try #require(compiled.range(of: "import Foundation"))
-        #expect(String(compiled[held.lowerBound...]) == printed, "README.md's library example and the test's copy differ")
+        #expect(
+            String(compiled[held.lowerBound...]) == printed, "README.md's library example and the test's copy differ")
 
         let server = try await LiveServer.start(.sqlite, tables: ["TodoItem"])
         defer { TestBackend.removeFiles(of: server.database) }
