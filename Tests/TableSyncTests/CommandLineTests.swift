@@ -51,6 +51,14 @@ import TestSupport
         let query = try await runProgram(tablesync, ["-C", store, "query", "todo", "--filter", "text eq 'Buy milk'"])
         #expect(query.status == 0)
         #expect(try JSONParser.parse(query.stdout).arrayValue?.count == 1)
+        #expect(!query.stderr.contains("warning"), "every property it names is held: \(query.stderr)")
+        // A string literal without its quotes is a property to OData: the query runs, and says so.
+        let typo = try await runProgram(tablesync, ["-C", store, "query", "todo", "--filter", "text eq Buymilk"])
+        #expect(typo.status == 0)
+        #expect(try JSONParser.parse(typo.stdout).arrayValue?.isEmpty == true)
+        #expect(
+            typo.stderr.contains("no record of todo has a property 'Buymilk'; a string is written in quotes"),
+            "\(typo.stderr)")
     }
 
     @Test(

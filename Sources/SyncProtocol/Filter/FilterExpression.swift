@@ -54,3 +54,17 @@ public enum FilterFunction: String, Sendable, Hashable, CaseIterable {
     /// `cast(x, Edm.DateTimeOffset)`.
     case castDateTimeOffset = "cast"
 }
+
+extension FilterExpression {
+    /// Every property the expression names, in the order they appear, with repeats.
+    public var propertyNames: [String] {
+        switch self {
+        case .literal: []
+        case .property(let name): [name]
+        case .unary(_, let operand): operand.propertyNames
+        case .binary(_, let left, let right): left.propertyNames + right.propertyNames
+        case .function(_, let arguments): arguments.flatMap(\.propertyNames)
+        case .in(let value, let list): value.propertyNames + list.flatMap(\.propertyNames)
+        }
+    }
+}

@@ -4,7 +4,7 @@ import TableSyncStorage
 /// The record store as the context's tables, push and pull reach it.
 extension SyncContext {
     /// Every valid record of `table` (broken files are skipped).
-    func records(table: String) throws -> [[String: JSONValue]] {
+    package func records(table: String) throws -> [[String: JSONValue]] {
         try requireTable(table)
         return try recordFiles.all(table: table)
     }

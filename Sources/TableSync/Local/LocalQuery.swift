@@ -45,6 +45,20 @@ public struct LocalQuery: Sendable, Equatable {
         self.init(filter: parsedFilter, orderBy: keys, skip: skip, top: top)
     }
 
+    /// The properties the query's `$filter` and `$orderby` name that none of `records` holds, each once, in the order
+    /// they first appear: a typo, or a string written without its quotes (`complete eq flase` compares two
+    /// properties). The system properties count as held, since a record may lack `deleted` or `version`; without
+    /// records there is nothing to judge by, and none is unknown.
+    package func unknownPropertyNames(in records: [[String: JSONValue]]) -> [String] {
+        guard !records.isEmpty else { return [] }
+        var seen: Set<String> = []
+        let named = (filter?.propertyNames ?? []) + orderBy.map(\.property)
+        return named.filter { name in
+            seen.insert(name).inserted && !SystemProperty.isSystemProperty(name)
+                && !records.contains { $0[name] != nil }
+        }
+    }
+
     /// Applies the query to `records`.
     package func apply(to records: [[String: JSONValue]]) -> [[String: JSONValue]] {
         var selected = records

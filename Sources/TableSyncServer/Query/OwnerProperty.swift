@@ -17,7 +17,7 @@ enum OwnerProperty {
     /// Refuses a query of a per-user table whose `$filter`, `$orderby` or `$select` names the owner (400).
     static func checkNotQueried(_ query: ListQuery, table: TableOptions) throws(ProtocolError) {
         guard table.perUser else { return }
-        let named = (query.filter.map(propertyNames) ?? []) + query.orderBy.map(\.property) + (query.select ?? [])
+        let named = (query.filter?.propertyNames ?? []) + query.orderBy.map(\.property) + (query.select ?? [])
         guard named.contains(where: isOwner) else { return }
         throw ProtocolError.badRequest(
             """
@@ -28,16 +28,4 @@ enum OwnerProperty {
     }
 
     static func isOwner(_ property: String) -> Bool { property.caseInsensitiveEquals(name) }
-
-    /// Every property `expression` names.
-    static func propertyNames(_ expression: FilterExpression) -> [String] {
-        switch expression {
-        case .literal: return []
-        case .property(let name): return [name]
-        case .unary(_, let operand): return propertyNames(operand)
-        case .binary(_, let left, let right): return propertyNames(left) + propertyNames(right)
-        case .function(_, let arguments): return arguments.flatMap(propertyNames)
-        case .in(let value, let list): return propertyNames(value) + list.flatMap(propertyNames)
-        }
-    }
 }

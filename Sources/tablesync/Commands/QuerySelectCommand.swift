@@ -24,7 +24,11 @@ struct QuerySelectCommand: AsyncParsableCommand {
     func run() async throws {
         let query = try LocalQuery(filter: filter, orderBy: orderby, skip: skip, top: top)
         let context = try SyncContext(directory: global.store, mode: .readOnly)
-        let records = try await context.table(table).query(query)
-        CommandOutput.printJSON(.array(records.map { .object($0) }))
+        let all = try await context.records(table: table)
+        for name in query.unknownPropertyNames(in: all) {
+            CommandOutput.printError(
+                "warning: no record of \(table) has a property '\(name)'; a string is written in quotes: '\(name)'")
+        }
+        CommandOutput.printJSON(.array(query.apply(to: all).map { .object($0) }))
     }
 }
