@@ -58,9 +58,9 @@ extension GitWorkflowTests {
         await world.stop()
     }
 
-    /// Stands for a Windows editor that saves with a byte order mark, and a hand edit that broke the JSON, both in a
-    /// store whose cron job runs `sync --commit`: whatever the sync could not read stays out of history, so that no
-    /// other clone inherits it.
+    /// Stands for hand edits that broke the JSON (a half-saved edit, a new file cut short) in a store whose cron job
+    /// runs `sync --commit`: whatever the sync could not read stays out of history, so that no other clone inherits
+    /// it.
     @Test("sync --commit never commits a record file the sync could not read; the last good copy stays committed")
     func unreadableFilesAreNeverCommitted() async throws {
         let world = try await GitWorld()

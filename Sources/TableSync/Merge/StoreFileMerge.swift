@@ -55,7 +55,9 @@ package enum StoreFileMerge {
     }
 
     private static func mergeRecord(path: String, base: [UInt8], ours: [UInt8], theirs: [UInt8]) -> Result? {
-        func object(_ bytes: [UInt8]) -> [String: JSONValue]? { (try? JSONParser.parse(bytes))?.objectValue }
+        func object(_ bytes: [UInt8]) -> [String: JSONValue]? {
+            (try? JSONParser.parse(RecordFile.jsonText(bytes).text))?.objectValue
+        }
         guard let mine = object(ours), let other = object(theirs) else { return nil }
         let original = base.isEmpty ? nil : object(base)
         if !base.isEmpty && original == nil { return nil }

@@ -27,15 +27,24 @@ package enum RecordFile {
         }
     }
 
+    /// The JSON text of a record file's `bytes`: without the UTF-8 byte order mark that some editors (Windows
+    /// Notepad among them) put before it, which JSON lets a parser ignore (RFC 8259, 8.1). A file read without one
+    /// is not canonical, so the next write of the record (the server's copy after a push) leaves it out.
+    package static func jsonText(_ bytes: [UInt8]) -> (text: [UInt8], hadByteOrderMark: Bool) {
+        bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? (Array(bytes.dropFirst(3)), true) : (bytes, false)
+    }
+
     /// The JSON object `bytes` hold, and whether they are known to be its canonical encoding; a problem when they
     /// are not JSON (with the merge conflict, when git left its markers in them) or hold another value.
     private static func object(
         in bytes: [UInt8], relativePath: String
     ) -> Result<(record: [String: JSONValue], canonical: Bool), RecordFileProblem> {
         let value: JSONValue
-        let canonical: Bool
+        var canonical: Bool
         do {
-            (value, canonical) = try JSONParser.parseNotingLayout(bytes)
+            let json = jsonText(bytes)
+            (value, canonical) = try JSONParser.parseNotingLayout(json.text)
+            canonical = canonical && !json.hadByteOrderMark
         } catch let error as JSONParseError {
             if let conflict = ConflictMarkers.firstConflict(in: String(decoding: bytes, as: UTF8.self)) {
                 func side(_ lines: [String]) -> String {
