@@ -512,6 +512,35 @@ import TestSupport
         await world.stop()
     }
 
+    /// Stands for two clones of one store where a teammate committed a pending update without syncing it (or left
+    /// it waiting on a conflict), and the other clone then edits the same record by hand: the edit is this clone's.
+    @Test("a hand edit of a record whose operation another clone queued is this clone's: sent by it, shown as its own")
+    func ownEditOverAnotherClonesOperation() async throws {
+        let world = try await GitWorld()
+        try await world.seededRepository("a", count: 3)
+        try await world.syncedClone("a", "b")
+        #expect(
+            try await world.tablesync("a", "update", "todo", #"{"id": "r1", "text": "a's update", "done": false}"#)
+                .status == 0)
+        try await world.git("a", "add", "-A")
+        try await world.git("a", "commit", "-q", "-m", "a's pending update")
+        try await world.git("b", "fetch", "-q", world.path("a"), "main:theirs")
+        try await world.git("b", "merge", "-q", "--no-edit", "theirs")
+        let merged = try await world.tablesyncJSON("b", "status")
+        #expect(merged["queuedElsewhere"]?.arrayValue?.count == 1, "merged as it is, a's update stays a's: \(merged)")
+
+        try world.edit("b", "r1", ["done": true])
+        let status = try await world.tablesyncJSON("b", "status")
+        #expect(status["handEdits"]?.arrayValue?.count == 1, "b's status lists b's edit: \(status)")
+        let sync = try await world.tablesyncJSON("b", "sync", "--commit")
+        #expect(sync["push"]?["applied"] == 1, "b sends it: \(sync)")
+        #expect(sync["push"]?["queuedElsewhere"]?.arrayValue?.isEmpty ?? true, "\(sync)")
+        let row = try await world.liveServerRows()["r1"]
+        #expect(
+            row?["text"] == "a's update" && row?["done"] == true, "the file as b holds it: \(String(describing: row))")
+        await world.stop()
+    }
+
     @Test(
         """
         an operation sent by its clone and brought back by a cherry-pick of the commit that held it is dropped by its \

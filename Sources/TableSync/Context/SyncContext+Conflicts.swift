@@ -46,18 +46,14 @@ extension SyncContext {
         case .keepLocal:
             guard let queued = pending else { break }
             let kept = conflict.isVersionConflict ? try conflict.keepingLocal(queued, server: serverCopy()) : queued
-            guard var operation = kept else {
+            guard let operation = kept else {
                 // Keeping a delete of a record the server deleted too: nothing is left to send.
                 journal.remove(sequences: [queued.sequence])
                 try saveJournal()
                 break
             }
             // Whoever queued it, the decision was made here: this clone sends what it kept.
-            if operation.origin != journal.origin {
-                operation.origin = journal.origin
-                operation.operationID = journal.origin.map { _ in Journal.newOperationID() }
-            }
-            journal.replace(operation)
+            journal.replace(operation.origin == journal.origin ? operation : operation.takenOver(by: journal.origin))
             try saveJournal()
         case .takeServer:
             let server = try fetched ?? serverCopy()

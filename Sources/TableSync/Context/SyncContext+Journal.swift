@@ -19,9 +19,7 @@ extension SyncContext {
         var taken: [PendingOperation] = []
         for operation in journal.operations
         where !operation.isSent(by: clone.sender) && (keys?.contains(operation.key) ?? true) {
-            var own = operation
-            own.origin = journal.origin
-            own.operationID = Journal.newOperationID()
+            let own = operation.takenOver(by: journal.origin)
             journal.replace(own)
             taken.append(own)
         }

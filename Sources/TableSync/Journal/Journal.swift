@@ -70,7 +70,8 @@ struct Journal: Sendable {
     /// Records a new local change, collapsing it with the pending operation on the same record. Returns the
     /// operation now pending for the record (`nil` when the change cancelled a pending insert). An operation added
     /// comes from ``origin`` with an id of its own, unless it stands for `existing`, an operation read from a
-    /// journal git joined, whose origin and id it keeps.
+    /// journal git joined, whose origin and id it keeps. A local change folded into another clone's operation makes
+    /// it this clone's.
     @discardableResult
     mutating func enqueue(
         _ kind: PendingOperation.Kind, table: String, id: String, baseVersion: String?,
@@ -92,7 +93,12 @@ struct Journal: Sendable {
             append(operation)
             return operation
         case .keepPending:
-            return existing
+            // A change made here to a record whose operation another clone queued makes that operation this
+            // clone's: it now sends what it holds, or meets the conflict itself, rather than wait for that clone.
+            guard identity == nil, let existing, !existing.isSent(by: origin) else { return existing }
+            let taken = existing.takenOver(by: origin)
+            replace(taken)
+            return taken
         case .dropBoth:
             if let existing { remove(sequences: [existing.sequence]) }
             return nil

@@ -60,6 +60,15 @@ public struct PendingOperation: Sendable, Equatable {
         origin == nil || clone == nil || origin == clone
     }
 
+    /// This operation as the clone `origin` would have queued it, with an id of its own: for one another clone
+    /// queued that this clone takes over (by `take-over`, a resolution or an edit of its own).
+    func takenOver(by origin: String?) -> PendingOperation {
+        var taken = self
+        taken.origin = origin
+        taken.operationID = origin.map { _ in Journal.newOperationID() }
+        return taken
+    }
+
     /// The journal line (compact canonical JSON, without the newline).
     package var json: JSONValue {
         var members: [String: JSONValue] = [

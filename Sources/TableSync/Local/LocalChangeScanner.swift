@@ -65,6 +65,7 @@ struct LocalChangeScanner {
     ) throws {
         let directory = layout.tableDirectory(table)
         let examined = concurrentMap(joined.changed) { file in Result { try examine(file, in: directory) } }
+        var coveredElsewhere: [(name: String, change: LocalChange, read: ReadRecordFile)] = []
         for (file, result) in zip(joined.changed, examined) {
             let loaded: RecordFile.Loaded
             let facts: FileChangeRule.File
@@ -87,7 +88,13 @@ struct LocalChangeScanner {
                 pending: journal.pending(key)?.kind)
             {
             case .covered:
-                continue
+                if git != nil, let pending = journal.pending(key), !pending.isSent(by: journal.origin) {
+                    coveredElsewhere.append(
+                        (
+                            file.name, change(.modified, baseVersion: pending.baseVersion),
+                            ReadRecordFile(loaded: loaded, hash: hash, status: file.status, clock: joined.clock)
+                        ))
+                }
             case .deleteConflict:
                 scan.changes.append(change(.deleteConflict, baseVersion: journal.pending(key)?.baseVersion))
             case .serverCopy:
@@ -103,6 +110,23 @@ struct LocalChangeScanner {
                 reads.keep(
                     ReadRecordFile(loaded: loaded, hash: hash, status: file.status, clock: joined.clock), for: key)
             }
+        }
+        try findOwnEdits(of: coveredElsewhere, table: table, into: &scan, keeping: &reads)
+    }
+
+    /// Of the files whose record has an operation another clone queued (it came with a merge, and that clone sends
+    /// it), those that differ from `HEAD` were edited here since: an edit of this clone's, found as a change
+    /// (``Journal/enqueue(_:table:id:baseVersion:item:existing:)`` makes the operation this clone's), never held
+    /// behind the other clone's operation. A file as `HEAD` has it is the other clone's content, left to it.
+    private func findOwnEdits(
+        of candidates: [(name: String, change: LocalChange, read: ReadRecordFile)], table: String,
+        into scan: inout LocalScan, keeping reads: inout ReadRecordFiles
+    ) throws {
+        guard let git, !candidates.isEmpty else { return }
+        let committed = try git.committedContents(table: table, names: candidates.map(\.name))
+        for candidate in candidates where committed[candidate.name] != candidate.read.loaded.bytes {
+            scan.changes.append(candidate.change)
+            reads.keep(candidate.read, for: candidate.change.key)
         }
     }
 
