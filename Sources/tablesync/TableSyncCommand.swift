@@ -47,7 +47,7 @@ struct TableSyncCommand: AsyncParsableCommand {
             InsertCommand.self, UpdateCommand.self, DeleteCommand.self, QueryCommand.self,
             PushCommand.self, PullCommand.self, SyncCommand.self, WatchCommand.self, PurgeCommand.self,
             ConflictsCommand.self,
-            ResolveCommand.self,
+            ResolveCommand.self, RestoreCommand.self, RevertCommand.self,
             TakeOverCommand.self, GitSetupCommand.self, MergeFileCommand.self
         ]
     )

@@ -183,7 +183,9 @@ struct WatchTests {
     @Test("watch --commit commits once after a quiet period, with what was pushed and pulled")
     func commitsAfterQuietPeriod() async throws {
         let world = try await WatchWorld(stores: ["a"], records: 2, git: true)
-        let a = try world.watch("a", "--commit", "--quiet-period", "3")
+        // 8 s: on a machine loaded by other builds the second edit's run once started more than 3 s after the first
+        // run ended, and the commit came between them.
+        let a = try world.watch("a", "--commit", "--quiet-period", "8")
         try await a.waitForStart()
         let before = try await world.git("a", "rev-list", "--count", "HEAD")
         try world.edit("a", "r1", text: "first edit")

@@ -162,7 +162,7 @@ struct GitBaseline: Sendable {
     /// The `version` each blob's record names, by blob; a blob that is no record with a version is left out.
     func versions(ofBlobs blobs: [String]) throws -> [String: String] {
         var versions: [String: String] = [:]
-        for (blob, content) in zip(blobs, try objects(blobs)) {
+        for (blob, content) in zip(blobs, try repository.objectContents(blobs)) {
             if let content, let version = (try? JSONParser.parse(content))?[SystemProperty.version]?.stringValue {
                 versions[blob] = version
             }
@@ -174,30 +174,9 @@ struct GitBaseline: Sendable {
     func committedContents(table: String, names: [String]) throws -> [String: [UInt8]] {
         guard let tree = trees[table] else { return [:] }
         var contents: [String: [UInt8]] = [:]
-        for (name, content) in zip(names, try objects(names.map { "\(tree):\($0)" })) where content != nil {
+        for (name, content) in zip(names, try repository.objectContents(names.map { "\(tree):\($0)" }))
+        where content != nil {
             contents[name] = content
-        }
-        return contents
-    }
-
-    /// The content of each object `names` names (`git cat-file --batch`), in their order; `nil` for one git lacks.
-    private func objects(_ names: [String]) throws -> [[UInt8]?] {
-        guard !names.isEmpty else { return [] }
-        let answer = try repository.run(
-            ["cat-file", "--batch"], input: Array((names.joined(separator: "\n") + "\n").utf8))
-        var contents: [[UInt8]?] = []
-        var position = answer.bytes.startIndex
-        let bytes = answer.bytes
-        // Each object: `<name> <type> <size>\n<content>\n`; one git lacks: `<name> missing\n`.
-        while contents.count < names.count, let lineEnd = bytes[position...].firstIndex(of: UInt8(ascii: "\n")) {
-            let header = String(decoding: bytes[position..<lineEnd], as: UTF8.self).split(separator: " ")
-            position = lineEnd + 1
-            guard header.count == 3, let size = Int(header[2]) else {
-                contents.append(nil)
-                continue
-            }
-            contents.append(Array(bytes[position..<min(position + size, bytes.count)]))
-            position = min(position + size + 1, bytes.count)
         }
         return contents
     }

@@ -89,6 +89,28 @@ package struct GitRepository: Sendable {
         return result
     }
 
+    /// The content of each object `names` names (`git cat-file --batch`), in their order; `nil` for one git lacks.
+    package func objectContents(_ names: [String]) throws -> [[UInt8]?] {
+        guard !names.isEmpty else { return [] }
+        let answer = try run(
+            ["cat-file", "--batch"], input: Array((names.joined(separator: "\n") + "\n").utf8))
+        var contents: [[UInt8]?] = []
+        var position = answer.bytes.startIndex
+        let bytes = answer.bytes
+        // Each object: `<name> <type> <size>\n<content>\n`; one git lacks: `<name> missing\n`.
+        while contents.count < names.count, let lineEnd = bytes[position...].firstIndex(of: UInt8(ascii: "\n")) {
+            let header = String(decoding: bytes[position..<lineEnd], as: UTF8.self).split(separator: " ")
+            position = lineEnd + 1
+            guard header.count == 3, let size = Int(header[2]) else {
+                contents.append(nil)
+                continue
+            }
+            contents.append(Array(bytes[position..<min(position + size, bytes.count)]))
+            position = min(position + size + 1, bytes.count)
+        }
+        return contents
+    }
+
     /// The `git` program on the `PATH`, looked up once.
     private static let program: String? = {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"

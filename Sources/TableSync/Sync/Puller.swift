@@ -40,6 +40,8 @@ public struct MassDeleteRefused: CategorizedError, Equatable {
         case pull
         /// A push sending deletes for record files that are gone.
         case push
+        /// A restore or revert queuing deletes for records its source commit did not have.
+        case restore
     }
 
     /// The table pulled or pushed.
@@ -65,6 +67,11 @@ public struct MassDeleteRefused: CategorizedError, Equatable {
             the push would delete \(removing) of the \(localRecords) records of \(table) on the server, because their \
             files are gone; nothing was sent. Restore the files (git checkout -- tables/\(table)), or push again \
             allowing mass deletes if they are really to be deleted.
+            """
+        case .restore:
+            """
+            undoing would delete \(removing) of the \(localRecords) records of \(table), which the commit it goes back \
+            to did not have; nothing was queued. Run it again allowing mass deletes if they are really to be deleted.
             """
         }
     }

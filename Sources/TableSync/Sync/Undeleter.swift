@@ -3,9 +3,10 @@ import TableSyncStorage
 
 /// Brings back, before a push sends its operations, the records whose conflict a person settled by keeping the
 /// local side although the server keeps them as deleted (``PendingOperation/undelete``): one
-/// `POST /tables/{table}/{id}` each, on the deleted record's version. The operation then goes out as an update
-/// on the version the server gives the record back with; a record the server cannot bring back becomes a
-/// conflict again, with the reason.
+/// `POST /tables/{table}/{id}` each, on the deleted record's version (any version when the operation names none:
+/// a record `restore` brings back). The operation then goes out as an update on the version the server gives the
+/// record back with, or as an insert when the server has no copy at all (404); a record the server cannot bring
+/// back becomes a conflict again, with the reason.
 struct Undeleter {
     let store: any PushingStore
     let connection: ServerConnection
@@ -34,6 +35,14 @@ struct Undeleter {
                 revived.baseVersion = version
                 try await store.replaceOperation(revived)
                 outcome[operation.sequence] = revived
+            case 404:
+                // The server has no copy at all (gone for good, or never had it): the content goes in anew.
+                var inserted = operation
+                inserted.undelete = false
+                inserted.kind = .insert
+                inserted.baseVersion = nil
+                try await store.replaceOperation(inserted)
+                outcome[operation.sequence] = inserted
             case 401, 403:
                 throw SyncError.authenticationRefused(
                     status: response.status, message: TableClient.errorMessage(response))
@@ -42,7 +51,7 @@ struct Undeleter {
                     ServerRecord.content($0.record)
                 }
                 let reason =
-                    [404, 409, 410, 412].contains(response.status)
+                    [409, 410, 412].contains(response.status)
                     ? """
                     the record could not be brought back: the server's copy changed since it was deleted, or is \
                     gone for good (\(TableClient.errorMessage(response) ?? "HTTP \(response.status)"))
@@ -54,7 +63,7 @@ struct Undeleter {
                 try await store.writeConflict(
                     ConflictRecord(
                         operation: operation, local: local, server: server, status: response.status, reason: reason))
-                if [404, 409, 410, 412].contains(response.status) {
+                if [409, 410, 412].contains(response.status) {
                     report.conflicts.append(operation.key)
                 } else {
                     report.rejected.append(operation.key)
