@@ -541,6 +541,27 @@ import TestSupport
         await world.stop()
     }
 
+    /// Stands for a person who commits a hand edit and pushes it to the team's repository without syncing, while
+    /// another clone's cron job syncs it; the author's next edit of the record is made over that committed content.
+    @Test("an edit made over this clone's own committed edit, which another clone sent meanwhile, is no conflict")
+    func editOverOwnEditSentElsewhere() async throws {
+        let world = try await GitWorld()
+        try await world.seededRepository("a", count: 3)
+        try await world.syncedClone("a", "b")
+        try world.edit("a", "r1", ["text": "a's first edit"])
+        try await world.git("a", "commit", "-q", "-am", "a's edit, pushed to the team unsynced")
+        try await world.git("b", "fetch", "-q", world.path("a"), "main:theirs")
+        try await world.git("b", "merge", "-q", "--no-edit", "theirs")
+        #expect(try await world.tablesyncJSON("b", "sync", "--commit")["push"]?["applied"] == 1, "b's cron sends it")
+
+        try world.edit("a", "r1", ["done": true])
+        let sync = try await world.tablesyncJSON("a", "sync")
+        #expect(sync["push"]?["applied"] == 1 && sync["push"]?["conflicts"] == [], "\(sync)")
+        let row = try await world.liveServerRows()["r1"]
+        #expect(row?["text"] == "a's first edit" && row?["done"] == true, "\(String(describing: row))")
+        await world.stop()
+    }
+
     @Test(
         """
         an operation sent by its clone and brought back by a cherry-pick of the commit that held it is dropped by its \

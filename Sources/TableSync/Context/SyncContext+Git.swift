@@ -1,4 +1,5 @@
 import SyncProtocol
+import TableSyncStorage
 
 /// The store's git repository, as the context's scans, pushes and commits see it.
 extension SyncContext {
@@ -24,6 +25,26 @@ extension SyncContext {
         gitLookup = .some(located.repository)
         return try GitBaseline.read(
             repository: located.repository, layout: layout, tables: settings.tables, revisions: located.revisions)
+    }
+
+    /// What `HEAD` holds for each of `keys` (as the push under way read `HEAD`): the record's own content
+    /// (``ServerRecord/content(_:)``), for each record `HEAD` has a readable file of; empty outside git.
+    func committedContents(_ keys: [RecordKey]) throws -> [RecordKey: [String: JSONValue]] {
+        guard !keys.isEmpty, let git = try gitBaseline() else { return [:] }
+        var contents: [RecordKey: [String: JSONValue]] = [:]
+        for (table, tableKeys) in Dictionary(grouping: keys, by: \.table) {
+            let files = try git.committedContents(
+                table: table, names: tableKeys.map { RecordFileName.fileName(for: $0.id) })
+            for key in tableKeys {
+                let name = RecordFileName.fileName(for: key.id)
+                guard let bytes = files[name],
+                    case .success(let loaded) = RecordFile.check(
+                        bytes: bytes, fileName: name, relativePath: "HEAD:tables/\(table)/\(name)")
+                else { continue }
+                contents[key] = ServerRecord.content(loaded.record)
+            }
+        }
+        return contents
     }
 
     /// Remembers `head` (the commit `HEAD` names now, when not given) as the one of the store's last sync

@@ -235,16 +235,23 @@ struct PushRun: ~Copyable {
         var outcomes = try await pusher.readingServerCopies(operations, answered.outcomes, client: route.client)
         report.traffic += answered.traffic
         report.traffic += try await settlingServerFaults(operations, &outcomes)
-        let retries = operations.indices.compactMap { index in
-            pusher.clientWinsRetry(operations[index], outcomes[index]).map { (index, $0) }
+        let conflicted = Pusher.liveConflicts(operations, outcomes)
+        let committed = conflicted.isEmpty ? [:] : try await pusher.store.committedContents(conflicted)
+        let retries = operations.indices.compactMap { index -> (index: Int, OutgoingOperation, byPolicy: Bool)? in
+            if let retried = pusher.clientWinsRetry(operations[index], outcomes[index]) {
+                return (index, retried, true)
+            }
+            return pusher.ownCommitRetry(operations[index], outcomes[index], committed: committed).map {
+                (index, $0, false)
+            }
         }
         if !retries.isEmpty {
             let (sentAgain, retryTraffic) = try await route.sender.send(retries.map(\.1))
             let again = try await pusher.readingServerCopies(retries.map(\.1), sentAgain, client: route.client)
             report.traffic += retryTraffic
-            for ((index, _), outcome) in zip(retries, again) {
-                outcomes[index] = outcome
-                if case .applied = outcome { report.settledByPolicy += 1 }
+            for (retry, outcome) in zip(retries, again) {
+                outcomes[retry.index] = outcome
+                if case .applied = outcome, retry.byPolicy { report.settledByPolicy += 1 }
             }
         }
         pusher.options.logger.debug(

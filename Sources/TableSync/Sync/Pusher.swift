@@ -247,8 +247,35 @@ struct Pusher {
     /// Under `client-wins`, a conflict with a live server copy is settled by sending the operation again on the
     /// server's version (an insert becomes an update).
     func clientWinsRetry(_ outgoing: OutgoingOperation, _ outcome: PushOutcome) -> OutgoingOperation? {
-        guard policy == .clientWins, case .conflict(_, let server) = outcome, let server, !server.deleted,
-            let serverVersion = server.version
+        guard policy == .clientWins else { return nil }
+        return Self.retried(outgoing, over: outcome)
+    }
+
+    /// A conflict whose live server copy holds what `HEAD` holds for the record (`committed`) is no conflict: the
+    /// server applied content this clone committed (another clone of the repository sent it, as a cron job does
+    /// with an edit pushed to git unsynced), and the local change was made over that content, so it goes out again
+    /// on the server's version. Whatever the policy; a third party's change never holds `HEAD`'s content.
+    func ownCommitRetry(
+        _ outgoing: OutgoingOperation, _ outcome: PushOutcome, committed: [RecordKey: [String: JSONValue]]
+    ) -> OutgoingOperation? {
+        guard case .conflict(_, let server?) = outcome, let content = committed[outgoing.operation.key],
+            server.content == content
+        else { return nil }
+        return Self.retried(outgoing, over: outcome)
+    }
+
+    /// The keys of the conflicts among `outcomes` that ``ownCommitRetry(_:_:committed:)`` looks at in `HEAD`.
+    static func liveConflicts(_ operations: [OutgoingOperation], _ outcomes: [PushOutcome]) -> [RecordKey] {
+        zip(operations, outcomes).compactMap { outgoing, outcome in
+            guard case .conflict(_, let server?) = outcome, !server.deleted else { return nil }
+            return outgoing.operation.key
+        }
+    }
+
+    /// `outgoing` again on the version of the live server copy `outcome`'s conflict carries (an insert becomes an
+    /// update); `nil` for any other outcome.
+    private static func retried(_ outgoing: OutgoingOperation, over outcome: PushOutcome) -> OutgoingOperation? {
+        guard case .conflict(_, let server) = outcome, let server, !server.deleted, let serverVersion = server.version
         else { return nil }
         var retried = outgoing
         if retried.operation.kind == .insert { retried.operation.kind = .update }

@@ -29,6 +29,8 @@ protocol PushingStore: Actor {
     func queue(_ changes: [LocalChange]) throws -> [RecordFileProblem]
     /// The records with a conflict waiting.
     func conflictKeys() throws -> [RecordKey]
+    /// What `HEAD` holds for each of `keys`, as the records' own content; empty outside git.
+    func committedContents(_ keys: [RecordKey]) throws -> [RecordKey: [String: JSONValue]]
     /// Keeps a conflict under `conflicts/`.
     func writeConflict(_ conflict: ConflictRecord) throws
     /// Writes records as the server has them and marks them synced; removes those in `removals`.
