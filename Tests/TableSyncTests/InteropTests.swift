@@ -57,6 +57,37 @@ struct InteropTests {
         await node.stop()
     }
 
+    /// Stands for azure-mobile-apps-node 4.0.1, whose read by id answers 404 for a soft-deleted record even with
+    /// `__includeDeleted=true` (only its list form returns the row): keeping the local side of an edit made while
+    /// another client deleted the record filed the conflict again with no server copy, at every keep-local.
+    @Test("keep-local of an edit of a record node soft-deleted brings the record back in one resolve")
+    func keepLocalOverANodeDelete() async throws {
+        let node = try await AzureNodeStandIn.start(tables: ["todo"])
+        let directory = TemporaryDirectory()
+        let context = try Self.store(directory, remote: node.baseURL, apiVersion: 2)
+        let todo = try await context.table("todo")
+        try await todo.insert(["id": "r1", "text": "first"])
+        #expect(try await context.push(options: Self.options).applied == 1)
+        let version = try #require(await node.record("r1", table: "todo")?["version"]?.stringValue)
+        let http = ServerHTTPClient(
+            baseURL: node.baseURL, defaultHeaders: [ProtocolHeader.apiVersion: "2.0.0"], retryPolicy: .none)
+        let deleted = try await http.send(
+            HTTPRequest(method: "DELETE", path: "/tables/todo/r1", headers: ["If-Match": "\"\(version)\""]))
+        #expect(deleted.status == 200)
+
+        try await todo.update(["id": "r1", "text": "edited here"])
+        let refused = try await context.push(options: Self.options)
+        #expect(refused.conflicts == [RecordKey(table: "todo", id: "r1")])
+        let conflict = try #require(try await context.conflicts().first)
+        #expect(conflict.server?["deleted"] == true, "the deleted copy, found through the list form")
+        try await context.resolve(RecordKey(table: "todo", id: "r1"), .keepLocal, options: Self.options)
+        let report = try await context.push(options: Self.options)
+        #expect(report.applied == 1 && report.conflicts.isEmpty, "\(report)")
+        let row = await node.record("r1", table: "todo")
+        #expect(row?["deleted"] == false && row?["text"] == "edited here", "\(String(describing: row))")
+        await node.stop()
+    }
+
     /// Stands for azure-mobile-apps-node refusing `ZUMO-API-VERSION: 3.0.0` with 400 on every request: the push
     /// filed every pending operation as its own conflict and exited 3.
     @Test("a server refusing the protocol version stops the push once: no conflicts, the journal kept, the fix named")

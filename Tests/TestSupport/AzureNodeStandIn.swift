@@ -70,13 +70,14 @@ public final class AzureNodeStandIn: Sendable {
                 return (200, .array(local.apply(to: records).map { .object($0) }))
             }
         }
+        // As node 4.0.1: a deleted record read by id is not found, `__includeDeleted=true` or not; only the list
+        // form (`$filter=id eq '…'&__includeDeleted=true`) returns it.
         router.get("/tables/:table/:id") { request, context in
             try await answer(request, context, store) { table in
                 let id = context.parameters.get("id") ?? ""
-                guard let record = await store.record(id, table: table),
-                    record["deleted"] != true
-                        || Self.queryItems(request.uri.query)["__includeDeleted"]?.lowercased() == "true"
-                else { return (404, ["error": "not found"]) }
+                guard let record = await store.record(id, table: table), record["deleted"] != true else {
+                    return (404, ["error": "not found"])
+                }
                 return (200, .object(record))
             }
         }
@@ -99,6 +100,23 @@ public final class AzureNodeStandIn: Sendable {
                 item["deleted"] = false
                 await store.put(item, table: table)
                 return (201, .object(item))
+            }
+        }
+        // Undelete: a soft-deleted record comes back on its version (If-Match), with a new one.
+        router.post("/tables/:table/:id") { request, context in
+            try await answer(request, context, store) { table in
+                let id = context.parameters.get("id") ?? ""
+                guard var record = await store.record(id, table: table) else { return (404, ["error": "not found"]) }
+                if let expected = Self.ifMatch(request), record["version"]?.stringValue != expected {
+                    return (412, .object(record))
+                }
+                guard record["deleted"] == true else { return (409, .object(record)) }
+                let (version, updatedAt) = await store.stamp()
+                record["version"] = .string(version)
+                record["updatedAt"] = .string(updatedAt)
+                record["deleted"] = false
+                await store.put(record, table: table)
+                return (200, .object(record))
             }
         }
         router.patch("/tables/:table/:id") { request, context in

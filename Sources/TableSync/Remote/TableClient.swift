@@ -129,7 +129,7 @@ struct TableClient: Sendable {
             method: "GET", path: TablePath.record(table: table, id: id), query: [(QueryOption.includeDeleted, "true")])
         let response = try await http.send(request)
         let url = http.baseURL + request.pathAndQuery
-        if response.status == 404 || response.status == 410 { return nil }
+        if response.status == 404 || response.status == 410 { return try await deletedCopy(table: table, id: id) }
         try Self.requireOK(response, url: url)
         do {
             return try ServerRecord(validating: try JSONParser.parse(response.body), requireUpdatedAt: false)
@@ -138,6 +138,17 @@ struct TableClient: Sendable {
         } catch {
             throw SyncError.malformedResponse(url: url, reason: "invalid JSON at \(error)")
         }
+    }
+
+    /// The record as a list of deleted records holds it (`$filter=id eq '…'&__includeDeleted=true`), for a server
+    /// whose read by id answers 404 for a deleted record even with `__includeDeleted` (azure-mobile-apps-node 4.0.1):
+    /// keeping the local side of a record it deleted needs the deleted copy's version. `nil` when the list has none
+    /// or the server refuses the list.
+    private func deletedCopy(table: String, id: String) async throws -> ServerRecord? {
+        let filter = FilterPrinter.print(.binary(.eq, .property(SystemProperty.id), .literal(.string(id))))
+        let query = [(QueryOption.filter, filter), (QueryOption.includeDeleted, "true"), (QueryOption.top, "1")]
+        guard let page = try? await list(table: table, query: query) else { return nil }
+        return page.records.first { $0.id == id }
     }
 
     /// What the server offers beyond the table protocol, learned with one `GET /health`. A server that does not
