@@ -80,7 +80,9 @@ enum RecordQuerySQL {
                 orderTerms.append("\(expression) \(direction)\(nulls)")
             }
         }
-        if !ordersById { orderTerms.append("\(RecordColumns.id) ASC") }
+        if !ordersById {
+            orderTerms.append("\(RecordColumns.id) \(appendsIDDescending(query.orderBy) ? "DESC" : "ASC")")
+        }
         let limit = builder.bind(.integer(Int64(query.top) + 1))
         let offset = builder.bind(.integer(Int64(query.skip)))
         let page = builder.statement(
@@ -90,6 +92,16 @@ enum RecordQuerySQL {
             """
         )
         return (page, countStatement)
+    }
+
+    /// Whether the `id` that ends the order of `orderBy` (unless it names `id`) runs descending: after a descending
+    /// `updatedAt` or `createdAt`, so that their index read backwards gives the order. No two records of a table share
+    /// those stamps (``UpdatedAtClock``), so the direction of `id` after them changes no page; after other keys it
+    /// orders ties, ascending.
+    static func appendsIDDescending(_ orderBy: [OrderByKey]) -> Bool {
+        guard let last = orderBy.last, last.descending else { return false }
+        let column = RecordColumns.column(forSystemProperty: last.property)
+        return column == RecordColumns.updatedAt || column == RecordColumns.createdAt
     }
 
     /// The columns of a stored record, as they are named in the records table.

@@ -28,6 +28,8 @@ enum RecordColumns {
     static let lastUpdatedAt = "last_updated_at"
     /// The keyset index of every table: `(table_name, updated_at, id)`.
     static let updatedIndex = "tablesync_records_updated"
+    /// The index of orders by `createdAt`: `(table_name, created_at, id)`.
+    static let createdIndex = "tablesync_records_created"
 
     /// One statement of the schema: it creates one object when missing. An index's statement names the index, so
     /// that a repository can look for it first (on PostgreSQL even `CREATE INDEX IF NOT EXISTS` locks the table
@@ -37,8 +39,9 @@ enum RecordColumns {
         let index: String?
     }
 
-    /// The schema in `dialect`, the one place it is written: the records table, its keyset index, the per-table
-    /// clock rows and the declarations of tables with columns (docs/server.md). Names are compared as bytes
+    /// The schema in `dialect`, the one place it is written: the records table, its keyset index and its index of
+    /// creation order, the per-table clock rows and the declarations of tables with columns (docs/server.md). Names
+    /// are compared as bytes
     /// (`COLLATE "C"` on PostgreSQL, SQLite's default), so both databases order ids alike.
     static func schema(_ dialect: SQLDialect) -> [SchemaStatement] {
         let key: String
@@ -73,6 +76,10 @@ enum RecordColumns {
                 sql:
                     "CREATE INDEX IF NOT EXISTS \(updatedIndex) ON \(recordsTable) (\(tableName), \(updatedAt), \(id))",
                 index: updatedIndex),
+            SchemaStatement(
+                sql:
+                    "CREATE INDEX IF NOT EXISTS \(createdIndex) ON \(recordsTable) (\(tableName), \(createdAt), \(id))",
+                index: createdIndex),
             SchemaStatement(
                 sql: """
                     CREATE TABLE IF NOT EXISTS \(clockTable) (

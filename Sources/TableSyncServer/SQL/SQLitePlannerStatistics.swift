@@ -21,7 +21,9 @@ enum SQLitePlannerStatistics {
     /// The rows for the records table's own indexes and for `indexNames`, the indexes of declared columns: each is
     /// `(index, "rows rows-per-key-prefix…")` as `sqlite_stat1` spells statistics.
     static func rows(indexNames: [String]) -> [(index: String, stat: String)] {
-        [(RecordColumns.recordsTable, "1000000 100000 1"), ("tablesync_records_updated", "1000000 100000 1 1")]
-            + indexNames.map { ($0, "100000 10 1") }
+        [
+            (RecordColumns.recordsTable, "1000000 100000 1"), (RecordColumns.updatedIndex, "1000000 100000 1 1"),
+            (RecordColumns.createdIndex, "1000000 100000 1 1")
+        ] + indexNames.map { ($0, "100000 10 1") }
     }
 }
