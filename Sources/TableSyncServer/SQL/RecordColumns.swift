@@ -44,34 +44,9 @@ enum RecordColumns {
     /// are compared as bytes
     /// (`COLLATE "C"` on PostgreSQL, SQLite's default), so both databases order ids alike.
     static func schema(_ dialect: SQLDialect) -> [SchemaStatement] {
-        let key: String
-        let integer: String
-        let flag: String
-        let json: String
-        let tableOptions: String
-        switch dialect {
-        case .sqlite:
-            (key, integer, flag, json, tableOptions) = (
-                "TEXT", "INTEGER", "INTEGER NOT NULL DEFAULT 0", "TEXT", " WITHOUT ROWID"
-            )
-        case .postgres:
-            (key, integer, flag, json, tableOptions) = (
-                "TEXT COLLATE \"C\"", "BIGINT", "BOOLEAN NOT NULL DEFAULT FALSE", "JSONB", ""
-            )
-        }
+        let (key, integer) = dialect == .sqlite ? ("TEXT", "INTEGER") : ("TEXT COLLATE \"C\"", "BIGINT")
         return [
-            SchemaStatement(
-                sql: """
-                    CREATE TABLE IF NOT EXISTS \(recordsTable) (
-                        \(tableName) \(key) NOT NULL,
-                        \(id) \(key) NOT NULL,
-                        \(createdAt) \(integer) NOT NULL,
-                        \(updatedAt) \(integer) NOT NULL,
-                        \(deleted) \(flag),
-                        \(body) \(json) NOT NULL,
-                        PRIMARY KEY (\(tableName), \(id))
-                    )\(tableOptions)
-                    """, index: nil),
+            SchemaStatement(sql: createRecordsTable(dialect, named: recordsTable), index: nil),
             SchemaStatement(
                 sql:
                     "CREATE INDEX IF NOT EXISTS \(updatedIndex) ON \(recordsTable) (\(tableName), \(updatedAt), \(id))",
@@ -95,6 +70,28 @@ enum RecordColumns {
                     )
                     """, index: nil)
         ]
+    }
+
+    /// Creates the records table under `name` unless it exists. On SQLite an ordinary table, its rows in the order
+    /// they came, with a unique index on its key: in a table clustered on its key (`WITHOUT ROWID`, as 0.1.0 made
+    /// it) a large body lies in the key's B-tree, and every insert beside it moved it about.
+    static func createRecordsTable(_ dialect: SQLDialect, named name: String) -> String {
+        let (key, integer, flag, json) =
+            switch dialect {
+            case .sqlite: ("TEXT", "INTEGER", "INTEGER NOT NULL DEFAULT 0", "TEXT")
+            case .postgres: ("TEXT COLLATE \"C\"", "BIGINT", "BOOLEAN NOT NULL DEFAULT FALSE", "JSONB")
+            }
+        return """
+            CREATE TABLE IF NOT EXISTS \(name) (
+                \(tableName) \(key) NOT NULL,
+                \(id) \(key) NOT NULL,
+                \(createdAt) \(integer) NOT NULL,
+                \(updatedAt) \(integer) NOT NULL,
+                \(deleted) \(flag),
+                \(body) \(json) NOT NULL,
+                PRIMARY KEY (\(tableName), \(id))
+            )
+            """
     }
 
     /// The column that holds a system property (matched without regard to case), or `nil` for `version`
