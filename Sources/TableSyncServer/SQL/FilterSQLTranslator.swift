@@ -388,6 +388,15 @@ private struct Translation {
             }
         case .property(let name):
             return try property(name)
+        case .unary(.negate, _) where Self.isNumberConstant(expression),
+            .binary(.add, _, _) where Self.isNumberConstant(expression),
+            .binary(.sub, _, _) where Self.isNumberConstant(expression),
+            .binary(.mul, _, _) where Self.isNumberConstant(expression),
+            .binary(.div, _, _) where Self.isNumberConstant(expression),
+            .binary(.mod, _, _) where Self.isNumberConstant(expression):
+            // Arithmetic of literals alone is the server's: each database overflows its own way (SQLite turns to
+            // doubles, PostgreSQL fails), and the evaluator's answer is the one both must give.
+            return try operand(.literal(FilterEvaluator.evaluate(expression, record: [:])))
         case .unary(.negate, let inner):
             let value = try operand(inner)
             return Operand(sql: "(-\(try typed(value, as: .number)))", kind: .number)
@@ -402,6 +411,17 @@ private struct Translation {
             }
         case .function(let function, let arguments):
             return try call(function, arguments)
+        }
+    }
+
+    /// `true` for arithmetic (`add sub mul div mod`, unary `-`) of number literals alone.
+    static func isNumberConstant(_ expression: FilterExpression) -> Bool {
+        switch expression {
+        case .literal(.integer), .literal(.double): return true
+        case .unary(.negate, let inner): return isNumberConstant(inner)
+        case .binary(let op, let left, let right):
+            return [.add, .sub, .mul, .div, .mod].contains(op) && isNumberConstant(left) && isNumberConstant(right)
+        default: return false
         }
     }
 
