@@ -58,39 +58,54 @@ enum RecordQuerySQL {
             query.includeCount
             ? builder.statement("SELECT COUNT(*) FROM \(source) WHERE \(whereClause)")
             : nil
-        var orderTerms: [String] = []
+        var order: [(expression: String, direction: String)] = []
         var ordersById = false
         for key in query.orderBy {
             let direction = key.descending ? "DESC" : "ASC"
             if SystemProperty.isSystemProperty(key.property),
                 let column = RecordColumns.column(forSystemProperty: key.property)
             {
-                orderTerms.append("\(column) \(direction)")
+                order.append((column, direction))
                 if column == RecordColumns.id {
                     ordersById = true
                     break
                 }
             } else if let column = query.schema?.column(named: key.property) {
-                orderTerms.append(DeclaredColumnSQL.ordering(column, descending: key.descending, dialect: dialect))
+                order.append(DeclaredColumnSQL.orderingParts(column, descending: key.descending, dialect: dialect))
             } else {
                 let expression = FilterSQLTranslator.orderingExpression(
                     forProperty: key.property, properties: properties, into: &builder)
                 // PostgreSQL puts NULL last in ascending order; SQLite first. Make both put missing values first.
                 let nulls = dialect == .postgres ? (key.descending ? " NULLS LAST" : " NULLS FIRST") : ""
-                orderTerms.append("\(expression) \(direction)\(nulls)")
+                order.append((expression, direction + nulls))
             }
         }
         if !ordersById {
-            orderTerms.append("\(RecordColumns.id) \(appendsIDDescending(query.orderBy) ? "DESC" : "ASC")")
+            order.append((RecordColumns.id, appendsIDDescending(query.orderBy) ? "DESC" : "ASC"))
         }
         let limit = builder.bind(.integer(Int64(query.top) + 1))
         let offset = builder.bind(.integer(Int64(query.skip)))
-        let page = builder.statement(
-            """
-            SELECT \(selectColumns(dialect)) FROM \(source) WHERE \(whereClause) ORDER BY \
-            \(orderTerms.joined(separator: ", ")) LIMIT \(limit) OFFSET \(offset)
-            """
-        )
+        let orderTerms = order.map { "\($0.expression) \($0.direction)" }.joined(separator: ", ")
+        let page: SQLStatement
+        if dialect == .postgres, !ReadWeight.isIndexedOrder(query.orderBy, schema: query.schema) {
+            // A sort reads every row the filter lets through: it sorts them by their keys, bodies unconverted (large
+            // ones stay toasted), and only the page's bodies become text.
+            let keys = order.indices.map { ", \(order[$0].expression) AS order_\($0)" }.joined()
+            let outerOrder = order.indices.map { "order_\($0) \(order[$0].direction)" }.joined(separator: ", ")
+            page = builder.statement(
+                """
+                SELECT \(selectColumns(dialect)) FROM (SELECT \(recordColumns)\(keys) FROM \(source) WHERE \
+                \(whereClause) ORDER BY \(orderTerms) LIMIT \(limit) OFFSET \(offset)) AS page ORDER BY \(outerOrder)
+                """
+            )
+        } else {
+            page = builder.statement(
+                """
+                SELECT \(selectColumns(dialect)) FROM \(source) WHERE \(whereClause) ORDER BY \(orderTerms) LIMIT \
+                \(limit) OFFSET \(offset)
+                """
+            )
+        }
         return (page, countStatement)
     }
 
