@@ -7,8 +7,8 @@ import TestSupport
 
 /// What a `$filter` that names many properties costs in memory beside one large record: each property is read from a
 /// body once per row (``ExtractedProperties``), not once per reference, so the peak stays near the record's size
-/// however often the filter names its properties. Measured on the `tablesync-server` process (SQLite runs in it) and
-/// on the PostgreSQL backends that serve it.
+/// however often the filter names the record's small properties. Measured on the `tablesync-server` process (SQLite
+/// runs in it) and on the PostgreSQL backends that serve it.
 @Suite("Filter memory", .serialized)
 struct FilterMemoryTests {
     /// Far above what a read of a 15 MB record needs, far below the gigabytes of a copy per reference.

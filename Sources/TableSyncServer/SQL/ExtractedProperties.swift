@@ -9,6 +9,11 @@ import SyncProtocol
 /// in one call (SQLite: one `json_extract` with all their paths, an array; PostgreSQL: one `jsonb_each`, an object of
 /// those keys), the second splits that value into one column per property, and the conditions and the order read
 /// those columns. `OFFSET 0` keeps either database from merging the steps back into one.
+///
+/// A large value that the query names is still copied more than once: on SQLite each column of the second step
+/// copies the first step's value, which holds it, and each reference to a column copies that column's value (the
+/// limit of ``ListQuery/maximumFilterProperties`` bounds the first); on PostgreSQL each reference converting the
+/// value to text copies it.
 struct ExtractedProperties: Sendable, Hashable {
     /// The properties, each once, in the order they were first named.
     let names: [String]
