@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The long reliability runs: the crash sweep (≥ 200 SIGKILL trials), random network faults, and the rest of the
-# Reliability suites at their long sizes. TABLESYNC_SEED=N repeats a run; the figures are printed per suite, and the
-# attack mix's (run first, alone, against a release build of the server as it is deployed) are kept in
-# bench-results/attack.json for docs/bench.md (scripts/bench-docs.sh).
+# Reliability suites at their long sizes, with the latency judgements that run only here (writes beside large
+# records). TABLESYNC_SEED=N repeats a run; the figures are printed per suite, and the attack mix's (run first, alone,
+# against a release build of the server as it is deployed) are kept in bench-results/attack.json for docs/bench.md
+# (scripts/bench-docs.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 eval "$(scripts/postgres-for-tests.sh)"

@@ -118,6 +118,32 @@ struct AuthenticationTests {
         }
     }
 
+    @Test(
+        """
+        a request with both Bearer and X-ZUMO-AUTH is checked on both: garbage in either, or two identities, is a 401
+        """
+    )
+    func bothHeadersAreChecked() async throws {
+        let table = uniqueTableName()
+        let tokens = [
+            StaticToken(secret: "ann-secret-0123456789", name: "ann"),
+            StaticToken(secret: "bob-secret-0123456789", name: "bob")
+        ]
+        try await withServer(.sqlite, tables: [TableOptions(name: table)], tokens: tokens) { client in
+            let (ann, bob) = ("ann-secret-0123456789", "bob-secret-0123456789")
+            let cases: [(bearer: String, zumo: String, status: HTTPResponse.Status)] = [
+                (ann, ann, .ok), (ann, "garbage", .unauthorized), ("garbage", ann, .unauthorized),
+                (ann, bob, .unauthorized)
+            ]
+            for (bearer, zumo, status) in cases {
+                var headers = Self.bearer(bearer)
+                headers[HTTPField.Name(ProtocolHeader.zumoAuth)!] = zumo
+                let reply = try await client.send(.get, "/tables/\(table)", headers: headers)
+                #expect(reply.status == status, "Bearer \(bearer), X-ZUMO-AUTH \(zumo)")
+            }
+        }
+    }
+
     @Test("access per table and operation: anonymous, authenticated, a role, disabled; in single requests and batches")
     func accessRules() async throws {
         let issuer = try TestTokenIssuer()

@@ -22,11 +22,31 @@ struct BulkReadTests {
             ("$top=50&$filter=not startswith(text, 'a')", true),
             ("$top=50&$filter=n in (1, length(text))", true),
             ("$top=10&$filter=year(createdAt) eq 2024", true),
-            ("$top=10&$filter=n add 1 gt 2", false)
+            ("$top=10&$filter=n add 1 gt 2", false),
+            ("$top=10&$orderby=text", true),
+            ("$top=10&$orderby=deleted", true),
+            ("$top=10&$orderby=createdAt,updatedAt", true),
+            ("$top=10&$orderby=updatedAt desc,id asc", true),
+            ("$top=10&$orderby=createdAt desc", false),
+            ("$top=10&$orderby=updatedAt desc,id desc", false),
+            ("$top=10&$orderby=updatedAt,id", false),
+            ("$top=10&$orderby=id desc,text", false)
         ])
     func readWeight(query: String, bulk: Bool) throws {
         // v2 serves $top whole; v3 caps it at the page size, which makes a page bulk only when the table's is large.
         let parsed = try ListQuery.parse(QueryString(query), version: .v2, table: TableOptions(name: "todo"))
+        #expect(ReadWeight.isBulk(parsed) == bulk)
+    }
+
+    @Test(
+        "a declared column's order is served by its index when id follows in its direction (ascending if not named)",
+        arguments: [
+            ("rank", false), ("rank desc,id desc", false), ("rank desc", true), ("rank,id desc", true),
+            ("rank,text", true)
+        ])
+    func declaredOrder(orderBy: String, bulk: Bool) throws {
+        let table = try TableOptions(name: "todo", schema: TableSchema(parsing: "rank:number;text:string"))
+        let parsed = try ListQuery.parse(QueryString("$top=10&$orderby=\(orderBy)"), version: .v2, table: table)
         #expect(ReadWeight.isBulk(parsed) == bulk)
     }
 

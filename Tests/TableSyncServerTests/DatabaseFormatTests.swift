@@ -48,7 +48,76 @@ import TestSupport
             let ids = try page.json["items"]?.arrayValue?.compactMap { $0["id"]?.stringValue }
             #expect(ids?.sorted() == ["a", "b"], "its records are served")
             #expect(try Self.sqliteFormat(path) == DatabaseFormat.current)
+            let (table, indexes) = try Self.recordsLayout(path)
+            #expect(!table.uppercased().contains("WITHOUT ROWID"), "the records table is an ordinary one: \(table)")
+            #expect(
+                Set(indexes).isSuperset(of: [
+                    SQLitePlannerStatistics.primaryKeyIndex, RecordColumns.updatedIndex, RecordColumns.createdIndex
+                ]), "\(indexes)")
         }
+    }
+
+    /// The `CREATE TABLE` of the records table in the SQLite database at `path`, and the names of its indexes.
+    static func recordsLayout(_ path: String) throws -> (table: String, indexes: [String]) {
+        try DatabaseQueue(path: path).read { db in
+            let table = try String.fetchOne(
+                db, sql: "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?",
+                arguments: [RecordColumns.recordsTable])
+            let indexes = try String.fetchAll(
+                db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? ORDER BY name",
+                arguments: [RecordColumns.recordsTable])
+            return (table ?? "", indexes)
+        }
+    }
+
+    @Test(
+        """
+        a records table made WITHOUT ROWID is rebuilt at start as an ordinary one with the same rows, indexes and \
+        declared columns
+        """)
+    func clusteredRecordsTableIsRebuilt() async throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("clustered.sqlite")
+        let schema = try TableSchema(parsing: "rank:number")
+        let options = [TableOptions(name: "todo"), TableOptions(name: "ranked", schema: schema)]
+        // A database as the previous layout left it: the table clustered on its key, with rows, a soft-deleted one,
+        // and a declared column's index.
+        let repository = try SQLiteRecordRepository(path: path)
+        try await repository.prepare(tables: options)
+        let writes = (0..<50).map { index in
+            RecordWriteRequest(table: index % 2 == 0 ? "todo" : "ranked", id: "r\(index)") { _ in
+                .insert(["rank": .integer(Int64(index)), "text": .string(String(repeating: "x", count: index * 100))])
+            }
+        }
+        _ = try await repository.write(writes)
+        _ = try await repository.write([RecordWriteRequest(table: "todo", id: "r0") { _ in .softDelete }])
+        let ordinary = try Self.recordsLayout(path)
+        try await DatabaseQueue(path: path).write { db in
+            let table = RecordColumns.recordsTable
+            let indexes = try String.fetchAll(
+                db, sql: "SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL",
+                arguments: [table])
+            try db.execute(sql: RecordColumns.createRecordsTable(.sqlite, named: "clustered") + " WITHOUT ROWID")
+            try db.execute(sql: "INSERT INTO clustered SELECT * FROM \(table)")
+            try db.execute(sql: "DROP TABLE \(table)")
+            try db.execute(sql: "ALTER TABLE clustered RENAME TO \(table)")
+            for index in indexes { try db.execute(sql: index) }
+        }
+        let clustered = try Self.recordsLayout(path)
+        #expect(clustered.table.uppercased().contains("WITHOUT ROWID"))
+        let dump = "SELECT table_name, id, created_at, updated_at, deleted, body FROM tablesync_records ORDER BY 1, 2"
+        let before = try DatabaseQueue(path: path).read { db in try Row.fetchAll(db, sql: dump) }
+
+        try await SQLiteRecordRepository(path: path).prepare(tables: options)
+        let after = try DatabaseQueue(path: path).read { db in try Row.fetchAll(db, sql: dump) }
+        #expect(after == before)
+        #expect(after.count == 50)
+        let rebuilt = try Self.recordsLayout(path)
+        #expect(!rebuilt.table.uppercased().contains("WITHOUT ROWID"), "\(rebuilt.table)")
+        #expect(rebuilt.indexes == ordinary.indexes && rebuilt.indexes.count == 4, "\(rebuilt.indexes)")
+        // The start after is a start like any other.
+        try await SQLiteRecordRepository(path: path).prepare(tables: options)
+        #expect(try Self.recordsLayout(path) == rebuilt)
     }
 
     @Test("a SQLite database of a newer format is refused at start with both formats named, its tables unchanged")

@@ -15,6 +15,43 @@ struct DeclaredColumnsProtocolTests {
 
     @Test(
         """
+        a declared string holds up to 1,600 bytes on both databases, however little it compresses and however long \
+        the id; a longer one is a 400 naming the column
+        """,
+        arguments: Backend.available)
+    func longStrings(backend: Backend) async throws {
+        let table = uniqueTableName()
+        try await withServer(backend, tables: [try Self.declared(table)]) { client in
+            // Random CJK characters (3 bytes each) barely compress; the id is 255 four-byte characters.
+            var generator = SystemRandomNumberGenerator()
+            func incompressible(bytes: Int) -> String {
+                var text = ""
+                while text.utf8.count + 3 <= bytes {
+                    text.unicodeScalars.append(
+                        Unicode.Scalar(UInt32.random(in: 0x4E00...0x9FFF, using: &generator)) ?? "a")
+                }
+                return text + String(repeating: "a", count: bytes - text.utf8.count)
+            }
+            let longID = String(
+                (0..<RecordID.maximumLength).map { _ in
+                    Character(Unicode.Scalar(UInt32.random(in: 0x1F300...0x1F5FF, using: &generator)) ?? "a")
+                })
+            let most = try await client.send(
+                .post, "/tables/\(table)",
+                json: ["id": .string(longID), "text": .string(incompressible(bytes: TableSchema.maximumStringBytes))])
+            #expect(most.status == .created, "\(most.errorMessage ?? "")")
+            for bytes in [TableSchema.maximumStringBytes + 1, 8_000] {
+                let reply = try await client.send(
+                    .post, "/tables/\(table)", json: ["id": "long", "text": .string(incompressible(bytes: bytes))])
+                #expect(reply.status == .badRequest, "\(bytes) bytes: \(reply.errorMessage ?? "")")
+                #expect(
+                    reply.errorMessage?.contains("'text' holds \(bytes) bytes") == true, "\(reply.errorMessage ?? "")")
+            }
+        }
+    }
+
+    @Test(
+        """
         POST, PATCH, PUT and batch operations refuse undeclared properties and \
         wrong types with 400 naming the property
         """,

@@ -54,6 +54,12 @@ struct FilterAgreementTests {
             ("n add 1 eq 5", ["r1"]), ("n sub 1 eq 3", ["r1"]), ("n mul 2 gt 10", ["r2", "r6"]),
             ("n div 2 eq 2", ["r1"]),
             ("n mod 2 eq 1", ["r2"]), ("price mul 2 eq 5", ["r1"]), ("-n eq 3", ["r3"]),
+            // arithmetic of literals alone, past 64 bits: doubles, as the evaluator computes them, on both databases
+            ("9223372036854775807 add 1 eq 9223372036854775808.0 and n eq 4", ["r1"]),
+            ("-9223372036854775807 sub 2 eq -9223372036854775809.0 and n eq 4", ["r1"]),
+            ("4611686018427387904 mul 2 eq 9223372036854775808.0 and n eq 4", ["r1"]),
+            ("-(-9223372036854775807 sub 1) gt 0 and n eq 4", ["r1"]), ("1 div 0 eq null and n eq 4", ["r1"]),
+            ("n lt 7 div 2", ["r3", "r4"]), ("n eq 2 add 2", ["r1"]),
             // string functions
             ("startswith(text, 'Buy')", ["r1"]), ("endswith(text, 'milk')", ["r1"]),
             ("substringof('read', text)", ["r2"]),

@@ -130,4 +130,31 @@ struct HostileRequestTests {
             #expect(huge.errorMessage?.contains("$orderby") == true, "\(huge.errorMessage ?? "")")
         }
     }
+
+    @Test(
+        "$filter names at most 32 distinct properties, each as often as it likes; a 33rd is refused with 400",
+        arguments: Backend.available)
+    func filterPropertyLimit(backend: Backend) async throws {
+        let table = uniqueTableName()
+        try await withServer(backend, tables: [TableOptions(name: table)], setup: .live) { client in
+            _ = try await client.send(.post, "/tables/\(table)", json: ["id": "a", "p31": 1])
+            func query(_ halves: [Range<Int>], times: Int = 1) -> String {
+                let text = halves.map { names in
+                    "(" + (0..<times).flatMap { _ in names.map { "p\($0) eq 1" } }.joined(separator: " or ") + ")"
+                }.joined(separator: " or ")
+                return "/tables/\(table)?$filter="
+                    + (text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? text)
+            }
+            let most = try await client.send(.get, query([0..<16, 16..<32]))
+            #expect(most.status == .ok, "\(most.errorMessage ?? "")")
+            #expect(try most.json["items"]?.arrayValue?.count == 1)
+            let repeated = try await client.send(.get, query([0..<2], times: 10))
+            #expect(repeated.status == .ok, "\(repeated.errorMessage ?? "")")
+            let over = try await client.send(.get, query([0..<16, 16..<33]))
+            #expect(over.status == .badRequest)
+            #expect(
+                over.errorMessage?.hasPrefix("$filter names 33 properties; give at most 32") == true,
+                "\(over.errorMessage ?? "")")
+        }
+    }
 }

@@ -53,4 +53,67 @@ struct PullPagePlanTests {
             }
         }
     }
+
+    @Test(
+        "a page in updatedAt or createdAt order, either direction, with or without id, reads an index with no sort",
+        arguments: Backend.available)
+    func dateOrdersUseAnIndex(backend: Backend) async throws {
+        let table = uniqueTableName("ordered")
+        try await withDatabase(backend) { repository, sql, database in
+            let options = TableSyncServer.TableOptions(name: table)
+            try await repository.prepare(tables: [options])
+            let writes = (0..<2000).map { index in
+                RecordWriteRequest(table: table, id: String(format: "r%05d", index)) { _ in
+                    .insert(["n": .integer(Int64(index))])
+                }
+            }
+            _ = try await repository.write(writes)
+            if case .postgres(let location) = database { try await analyzeRecords(location) }
+            for order in [
+                "createdAt", "createdAt desc", "createdAt desc,id desc", "updatedAt desc", "updatedAt,id", "id desc"
+            ] {
+                let query = try ListQuery.parse(
+                    QueryString("$top=20&$orderby=\(order)"), version: .v3, table: options)
+                #expect(!ReadWeight.isBulk(query), "\(order) is no bulk read")
+                let statement = try RecordQuerySQL.list(
+                    table: table, query: query, dialect: backend == .sqlite ? .sqlite : .postgres
+                ).page
+                let explain = backend == .sqlite ? "EXPLAIN QUERY PLAN " : "EXPLAIN "
+                let plan = try await sql(SQLStatement(sql: explain + statement.sql, bindings: statement.bindings))
+                    .joined(separator: "\n")
+                #expect(
+                    !plan.contains("TEMP B-TREE") && !plan.contains("Sort"), "\(order): an index gives it: \(plan)")
+            }
+        }
+    }
+
+    @Test(
+        "PostgreSQL: a page in an order no index gives sorts rows by their keys and converts only the page's bodies",
+        arguments: Backend.postgresIfAvailable)
+    func sortedPagesConvertOnlyTheirBodies(backend: Backend) async throws {
+        let table = uniqueTableName("sorted")
+        try await withDatabase(backend) { repository, sql, database in
+            let options = TableSyncServer.TableOptions(name: table)
+            try await repository.prepare(tables: [options])
+            let writes = (0..<200).map { index in
+                RecordWriteRequest(table: table, id: String(format: "r%05d", index)) { _ in
+                    .insert(["n": .integer(Int64(index % 7)), "text": .string("record \(index)")])
+                }
+            }
+            _ = try await repository.write(writes)
+            for order in ["text", "n desc,text", "deleted,updatedAt desc"] {
+                let query = try ListQuery.parse(
+                    QueryString("$top=20&$orderby=\(order)"), version: .v3, table: options)
+                let statement = try RecordQuerySQL.list(table: table, query: query, dialect: .postgres).page
+                let plan = try await sql(
+                    SQLStatement(sql: "EXPLAIN (VERBOSE) " + statement.sql, bindings: statement.bindings))
+                // Below the Limit, the sort and the scan: no body as text.
+                let belowLimit = plan.drop { !$0.contains("Limit") }.dropFirst()
+                #expect(!belowLimit.isEmpty, "\(order): \(plan.joined(separator: "\n"))")
+                #expect(
+                    !belowLimit.contains { $0.contains("body)::text") },
+                    "\(order): bodies converted before the limit: \(plan.joined(separator: "\n"))")
+            }
+        }
+    }
 }

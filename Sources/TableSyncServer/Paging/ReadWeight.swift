@@ -6,10 +6,32 @@ enum ReadWeight {
     /// The largest page that is not bulk: the protocol's default page in v3 (v2's is 50).
     static let smallPage = 100
 
-    /// `true` for a page of more than ``smallPage`` records, or one whose `$filter` calls a function: the database
-    /// evaluates it on every row it reads, and no index serves it.
+    /// `true` for a page of more than ``smallPage`` records, one whose `$filter` calls a function (the database
+    /// evaluates it on every row it reads, and no index serves it), or one in an order no index gives
+    /// (``isIndexedOrder(_:schema:)``): the database reads and sorts every row the filter lets through to find the
+    /// first few.
     static func isBulk(_ query: ListQuery) -> Bool {
         query.top > smallPage || (query.filter.map(callsFunction) ?? false)
+            || !isIndexedOrder(query.orderBy, schema: query.schema)
+    }
+
+    /// `true` when an index of the records table gives rows in `orderBy`'s order, read forwards or backwards, with
+    /// the `id` that ends it (``RecordQuerySQL/appendsIDDescending(_:)``): no order (or `id` first) is the primary
+    /// key's, `updatedAt` and `createdAt` have indexes of their own, a declared column has its index; each followed
+    /// by `id` in its own direction.
+    static func isIndexedOrder(_ orderBy: [OrderByKey], schema: TableSchema?) -> Bool {
+        guard let first = orderBy.first else { return true }
+        let column = RecordColumns.column(forSystemProperty: first.property)
+        if column == RecordColumns.id { return true }
+        guard
+            column == RecordColumns.updatedAt || column == RecordColumns.createdAt
+                || (column == nil && schema?.column(named: first.property) != nil)
+        else { return false }
+        let next =
+            orderBy.dropFirst().first
+            ?? OrderByKey(property: SystemProperty.id, descending: RecordQuerySQL.appendsIDDescending([first]))
+        return RecordColumns.column(forSystemProperty: next.property) == RecordColumns.id
+            && next.descending == first.descending
     }
 
     private static func callsFunction(_ expression: FilterExpression) -> Bool {

@@ -33,6 +33,11 @@ public struct ListQuery: Sendable, Hashable {
     /// multiply a sort's memory by the size of the records; clients order by one or two (`updatedAt,id`).
     public static let maximumOrderByKeys = 8
 
+    /// The most distinct properties a `$filter` may name. A statement reads each named property of every row it
+    /// scans and holds its value until the row is done (``ExtractedProperties``), so the names multiply a read's
+    /// memory by the size of the records.
+    public static let maximumFilterProperties = 32
+
     /// Parses the query string of a list request for `version`, with `table`'s paging limits; a `$filter` over
     /// `filterLimits` is refused before it reaches the database (``FilterCost``).
     static func parse(
@@ -47,6 +52,15 @@ public struct ListQuery: Sendable, Hashable {
         if let text = try query.value(named: QueryOption.filter), !text.trimmingCharacters(in: " ").isEmpty {
             let filter = try FilterText.parse(text)
             try FilterCost.check(filter, textLength: text.unicodeScalars.count, limits: filterLimits)
+            let names = Set(filter.propertyNames)
+            guard names.count <= maximumFilterProperties else {
+                throw ProtocolError.badRequest(
+                    """
+                    $filter names \(names.count) properties; give at most \(maximumFilterProperties) (split the \
+                    query, or use in (…) for one property's values)
+                    """
+                )
+            }
             result.filter = filter
         }
         if let text = try query.value(named: QueryOption.orderBy), !text.trimmingCharacters(in: " ").isEmpty {

@@ -18,51 +18,113 @@ enum RecordQuerySQL {
     }
 
     /// The page query (asking for one row more than `$top`, to know whether more follow) and, when asked
-    /// for, the count query.
+    /// for, the count query. A query that names body properties reads them from each body once
+    /// (``ExtractedProperties``): the conditions that name none select the rows, as their indexes serve them, and
+    /// the others are applied to the extracted columns.
     static func list(
         table: String, query: ListQuery, dialect: SQLDialect
     ) throws(FilterTranslationError) -> (page: SQLStatement, count: SQLStatement?) {
         var builder = SQLBuilder(dialect: dialect)
-        let whereClause = try condition(table: table, query: query, builder: &builder)
+        let properties = ExtractedProperties(query: query)
+        let source: String
+        let whereClause: String
+        if let properties {
+            let (rowConditions, propertyConditions) = (query.filter?.conjuncts ?? []).partitioned {
+                !$0.propertyNames.contains { !SystemProperty.isSystemProperty($0) }
+            }
+            let rows = try condition(table: table, query: query, filters: rowConditions, builder: &builder)
+            var conditions: [String] = []
+            for filter in propertyConditions {
+                conditions.append(
+                    try FilterSQLTranslator.translate(
+                        filter, schema: nil, properties: properties, into: &builder))
+            }
+            // OFFSET 0 keeps each step a step of its own (``ExtractedProperties``).
+            let noLimit = dialect == .sqlite ? "LIMIT -1 " : ""
+            source =
+                """
+                (SELECT \(recordColumns), \(properties.columns(into: &builder)) FROM (SELECT \(recordColumns), \
+                \(properties.extraction(into: &builder)) AS \(ExtractedProperties.extracted) FROM \
+                \(RecordColumns.recordsTable) WHERE \(rows) \(noLimit)OFFSET 0) AS records \(noLimit)OFFSET 0) \
+                AS properties
+                """
+            whereClause = conditions.isEmpty ? "TRUE" : conditions.joined(separator: " AND ")
+        } else {
+            source = RecordColumns.recordsTable
+            whereClause = try condition(
+                table: table, query: query, filters: query.filter.map { [$0] } ?? [], builder: &builder)
+        }
         let countStatement =
             query.includeCount
-            ? builder.statement("SELECT COUNT(*) FROM \(RecordColumns.recordsTable) WHERE \(whereClause)")
+            ? builder.statement("SELECT COUNT(*) FROM \(source) WHERE \(whereClause)")
             : nil
-        var orderTerms: [String] = []
+        var order: [(expression: String, direction: String)] = []
         var ordersById = false
         for key in query.orderBy {
             let direction = key.descending ? "DESC" : "ASC"
             if SystemProperty.isSystemProperty(key.property),
                 let column = RecordColumns.column(forSystemProperty: key.property)
             {
-                orderTerms.append("\(column) \(direction)")
+                order.append((column, direction))
                 if column == RecordColumns.id {
                     ordersById = true
                     break
                 }
             } else if let column = query.schema?.column(named: key.property) {
-                orderTerms.append(DeclaredColumnSQL.ordering(column, descending: key.descending, dialect: dialect))
+                order.append(DeclaredColumnSQL.orderingParts(column, descending: key.descending, dialect: dialect))
             } else {
-                let expression = FilterSQLTranslator.orderingExpression(forProperty: key.property, into: &builder)
+                let expression = FilterSQLTranslator.orderingExpression(
+                    forProperty: key.property, properties: properties, into: &builder)
                 // PostgreSQL puts NULL last in ascending order; SQLite first. Make both put missing values first.
                 let nulls = dialect == .postgres ? (key.descending ? " NULLS LAST" : " NULLS FIRST") : ""
-                orderTerms.append("\(expression) \(direction)\(nulls)")
+                order.append((expression, direction + nulls))
             }
         }
-        if !ordersById { orderTerms.append("\(RecordColumns.id) ASC") }
+        if !ordersById {
+            order.append((RecordColumns.id, appendsIDDescending(query.orderBy) ? "DESC" : "ASC"))
+        }
         let limit = builder.bind(.integer(Int64(query.top) + 1))
         let offset = builder.bind(.integer(Int64(query.skip)))
-        let page = builder.statement(
-            """
-            SELECT \(selectColumns(dialect)) FROM \(RecordColumns.recordsTable) WHERE \(whereClause) ORDER BY \
-            \(orderTerms.joined(separator: ", ")) LIMIT \(limit) OFFSET \(offset)
-            """
-        )
+        let orderTerms = order.map { "\($0.expression) \($0.direction)" }.joined(separator: ", ")
+        let page: SQLStatement
+        if dialect == .postgres, !ReadWeight.isIndexedOrder(query.orderBy, schema: query.schema) {
+            // A sort reads every row the filter lets through: it sorts them by their keys, bodies unconverted (large
+            // ones stay toasted), and only the page's bodies become text.
+            let keys = order.indices.map { ", \(order[$0].expression) AS order_\($0)" }.joined()
+            let outerOrder = order.indices.map { "order_\($0) \(order[$0].direction)" }.joined(separator: ", ")
+            page = builder.statement(
+                """
+                SELECT \(selectColumns(dialect)) FROM (SELECT \(recordColumns)\(keys) FROM \(source) WHERE \
+                \(whereClause) ORDER BY \(orderTerms) LIMIT \(limit) OFFSET \(offset)) AS page ORDER BY \(outerOrder)
+                """
+            )
+        } else {
+            page = builder.statement(
+                """
+                SELECT \(selectColumns(dialect)) FROM \(source) WHERE \(whereClause) ORDER BY \(orderTerms) LIMIT \
+                \(limit) OFFSET \(offset)
+                """
+            )
+        }
         return (page, countStatement)
     }
 
+    /// Whether the `id` that ends the order of `orderBy` (unless it names `id`) runs descending: after a descending
+    /// `updatedAt` or `createdAt`, so that their index read backwards gives the order. No two records of a table share
+    /// those stamps (``UpdatedAtClock``), so the direction of `id` after them changes no page; after other keys it
+    /// orders ties, ascending.
+    static func appendsIDDescending(_ orderBy: [OrderByKey]) -> Bool {
+        guard let last = orderBy.last, last.descending else { return false }
+        let column = RecordColumns.column(forSystemProperty: last.property)
+        return column == RecordColumns.updatedAt || column == RecordColumns.createdAt
+    }
+
+    /// The columns of a stored record, as they are named in the records table.
+    private static let recordColumns = columns + RecordColumns.body
+
+    /// The rows of `table` that `query` may return, by its table, its deleted flag and `filters`, each a condition.
     static func condition(
-        table: String, query: ListQuery, builder: inout SQLBuilder
+        table: String, query: ListQuery, filters: [FilterExpression], builder: inout SQLBuilder
     ) throws(FilterTranslationError) -> String {
         // A table with declared columns names itself as its partial indexes do, so that the database can use them.
         var conditions = [
@@ -70,9 +132,24 @@ enum RecordQuerySQL {
                 ? "\(RecordColumns.tableName) = \(builder.bind(.text(table)))" : DeclaredColumnSQL.tableCondition(table)
         ]
         if !query.includeDeleted { conditions.append("\(RecordColumns.deleted) = FALSE") }
-        if let filter = query.filter {
+        for filter in filters {
             conditions.append(try FilterSQLTranslator.translate(filter, schema: query.schema, into: &builder))
         }
         return conditions.joined(separator: " AND ")
+    }
+}
+
+extension FilterExpression {
+    /// The expressions joined by `and` at the top of this one, left to right: itself when it is no `and`.
+    var conjuncts: [FilterExpression] {
+        guard case .binary(.and, let left, let right) = self else { return [self] }
+        return left.conjuncts + right.conjuncts
+    }
+}
+
+extension Array {
+    /// The elements for which `belongsFirst` holds, then the others, each in their order.
+    fileprivate func partitioned(by belongsFirst: (Element) -> Bool) -> ([Element], [Element]) {
+        (filter(belongsFirst), filter { !belongsFirst($0) })
     }
 }

@@ -57,6 +57,7 @@ public final class SQLiteRecordRepository: RecordRepository {
                 {
                     throw DatabaseFormat.refusal(found: found, database: path)
                 }
+                try Self.unclusterRecordsTable(db)
                 for statement in RecordColumns.schema(.sqlite) { try db.execute(sql: statement.sql) }
                 for statement in DatabaseFormat.recordCurrent { try db.execute(sql: statement) }
                 for table in tables {
@@ -84,6 +85,31 @@ public final class SQLiteRecordRepository: RecordRepository {
                 return .commit
             }
         }
+    }
+
+    /// Rebuilds a records table made `WITHOUT ROWID` (by 0.1.0 and until the start that first does this) as the
+    /// ordinary table ``RecordColumns/createRecordsTable(_:named:)`` makes, with the same rows and indexes, as SQLite
+    /// changes a table's layout: a new table, the rows copied, the old one dropped, the new one renamed, the indexes
+    /// made again. In the start's transaction, so a start that fails leaves the table as it was.
+    static func unclusterRecordsTable(_ db: Database) throws {
+        let table = RecordColumns.recordsTable
+        guard
+            let sql = try String.fetchOne(
+                db, sql: "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", arguments: [table]),
+            sql.uppercased().contains("WITHOUT ROWID")
+        else { return }
+        let indexes = try String.fetchAll(
+            db, sql: "SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL",
+            arguments: [table])
+        let rebuilt = "\(table)_rebuilt"
+        let columns = RecordQuerySQL.columns + RecordColumns.body
+        try db.execute(sql: "DROP TABLE IF EXISTS \(rebuilt)")
+        try db.execute(sql: RecordColumns.createRecordsTable(.sqlite, named: rebuilt))
+        let allColumns = "\(RecordColumns.tableName), \(columns)"
+        try db.execute(sql: "INSERT INTO \(rebuilt) (\(allColumns)) SELECT \(allColumns) FROM \(table)")
+        try db.execute(sql: "DROP TABLE \(table)")
+        try db.execute(sql: "ALTER TABLE \(rebuilt) RENAME TO \(table)")
+        for index in indexes { try db.execute(sql: index) }
     }
 
     /// Follows the ``SchemaTransition`` of `table`: checks its rows against a new declaration, then its indexes.

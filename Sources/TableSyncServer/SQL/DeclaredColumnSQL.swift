@@ -51,9 +51,17 @@ enum DeclaredColumnSQL {
     /// An `ORDER BY` term for `column`, in the order its index is built in when ascending (missing values first, as
     /// for schemaless properties); the repository appends `id`.
     static func ordering(_ column: DeclaredColumn, descending: Bool, dialect: SQLDialect) -> String {
+        let parts = orderingParts(column, descending: descending, dialect: dialect)
+        return "\(parts.expression) \(parts.direction)"
+    }
+
+    /// ``ordering(_:descending:dialect:)`` as the expression ordered by and its direction.
+    static func orderingParts(
+        _ column: DeclaredColumn, descending: Bool, dialect: SQLDialect
+    ) -> (expression: String, direction: String) {
         let collate = isCollated(column, dialect: dialect) ? " COLLATE \"C\"" : ""
         let nulls = dialect == .postgres ? (descending ? " NULLS LAST" : " NULLS FIRST") : ""
-        return "\(value(column, dialect: dialect))\(collate) \(descending ? "DESC" : "ASC")\(nulls)"
+        return ("\(value(column, dialect: dialect))\(collate)", "\(descending ? "DESC" : "ASC")\(nulls)")
     }
 
     /// `table_name = '<table>'`: the table condition of every query of a table with declared columns, spelled as the

@@ -43,7 +43,16 @@ public enum FilterSQLTranslator {
     public static func translate(
         _ expression: FilterExpression, schema: TableSchema? = nil, into builder: inout SQLBuilder
     ) throws(FilterTranslationError) -> String {
-        var translation = Translation(builder: builder, schema: schema)
+        try translate(expression, schema: schema, properties: nil, into: &builder)
+    }
+
+    /// The condition for `expression`, reading body properties from the columns of `properties` when given
+    /// (``ExtractedProperties``), from `body` otherwise.
+    static func translate(
+        _ expression: FilterExpression, schema: TableSchema?, properties: ExtractedProperties?,
+        into builder: inout SQLBuilder
+    ) throws(FilterTranslationError) -> String {
+        var translation = Translation(builder: builder, schema: schema, properties: properties)
         let condition = try translation.predicate(expression)
         builder = translation.builder
         return condition
@@ -58,8 +67,14 @@ public enum FilterSQLTranslator {
         return builder.statement(condition)
     }
 
-    /// The SQL of a JSON body property for ordering, binding its name into `builder`.
-    static func orderingExpression(forProperty name: String, into builder: inout SQLBuilder) -> String {
+    /// The SQL of a JSON body property for ordering, binding its name into `builder`; read from its column of
+    /// `properties` when it is one of them.
+    static func orderingExpression(
+        forProperty name: String, properties: ExtractedProperties? = nil, into builder: inout SQLBuilder
+    ) -> String {
+        if let index = properties?.index(of: name) {
+            return "(\(ExtractedProperties.valueColumn(index)))"
+        }
         switch builder.dialect {
         case .sqlite: return "json_extract(\(RecordColumns.body), \(builder.bind(.text(jsonPath(name)))))"
         case .postgres: return "(\(RecordColumns.body) -> \(builder.bind(.text(name))))"
@@ -118,7 +133,33 @@ private struct Operand {
 private struct Translation {
     var builder: SQLBuilder
     let schema: TableSchema?
+    let properties: ExtractedProperties?
     var dialect: SQLDialect { builder.dialect }
+
+    // MARK: Body properties
+
+    /// SQLite: the JSON type of body property `name` (`json_type`'s names; NULL or `null` when missing).
+    mutating func sqliteType(_ name: String) -> String {
+        if let index = properties?.index(of: name) { return ExtractedProperties.typeColumn(index) }
+        return "json_type(\(RecordColumns.body), \(builder.bind(.text(FilterSQLTranslator.jsonPath(name)))))"
+    }
+
+    /// SQLite: the value of body property `name` as `json_extract` gives it.
+    mutating func sqliteValue(_ name: String) -> String {
+        if let index = properties?.index(of: name) { return ExtractedProperties.valueColumn(index) }
+        return "json_extract(\(RecordColumns.body), \(builder.bind(.text(FilterSQLTranslator.jsonPath(name)))))"
+    }
+
+    /// PostgreSQL: body property `name` as `jsonb` (`body -> key`) and as text (`body ->> key`), binding its key
+    /// once.
+    mutating func postgresValue(_ name: String) -> (json: String, text: String) {
+        if let index = properties?.index(of: name) {
+            let column = ExtractedProperties.valueColumn(index)
+            return (column, "\(column) #>> '{}'")
+        }
+        let key = builder.bind(.text(name))
+        return ("\(RecordColumns.body) -> \(key)", "\(RecordColumns.body) ->> \(key)")
+    }
 
     // MARK: Conditions
 
@@ -347,6 +388,15 @@ private struct Translation {
             }
         case .property(let name):
             return try property(name)
+        case .unary(.negate, _) where Self.isNumberConstant(expression),
+            .binary(.add, _, _) where Self.isNumberConstant(expression),
+            .binary(.sub, _, _) where Self.isNumberConstant(expression),
+            .binary(.mul, _, _) where Self.isNumberConstant(expression),
+            .binary(.div, _, _) where Self.isNumberConstant(expression),
+            .binary(.mod, _, _) where Self.isNumberConstant(expression):
+            // Arithmetic of literals alone is the server's: each database overflows its own way (SQLite turns to
+            // doubles, PostgreSQL fails), and the evaluator's answer is the one both must give.
+            return try operand(.literal(FilterEvaluator.evaluate(expression, record: [:])))
         case .unary(.negate, let inner):
             let value = try operand(inner)
             return Operand(sql: "(-\(try typed(value, as: .number)))", kind: .number)
@@ -361,6 +411,17 @@ private struct Translation {
             }
         case .function(let function, let arguments):
             return try call(function, arguments)
+        }
+    }
+
+    /// `true` for arithmetic (`add sub mul div mod`, unary `-`) of number literals alone.
+    static func isNumberConstant(_ expression: FilterExpression) -> Bool {
+        switch expression {
+        case .literal(.integer), .literal(.double): return true
+        case .unary(.negate, let inner): return isNumberConstant(inner)
+        case .binary(let op, let left, let right):
+            return [.add, .sub, .mul, .div, .mod].contains(op) && isNumberConstant(left) && isNumberConstant(right)
+        default: return false
         }
     }
 
@@ -527,8 +588,7 @@ private struct Translation {
                     case .boolean: "'true', 'false'"
                     case .double: "'integer', 'real'"
                     }
-                let path = builder.bind(.text(FilterSQLTranslator.jsonPath(key)))
-                return "COALESCE(json_type(\(RecordColumns.body), \(path)) IN (\(jsonTypes)), FALSE)"
+                return "COALESCE(\(sqliteType(key)) IN (\(jsonTypes)), FALSE)"
             case .postgres:
                 let jsonType =
                     switch type {
@@ -536,11 +596,7 @@ private struct Translation {
                     case .boolean: "boolean"
                     case .double: "number"
                     }
-                return
-                    """
-                    COALESCE(jsonb_typeof(\(RecordColumns.body) -> \
-                    \(builder.bind(.text(key)))) = '\(jsonType)', FALSE)
-                    """
+                return "COALESCE(jsonb_typeof(\(postgresValue(key).json)) = '\(jsonType)', FALSE)"
             }
         default:
             throw FilterTranslationError("isof() tests a property, as in isof(text, Edm.String)")
@@ -593,46 +649,27 @@ private struct Translation {
         if value.kind == .json, let name = value.property {
             switch (kind, dialect) {
             case (.text, .sqlite):
-                let path = FilterSQLTranslator.jsonPath(name)
-                return
-                    """
-                    (CASE WHEN json_type(\(RecordColumns.body), \(builder.bind(.text(path)))) = 'text' THEN \
-                    json_extract(\(RecordColumns.body), \(builder.bind(.text(path)))) END)
-                    """
+                return "(CASE WHEN \(sqliteType(name)) = 'text' THEN \(sqliteValue(name)) END)"
             case (.number, .sqlite):
-                let path = FilterSQLTranslator.jsonPath(name)
-                return
-                    """
-                    (CASE WHEN json_type(\(RecordColumns.body), \(builder.bind(.text(path)))) IN ('integer', 'real') \
-                    THEN json_extract(\(RecordColumns.body), \(builder.bind(.text(path)))) END)
-                    """
+                return "(CASE WHEN \(sqliteType(name)) IN ('integer', 'real') THEN \(sqliteValue(name)) END)"
             case (.boolean, .sqlite):
-                let path = FilterSQLTranslator.jsonPath(name)
-                return
-                    """
-                    (CASE json_type(\(RecordColumns.body), \(builder.bind(.text(path)))) WHEN 'true' THEN TRUE WHEN \
-                    'false' THEN FALSE END)
-                    """
+                return "(CASE \(sqliteType(name)) WHEN 'true' THEN TRUE WHEN 'false' THEN FALSE END)"
             case (.text, .postgres):
-                let key = builder.bind(.text(name))
-                return
-                    """
-                    (CASE WHEN jsonb_typeof(\(RecordColumns.body) -> \(key)) = 'string' THEN \(RecordColumns.body) ->> \
-                    \(key) END)
-                    """
+                let property = postgresValue(name)
+                return "(CASE WHEN jsonb_typeof(\(property.json)) = 'string' THEN \(property.text) END)"
             case (.number, .postgres):
-                let key = builder.bind(.text(name))
+                let property = postgresValue(name)
                 return
                     """
-                    (CASE WHEN jsonb_typeof(\(RecordColumns.body) -> \(key)) = 'number' THEN \
-                    CAST(\(RecordColumns.body) ->> \(key) AS DOUBLE PRECISION) END)
+                    (CASE WHEN jsonb_typeof(\(property.json)) = 'number' THEN \
+                    CAST(\(property.text) AS DOUBLE PRECISION) END)
                     """
             case (.boolean, .postgres):
-                let key = builder.bind(.text(name))
+                let property = postgresValue(name)
                 return
                     """
-                    (CASE WHEN jsonb_typeof(\(RecordColumns.body) -> \(key)) = 'boolean' THEN \
-                    CAST(\(RecordColumns.body) ->> \(key) AS BOOLEAN) END)
+                    (CASE WHEN jsonb_typeof(\(property.json)) = 'boolean' THEN \
+                    CAST(\(property.text) AS BOOLEAN) END)
                     """
             default:
                 break
@@ -670,28 +707,25 @@ private struct Translation {
         guard value.kind == .json, let name = value.property else {
             return value.kind == .null ? "TRUE" : "(\(value.sql) IS NULL)"
         }
-        switch dialect {
-        case .sqlite:
-            let path = builder.bind(.text(FilterSQLTranslator.jsonPath(name)))
-            return "(COALESCE(json_type(\(RecordColumns.body), \(path)), 'null') IN ('null', 'object', 'array'))"
-        case .postgres:
-            let key = builder.bind(.text(name))
-            return "(COALESCE(jsonb_typeof(\(RecordColumns.body) -> \(key)), 'null') IN ('null', 'object', 'array'))"
-        }
+        let type =
+            switch dialect {
+            case .sqlite: sqliteType(name)
+            case .postgres: "jsonb_typeof(\(postgresValue(name).json))"
+            }
+        return "(COALESCE(\(type), 'null') IN ('null', 'object', 'array'))"
     }
 
     /// The value of an operand with SQL NULL for a missing property and for JSON `null`.
     mutating func rawValue(_ value: Operand) -> String {
         guard value.kind == .json, let name = value.property else { return value.sql }
         switch dialect {
-        case .sqlite:
-            return "json_extract(\(RecordColumns.body), \(builder.bind(.text(FilterSQLTranslator.jsonPath(name)))))"
-        case .postgres: return "(\(RecordColumns.body) ->> \(builder.bind(.text(name))))"
+        case .sqlite: return sqliteValue(name)
+        case .postgres: return "(\(postgresValue(name).text))"
         }
     }
 
     /// A body property as `jsonb`, for comparing two properties of unknown type in PostgreSQL.
     mutating func jsonbValue(_ value: Operand) -> String {
-        "(\(RecordColumns.body) -> \(builder.bind(.text(value.property ?? ""))))"
+        "(\(postgresValue(value.property ?? "").json))"
     }
 }

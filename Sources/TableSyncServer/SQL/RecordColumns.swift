@@ -28,6 +28,8 @@ enum RecordColumns {
     static let lastUpdatedAt = "last_updated_at"
     /// The keyset index of every table: `(table_name, updated_at, id)`.
     static let updatedIndex = "tablesync_records_updated"
+    /// The index of orders by `createdAt`: `(table_name, created_at, id)`.
+    static let createdIndex = "tablesync_records_created"
 
     /// One statement of the schema: it creates one object when missing. An index's statement names the index, so
     /// that a repository can look for it first (on PostgreSQL even `CREATE INDEX IF NOT EXISTS` locks the table
@@ -37,42 +39,22 @@ enum RecordColumns {
         let index: String?
     }
 
-    /// The schema in `dialect`, the one place it is written: the records table, its keyset index, the per-table
-    /// clock rows and the declarations of tables with columns (docs/server.md). Names are compared as bytes
+    /// The schema in `dialect`, the one place it is written: the records table, its keyset index and its index of
+    /// creation order, the per-table clock rows and the declarations of tables with columns (docs/server.md). Names
+    /// are compared as bytes
     /// (`COLLATE "C"` on PostgreSQL, SQLite's default), so both databases order ids alike.
     static func schema(_ dialect: SQLDialect) -> [SchemaStatement] {
-        let key: String
-        let integer: String
-        let flag: String
-        let json: String
-        let tableOptions: String
-        switch dialect {
-        case .sqlite:
-            (key, integer, flag, json, tableOptions) = (
-                "TEXT", "INTEGER", "INTEGER NOT NULL DEFAULT 0", "TEXT", " WITHOUT ROWID"
-            )
-        case .postgres:
-            (key, integer, flag, json, tableOptions) = (
-                "TEXT COLLATE \"C\"", "BIGINT", "BOOLEAN NOT NULL DEFAULT FALSE", "JSONB", ""
-            )
-        }
+        let (key, integer) = dialect == .sqlite ? ("TEXT", "INTEGER") : ("TEXT COLLATE \"C\"", "BIGINT")
         return [
-            SchemaStatement(
-                sql: """
-                    CREATE TABLE IF NOT EXISTS \(recordsTable) (
-                        \(tableName) \(key) NOT NULL,
-                        \(id) \(key) NOT NULL,
-                        \(createdAt) \(integer) NOT NULL,
-                        \(updatedAt) \(integer) NOT NULL,
-                        \(deleted) \(flag),
-                        \(body) \(json) NOT NULL,
-                        PRIMARY KEY (\(tableName), \(id))
-                    )\(tableOptions)
-                    """, index: nil),
+            SchemaStatement(sql: createRecordsTable(dialect, named: recordsTable), index: nil),
             SchemaStatement(
                 sql:
                     "CREATE INDEX IF NOT EXISTS \(updatedIndex) ON \(recordsTable) (\(tableName), \(updatedAt), \(id))",
                 index: updatedIndex),
+            SchemaStatement(
+                sql:
+                    "CREATE INDEX IF NOT EXISTS \(createdIndex) ON \(recordsTable) (\(tableName), \(createdAt), \(id))",
+                index: createdIndex),
             SchemaStatement(
                 sql: """
                     CREATE TABLE IF NOT EXISTS \(clockTable) (
@@ -88,6 +70,28 @@ enum RecordColumns {
                     )
                     """, index: nil)
         ]
+    }
+
+    /// Creates the records table under `name` unless it exists. On SQLite an ordinary table, its rows in the order
+    /// they came, with a unique index on its key: in a table clustered on its key (`WITHOUT ROWID`, as 0.1.0 made
+    /// it) a large body lies in the key's B-tree, and every insert beside it moved it about.
+    static func createRecordsTable(_ dialect: SQLDialect, named name: String) -> String {
+        let (key, integer, flag, json) =
+            switch dialect {
+            case .sqlite: ("TEXT", "INTEGER", "INTEGER NOT NULL DEFAULT 0", "TEXT")
+            case .postgres: ("TEXT COLLATE \"C\"", "BIGINT", "BOOLEAN NOT NULL DEFAULT FALSE", "JSONB")
+            }
+        return """
+            CREATE TABLE IF NOT EXISTS \(name) (
+                \(tableName) \(key) NOT NULL,
+                \(id) \(key) NOT NULL,
+                \(createdAt) \(integer) NOT NULL,
+                \(updatedAt) \(integer) NOT NULL,
+                \(deleted) \(flag),
+                \(body) \(json) NOT NULL,
+                PRIMARY KEY (\(tableName), \(id))
+            )
+            """
     }
 
     /// The column that holds a system property (matched without regard to case), or `nil` for `version`

@@ -100,10 +100,29 @@ public struct TableSchema: Sendable, Hashable {
         }
     }
 
+    /// The most UTF-8 bytes a value of a declared string column holds. The column's index holds the value beside the
+    /// record's id (up to 255 characters, 1,020 bytes), and a PostgreSQL B-tree entry holds at most a third of a page,
+    /// 2,704 bytes, however little the value compresses; SQLite has no such bound, and the same value must get the
+    /// same answer from both.
+    public static let maximumStringBytes = 1_600
+
     /// The stored form of `value` in `column`, or the reason it does not fit.
     static func stored(_ value: JSONValue, in column: DeclaredColumn) throws(SchemaViolation) -> JSONValue {
         switch (column.type, value) {
-        case (_, .null), (.string, .string), (.number, .integer), (.number, .double), (.boolean, .bool):
+        case (.string, .string(let text)):
+            let bytes = text.utf8.count
+            guard bytes <= maximumStringBytes else {
+                throw SchemaViolation(
+                    property: column.name,
+                    problem:
+                        """
+                        holds \(bytes) bytes (UTF-8); a declared string column holds at most \(maximumStringBytes), \
+                        as its index must hold the value
+                        """
+                )
+            }
+            return value
+        case (_, .null), (.number, .integer), (.number, .double), (.boolean, .bool):
             return value
         case (.date, .string(let text)):
             guard let timestamp = Timestamp(parsing: text) else {
