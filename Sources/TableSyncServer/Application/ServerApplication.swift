@@ -31,25 +31,34 @@ public func makeServerApplication(
     let metrics: ServerMetrics
     let storage: any RecordRepository
     let notifier = ChangeNotifier()
-    var postgresClient: PostgresClient?
-    var postgresLocation: PostgresLocation?
+    let availability: DatabaseAvailability
+    var postgres: (location: PostgresLocation, pools: PostgresPools)?
     switch configuration.database {
     case .sqlite(let path):
         metrics = ServerMetrics()
+        availability = DatabaseAvailability(
+            database: "\(configuration.database)", publicName: "the server's SQLite database", logger: logger,
+            gauge: metrics.databaseUp)
         storage = try SQLiteRecordRepository(
             path: path, statementTimeout: configuration.statementTimeout,
             bulkReadPriority: configuration.bulkReadPriority, metrics: metrics)
     case .postgres(let location):
-        let client = PostgresClient(
+        // The pool reports every failed connection attempt at info; the availability's lines say it once.
+        var poolLogger = logger
+        if poolLogger.logLevel == .info { poolLogger.logLevel = .notice }
+        let pools = PostgresPools(
             configuration: try location.clientConfiguration(
                 poolSize: configuration.postgresPoolSize,
                 statementTimeout: configuration.statementTimeout),
-            backgroundLogger: logger)
-        postgresClient = client
-        postgresLocation = location
+            logger: poolLogger)
+        postgres = (location, pools)
         metrics = ServerMetrics(databasePoolSize: configuration.postgresPoolSize)
+        availability = DatabaseAvailability(
+            database: "\(configuration.database)",
+            publicName: "the server's PostgreSQL database \"\(location.database)\"", logger: logger,
+            gauge: metrics.databaseUp)
         storage = try PostgresRecordRepository(
-            client: client, logger: logger, statementTimeout: configuration.statementTimeout, location: location,
+            pools: pools, logger: logger, statementTimeout: configuration.statementTimeout, location: location,
             poolSize: configuration.postgresPoolSize, metrics: metrics)
     }
 
@@ -69,6 +78,10 @@ public func makeServerApplication(
     router.get(RouterPath(TablePath.health)) { [health] request, _ in
         writer.json(.object(health), status: .ok, request: request)
     }
+    router.get(RouterPath(DatabaseAvailability.readinessPath)) { request, _ -> Response in
+        guard availability.isUp else { throw availability.refusal }
+        return writer.json(.object(["status": "ready"]), status: .ok, request: request)
+    }
     let authenticator = Authenticator(tokens: configuration.tokens, jwt: configuration.jwt, logger: logger)
     router.add(middleware: AuthenticationMiddleware(authenticator: authenticator))
     // Behind credentials when the server checks them, as the tables are: the counts tell of the server's clients.
@@ -78,6 +91,7 @@ public func makeServerApplication(
             status: .ok, headers: [.contentType: ServerMetrics.contentType],
             body: ResponseBody(byteBuffer: ByteBuffer(bytes: metrics.exposition())))
     }
+    router.add(middleware: DatabaseAvailabilityMiddleware(availability: availability))
     let tableRoutes = TableRoutes(configuration: configuration, repository: repository, metrics: metrics)
     tableRoutes.register(on: router)
     ChangeFeedRoute(
@@ -100,24 +114,27 @@ public func makeServerApplication(
         onServerRunning: onServerRunning,
         logger: logger)
     let tables = configuration.tables
-    if let postgresClient, let postgresLocation {
+    if let postgres {
         app.addServices(
-            postgresClient,
+            postgres.pools,
+            PostgresAvailabilityProbe(
+                location: postgres.location, availability: availability, pools: postgres.pools, logger: logger),
             PostgresChangeListener(
-                location: postgresLocation, tables: tables.map(\.name),
-                notifier: notifier, logger: logger))
+                location: postgres.location, tables: tables.map(\.name),
+                notifier: notifier, availability: availability, logger: logger))
     }
-    app.beforeServerStarts { [postgresLocation] in
-        if let postgresLocation {
-            let encrypted = try await postgresLocation.checkConnection(logger: logger)
+    app.beforeServerStarts { [postgres] in
+        if let location = postgres?.location {
+            let encrypted = try await location.checkConnection(logger: logger)
             logger.info(
                 "connected to PostgreSQL",
                 metadata: [
-                    "sslmode": "\(postgresLocation.effectiveTLSMode.rawValue)", "encrypted": "\(encrypted)"
+                    "sslmode": "\(location.effectiveTLSMode.rawValue)", "encrypted": "\(encrypted)"
                 ])
         }
         try await repository.prepare(tables: tables)
         await authenticator.prepare()
+        availability.arm()
         logger.info(
             "serving tables",
             metadata: [

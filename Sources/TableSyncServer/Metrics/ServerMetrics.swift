@@ -23,6 +23,7 @@ import Prometheus
 /// | `tablesync_bulk_reads_starved_total` | counter | |
 /// | `tablesync_change_feed_waiting` | gauge | |
 /// | `tablesync_change_feed_answers_total` | counter | `status` (200, 304) |
+/// | `tablesync_database_up` | gauge | |
 /// | `tablesync_database_connections_in_use`, `tablesync_database_connections_awaited`,
 /// `tablesync_database_connections_max` (PostgreSQL) | gauge | |
 public final class ServerMetrics: Sendable {
@@ -58,6 +59,8 @@ public final class ServerMetrics: Sendable {
     let bulkReadsStarved: CoreMetrics.Counter
     /// Change feed requests waiting for a change now.
     let changeFeedWaiting: CoreMetrics.Meter
+    /// 1 while the database can be reached, 0 while it cannot (``DatabaseAvailability``).
+    let databaseUp: CoreMetrics.Gauge
     /// PostgreSQL connections of the pool in use by requests now; `nil` on SQLite.
     let databaseConnectionsInUse: CoreMetrics.Meter?
     /// Requests waiting for a PostgreSQL connection of the pool now, all being in use; `nil` on SQLite.
@@ -77,6 +80,8 @@ public final class ServerMetrics: Sendable {
         bulkReadsRefused = CoreMetrics.Counter(label: "tablesync_bulk_reads_refused_total", factory: factory)
         bulkReadsStarved = CoreMetrics.Counter(label: "tablesync_bulk_reads_starved_total", factory: factory)
         changeFeedWaiting = CoreMetrics.Meter(label: "tablesync_change_feed_waiting", factory: factory)
+        databaseUp = CoreMetrics.Gauge(label: "tablesync_database_up", factory: factory)
+        databaseUp.record(1)
         if let databasePoolSize {
             databaseConnectionsInUse = CoreMetrics.Meter(
                 label: "tablesync_database_connections_in_use", factory: factory)
