@@ -1,3 +1,4 @@
+import Foundation
 import Hummingbird
 import HummingbirdCore
 import Logging
@@ -35,6 +36,7 @@ public func makeServerApplication(
     var postgres: (location: PostgresLocation, pools: PostgresPools)?
     switch configuration.database {
     case .sqlite(let path):
+        try DatabaseLocation.checkFolder(ofSQLitePath: path)
         metrics = ServerMetrics()
         availability = DatabaseAvailability(
             database: "\(configuration.database)", publicName: "the server's SQLite database", logger: logger,
@@ -125,7 +127,8 @@ public func makeServerApplication(
     }
     app.beforeServerStarts { [postgres] in
         if let location = postgres?.location {
-            let encrypted = try await location.checkConnection(logger: logger)
+            let encrypted = try await location.checkConnection(
+                logger: logger, waitingUpTo: configuration.databaseWait)
             logger.info(
                 "connected to PostgreSQL",
                 metadata: [
@@ -133,6 +136,15 @@ public func makeServerApplication(
                 ])
         }
         try await repository.prepare(tables: tables)
+        if case .file(let path)? = configuration.jwt?.keySet {
+            // A key set URL that is down leaves a warning and is tried again; a file is the operator's to fix.
+            do {
+                _ = try await KeySet.load(from: .file(path))
+            } catch {
+                throw ConfigurationError(
+                    "the JWKS file \(path) cannot be used (\(error)); give --jwt-jwks a readable JWKS file")
+            }
+        }
         await authenticator.prepare()
         availability.arm()
         logger.info(
@@ -155,7 +167,18 @@ public func runServer(_ app: some ApplicationProtocol, configuration: ServerConf
     let deadline = ShutdownDeadline(
         bound: configuration.shutdownTimeout + ServerConfiguration.cancellationTimeout, logger: logger)
     defer { deadline.disarm() }
-    var group = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+    var group = ServiceGroupConfiguration(
+        services: [app, ShutdownAnnouncement(logger: logger)], gracefulShutdownSignals: [.sigterm, .sigint],
+        logger: logger)
     group.maximumGracefulShutdownDuration = configuration.shutdownTimeout
-    try await ServiceGroup(configuration: group).run()
+    do {
+        try await ServiceGroup(configuration: group).run()
+    } catch let error as IOError where error.errnoCode == EADDRINUSE {
+        throw ConfigurationError(
+            """
+            cannot listen on \(configuration.host):\(configuration.port): another program uses the port; stop it, or \
+            choose another --port
+            """)
+    }
+    logger.info("stopped")
 }

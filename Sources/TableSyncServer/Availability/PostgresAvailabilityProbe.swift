@@ -49,9 +49,9 @@ struct PostgresAvailabilityProbe: Service {
                 for await _ in availability.checkRequests {
                     guard availability.isArmed else { continue }
                     let check = await availability.checkStarting()
-                    let outcome = await Self.check(&connection, configuration: configuration, logger: logger) {
-                        availability.checkSoon()
-                    }
+                    let outcome = await Self.check(
+                        &connection, location: location, configuration: configuration, logger: logger
+                    ) { availability.checkSoon() }
                     let wasUp = availability.isUp
                     let (isUp, reason): (Bool, String?)
                     switch outcome {
@@ -76,7 +76,8 @@ struct PostgresAvailabilityProbe: Service {
     /// One check on `connection`, opened first when there is none or it closed; a connection that failed is closed
     /// and forgotten. `onClose` runs when a connection opened here closes.
     static func check(
-        _ connection: inout PostgresConnection?, configuration: PostgresConnection.Configuration, logger: Logger,
+        _ connection: inout PostgresConnection?, location: PostgresLocation,
+        configuration: PostgresConnection.Configuration, logger: Logger,
         onClose: @escaping @Sendable () -> Void
     ) async -> Outcome {
         do {
@@ -103,14 +104,14 @@ struct PostgresAvailabilityProbe: Service {
         } catch {
             try? await connection?.close()
             connection = nil
-            return outcome(of: error)
+            return outcome(of: error, location: location)
         }
     }
 
     /// What a failed check means.
-    static func outcome(of error: any Error) -> Outcome {
+    static func outcome(of error: any Error, location: PostgresLocation) -> Outcome {
         if error is CheckTimedOut { return .miss("no answer within \(checkTimeLimit)") }
-        let reason = PostgresLocation.reason(of: error)
+        let reason = location.refusal(of: error)
         if case .connectTimeout = (error as? PSQLError)?.underlying as? ChannelError { return .miss(reason) }
         if let state = (error as? PSQLError)?.serverInfo?[.sqlState], state.hasPrefix("53") { return .miss(reason) }
         return .away(reason)
