@@ -52,6 +52,8 @@ struct PostgresAvailabilityProbe: Service {
                     let outcome = await Self.check(
                         &connection, location: location, configuration: configuration, logger: logger
                     ) { availability.checkSoon() }
+                    // Stopping: a check cut short says nothing of the database.
+                    if Task.isCancelled { break }
                     let wasUp = availability.isUp
                     let (isUp, reason): (Bool, String?)
                     switch outcome {
@@ -89,16 +91,22 @@ struct PostgresAvailabilityProbe: Service {
                 open.closeFuture.whenComplete { _ in onClose() }
                 connection = open
             }
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask { _ = try await open.query("SELECT 1", logger: logger).collect() }
+            try await withThrowingTaskGroup(of: Bool.self) { group in
+                group.addTask {
+                    _ = try await open.query("SELECT 1", logger: logger).collect()
+                    return true
+                }
                 group.addTask {
                     try await Task.sleep(for: checkTimeLimit)
-                    // Fails the query, which cancellation alone does not end.
+                    return false
+                }
+                let answered = try await group.next() ?? false
+                group.cancelAll()
+                guard answered else {
+                    // Fails the query, which cancellation alone does not end, so that the group can end.
                     try? await open.close()
                     throw CheckTimedOut()
                 }
-                try await group.next()
-                group.cancelAll()
             }
             return .answered
         } catch {

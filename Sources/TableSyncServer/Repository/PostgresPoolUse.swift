@@ -18,7 +18,7 @@ struct PostgresPoolUse: Sendable {
         awaited?.increment()
         var waiting = true
         defer { if waiting { awaited?.decrement() } }
-        let client = await pools.current
+        let client = await pools.current()
         do {
             return try await client.withConnection { connection in
                 waiting = false
