@@ -1,5 +1,5 @@
-import CoreMetrics
 import Logging
+import Prometheus
 import Synchronization
 import SyncProtocol
 
@@ -31,20 +31,20 @@ actor DatabaseAvailability {
     private nonisolated let armed = Atomic<Bool>(false)
     private let logger: Logger
     /// `tablesync_database_up`: 1 or 0.
-    private let gauge: CoreMetrics.Gauge?
+    private let gauge: Gauge?
     private var checksStarted = 0
     private var wentAway: ContinuousClock.Instant?
     private var subscribers: [Int: (continuation: AsyncStream<Verdict>.Continuation, firstCheck: Int)] = [:]
     private var nextSubscriber = 0
 
     /// The availability of `database` (logged as it is) whose answers name it `publicName`.
-    init(database: String, publicName: String, logger: Logger, gauge: CoreMetrics.Gauge?) {
+    init(database: String, publicName: String, logger: Logger, gauge: Gauge?) {
         self.database = database
         self.publicName = publicName
         self.logger = logger
         self.gauge = gauge
         (checkRequests, requester) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
-        gauge?.record(1)
+        gauge?.set(to: 1)
     }
 
     /// Whether the database could be reached at the last check.
@@ -82,12 +82,12 @@ actor DatabaseAvailability {
         let was = up.exchange(isUp, ordering: .relaxed)
         if was && !isUp {
             wentAway = .now
-            gauge?.record(0)
+            gauge?.set(to: 0)
             logger.warning(
                 "the database is unavailable; requests are answered 503 until it is back",
                 metadata: ["database": "\(database)", "reason": "\(reason ?? "-")"])
         } else if !was && isUp {
-            gauge?.record(1)
+            gauge?.set(to: 1)
             let tenths = ((wentAway.map { ContinuousClock.now - $0 } ?? .zero) / .milliseconds(100)).rounded()
             logger.notice(
                 "the database is back",

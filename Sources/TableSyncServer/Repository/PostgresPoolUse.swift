@@ -1,5 +1,5 @@
-import CoreMetrics
 import PostgresNIO
+import Prometheus
 
 /// Leases connections of the PostgreSQL pool and counts them: PostgresNIO's pool does not tell how many of its
 /// connections are in use or how many requests wait for one, so the server counts its own leases.
@@ -7,9 +7,9 @@ struct PostgresPoolUse: Sendable {
     /// The pool, replaced when the database goes away and comes back.
     let pools: PostgresPools
     /// Connections leased now.
-    let inUse: CoreMetrics.Meter?
+    let inUse: Gauge?
     /// Leases waiting for a connection now.
-    let awaited: CoreMetrics.Meter?
+    let awaited: Gauge?
 
     /// Runs `body` with a connection of the pool, counted as awaited until the pool hands it over, then as in use.
     /// A pool that gives no connection, unless the request was cancelled meanwhile, throws a
