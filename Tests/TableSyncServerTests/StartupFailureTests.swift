@@ -57,6 +57,20 @@ struct StartupFailureTests {
                 """)
     }
 
+    @Test("a SQLite path SQLite cannot open (a folder) names the path")
+    func sqliteCannotOpen() async throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("server.sqlite")
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        let sentence = try await refusal(["--database", "sqlite:" + path, "--port", "0"])
+        #expect(
+            sentence
+                == """
+                cannot open the SQLite database \(path) (unable to open database file); it must be a file the \
+                server's user may read and write, in a folder it may write
+                """)
+    }
+
     @Test("a JWKS file that cannot be read stops the start")
     func jwksFileUnreadable() async throws {
         let directory = TemporaryDirectory()

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Hummingbird
 import HummingbirdCore
 import Logging
@@ -41,9 +42,17 @@ public func makeServerApplication(
         availability = DatabaseAvailability(
             database: "\(configuration.database)", publicName: "the server's SQLite database", logger: logger,
             gauge: metrics.databaseUp)
-        storage = try SQLiteRecordRepository(
-            path: path, statementTimeout: configuration.statementTimeout,
-            bulkReadPriority: configuration.bulkReadPriority, metrics: metrics)
+        do {
+            storage = try SQLiteRecordRepository(
+                path: path, statementTimeout: configuration.statementTimeout,
+                bulkReadPriority: configuration.bulkReadPriority, metrics: metrics)
+        } catch let error as DatabaseError where error.resultCode.primaryResultCode == .SQLITE_CANTOPEN {
+            throw ConfigurationError(
+                """
+                cannot open the SQLite database \(path) (\(error.message ?? "unable to open")); it must be a file the \
+                server's user may read and write, in a folder it may write
+                """)
+        }
     case .postgres(let location):
         // The pool reports every failed connection attempt at info; the availability's lines say it once.
         var poolLogger = logger
