@@ -36,8 +36,7 @@ let package = Package(
         // is not used: its middleware wants one authenticator per scheme and an identity type per context, where the
         // server has one credential header for static tokens and JWTs and a 401 that must not say which failed.
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.8.0"),
-        // The server's measurements (swift-metrics' API), served in Prometheus's text format at /metrics.
-        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        // The server's measurements, each family with its help text, served in Prometheus's text format at /metrics.
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         // `swift package generate-documentation --target TableSync` (the DocC catalogue in Sources/TableSync).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0")
@@ -96,6 +95,8 @@ let package = Package(
             dependencies: [
                 "SyncProtocol",
                 "CFileSystem",
+                // tablesync_build_info's version and commit.
+                "CBuildStamp",
                 "GzipCompression",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -106,10 +107,11 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                // NIOConnectionError: a refused connection to PostgreSQL, told apart from other failures at the start.
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "JWTKit", package: "jwt-kit")
             ]

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs the system packages TableSync builds and tests with (zlib and libcurl for the client, git for the tests of stores kept in git, openssl
-# for the test PostgreSQL's TLS certificates), quietly when they are already present. Arguments name more packages, as
-# `make package` names its tools.
+# for the test PostgreSQL's TLS certificates, prometheus for promtool, which checks the server's /metrics), quietly
+# when they are already present. Arguments name more packages, as `make package` names its tools.
 set -euo pipefail
-packages=(zlib1g-dev libcurl4-openssl-dev libsqlite3-dev pkg-config postgresql git openssl "$@")
+packages=(zlib1g-dev libcurl4-openssl-dev libsqlite3-dev pkg-config postgresql git openssl prometheus "$@")
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

@@ -26,7 +26,7 @@ if [ $# -gt 0 ]; then
   swift test --skip-build "$@"
   exit
 fi
-timed='ChangeFeedTests|AbandonedRequestTests|ReliabilityAttackTests'
+timed='ChangeFeedTests|AbandonedRequestTests|ReliabilityAttackTests|DatabaseOutageTests'
 status=0
 swift test --skip-build --skip "$timed" || status=$?
 swift test --skip-build --no-parallel --filter "$timed" || status=$?

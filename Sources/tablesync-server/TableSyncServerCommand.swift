@@ -159,6 +159,16 @@ struct TableSyncServerCommand: AsyncParsableCommand {
     var shutdownTimeout: Double?
 
     @Option(
+        name: .customLong("database-wait"),
+        help:
+            """
+            Seconds a starting server waits for a PostgreSQL database that cannot be reached yet, trying again with \
+            backoff (default 30; 0: not at all).
+            """
+    )
+    var databaseWait: Double?
+
+    @Option(
         name: .customLong("max-change-wait"),
         help: """
             The most whole seconds a change feed request (GET /changes) waits for a change before it is answered 304 \
@@ -312,6 +322,12 @@ struct TableSyncServerCommand: AsyncParsableCommand {
         if let terms = maxFilterTerms ?? file.maxFilterTerms { configuration.filterLimits.maxTerms = terms }
         if let growth = maxFilterGrowth ?? file.maxFilterGrowth { configuration.filterLimits.maxGrowth = growth }
         if let seconds = maxChangeWait ?? file.maxChangeWait { configuration.maxChangeWait = seconds }
+        if let seconds = databaseWait ?? file.databaseWait {
+            guard (0...86_400).contains(seconds) else {
+                throw ConfigurationError("--database-wait must be from 0 to 86400 seconds, not \(seconds)")
+            }
+            configuration.databaseWait = .seconds(seconds)
+        }
         return configuration
     }
 }

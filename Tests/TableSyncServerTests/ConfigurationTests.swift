@@ -1,3 +1,4 @@
+import SyncProtocol
 import TableSyncServer
 import Testing
 import TestSupport
@@ -163,6 +164,32 @@ struct ConfigurationTests {
             try ServerConfigurationFile.parse(#"{"tokens": ["x"]}"#, path: "s.json")
         }
         #expect(try ServerConfigurationFile.parse(#"{"postgresPoolSize": 4}"#, path: "s.json").postgresPoolSize == 4)
+    }
+
+    @Test("the start's wait for PostgreSQL: 30 s unless the file or the flag says, from 0 (none) to a day")
+    func databaseWait() throws {
+        #expect(try ServerConfigurationFile.parse(#"{"databaseWait": 0}"#, path: "s.json").databaseWait == 0)
+        #expect(throws: ConfigurationError.self) {
+            try ServerConfigurationFile.parse(#"{"databaseWait": "a while"}"#, path: "s.json")
+        }
+        var configuration = ServerConfiguration(database: .sqlite(path: "s.sqlite"), tables: [TableOptions(name: "t")])
+        #expect(configuration.databaseWait == .seconds(30))
+        configuration.databaseWait = .zero
+        try configuration.validate()
+        configuration.databaseWait = .seconds(-1)
+        #expect(throws: ConfigurationError.self) { try configuration.validate() }
+    }
+
+    @Test("readiness on SQLite: always ready, GET only, without a token")
+    func readinessOnSQLite() async throws {
+        try await withServer(.sqlite, tables: [TableOptions(name: uniqueTableName())], tokens: ["secret"]) { client in
+            let ready = try await client.send(.get, "/health/ready", version: nil)
+            #expect(ready.status == .ok)
+            #expect(try JSONParser.parse(ready.bytes) == ["status": "ready"])
+            let posted = try await client.send(
+                .post, "/health/ready", version: nil, headers: [.authorization: "Bearer secret"])
+            #expect(posted.status == .methodNotAllowed)
+        }
     }
 
     @Test("the change feed's wait: from the file, bounded, and never more than half the idle timeout")

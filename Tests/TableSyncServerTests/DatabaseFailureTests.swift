@@ -1,6 +1,7 @@
 import GRDB
 import HTTPTypes
 import PostgresNIO
+import SyncProtocol
 @testable import TableSyncServer
 import Testing
 
@@ -29,9 +30,11 @@ struct DatabaseFailureTests {
             ("53200", .unavailable), // out of memory
             ("53300", .unavailable), // too many connections
             ("55P03", .unavailable), // lock not available
-            ("57P01", .unavailable), // admin shutdown
-            ("57P03", .unavailable), // cannot connect now
-            ("08006", .unavailable), // connection failure
+            ("57P01", .unreachable), // admin shutdown
+            ("57P02", .unreachable), // crash shutdown
+            ("57P03", .unreachable), // cannot connect now
+            ("57000", .unavailable), // operator intervention, otherwise
+            ("08006", .unreachable), // connection failure
             ("25P03", .unavailable), // idle in transaction timeout
             ("72000", .unavailable), // snapshot too old
             ("42P01", .fault), // undefined table: the schema was changed by hand
@@ -54,11 +57,11 @@ struct DatabaseFailureTests {
         arguments: [
             (PSQLError.Code.queryCancelled, DatabaseFailure.timedOut),
             (.tooManyParameters, .invalidInput),
-            (.serverClosedConnection, .unavailable),
+            (.serverClosedConnection, .unreachable),
             (.clientClosedConnection, .unavailable),
-            (.connectionError, .unavailable),
-            (.uncleanShutdown, .unavailable),
-            (.poolClosed, .unavailable),
+            (.connectionError, .unreachable),
+            (.uncleanShutdown, .unreachable),
+            (.poolClosed, .unreachable),
             (.messageDecodingFailure, .fault),
             (.unexpectedBackendMessage, .fault),
             (.saslError, .fault),
@@ -116,17 +119,20 @@ struct DatabaseFailureTests {
         #expect(refusedFilter.status == .badRequest && refusedFilter.message.contains("$filter"))
         #expect(DatabaseErrorClassifier.refusal(.tooLarge, detail: "", during: write)?.status == .contentTooLarge)
         #expect(DatabaseErrorClassifier.refusal(.tooLarge, detail: "", during: .query)?.status == .badRequest)
-        for failure in [DatabaseFailure.timedOut, .unavailable] {
+        for failure in [DatabaseFailure.timedOut, .unavailable, .unreachable] {
             let busy = try #require(DatabaseErrorClassifier.refusal(failure, detail: "x", during: .other))
             #expect(
                 busy.status == .serviceUnavailable
                     && busy.retryAfterSeconds == DatabaseErrorClassifier.retryAfterSeconds)
         }
+        #expect(DatabaseErrorClassifier.refusal(.unreachable, detail: "x", during: write)?.code == .databaseUnavailable)
+        #expect(DatabaseErrorClassifier.refusal(.unavailable, detail: "x", during: write)?.code == nil)
+        #expect(DatabaseFailure(PostgresLeaseFailure(underlying: CancellationError())) == .unreachable)
         #expect(DatabaseErrorClassifier.refusal(.fault, detail: "x", during: write) == nil)
         #expect(DatabaseFailure(CancellationError()) == .timedOut)
         #expect(DatabaseFailure(ProtocolError.badRequest("not a database error")) == nil)
         #expect(DatabaseFailure.invalidInput.isCausedByRequest && DatabaseFailure.tooLarge.isCausedByRequest)
-        let passing: [DatabaseFailure] = [.timedOut, .unavailable, .fault]
+        let passing: [DatabaseFailure] = [.timedOut, .unavailable, .unreachable, .fault]
         #expect(passing.allSatisfy { !$0.isCausedByRequest })
     }
 }

@@ -224,6 +224,111 @@ struct MetricsTests {
             #expect(open.status == .ok)
         }
     }
+
+    /// `promtool`, Prometheus's own checker of the text format (Debian package `prometheus`), when installed.
+    static let promtool = ["/usr/bin/promtool", "/usr/local/bin/promtool"].first {
+        FileManager.default.isExecutableFile(atPath: $0)
+    }
+
+    /// The names of the families a scrape declares with `# HELP` and with `# TYPE`, and those its samples belong to
+    /// (a histogram's `_bucket`, `_sum` and `_count` to the histogram).
+    static func families(_ text: String) -> (help: Set<String>, type: Set<String>, sampled: Set<String>) {
+        var help: Set<String> = []
+        var types: [String: String] = [:]
+        for line in text.split(separator: "\n") {
+            let words = line.split(separator: " ")
+            if line.hasPrefix("# HELP "), words.count > 3 { help.insert(String(words[2])) }
+            if line.hasPrefix("# TYPE "), words.count == 4 { types[String(words[2])] = String(words[3]) }
+        }
+        let sampled = Set(
+            samples(text).map { sample in
+                for suffix in ["_bucket", "_sum", "_count"] where sample.name.hasSuffix(suffix) {
+                    let base = String(sample.name.dropLast(suffix.count))
+                    if types[base] == "histogram" { return base }
+                }
+                return sample.name
+            })
+        return (help, Set(types.keys), sampled)
+    }
+
+    @Test(
+        """
+        every family has # HELP and # TYPE; the process, the build and the database are there; labelled series of \
+        known labels are there at zero from the start
+        """,
+        arguments: Backend.available)
+    func exposition(backend: Backend) async throws {
+        try await withLiveServer(backend, tables: [uniqueTableName()]) { server in
+            let scrape = try await Self.get(server.port, ServerMetrics.path)
+            let text = scrape.text
+            let (help, type, sampled) = Self.families(text)
+            #expect(sampled.isSubset(of: help), "without # HELP: \(sampled.subtracting(help))")
+            #expect(sampled.isSubset(of: type), "without # TYPE: \(sampled.subtracting(type))")
+            let samples = Self.samples(text)
+            for statusClass in ["2xx", "3xx", "4xx", "5xx"] {
+                #expect(Self.value(samples, "tablesync_http_responses_total", ["class": statusClass]) == 0, "\(text)")
+            }
+            for status in ["400", "408", "413", "431"] {
+                #expect(Self.value(samples, "tablesync_http_connection_refusals_total", ["status": status]) == 0)
+            }
+            for status in ["200", "304"] {
+                #expect(Self.value(samples, "tablesync_change_feed_answers_total", ["status": status]) == 0)
+            }
+            #expect(Self.value(samples, "tablesync_database_up") == 1)
+            #expect(
+                Self.value(samples, "tablesync_build_info", ["version": TableSyncVersion.current, "commit": "unknown"])
+                    == 1, "an unstamped build: \(text)")
+            let now = Date().timeIntervalSince1970
+            let started = try #require(Self.value(samples, "process_start_time_seconds"))
+            #expect(started > now - 86_400 && started <= now + 1, "the process started within the day: \(started)")
+            #expect((Self.value(samples, "process_resident_memory_bytes") ?? 0) > Double(1 << 20))
+            #expect((Self.value(samples, "process_open_fds") ?? 0) >= 3)
+            #expect((Self.value(samples, "process_cpu_seconds_total") ?? -1) >= 0)
+
+            let again = Self.samples(try await Self.get(server.port, ServerMetrics.path).text)
+            #expect(Self.value(again, "tablesync_http_responses_total", ["class": "2xx"]) == 1, "the first scrape")
+        }
+    }
+
+    @Test(
+        "promtool check metrics finds nothing to say of a scrape after requests",
+        .enabled(if: promtool != nil, "promtool is missing: scripts/install-deps.sh installs the prometheus package"),
+        arguments: Backend.available)
+    func promtoolAgrees(backend: Backend) async throws {
+        let promtool = try #require(Self.promtool)
+        let table = uniqueTableName()
+        try await withLiveServer(backend, tables: [table]) { server in
+            #expect(try await Self.get(server.port, "/tables/\(table)").status == 200)
+            #expect(try await Self.get(server.port, "/tables/\(table)/missing").status == 404)
+            let directory = TemporaryDirectory()
+            try directory.write("scrape.txt", try await Self.get(server.port, ServerMetrics.path).text)
+            let check = try await runProgram(promtool, ["check", "metrics"], input: directory.file("scrape.txt"))
+            #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
+            #expect(check.stdout.isEmpty && check.stderr.isEmpty, "\(check.stdout)\(check.stderr)")
+        }
+    }
+
+    @Test("the process's figures are read from /proc/self/stat as Linux writes it, its command name spaces and all")
+    func processStat() throws {
+        let stat =
+            "4242 (tablesync server) S 1 4242 4242 0 -1 4194560 5000 0 0 0 250 50 0 0 20 0 9 0 1000 "
+            + "589127680 13700 18446744073709551615 1 1 0 0 0 0 0 4096 0 0 0 0 17 1 0 0 0 0 0"
+        let metrics = try #require(
+            ProcessMetrics.parse(
+                stat: stat, systemStat: "cpu  1 2 3\nbtime 1795920000\nprocesses 9\n", openFileDescriptors: 12,
+                ticksPerSecond: 100, pageSize: 4096))
+        #expect(
+            metrics
+                == ProcessMetrics(
+                    cpuSeconds: 3, residentBytes: 13700 * 4096, virtualBytes: 589_127_680, openFileDescriptors: 12,
+                    startTimeSeconds: 1_795_920_010))
+        #expect(
+            ProcessMetrics.parse(
+                stat: "garbage", systemStat: "", openFileDescriptors: 0, ticksPerSecond: 100,
+                pageSize: 4096) == nil)
+        let text = String(decoding: metrics.exposition(), as: UTF8.self)
+        #expect(text.contains("# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total 3.0\n"))
+    }
 }
 
 /// The log lines a server wrote, for tests that check what its log says. A log handler of the test's own: swift-log

@@ -50,7 +50,8 @@ struct ServerHTTPClient: Sendable {
     }
 
     /// Sends `request`, retrying as the policy says. Throws ``SyncError/unreachable(url:reason:)`` when the
-    /// attempts are used up; with `returningServerFaults`, an answer of 500 or above to the last attempt is returned
+    /// attempts are used up, ``SyncError/databaseUnavailable(url:)`` when the last answer said the server's database
+    /// is unavailable; with `returningServerFaults`, an answer of 500 or above to the last attempt is returned
     /// instead (the server was reached, and the caller tells its own fault from the server's: a write that fails
     /// there every time must not hold back the others).
     func send(_ request: HTTPRequest, returningServerFaults: Bool = false) async throws -> HTTPResponse {
@@ -64,6 +65,7 @@ struct ServerHTTPClient: Sendable {
             var retryAfter: Double?
             var serverFault: HTTPResponse?
             var damagedAnswer = false
+            var databaseAway = false
             let started = ContinuousClock.now
             do {
                 let result = try await exchange(request, url: urlText, token: token)
@@ -88,6 +90,7 @@ struct ServerHTTPClient: Sendable {
                     guard RetryPolicy.isRetryable(status: result.status) else { return result }
                     failure = "HTTP \(result.status)"
                     if result.status >= 500 { serverFault = result }
+                    databaseAway = Self.saysDatabaseUnavailable(result)
                 }
                 retryAfter = RetryPolicy.retryAfterSeconds(result.header("Retry-After"))
             } catch TransportFailure.tooLarge {
@@ -106,6 +109,8 @@ struct ServerHTTPClient: Sendable {
                 let delay = retryPolicy.delay(
                     afterAttempt: attempt, retryAfter: retryAfter, random: Double.random(in: 0..<1))
             else {
+                // Not a fault of any one request: the whole run stops, and a write keeps its operation.
+                if databaseAway { throw SyncError.databaseUnavailable(url: baseURL) }
                 if returningServerFaults, let serverFault { return serverFault }
                 let tally = "\(failure) after \(attempt) attempt\(attempt == 1 ? "" : "s")"
                 if damagedAnswer { throw SyncError.malformedResponse(url: urlText, reason: tally) }
@@ -171,6 +176,13 @@ struct ServerHTTPClient: Sendable {
         }
         return HTTPResponse(
             status: answer.status, headers: answerHeaders, body: body, wireBodySize: answer.wireBodySize)
+    }
+
+    /// Whether `response` is a 503 whose body says the server cannot reach its database
+    /// (``ProtocolErrorCode/databaseUnavailable``).
+    static func saysDatabaseUnavailable(_ response: HTTPResponse) -> Bool {
+        guard response.status == 503, let body = try? JSONParser.parse(response.body) else { return false }
+        return ProtocolErrorBody.code(in: body) == .databaseUnavailable
     }
 
     /// `256 MiB`, or `10000 bytes` for a limit that is not a whole number of MiB.

@@ -5,6 +5,9 @@ import TableSyncStorage
 public enum SyncError: CategorizedError, Equatable {
     /// The server could not be reached, or kept failing or timing out, after the retries.
     case unreachable(url: String, reason: String)
+    /// The server answered, but said after the retries that it cannot reach its database (503 with the code
+    /// `databaseUnavailable`). Nothing was refused: the journal keeps every operation not applied.
+    case databaseUnavailable(url: String)
     /// The server refused the credentials (401 or 403).
     case authenticationRefused(status: Int, message: String?)
     /// The server answered something the protocol does not allow.
@@ -28,7 +31,7 @@ public enum SyncError: CategorizedError, Equatable {
         switch self {
         // An answer the protocol does not allow (a proxy's page, a damaged body, a server out of step) is a failure
         // of the link to the server, as the retries see it: nothing was lost, and the next run tries again.
-        case .unreachable, .malformedResponse: return .unreachable
+        case .unreachable, .malformedResponse, .databaseUnavailable: return .unreachable
         case .authenticationRefused, .tokenUnavailable: return .authentication
         case .requestRefused, .protocolVersionRefused, .serverNotTrusted: return .usage
         }
@@ -39,6 +42,12 @@ public enum SyncError: CategorizedError, Equatable {
         switch self {
         case .unreachable(let url, let reason):
             return "the server at \(url) could not be reached (\(reason)); nothing was lost, try again later."
+        case .databaseUnavailable(let url):
+            return
+                """
+                the server at \(url) answered, but its database is unavailable; nothing was lost, try again later \
+                (the server's operator can tell when its database is back).
+                """
         case .authenticationRefused(let status, let message):
             return
                 """

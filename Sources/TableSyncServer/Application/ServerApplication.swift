@@ -1,3 +1,5 @@
+import Foundation
+import GRDB
 import Hummingbird
 import HummingbirdCore
 import Logging
@@ -31,25 +33,43 @@ public func makeServerApplication(
     let metrics: ServerMetrics
     let storage: any RecordRepository
     let notifier = ChangeNotifier()
-    var postgresClient: PostgresClient?
-    var postgresLocation: PostgresLocation?
+    let availability: DatabaseAvailability
+    var postgres: (location: PostgresLocation, pools: PostgresPools)?
     switch configuration.database {
     case .sqlite(let path):
+        try DatabaseLocation.checkFolder(ofSQLitePath: path)
         metrics = ServerMetrics()
-        storage = try SQLiteRecordRepository(
-            path: path, statementTimeout: configuration.statementTimeout,
-            bulkReadPriority: configuration.bulkReadPriority, metrics: metrics)
+        availability = DatabaseAvailability(
+            database: "\(configuration.database)", publicName: "the server's SQLite database", logger: logger,
+            gauge: metrics.databaseUp)
+        do {
+            storage = try SQLiteRecordRepository(
+                path: path, statementTimeout: configuration.statementTimeout,
+                bulkReadPriority: configuration.bulkReadPriority, metrics: metrics)
+        } catch let error as DatabaseError where error.resultCode.primaryResultCode == .SQLITE_CANTOPEN {
+            throw ConfigurationError(
+                """
+                cannot open the SQLite database \(path) (\(error.message ?? "unable to open")); it must be a file the \
+                server's user may read and write, in a folder it may write
+                """)
+        }
     case .postgres(let location):
-        let client = PostgresClient(
+        // The pool reports every failed connection attempt at info; the availability's lines say it once.
+        var poolLogger = logger
+        if poolLogger.logLevel == .info { poolLogger.logLevel = .notice }
+        let pools = PostgresPools(
             configuration: try location.clientConfiguration(
                 poolSize: configuration.postgresPoolSize,
                 statementTimeout: configuration.statementTimeout),
-            backgroundLogger: logger)
-        postgresClient = client
-        postgresLocation = location
+            logger: poolLogger)
+        postgres = (location, pools)
         metrics = ServerMetrics(databasePoolSize: configuration.postgresPoolSize)
+        availability = DatabaseAvailability(
+            database: "\(configuration.database)",
+            publicName: "the server's PostgreSQL database \"\(location.database)\"", logger: logger,
+            gauge: metrics.databaseUp)
         storage = try PostgresRecordRepository(
-            client: client, logger: logger, statementTimeout: configuration.statementTimeout, location: location,
+            pools: pools, logger: logger, statementTimeout: configuration.statementTimeout, location: location,
             poolSize: configuration.postgresPoolSize, metrics: metrics)
     }
 
@@ -69,6 +89,10 @@ public func makeServerApplication(
     router.get(RouterPath(TablePath.health)) { [health] request, _ in
         writer.json(.object(health), status: .ok, request: request)
     }
+    router.get(RouterPath(DatabaseAvailability.readinessPath)) { request, _ -> Response in
+        guard availability.isUp else { throw availability.refusal }
+        return writer.json(.object(["status": "ready"]), status: .ok, request: request)
+    }
     let authenticator = Authenticator(tokens: configuration.tokens, jwt: configuration.jwt, logger: logger)
     router.add(middleware: AuthenticationMiddleware(authenticator: authenticator))
     // Behind credentials when the server checks them, as the tables are: the counts tell of the server's clients.
@@ -78,6 +102,7 @@ public func makeServerApplication(
             status: .ok, headers: [.contentType: ServerMetrics.contentType],
             body: ResponseBody(byteBuffer: ByteBuffer(bytes: metrics.exposition())))
     }
+    router.add(middleware: DatabaseAvailabilityMiddleware(availability: availability))
     let tableRoutes = TableRoutes(configuration: configuration, repository: repository, metrics: metrics)
     tableRoutes.register(on: router)
     ChangeFeedRoute(
@@ -100,24 +125,37 @@ public func makeServerApplication(
         onServerRunning: onServerRunning,
         logger: logger)
     let tables = configuration.tables
-    if let postgresClient, let postgresLocation {
+    if let postgres {
         app.addServices(
-            postgresClient,
+            postgres.pools,
+            PostgresAvailabilityProbe(
+                location: postgres.location, availability: availability, pools: postgres.pools, logger: logger),
             PostgresChangeListener(
-                location: postgresLocation, tables: tables.map(\.name),
-                notifier: notifier, logger: logger))
+                location: postgres.location, tables: tables.map(\.name),
+                notifier: notifier, availability: availability, logger: logger))
     }
-    app.beforeServerStarts { [postgresLocation] in
-        if let postgresLocation {
-            let encrypted = try await postgresLocation.checkConnection(logger: logger)
+    app.beforeServerStarts { [postgres] in
+        if let location = postgres?.location {
+            let encrypted = try await location.checkConnection(
+                logger: logger, waitingUpTo: configuration.databaseWait)
             logger.info(
                 "connected to PostgreSQL",
                 metadata: [
-                    "sslmode": "\(postgresLocation.effectiveTLSMode.rawValue)", "encrypted": "\(encrypted)"
+                    "sslmode": "\(location.effectiveTLSMode.rawValue)", "encrypted": "\(encrypted)"
                 ])
         }
         try await repository.prepare(tables: tables)
+        if case .file(let path)? = configuration.jwt?.keySet {
+            // A key set URL that is down leaves a warning and is tried again; a file is the operator's to fix.
+            do {
+                _ = try await KeySet.load(from: .file(path))
+            } catch {
+                throw ConfigurationError(
+                    "the JWKS file \(path) cannot be used (\(error)); give --jwt-jwks a readable JWKS file")
+            }
+        }
         await authenticator.prepare()
+        availability.arm()
         logger.info(
             "serving tables",
             metadata: [
@@ -138,7 +176,18 @@ public func runServer(_ app: some ApplicationProtocol, configuration: ServerConf
     let deadline = ShutdownDeadline(
         bound: configuration.shutdownTimeout + ServerConfiguration.cancellationTimeout, logger: logger)
     defer { deadline.disarm() }
-    var group = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+    var group = ServiceGroupConfiguration(
+        services: [app, ShutdownAnnouncement(logger: logger)], gracefulShutdownSignals: [.sigterm, .sigint],
+        logger: logger)
     group.maximumGracefulShutdownDuration = configuration.shutdownTimeout
-    try await ServiceGroup(configuration: group).run()
+    do {
+        try await ServiceGroup(configuration: group).run()
+    } catch let error as IOError where error.errnoCode == EADDRINUSE {
+        throw ConfigurationError(
+            """
+            cannot listen on \(configuration.host):\(configuration.port): another program uses the port; stop it, or \
+            choose another --port
+            """)
+    }
+    logger.info("stopped")
 }

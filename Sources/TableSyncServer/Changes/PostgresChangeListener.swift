@@ -8,8 +8,9 @@ import ServiceLifecycle
 /// feed request waiting on another.
 ///
 /// A lost connection is opened again after a pause; notifications sent meanwhile are gone, so every served table is
-/// then signalled once and waiting requests read their marks again. It runs as a service of the application and
-/// ends with its graceful shutdown.
+/// then signalled once and waiting requests read their marks again. When the database itself is away, the listener
+/// says nothing of its own (``DatabaseAvailability`` logs it once) and waits until the database is back. It runs as
+/// a service of the application and ends with its graceful shutdown.
 struct PostgresChangeListener: Service {
     /// The notification channel of table changes; the payload is the served table's name.
     static let channel = "tablesync_changes"
@@ -19,6 +20,7 @@ struct PostgresChangeListener: Service {
     let location: PostgresLocation
     let tables: [String]
     let notifier: ChangeNotifier
+    let availability: DatabaseAvailability
     let logger: Logger
 
     func run() async throws {
@@ -44,14 +46,27 @@ struct PostgresChangeListener: Service {
                     }
                 } catch {
                     if Task.isCancelled { return }
-                    logger.warning(
-                        "the change feed lost its PostgreSQL listener; reconnecting",
-                        metadata: [
-                            "error": "\(PostgresLocation.reason(of: error))"
-                        ])
+                    await waitForDatabase(lost: error)
                 }
                 try? await Task.sleep(for: Self.reconnectPause)
             }
+        }
+    }
+
+    /// Has the database checked at once and waits until a check that started after the loss finds it up; the loss
+    /// is logged only when the database was up, the listener's connection alone being gone.
+    private func waitForDatabase(lost error: any Error) async {
+        let verdicts = await availability.verdictsOfNextChecks()
+        availability.checkSoon()
+        var first = true
+        for await verdict in verdicts {
+            if first && verdict.isUp {
+                logger.warning(
+                    "the change feed lost its PostgreSQL listener; reconnecting",
+                    metadata: ["error": "\(PostgresLocation.reason(of: error))"])
+            }
+            first = false
+            if verdict.isUp { return }
         }
     }
 }

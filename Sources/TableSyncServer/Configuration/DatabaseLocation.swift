@@ -153,3 +153,16 @@ extension String {
         return String(self[..<colon]) + ":***" + String(self[at...])
     }
 }
+
+extension DatabaseLocation {
+    /// Refuses a SQLite path whose folder does not exist, naming both: SQLite itself says only `unable to open
+    /// database file`.
+    static func checkFolder(ofSQLitePath path: String) throws(ConfigurationError) {
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder), isFolder.boolValue else {
+            throw ConfigurationError(
+                "the folder \(folder) of the SQLite database \(path) does not exist; create it, or give another path")
+        }
+    }
+}

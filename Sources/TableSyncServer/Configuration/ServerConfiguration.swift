@@ -53,6 +53,10 @@ public struct ServerConfiguration: Sendable {
     public var statementTimeout: Duration = defaultStatementTimeout
     /// How long a stopping server (SIGTERM, SIGINT) waits for the requests in flight before it cancels them.
     public var shutdownTimeout: Duration = defaultShutdownTimeout
+    /// How long a starting server waits for a PostgreSQL database that cannot be reached yet (refused, starting up),
+    /// trying again with backoff; zero: not at all. A database that refuses the server's credentials or TLS stops
+    /// the start at once.
+    public var databaseWait: Duration = defaultDatabaseWait
     /// The longest, in whole seconds, a change feed request waits for a change before it is answered 304
     /// (``ChangeFeed``); a request asks for less with `wait`. The wait applied is at most half the
     /// ``idleTimeout`` (``changeWaitLimitSeconds``).
@@ -88,6 +92,8 @@ public struct ServerConfiguration: Sendable {
     public static let defaultStatementTimeout = Duration.seconds(30)
     /// The default of ``shutdownTimeout``: 5 s; cancelling what is left then takes at most ``cancellationTimeout``.
     public static let defaultShutdownTimeout = Duration.seconds(5)
+    /// The default of ``databaseWait``: 30 s, long enough for a PostgreSQL on the same machine to start with it.
+    public static let defaultDatabaseWait = Duration.seconds(30)
     /// How long a stopping server gives cancelled requests to end before it exits regardless.
     public static let cancellationTimeout = Duration.seconds(2)
     /// The longest time limit a setting takes: a day.
@@ -161,6 +167,14 @@ public struct ServerConfiguration: Sendable {
         ]
         where timeout <= .zero || timeout > Self.longestTimeout {
             throw Self.timeLimitError(setting: name, value: "\(timeout)")
+        }
+        guard databaseWait >= .zero, databaseWait <= Self.longestTimeout else {
+            throw ConfigurationError(
+                """
+                --database-wait must be from 0 to \(Self.longestTimeout.components.seconds) seconds, not \
+                \(databaseWait)
+                """
+            )
         }
         for (name, value) in [
             ("--max-filter-depth", filterLimits.maxDepth), ("--max-filter-terms", filterLimits.maxTerms),

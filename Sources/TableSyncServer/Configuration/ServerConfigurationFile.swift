@@ -17,8 +17,8 @@ import SyncProtocol
 ///   "batch": true, "maxBatchOperations": 1000,
 ///   "postgresPoolSize": 20,
 ///   "headerTimeout": 10, "bodyTimeout": 60, "idleTimeout": 60, "maxConnections": 1000,
-///   "statementTimeout": 30, "shutdownTimeout": 5, "maxFilterDepth": 32, "maxFilterTerms": 500, "maxFilterGrowth": 16,
-///   "maxChangeWait": 30
+///   "statementTimeout": 30, "shutdownTimeout": 5, "databaseWait": 30,
+///   "maxFilterDepth": 32, "maxFilterTerms": 500, "maxFilterGrowth": 16, "maxChangeWait": 30
 /// }
 /// ```
 /// Tokens and keys never go in this file's values; it may only name a tokens file and a key file.
@@ -52,6 +52,8 @@ public struct ServerConfigurationFile: Sendable, Hashable {
     public var statementTimeout: Double?
     /// Seconds; ``ServerConfiguration/shutdownTimeout``.
     public var shutdownTimeout: Double?
+    /// Seconds; ``ServerConfiguration/databaseWait``.
+    public var databaseWait: Double?
     public var maxFilterDepth: Int?
     public var maxFilterTerms: Int?
     public var maxFilterGrowth: Int?
@@ -110,6 +112,7 @@ public struct ServerConfigurationFile: Sendable, Hashable {
             case "maxConnections": file.maxConnections = try integer()
             case "statementTimeout": file.statementTimeout = try seconds()
             case "shutdownTimeout": file.shutdownTimeout = try seconds()
+            case "databaseWait": file.databaseWait = try seconds()
             case "maxFilterDepth": file.maxFilterDepth = try integer()
             case "maxFilterTerms": file.maxFilterTerms = try integer()
             case "maxFilterGrowth": file.maxFilterGrowth = try integer()
@@ -130,7 +133,7 @@ public struct ServerConfigurationFile: Sendable, Hashable {
                     \(path): unknown setting "\(key)"; use host, port, database, tables, tokensFile, jwt, maxBodySize, \
                     maxPageBytes, maxBulkReads, bulkReadPriority, batch, maxBatchOperations, postgresPoolSize, \
                     headerTimeout, bodyTimeout, idleTimeout, maxConnections, statementTimeout, shutdownTimeout, \
-                    maxFilterDepth, maxFilterTerms, maxFilterGrowth or maxChangeWait
+                    databaseWait, maxFilterDepth, maxFilterTerms, maxFilterGrowth or maxChangeWait
                     """)
             }
         }

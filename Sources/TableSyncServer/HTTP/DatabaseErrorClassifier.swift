@@ -1,4 +1,5 @@
 import HTTPTypes
+import SyncProtocol
 
 /// The answer to a database error (``DatabaseFailure``), worded for what the request was doing: a request that
 /// caused it learns what to change (400, 413), a database that is busy, slow or away for now is a 503 with
@@ -57,6 +58,10 @@ enum DatabaseErrorClassifier {
             )
         case (.unavailable, _):
             return unavailable("the database is busy or unavailable for now (\(detail)); retry later")
+        case (.unreachable, _):
+            return ProtocolError(
+                status: .serviceUnavailable, message: "the database cannot be reached (\(detail)); retry later",
+                retryAfterSeconds: retryAfterSeconds, code: .databaseUnavailable)
         case (.fault, _):
             return nil
         }

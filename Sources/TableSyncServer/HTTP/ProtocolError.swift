@@ -17,16 +17,19 @@ public struct ProtocolError: Error, Sendable, CustomStringConvertible {
     public var retryAfterSeconds: Int?
     /// The methods the path is served with (`Allow`), for a 405.
     public var allowedMethods: [HTTPRequest.Method]?
+    /// The kind of refusal a client acts on, sent as the body's `"code"`.
+    public var code: ProtocolErrorCode?
 
     public init(
         status: HTTPResponse.Status, message: String, record: StoredRecord? = nil, retryAfterSeconds: Int? = nil,
-        allowedMethods: [HTTPRequest.Method]? = nil
+        allowedMethods: [HTTPRequest.Method]? = nil, code: ProtocolErrorCode? = nil
     ) {
         self.status = status
         self.message = message
         self.record = record
         self.retryAfterSeconds = retryAfterSeconds
         self.allowedMethods = allowedMethods
+        self.code = code
     }
 
     public var description: String { "\(status.code) \(message)" }
@@ -64,5 +67,5 @@ public struct ProtocolError: Error, Sendable, CustomStringConvertible {
     }
 
     /// The JSON body of the response.
-    var body: JSONValue { record?.json() ?? ProtocolErrorBody.make(message) }
+    var body: JSONValue { record?.json() ?? ProtocolErrorBody.make(message, code: code) }
 }

@@ -13,6 +13,7 @@ enum RouteMethods {
         case 1 where "/\(segments[0])" == ServerMetrics.path: return [.get]
         case 1 where "/\(segments[0])" == TablePath.batch: return batch ? [.post] : nil
         case 1 where "/\(segments[0])" == TablePath.changes: return [.get]
+        case 2 where "/\(segments.joined(separator: "/"))" == DatabaseAvailability.readinessPath: return [.get]
         case 2 where "/\(segments[0])" == TablePath.tablesPrefix: return [.get, .post]
         case 3 where "/\(segments[0])" == TablePath.tablesPrefix: return [.get, .patch, .put, .delete, .post]
         default: return nil

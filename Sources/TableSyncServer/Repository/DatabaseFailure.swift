@@ -15,9 +15,13 @@ enum DatabaseFailure: Sendable, Equatable {
     /// The statement ran past the statement time limit, or was cancelled because its client went away or the
     /// server is stopping (503 with `Retry-After`).
     case timedOut
-    /// The database is busy, out of resources, unreachable or lost a race that a retry settles, for now (503 with
+    /// The database is busy, out of resources or lost a race that a retry settles, for now (503 with
     /// `Retry-After`).
     case unavailable
+    /// The connection to the database was refused, lost or closed by the database's shutdown, or no connection
+    /// could be had: the database itself may be gone (503 with `Retry-After` and the code `databaseUnavailable`,
+    /// and ``DatabaseAvailability`` checks it at once).
+    case unreachable
     /// A fault of the server or the database: a bug, a broken schema, a damaged file (500, logged).
     case fault
 
@@ -46,6 +50,8 @@ enum DatabaseFailure: Sendable, Equatable {
         case let error as DatabaseError:
             let message = error.message ?? "\(error.resultCode)"
             return (sqlite(primaryCode: error.resultCode.primaryResultCode.rawValue, message: message), message)
+        case let error as PostgresLeaseFailure:
+            return (.unreachable, PostgresLocation.reason(of: error.underlying))
         case let error as StatementTimeout:
             return (.timedOut, error.description)
         case is CancellationError:
@@ -67,6 +73,9 @@ enum DatabaseFailure: Sendable, Equatable {
         "54000": .tooLarge, // program_limit_exceeded: a jsonb value or string over its size limit
         "55P03": .unavailable, // lock_not_available
         "55006": .unavailable, // object_in_use
+        "57P01": .unreachable, // admin_shutdown: the database is stopping, or an administrator ended the session
+        "57P02": .unreachable, // crash_shutdown
+        "57P03": .unreachable, // cannot_connect_now: starting up or shutting down
         "25P03": .unavailable, // idle_in_transaction_session_timeout
         "25P04": .timedOut // transaction_timeout
     ]
@@ -80,7 +89,7 @@ enum DatabaseFailure: Sendable, Equatable {
         "40": .unavailable, // transaction rollback: serialization failure, deadlock
         "53": .unavailable, // insufficient resources: disk full, out of memory, too many connections
         "57": .unavailable, // operator intervention: shutdown, cannot connect now
-        "08": .unavailable, // connection exception
+        "08": .unreachable, // connection exception
         "72": .unavailable, // snapshot too old
         "58": .fault, // system error: I/O
         "XX": .fault, // internal error, data corrupted
@@ -95,8 +104,9 @@ enum DatabaseFailure: Sendable, Equatable {
         switch code {
         case .queryCancelled: return .timedOut
         case .tooManyParameters: return .invalidInput
-        case .clientClosedConnection, .serverClosedConnection, .connectionError, .uncleanShutdown, .poolClosed:
-            return .unavailable
+        // Closed by this server itself: a cancelled request's connection.
+        case .clientClosedConnection: return .unavailable
+        case .serverClosedConnection, .connectionError, .uncleanShutdown, .poolClosed: return .unreachable
         default: return .fault
         }
     }

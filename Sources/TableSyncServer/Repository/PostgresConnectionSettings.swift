@@ -1,5 +1,7 @@
 import Foundation
 import Logging
+import NIOCore
+import NIOPosix
 import PostgresNIO
 
 /// How a ``PostgresLocation`` becomes PostgresNIO's configuration: one place for the TLS rules (``tlsUse()``), used
@@ -70,22 +72,63 @@ extension PostgresLocation {
     static let startupParameters = [("application_name", "tablesync-server")]
 
     /// Opens one connection as the pool would and asks `pg_stat_ssl` whether it is encrypted, so that a server
-    /// that cannot reach its database refuses to start at once, saying why (the pool itself retries for 15 s and
-    /// then reports only that it gave up). Returns whether the connection is encrypted.
+    /// that cannot reach its database refuses to start, saying why in one sentence (the pool itself retries for 15 s
+    /// and then reports only that it gave up). A database that cannot be reached yet (refused, starting up) is tried
+    /// again with backoff for up to `wait`, logged once; one that refuses the credentials or TLS stops the start at
+    /// once. Returns whether the connection is encrypted.
     @discardableResult
-    func checkConnection(logger: Logger) async throws(ConfigurationError) -> Bool {
+    func checkConnection(logger: Logger, waitingUpTo wait: Duration = .zero) async throws(ConfigurationError) -> Bool {
         let configuration = try singleConnectionConfiguration()
-        do {
-            return try await Self.withSingleConnection(configuration, logger: logger) { connection in
-                let rows = try await connection.query(
-                    "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()", logger: logger
-                ).collect()
-                return try rows.first?.decode(Bool.self) ?? false
+        let started = ContinuousClock.now
+        var pause = Duration.milliseconds(250)
+        var waiting = false
+        while true {
+            do {
+                return try await Self.withSingleConnection(configuration, logger: logger) { connection in
+                    let rows = try await connection.query(
+                        "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()", logger: logger
+                    ).collect()
+                    return try rows.first?.decode(Bool.self) ?? false
+                }
+            } catch {
+                let worthWaiting = [.unreachable, .unavailable].contains(DatabaseFailure(error))
+                guard worthWaiting, ContinuousClock.now - started + pause <= wait else {
+                    throw ConfigurationError(
+                        "cannot connect to PostgreSQL at \(DatabaseLocation.postgres(self)): \(refusal(of: error))")
+                }
+                if !waiting {
+                    waiting = true
+                    logger.notice(
+                        "waiting for PostgreSQL",
+                        metadata: [
+                            "database": "\(DatabaseLocation.postgres(self))", "reason": "\(refusal(of: error))",
+                            "seconds": "\(wait / .seconds(1))"
+                        ])
+                }
+                do {
+                    try await Task.sleep(for: pause)
+                } catch {
+                    throw ConfigurationError(
+                        "stopped while waiting for PostgreSQL at \(DatabaseLocation.postgres(self))")
+                }
+                pause = min(pause * 2, .seconds(2))
             }
-        } catch {
-            throw ConfigurationError(
-                "cannot connect to PostgreSQL at \(DatabaseLocation.postgres(self)): \(Self.reason(of: error))")
         }
+    }
+
+    /// What the start says of `error`: ``reason(of:)``, and for a refused connection the address nothing listens on.
+    func refusal(of error: any Error) -> String {
+        guard Self.isConnectionRefused(error) else { return Self.reason(of: error) }
+        return "nothing accepts connections at \(host):\(port); start PostgreSQL there, or correct the host and port"
+    }
+
+    /// Whether `error` is a TCP connection the database's host refused (`ECONNREFUSED`).
+    static func isConnectionRefused(_ error: any Error) -> Bool {
+        guard let underlying = (error as? PSQLError)?.underlying else { return false }
+        if let error = underlying as? NIOConnectionError {
+            return error.connectionErrors.contains { ($0.error as? IOError)?.errnoCode == ECONNREFUSED }
+        }
+        return (underlying as? IOError)?.errnoCode == ECONNREFUSED
     }
 
     /// The configuration of a connection of its own, outside the pool, with the pool's TLS settings.
@@ -130,6 +173,9 @@ extension PostgresLocation {
     /// `description` on purpose, so they are taken apart here.
     static func reason(of error: any Error) -> String {
         guard let error = error as? PSQLError else { return "\(error)" }
+        if error.code == .authMechanismRequiresPassword {
+            return "the database wants a password: set PGPASSWORD or put it in the URL"
+        }
         if error.code == .sslUnsupported {
             return
                 """

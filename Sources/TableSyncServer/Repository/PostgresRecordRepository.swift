@@ -12,7 +12,6 @@ import SyncProtocol
 /// before it
 /// releases its locks: commit order is `updatedAt` order, with any number of concurrent writers or servers.
 public final class PostgresRecordRepository: RecordRepository {
-    private let client: PostgresClient
     private let logger: Logger
     private let statementTimeout: Duration
     private let canceller: PostgresStatementCanceller?
@@ -21,19 +20,29 @@ public final class PostgresRecordRepository: RecordRepository {
     /// The tables whose small pages are read through a cursor (``OneStatementPage``).
     let largeRecordTables = LargeRecordTables()
 
-    /// A repository over `client`, which must be running (it is a service of the server application); a page read
-    /// runs at most `statementTimeout` in all, however many statements it takes. With the database's `location`, a
-    /// page read that is cancelled has its statement cancelled in the database at once; without, its connection is
-    /// closed, and the database ends the statement when it notices. `metrics` counts the pool's connections in use.
-    public init(
+    /// A repository over `client`, which must be running (its owner runs it); a page read runs at most
+    /// `statementTimeout` in all, however many statements it takes. With the database's `location`, a page read that
+    /// is cancelled has its statement cancelled in the database at once; without, its connection is closed, and the
+    /// database ends the statement when it notices. `metrics` counts the pool's connections in use.
+    public convenience init(
         client: PostgresClient, logger: Logger,
         statementTimeout: Duration = ServerConfiguration.defaultStatementTimeout,
         location: PostgresLocation? = nil, poolSize: Int = ServerConfiguration.defaultPostgresPoolSize,
         metrics: ServerMetrics? = nil
     ) throws(ConfigurationError) {
-        self.client = client
+        try self.init(
+            pools: PostgresPools(running: client, logger: logger), logger: logger, statementTimeout: statementTimeout,
+            location: location, poolSize: poolSize, metrics: metrics)
+    }
+
+    /// A repository over the pools of `pools`, which runs them (a service of the server application) and replaces
+    /// the pool when the database goes away and comes back.
+    init(
+        pools: PostgresPools, logger: Logger, statementTimeout: Duration, location: PostgresLocation?, poolSize: Int,
+        metrics: ServerMetrics?
+    ) throws(ConfigurationError) {
         pool = PostgresPoolUse(
-            client: client, inUse: metrics?.databaseConnectionsInUse, awaited: metrics?.databaseConnectionsAwaited)
+            pools: pools, inUse: metrics?.databaseConnectionsInUse, awaited: metrics?.databaseConnectionsAwaited)
         self.logger = logger
         self.statementTimeout = statementTimeout
         canceller = try location.map { location throws(ConfigurationError) in
@@ -48,7 +57,7 @@ public final class PostgresRecordRepository: RecordRepository {
     /// and a lock taken while their transactions wait on each other can stall them all).
     public func prepare(tables: [TableOptions]) async throws {
         let logger = self.logger
-        try await client.withConnection { connection in
+        try await pool.withConnection { connection in
             // Index builds may take longer than a request's statement limit; RESET restores the connection's own.
             try await connection.query("SET statement_timeout = 0", logger: logger)
             try await Self.takeStartLock(on: connection, logger: logger)

@@ -94,7 +94,7 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
     func channelInactive(context: ChannelHandlerContext) {
         // Closed under requests still owed, and not by the guard: the client reset the connection.
         if !refusing, deadlines.unanswered > 0 {
-            settings.metrics.requestsAbandoned.increment(by: deadlines.unanswered)
+            settings.metrics.requestsAbandoned.increment(by: Int64(deadlines.unanswered))
         }
         timer?.cancel()
         timer = nil
@@ -205,7 +205,7 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
     /// statement (``GuardedHTTP1Channel``). With nothing owed, the end of input ends the connection as usual.
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         if case .inputClosed? = event as? ChannelEvent, deadlines.unanswered > 0 {
-            settings.metrics.requestsAbandoned.increment(by: deadlines.unanswered)
+            settings.metrics.requestsAbandoned.increment(by: Int64(deadlines.unanswered))
             refusing = true
             reschedule()
             context.close(promise: nil)

@@ -1,0 +1,130 @@
+import Logging
+import NIOCore
+import PostgresNIO
+import ServiceLifecycle
+
+/// Checks that PostgreSQL can be reached, with `SELECT 1` on a connection of its own, and tells
+/// ``DatabaseAvailability``.
+///
+/// It checks every half second, at once when a request loses its connection (``DatabaseAvailability/checkSoon()``),
+/// and at once when its own connection closes, as every connection does when the database stops. A check the
+/// database refuses or drops (connection refused, the database shutting down or starting up, a lost connection)
+/// means the database is away; a check that is merely slow, or refused for want of connections, is a miss, and
+/// only ``missesToDeclareAway`` in a row mean away, so that a busy database is not taken for a missing one. When the
+/// database goes away and when it is back, the pool is replaced by a fresh one (``PostgresPools``).
+struct PostgresAvailabilityProbe: Service {
+    /// Time between checks.
+    static let period = Duration.milliseconds(500)
+    /// The longest a check, connecting included, may take before it counts as a miss.
+    static let checkTimeLimit = Duration.seconds(2)
+    /// Misses in a row that mean the database is away.
+    static let missesToDeclareAway = 3
+
+    let location: PostgresLocation
+    let availability: DatabaseAvailability
+    let pools: PostgresPools
+    let logger: Logger
+
+    /// What one check found.
+    enum Outcome: Equatable {
+        case answered
+        /// The database refused or dropped the connection.
+        case away(String)
+        /// No answer within the time limit, or no connection to spare.
+        case miss(String)
+    }
+
+    func run() async throws {
+        var settings = try location.singleConnectionConfiguration()
+        settings.options.connectTimeout = TimeAmount(Self.checkTimeLimit)
+        let configuration = settings
+        let availability = self.availability
+        await cancelWhenGracefulShutdown { [self] in
+            await withDiscardingTaskGroup { group in
+                group.addTask {
+                    while (try? await Task.sleep(for: Self.period)) != nil { availability.checkSoon() }
+                }
+                var connection: PostgresConnection?
+                var misses = 0
+                for await _ in availability.checkRequests {
+                    guard availability.isArmed else { continue }
+                    let check = await availability.checkStarting()
+                    let outcome = await Self.check(
+                        &connection, location: location, configuration: configuration, logger: logger
+                    ) { availability.checkSoon() }
+                    // Stopping: a check cut short says nothing of the database.
+                    if Task.isCancelled { break }
+                    let wasUp = availability.isUp
+                    let (isUp, reason): (Bool, String?)
+                    switch outcome {
+                    case .answered:
+                        misses = 0
+                        (isUp, reason) = (true, nil)
+                    case .away(let text):
+                        (isUp, reason) = (false, text)
+                    case .miss(let text):
+                        misses += 1
+                        (isUp, reason) = (wasUp && misses < Self.missesToDeclareAway, text)
+                    }
+                    if isUp != wasUp { await pools.replace() }
+                    await availability.checked(check, isUp: isUp, reason: reason)
+                }
+                group.cancelAll()
+                try? await connection?.close()
+            }
+        }
+    }
+
+    /// One check on `connection`, opened first when there is none or it closed; a connection that failed is closed
+    /// and forgotten. `onClose` runs when a connection opened here closes.
+    static func check(
+        _ connection: inout PostgresConnection?, location: PostgresLocation,
+        configuration: PostgresConnection.Configuration, logger: Logger,
+        onClose: @escaping @Sendable () -> Void
+    ) async -> Outcome {
+        do {
+            let open: PostgresConnection
+            if let connection, !connection.isClosed {
+                open = connection
+            } else {
+                open = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
+                open.closeFuture.whenComplete { _ in onClose() }
+                connection = open
+            }
+            try await withThrowingTaskGroup(of: Bool.self) { group in
+                group.addTask {
+                    _ = try await open.query("SELECT 1", logger: logger).collect()
+                    return true
+                }
+                group.addTask {
+                    try await Task.sleep(for: checkTimeLimit)
+                    return false
+                }
+                let answered = try await group.next() ?? false
+                group.cancelAll()
+                guard answered else {
+                    // Fails the query, which cancellation alone does not end, so that the group can end.
+                    try? await open.close()
+                    throw CheckTimedOut()
+                }
+            }
+            return .answered
+        } catch {
+            try? await connection?.close()
+            connection = nil
+            return outcome(of: error, location: location)
+        }
+    }
+
+    /// What a failed check means.
+    static func outcome(of error: any Error, location: PostgresLocation) -> Outcome {
+        if error is CheckTimedOut { return .miss("no answer within \(checkTimeLimit)") }
+        let reason = location.refusal(of: error)
+        if case .connectTimeout = (error as? PSQLError)?.underlying as? ChannelError { return .miss(reason) }
+        if let state = (error as? PSQLError)?.serverInfo?[.sqlState], state.hasPrefix("53") { return .miss(reason) }
+        return .away(reason)
+    }
+
+    /// A check that did not finish within ``checkTimeLimit``.
+    struct CheckTimedOut: Error {}
+}
