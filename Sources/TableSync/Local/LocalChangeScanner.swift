@@ -115,16 +115,25 @@ struct LocalChangeScanner {
     }
 
     /// Of the files whose record has an operation another clone queued (it came with a merge, and that clone sends
-    /// it), those that differ from `HEAD` were edited here since: an edit of this clone's, found as a change
-    /// (``Journal/enqueue(_:table:id:baseVersion:item:existing:)`` makes the operation this clone's), never held
-    /// behind the other clone's operation. A file as `HEAD` has it is the other clone's content, left to it.
+    /// it), those whose record differs from `HEAD`'s were edited here since: an edit of this clone's, found as a
+    /// change (``Journal/enqueue(_:table:id:baseVersion:item:existing:)`` makes the operation this clone's), never
+    /// held behind the other clone's operation. A file holding `HEAD`'s record is the other clone's content, left to
+    /// it, however git wrote it out (CRLF under `core.autocrlf`, another layout).
     private func findOwnEdits(
         of candidates: [(name: String, change: LocalChange, read: ReadRecordFile)], table: String,
         into scan: inout LocalScan, keeping reads: inout ReadRecordFiles
     ) throws {
         guard let git, !candidates.isEmpty else { return }
         let committed = try git.committedContents(table: table, names: candidates.map(\.name))
-        for candidate in candidates where committed[candidate.name] != candidate.read.loaded.bytes {
+        for candidate in candidates {
+            let here = candidate.read.loaded
+            if let bytes = committed[candidate.name],
+                bytes == here.bytes
+                    || (try? RecordFile.check(bytes: bytes, fileName: candidate.name, relativePath: "HEAD").get())?
+                        .record == here.record
+            {
+                continue
+            }
             scan.changes.append(candidate.change)
             reads.keep(candidate.read, for: candidate.change.key)
         }
