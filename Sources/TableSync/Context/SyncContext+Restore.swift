@@ -42,9 +42,7 @@ extension SyncContext {
         let commit = try Self.commit(revision, in: repository)
         for table in Set(keys.map(\.table)) { try requireTable(table) }
         let sources = try contents(of: keys, at: commit, repository)
-        var changes: [(key: RecordKey, record: [String: JSONValue]?)] = []
-        for key in keys { changes.append((key, sources[key] ?? nil)) }
-        var report = try apply(changes, allowingMassDelete: allowingMassDelete)
+        var report = try apply(keys, allowingMassDelete: allowingMassDelete) { key, _ in sources[key] ?? nil }
         report.source = revision
         return report
     }
@@ -80,13 +78,9 @@ extension SyncContext {
         }
         let before = try contents(of: keys, at: parent, repository)
         let after = try contents(of: keys, at: commit, repository)
-        var changes: [(key: RecordKey, record: [String: JSONValue]?)] = []
-        for key in keys {
-            let current = try recordFiles.load(table: key.table, id: key.id).map { SyncedMark.removed(from: $0.record) }
-            changes.append(
-                (key, RecordRevert.content(before: before[key] ?? nil, after: after[key] ?? nil, now: current)))
+        var report = try apply(keys, allowingMassDelete: allowingMassDelete) { key, now in
+            RecordRevert.content(before: before[key] ?? nil, after: after[key] ?? nil, now: now)
         }
-        var report = try apply(changes, allowingMassDelete: allowingMassDelete)
         report.source = revision
         return report
     }
@@ -113,16 +107,19 @@ extension SyncContext {
         }.first
     }
 
-    /// Queues `changes` (a record's content to put back, or `nil` to remove it) on the store as it is now.
+    /// Queues for each of `keys` the content `desired` gives from the record as the store holds it now (`nil`: the
+    /// store has none), or its removal where `desired` gives `nil`.
     private func apply(
-        _ changes: [(key: RecordKey, record: [String: JSONValue]?)], allowingMassDelete: Bool
+        _ keys: [RecordKey], allowingMassDelete: Bool,
+        desired: (RecordKey, [String: JSONValue]?) throws -> [String: JSONValue]?
     ) throws -> RestoreReport {
         var report = RestoreReport()
         var current: [RecordKey: [String: JSONValue]] = [:]
-        for (key, _) in changes {
-            current[key] = try recordFiles.load(table: key.table, id: key.id).map {
-                SyncedMark.removed(from: $0.record)
-            }
+        var changes: [(key: RecordKey, record: [String: JSONValue]?)] = []
+        for key in keys {
+            let now = try recordFiles.load(table: key.table, id: key.id).map { SyncedMark.removed(from: $0.record) }
+            current[key] = now
+            changes.append((key, try desired(key, now)))
         }
         if !allowingMassDelete {
             let deletes = Dictionary(grouping: changes.filter { $0.record == nil && current[$0.key] != nil }) {
@@ -142,7 +139,7 @@ extension SyncContext {
                 var record = restored
                 for name in SystemProperty.serverManaged { record[name] = now[name] }
                 record[SystemProperty.id] = .string(key.id)
-                if Self.ownProperties(record) == Self.ownProperties(now) {
+                if ServerRecord.content(record) == ServerRecord.content(now) {
                     report.unchanged.append(key)
                 } else {
                     _ = try update(record, table: key.table)
@@ -186,11 +183,6 @@ extension SyncContext {
             journal.replace(operation)
         }
         try saveJournal()
-    }
-
-    /// A record's own properties: without the system properties the server manages.
-    private static func ownProperties(_ record: [String: JSONValue]) -> [String: JSONValue] {
-        record.filter { !SystemProperty.serverManaged.contains($0.key) && $0.key != SystemProperty.deleted }
     }
 
     /// The record a file of git's history holds, its synced mark left out; a broken file is refused by its path.
