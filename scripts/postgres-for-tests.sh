@@ -84,10 +84,21 @@ if as_owner "$bindir/pg_ctl" -D "$data" status >/dev/null 2>&1 \
   as_owner "$bindir/pg_ctl" -D "$data" -m fast -w stop >/dev/null
 fi
 
+# Connections: the suites run in parallel, and each server instance they start holds its pool, its change-feed
+# listener and its availability probe; at 200 a full run once met "too many clients already".
+connections=400
+# A cluster left running with fewer connections by an older version of this script is restarted with them.
+if as_owner "$bindir/pg_ctl" -D "$data" status >/dev/null 2>&1 \
+    && [ "$(as_owner "$bindir/psql" -h "$sockets" -p "$port" -U "$owner" -d postgres -Atc "SHOW max_connections" \
+        2>/dev/null)" != "$connections" ]; then
+  log "restarting with $connections connections"
+  as_owner "$bindir/pg_ctl" -D "$data" -m fast -w stop >/dev/null
+fi
+
 if ! as_owner "$bindir/pg_ctl" -D "$data" status >/dev/null 2>&1; then
   log "starting on 127.0.0.1:$port"
   as_owner "$bindir/pg_ctl" -D "$data" -l "$dir/postgres.log" -w -t 60 \
-    -o "-c listen_addresses=127.0.0.1 -p $port -k $sockets -c max_connections=200 -c fsync=off \
+    -o "-c listen_addresses=127.0.0.1 -p $port -k $sockets -c max_connections=$connections -c fsync=off \
        -c ssl=on -c ssl_cert_file=$tls/server.pem -c ssl_key_file=$tls/server.key" start >/dev/null
 fi
 
