@@ -81,6 +81,27 @@ struct StartupFailureTests {
         #expect(sentence.hasPrefix("the JWKS file \(directory.file("jwks.json")) cannot be used"), "\(sentence)")
     }
 
+    @Test("a JWKS file that parses but holds no usable key stops the start (a provider's encryption-only set)")
+    func jwksFileWithoutUsableKey() async throws {
+        let directory = TemporaryDirectory()
+        let path = directory.file("jwks.json")
+        // An encryption key and an HS256 secret: a JWKS by form, but nothing the server can check a token with.
+        let keys = [
+            #"{"kty":"RSA","use":"enc","kid":"e1","n":"AQAB","e":"AQAB"}"#, #"{"kty":"oct","kid":"s1","k":"c2VjcmV0"}"#
+        ]
+        try Data(#"{"keys":[\#(keys.joined(separator: ","))]}"#.utf8).write(to: URL(fileURLWithPath: path))
+        let sentence = try await refusal([
+            "--database", "sqlite:" + directory.file("server.sqlite"), "--port", "0", "--jwt-jwks", path,
+            "--jwt-issuer", "https://issuer.example", "--jwt-audience", "tablesync"
+        ])
+        #expect(
+            sentence
+                == """
+                the JWKS file \(path) holds no key this server can check tokens with; it needs signing keys with a \
+                kid, RSA for RS256 or EC P-256 for ES256
+                """)
+    }
+
     @Test("PostgreSQL refusing connections names host and port, after waiting --database-wait for it")
     func postgresRefused() async throws {
         let url = "postgres://tablesync@127.0.0.1:25443/tablesync"

@@ -147,11 +147,19 @@ public func makeServerApplication(
         try await repository.prepare(tables: tables)
         if case .file(let path)? = configuration.jwt?.keySet {
             // A key set URL that is down leaves a warning and is tried again; a file is the operator's to fix.
+            let keySet: KeySet
             do {
-                _ = try await KeySet.load(from: .file(path))
+                keySet = try await KeySet.load(from: .file(path))
             } catch {
                 throw ConfigurationError(
                     "the JWKS file \(path) cannot be used (\(error)); give --jwt-jwks a readable JWKS file")
+            }
+            guard !keySet.algorithms.isEmpty else {
+                throw ConfigurationError(
+                    """
+                    the JWKS file \(path) holds no key this server can check tokens with; it needs signing keys \
+                    with a kid, RSA for RS256 or EC P-256 for ES256
+                    """)
             }
         }
         await authenticator.prepare()

@@ -119,15 +119,24 @@ actor KeySetCache {
             return
         }
         loadedAt = ContinuousClock.now
+        let fallback = current == nil ? "no keys are held yet, so tokens are refused" : "keeping the keys held"
         let task = Task { [location, logger] () -> KeySet? in
             do {
                 let set = try await KeySet.load(from: location)
+                if set.algorithms.isEmpty {
+                    logger.warning(
+                        """
+                        the JWT key set holds no RS256 or ES256 signing key with a kid; every token it should check \
+                        is refused
+                        """,
+                        metadata: ["location": "\(location)"])
+                }
                 logger.info(
                     "loaded the JWT key set", metadata: ["location": "\(location)", "keys": "\(set.algorithms.count)"])
                 return set
             } catch {
                 logger.warning(
-                    "cannot load the JWT key set; keeping the keys held",
+                    "cannot load the JWT key set; \(fallback)",
                     metadata: ["location": "\(location)", "error": "\(error)"])
                 return nil
             }
