@@ -40,13 +40,14 @@ extension GitWorkflowTests {
     }
 
     /// Stands for a person whose edit was committed and synced, then brought back: by a reset to the commit that
-    /// held it, or by `git restore` after a sync that was not committed, while a teammate changed another property.
+    /// held it, or by `git restore` after a sync that was not committed, while a teammate changed another property;
+    /// and the same restore followed by `rm -rf .tablesync`, where only git's history says what the server saw.
     @Test(
         """
-        an edit already sent, brought back by git reset or git restore while a teammate changed the record: no \
-        conflict, nothing sent again, the teammate's change kept
+        an edit already sent, brought back by git reset or git restore (also after rm -rf .tablesync) while a \
+        teammate changed the record: no conflict, nothing sent again, the teammate's change kept
         """,
-        arguments: ["reset", "restore"])
+        arguments: ["reset", "restore", "restore without .tablesync"])
     func sentEditBroughtBack(how: String) async throws {
         let world = try await GitWorld()
         try await world.seededRepository("a", count: 3)
@@ -63,6 +64,9 @@ extension GitWorkflowTests {
             try await world.git("a", "reset", "-q", "--hard", edited)
         } else {
             try await world.git("a", "restore", "store/")
+        }
+        if how == "restore without .tablesync" {
+            try FileManager.default.removeItem(atPath: world.path("a/store/.tablesync"))
         }
         let server = try await world.serverRows()
         #expect(server["r2"]?["done"] == true && server["r2"]?["text"] == "my edit")

@@ -80,6 +80,26 @@ import TestSupport
     }
 
     @Test(
+        "an edit on an older version whose every change the server holds (git's history gives the base) is no conflict")
+    func adoptionRuleWithTheBaseFromHistory() throws {
+        let base: [String: JSONValue] = ["text": "a", "done": false]
+        let edit = Self.record("v1", at: 1, ["text": "mine", "done": false])
+        let teammateToo = try ServerRecord(Self.record("v3", at: 3, ["text": "mine", "done": true]))
+        let overwritten = try ServerRecord(Self.record("v3", at: 3, ["text": "theirs", "done": false]))
+        typealias Rule = AdoptionRule
+        #expect(
+            Rule.decide(local: edit, intact: false, server: teammateToo, base: base) == .takeServer(teammateToo),
+            "the edit was sent; a teammate changed another property since")
+        #expect(
+            Rule.decide(local: edit, intact: false, server: overwritten, base: base) == .conflict(overwritten),
+            "the property the edit changed holds another value now: a person decides")
+        #expect(Rule.decide(local: edit, intact: false, server: teammateToo) == .conflict(teammateToo), "no base")
+        #expect(Rule.serverHolds(changesOf: ["a": 1], from: ["a": 1, "b": 2], server: ["a": 1]), "a removal held")
+        #expect(!Rule.serverHolds(changesOf: ["a": 1], from: ["a": 1, "b": 2], server: ["a": 1, "b": 2]))
+        #expect(Rule.serverHolds(changesOf: ["a": 1], from: ["a": 1], server: ["a": 1, "c": 3]), "no change at all")
+    }
+
+    @Test(
         "a file a git command removed: a delete only after history the last sync led to, and only on the synced version"
     )
     func removalRule() throws {

@@ -47,6 +47,30 @@ extension SyncContext {
         return contents
     }
 
+    /// The server's copy of `version` of `key`'s record as git's history holds it: the record's own content
+    /// (``ServerRecord/content(_:)``) in the newest of the last ``historyDepth`` commits of `HEAD` that changed the
+    /// record's file and left it intact (``SyncedMark``) at that version; `nil` when none did, or outside git.
+    func syncedCopy(_ key: RecordKey, version: String) throws -> [String: JSONValue]? {
+        guard let repository = gitRepository() else { return nil }
+        let path = "tables/\(key.table)/\(RecordFileName.fileName(for: key.id))"
+        let commits = try repository.run(
+            ["log", "--format=%H", "-n", "\(Self.historyDepth)", "HEAD", "--", path], allowing: [128]
+        ).text.split(separator: "\n").map(String.init).filter(GitObjectName.isValid)
+        for (commit, bytes) in zip(commits, try repository.objectContents(commits.map { "\($0):./\(path)" })) {
+            guard let bytes,
+                case .success(let loaded) = RecordFile.check(
+                    bytes: bytes, fileName: RecordFileName.fileName(for: key.id), relativePath: "\(commit):\(path)"),
+                loaded.record[SystemProperty.version]?.stringValue == version,
+                SyncedMark.isIntact(loaded.record, bytes: loaded.bytes, bytesAreCanonical: loaded.bytesAreCanonical)
+            else { continue }
+            return ServerRecord.content(loaded.record)
+        }
+        return nil
+    }
+
+    /// How many of a record file's commits ``syncedCopy(_:version:)`` looks through.
+    static let historyDepth = 64
+
     /// Remembers `head` (the commit `HEAD` names now, when not given) as the one of the store's last sync
     /// (``GitState/syncedHead``): a later `HEAD` behind it is refused (``GitGuard``). A push, pull or sync does it
     /// when it ends; `sync --commit` again after its commit.

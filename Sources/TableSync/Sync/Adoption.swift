@@ -7,8 +7,8 @@ import TableSyncStorage
 package struct AdoptionReport: Sendable, Equatable {
     /// Files that hold the server's copy as it is: indexed as synced, nothing sent.
     package var unchanged = 0
-    /// Files the server had moved on from without them saying anything else: they now hold the server's copy
-    /// (or are removed, when the server deleted the record).
+    /// Files the server had moved on from without them saying anything the server's copy does not hold: they now
+    /// hold the server's copy (or are removed, when the server deleted the record).
     package var takenFromServer = 0
     /// Files edited on the version the server still has: queued as updates on that version.
     package var edited = 0
@@ -68,12 +68,14 @@ enum AdoptionRule {
     ///
     /// What the server has already seen of the record counts too: a file the server applied (`alreadyApplied`,
     /// ``AppliedFiles``) that names an older version than the server's, or none, is that old content put back (a
-    /// reset, a restore, a switch), never an edit nor a conflict. A file without a `version` for a record this store
-    /// synced at `syncedVersion` (a hand-made file put back by git after it was sent) is otherwise an edit on that
-    /// version.
+    /// reset, a restore, a switch), never an edit nor a conflict. So is a file whose every change to `base` (the
+    /// server's copy of the version it names, from git's history) the server's copy already holds
+    /// (``serverHolds(changesOf:from:server:)``), when `.tablesync/` no longer says what was applied. A file without
+    /// a `version` for a record this store synced at `syncedVersion` (a hand-made file put back by git after it was
+    /// sent) is otherwise an edit on that version.
     static func decide(
         local: [String: JSONValue], intact: Bool, server: ServerRecord?, alreadyApplied: Bool = false,
-        syncedVersion: String? = nil
+        syncedVersion: String? = nil, base: [String: JSONValue]? = nil
     ) -> Decision {
         guard let server else {
             // An intact file holds a copy the store wrote from a checked record, so it passes the check again.
@@ -94,8 +96,19 @@ enum AdoptionRule {
             return saysNothingElse ? .unchanged(server) : .edited(baseVersion: serverVersion)
         }
         if saysNothingElse || alreadyApplied { return .takeServer(server) }
+        if let base, serverHolds(changesOf: ServerRecord.content(local), from: base, server: server.content) {
+            return .takeServer(server)
+        }
         if namedVersion == nil, syncedVersion == serverVersion { return .edited(baseVersion: serverVersion) }
         return .conflict(server)
+    }
+
+    /// Whether `server` holds every change `local` makes to `base`: each property on which the two differ has
+    /// `local`'s value on the server, whatever else the server changed since. All three are records' own content.
+    static func serverHolds(
+        changesOf local: [String: JSONValue], from base: [String: JSONValue], server: [String: JSONValue]
+    ) -> Bool {
+        Set(local.keys).union(base.keys).allSatisfy { local[$0] == base[$0] || server[$0] == local[$0] }
     }
 
     /// What to do for a record file a git command removed, synced at `syncedVersion`.
@@ -280,7 +293,7 @@ struct Adopter {
             default:
                 guard let file else { continue }
                 settlement.sent[id] = file.sent
-                settleFile(
+                try await settleFile(
                     change, local: file.loaded, hash: file.sent.hash, server: server, into: &settlement, report: &report
                 )
             }
@@ -312,7 +325,7 @@ struct Adopter {
                     continue
                 }
                 settlement.sent[change.id] = file.sent
-                settleFile(
+                try await settleFile(
                     change, local: file.loaded, hash: file.sent.hash, server: nil, into: &settlement, report: &report)
             }
         }
@@ -322,13 +335,23 @@ struct Adopter {
     private func settleFile(
         _ change: LocalChange, local: RecordFile.Loaded, hash: String, server: ServerRecord?,
         into settlement: inout Settlement, report: inout AdoptionReport
-    ) {
+    ) async throws {
         let id = change.id
         let intact = SyncedMark.isIntact(
             local.record, bytes: local.bytes, bytesAreCanonical: local.bytesAreCanonical)
-        let decision = AdoptionRule.decide(
-            local: local.record, intact: intact, server: server,
-            alreadyApplied: appliedFiles.contains(hash: hash, for: change.key), syncedVersion: change.baseVersion)
+        let alreadyApplied = appliedFiles.contains(hash: hash, for: change.key)
+        var decision = AdoptionRule.decide(
+            local: local.record, intact: intact, server: server, alreadyApplied: alreadyApplied,
+            syncedVersion: change.baseVersion)
+        // Before calling it a conflict, ask git's history what the server held at the file's version.
+        if case .conflict(let server) = decision, !server.deleted,
+            let version = local.record[SystemProperty.version]?.stringValue,
+            let base = try await store.syncedCopy(change.key, version: version)
+        {
+            decision = AdoptionRule.decide(
+                local: local.record, intact: intact, server: server, alreadyApplied: alreadyApplied,
+                syncedVersion: change.baseVersion, base: base)
+        }
         switch decision {
         case .unchanged(let server):
             settlement.writes.append(server)

@@ -31,6 +31,9 @@ protocol PushingStore: Actor {
     func conflictKeys() throws -> [RecordKey]
     /// What `HEAD` holds for each of `keys`, as the records' own content; empty outside git.
     func committedContents(_ keys: [RecordKey]) throws -> [RecordKey: [String: JSONValue]]
+    /// The server's copy of `version` of `key`'s record as git's history holds it, as the record's own content;
+    /// `nil` when the history holds none, or outside git.
+    func syncedCopy(_ key: RecordKey, version: String) throws -> [String: JSONValue]?
     /// Keeps a conflict under `conflicts/`.
     func writeConflict(_ conflict: ConflictRecord) throws
     /// Writes records as the server has them and marks them synced; removes those in `removals`.
