@@ -35,6 +35,10 @@ if [ "${1:-}" = auth ]; then
   only=(--auth-only)
   : "${BENCH_OUTPUT:=bench-results/auth.json}"
 fi
+if [ "${1:-}" = git ]; then
+  only=(--git-only)
+  : "${BENCH_OUTPUT:=bench-results/git.json}"
+fi
 if [ "${1:-}" = watch ]; then
   only=(--watch-only)
   : "${BENCH_OUTPUT:=bench-results/watch.json}"

@@ -50,6 +50,9 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "The server's --max-change-wait for W1 and W2, in seconds (1 … 30).") var changeWait = 30
     @Flag(help: "Run W1–W3 (live sync) alone.")
     var watchOnly = false
+    @Flag(
+        help: "Run the git-native paths alone: P2 (status), P8 (a sync without its cache), P10 (a clone's first sync).")
+    var gitOnly = false
 
     func validate() throws {
         guard records >= 10, runs >= 1 else {
@@ -94,7 +97,8 @@ struct RunCommand: AsyncParsableCommand {
             changedRecords: changedRecords, editedFiles: editedFiles, busyDiskEdits: busyDiskEdits,
             busyDiskMegabytes: busyDiskMegabytes, runs: runs, authOnly: authOnly,
             pushProcessorBaseline: pushProcessorBaseline, watchEdits: watchEdits, watchCommandEdits: watchCommandEdits,
-            idleWatchSeconds: idleWatchSeconds, feedWaits: feedWaits, changeWait: changeWait, watchOnly: watchOnly)
+            idleWatchSeconds: idleWatchSeconds, feedWaits: feedWaits, changeWait: changeWait, watchOnly: watchOnly,
+            gitOnly: gitOnly)
         var suite = BenchmarkSuite(configuration: configuration)
         let table = try await suite.run()
         print(table.text())

@@ -41,6 +41,8 @@ struct BenchmarkSuite {
         var changeWait = 30
         /// Run W1–W3 alone.
         var watchOnly = false
+        /// Run P2, P8 and P10 alone, after one pull of the main table.
+        var gitOnly = false
     }
 
     let configuration: Configuration
@@ -104,6 +106,19 @@ struct BenchmarkSuite {
             tables: [Self.mainTable, Self.smallTable], logFile: work + "/server.log")
         defer { server.stop() }
         let store = work + "/store"
+        if configuration.gitOnly {
+            progress("pulling \(records) records")
+            try freshStore(store, remote: server.url, table: Self.mainTable)
+            try expect(
+                try tablesync(["-C", store, "pull", Self.mainTable, "--query-id", Self.queryID, "--json"]),
+                member: "written", equals: records)
+            try measureStatus(store: store)
+            try measureSyncWithoutCache(store: store)
+            try await measureCloneFirstSync(store: store, database: database)
+            results.notes.append(
+                "load average at the end: \(Machine.loadAverage()) (other processes share this machine)")
+            return results
+        }
         try measureInitialPull(server: server, store: store)
         try measureSmallPullMemory(server: server)
         let proxy = try LinkProxy(upstreamPort: server.port)

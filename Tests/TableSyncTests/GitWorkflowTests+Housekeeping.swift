@@ -122,6 +122,31 @@ extension GitWorkflowTests {
         await world.stop()
     }
 
+    // MARK: - The cost of a scan after the store's own commit
+
+    /// Stands for a cron `sync --commit` followed by a person's `tablesync status`: the store's own commit brought
+    /// every record file into git, and the index knows each of them, so the scan has nothing to ask git beyond `HEAD`.
+    @Test("status right after sync --commit lists no tree: the store's own commit counts as reconciled")
+    func statusAfterOwnCommitListsNoTree() async throws {
+        let world = try await GitWorld()
+        try await world.seededRepository("a", count: 5)
+        try world.edit("a", "r1", ["text": "an edit by hand"])
+        try world.write("a", "r6", #"{"id": "r6", "text": "a record made by hand"}"#)
+        #expect(try await world.tablesync("a", "sync", "--commit").status == 0)
+        try world.edit("a", "r2", ["text": "an edit after the commit"])
+        let trace = world.path("git-trace")
+        let status = try await world.tablesync(
+            "a", arguments: ["status", "--json"], environment: ["GIT_TRACE": trace])
+        #expect(status.status == 0, "\(status.stderr)")
+        let edits = try JSONParser.parse(Array(status.stdout.utf8))["handEdits"]?.arrayValue ?? []
+        #expect(edits.count == 1 && edits.first?["id"] == "r2", "\(status.stdout)")
+        let commands = try String(contentsOfFile: trace, encoding: .utf8)
+        for listing in ["ls-tree", "diff-tree"] {
+            #expect(!commands.contains(" \(listing) "), "status listed a tree: \(commands)")
+        }
+        await world.stop()
+    }
+
     // MARK: - purge --force drops every kind of change
 
     /// Stands for a person who deleted record files by hand (one, then a whole table's worth), changed their mind

@@ -47,6 +47,32 @@ extension SyncContext {
         return contents
     }
 
+    /// Records the store's own commit (`sync --commit`, `watch --commit`), just made: it is the last sync's commit
+    /// (``recordSyncedHead(_:)``), and each table's tree in it counts as reconciled (``GitState/trees``) when every
+    /// record file the tree holds beyond the one reconciled before is known to the stat index or the journal: files
+    /// the sync itself pulled or sent. The next scan then asks git nothing more than `HEAD`, where it would otherwise
+    /// list every file the commit added (all of them after a store's first sync).
+    package func recordStoreCommit() throws {
+        try recordSyncedHead()
+        guard let git = try gitBaseline() else { return }
+        var state = git.state
+        for table in settings.tables {
+            guard let tree = git.trees[table], state.trees[table] != tree,
+                let added = try git.filesBeyondIndex(table: table, indexIsEmpty: false)
+            else { continue }
+            let index = try StatIndex.load(layout: layout, table: table)
+            let allKnown = try added.allSatisfy { file in
+                // The files a scan never counts as deleted: not record files, or named for no id it can read.
+                guard RecordFileName.looksLikeRecordFile(file.name), let id = RecordFileName.id(forFileName: file.name)
+                else { return true }
+                return try index.entry(named: file.name) != nil
+                    || journal.pending(RecordKey(table: table, id: id)) != nil
+            }
+            if allKnown { state.trees[table] = tree }
+        }
+        if state != git.state { try state.save(layout: layout) }
+    }
+
     /// The server's copy of `version` of `key`'s record as git's history holds it: the record's own content
     /// (``ServerRecord/content(_:)``) in the newest of the last ``historyDepth`` commits of `HEAD` that changed the
     /// record's file and left it intact (``SyncedMark``) at that version; `nil` when none did, or outside git.

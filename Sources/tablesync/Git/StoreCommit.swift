@@ -16,7 +16,7 @@ enum StoreCommit {
             let made = try repository.commitStore(
                 paths: StoreLayout.versionedPaths, excluding: leftOut, message: message)
         else { return nil }
-        try await context.recordSyncedHead()
+        try await context.recordStoreCommit()
         return String(made.prefix { $0 != "\n" })
     }
 }
