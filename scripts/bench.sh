@@ -54,7 +54,12 @@ echo "building ($config)" >&2
 swift build -c "$config" >&2
 bin="$(swift build -c "$config" --show-bin-path)"
 work="$(mktemp -d "${TMPDIR:-/tmp}/tablesync-bench.XXXXXX")"
-trap 'rm -rf "$work"' EXIT
+# BENCH_KEEP_WORK=1 keeps the stores and the server's database for a closer look (a profiler, say).
+if [ "${BENCH_KEEP_WORK:-0}" = 1 ]; then
+  echo "keeping the work directory $work" >&2
+else
+  trap 'rm -rf "$work"' EXIT
+fi
 mkdir -p bench-results
 
 "$bin/tablesync-bench" run --bin "$bin" --work "$work" \

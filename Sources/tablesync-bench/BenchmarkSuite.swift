@@ -338,6 +338,15 @@ struct BenchmarkSuite {
         guard unchanged.isEmpty else {
             throw BenchError(what: "P2", detail: "git status after the commit: \(unchanged.prefix(500))")
         }
+        // A sync reconciles the committed tree with the index, as `sync --commit` does for its own commit: the state
+        // a person's `status` meets after a cron sync.
+        let sync = try tablesync(["-C", store, "sync", "--json"])
+        guard Self.writes(try JSONParser.parse(sync.standardOutput)["push"]) == 0 else {
+            throw BenchError(what: "P2", detail: "the sync before status sent: \(sync.standardOutput.prefix(500))")
+        }
+        // What the sync wrote beside the record files (its watermark), committed as `sync --commit` would.
+        try git.run(["add", "-A"])
+        try git.run(identity + ["commit", "-q", "--no-verify", "--allow-empty", "-m", "synced"])
         _ = try editRecords(store: store, table: Self.mainTable, indexes: 0..<configuration.editedFiles) { record in
             record["title"] = .string((record["title"]?.stringValue ?? "") + " (edited)")
         }
@@ -653,6 +662,7 @@ struct BenchmarkSuite {
             try discard(clone)
             try ChildProcess.run(
                 "/usr/bin/env", ["git", "-c", "gc.auto=0", "clone", "-q", "--no-hardlinks", store, clone])
+            if run == 0 { try measureStatusInFreshClone(clone) }
             let indexes = (first + run * changed)..<(first + (run + 1) * changed)
             try await ServerSeeder.touch(
                 database: database, table: Self.mainTable, indexes: indexes, dataSet: dataSet,
@@ -716,6 +726,33 @@ struct BenchmarkSuite {
                 id: "P10", what: "pack growth of that commit after git repack -adf (deltas)", unit: "KB",
                 value: Sample(costs.map(\.marked.packed)), baselineName: "the same files without their synced marks",
                 baseline: Sample(costs.map(\.unmarked.packed)), target: nil, met: nil))
+    }
+
+    /// P2 in a fresh clone before its first sync (no `.tablesync/`): `tablesync status` against `git status` in the
+    /// same clone, both after a warm-up run. Nothing is edited: every file is the committed one.
+    private mutating func measureStatusInFreshClone(_ clone: String) throws {
+        let git = GitWorkTree(directory: clone)
+        try git.run(["status", "--porcelain"])
+        try tablesync(["-C", clone, "status", "--json"])
+        var gitTimes: [Double] = []
+        var statusTimes: [Double] = []
+        for run in 1...runs {
+            progress("P2 run \(run)/\(runs): status in a fresh clone before its first sync")
+            gitTimes.append(try git.run(["status", "--porcelain"]).seconds)
+            let status = try tablesync(["-C", clone, "status", "--json"])
+            let edits = try JSONParser.parse(status.standardOutput)["handEdits"]?.arrayValue?.count ?? -1
+            guard edits == 0 else {
+                throw BenchError(what: "P2", detail: "status in a fresh clone lists \(edits) hand edits, expected 0")
+            }
+            statusTimes.append(status.seconds)
+        }
+        let status = Sample(statusTimes)
+        let gitSample = Sample(gitTimes)
+        results.rows.append(
+            ResultRow(
+                id: "P2", what: "tablesync status in a fresh clone before its first sync (\(records) records)",
+                unit: "s", value: status, baselineName: "git status in the same clone", baseline: gitSample,
+                target: "≤ 1.0×", met: status.median <= gitSample.median))
     }
 
     private func expect(written count: Int, in sync: JSONValue, label: String) throws {

@@ -79,6 +79,29 @@ import TestSupport
         #expect(try !check(RecordFile.encode(anonymous)).bytesAreCanonical)
     }
 
+    @Test("a stamped copy is told from its bytes alone, with its id and version; anything else is left to a full read")
+    func intactCopyFromBytes() throws {
+        let bytes = SyncedMark.stamped(Self.record)
+        let copy = try #require(SyncedMark.intactCopy(bytes))
+        #expect(copy.id == "r1" && copy.version == "v1")
+        var nested = Self.record
+        nested["meta"] = ["id": "not the record's", "version": "nor this"]
+        #expect(SyncedMark.intactCopy(SyncedMark.stamped(nested)).map { [$0.id, $0.version] } == ["r1", "v1"])
+        let text = String(decoding: bytes, as: UTF8.self)
+        for (what, other) in [
+            ("an edit", text.replacingOccurrences(of: #""text": "a""#, with: #""text": "b""#)),
+            ("re-indented", text.replacingOccurrences(of: "\n  ", with: "\n\t")),
+            ("another mark", text.replacingOccurrences(of: #""@synced": ""#, with: #""@synced": "A"#)),
+            ("no mark", String(decoding: RecordFile.encode(Self.record), as: UTF8.self)),
+            ("cut short", String(text.prefix(text.count / 2)))
+        ] {
+            #expect(SyncedMark.intactCopy(Array(other.utf8)) == nil, "\(what)")
+        }
+        var escaped = Self.record
+        escaped["id"] = "r\"1"
+        #expect(SyncedMark.intactCopy(SyncedMark.stamped(escaped)) == nil, "an id that needs escaping: a full read")
+    }
+
     // MARK: - What a scan finds
 
     @Test(

@@ -67,28 +67,40 @@ struct LocalChangeScanner {
         let examined = concurrentMap(joined.changed) { file in Result { try examine(file, in: directory) } }
         var coveredElsewhere: [(name: String, change: LocalChange, read: ReadRecordFile)] = []
         for (file, result) in zip(joined.changed, examined) {
-            let loaded: RecordFile.Loaded
+            let id: String
             let facts: FileChangeRule.File
             let hash: String
+            let read: RecordFile.Loaded?
             switch try result.get() {
             case .asIndexed: continue
             case .broken(let problem):
                 scan.problems.append(problem)
                 continue
-            case .read(let value, let contentHash, let read):
-                (loaded, hash, facts) = (value, contentHash, read)
+            case .read(let readID, let contentHash, let readFacts, let loaded):
+                (id, hash, facts, read) = (readID, contentHash, readFacts, loaded)
             }
-            let key = RecordKey(table: table, id: loaded.id)
+            // A stamped copy told from its bytes was not parsed: the few outcomes that hand the record on read it
+            // (one changed since is left to the next scan).
+            func loaded() -> RecordFile.Loaded? {
+                if let read { return read }
+                return try? RecordFile.check(
+                    bytes: FileSystem.readFile(directory + "/" + file.name), fileName: file.name,
+                    relativePath: file.relativePath
+                ).get()
+            }
+            let key = RecordKey(table: table, id: id)
             let indexedVersion: String?? = file.entry.map { $0.version }
             func change(_ kind: LocalChange.Kind, baseVersion: String? = file.entry?.version) -> LocalChange {
-                LocalChange(kind: kind, table: table, id: loaded.id, fileName: file.name, baseVersion: baseVersion)
+                LocalChange(kind: kind, table: table, id: id, fileName: file.name, baseVersion: baseVersion)
             }
             switch FileChangeRule.decide(
                 facts, indexedVersion: indexedVersion, editedWhileSent: file.entry?.isEditedWhileSent ?? false,
                 pending: journal.pending(key)?.kind)
             {
             case .covered:
-                if git != nil, let pending = journal.pending(key), !pending.isSent(by: journal.origin) {
+                if git != nil, let pending = journal.pending(key), !pending.isSent(by: journal.origin),
+                    let loaded = loaded()
+                {
                     coveredElsewhere.append(
                         (
                             file.name, change(.modified, baseVersion: pending.baseVersion),
@@ -101,11 +113,11 @@ struct LocalChangeScanner {
                 scan.changes.append(change(.serverCopy, baseVersion: facts.version))
                 scan.serverCopies[table, default: []].append(
                     StatIndex.Entry(
-                        fileName: file.name, id: loaded.id, status: file.status, contentHash: hash,
-                        version: facts.version))
+                        fileName: file.name, id: id, status: file.status, contentHash: hash, version: facts.version))
             case .uncompared:
                 scan.changes.append(change(.uncompared))
             case .created, .modified:
+                guard let loaded = loaded() else { continue }
                 scan.changes.append(change(file.entry == nil ? .created : .modified))
                 reads.keep(
                     ReadRecordFile(loaded: loaded, hash: hash, status: file.status, clock: joined.clock), for: key)
@@ -226,9 +238,9 @@ struct LocalChangeScanner {
         }
         var missing: [(name: String, blob: String)] = []
         for file in committed where RecordFileName.looksLikeRecordFile(file.name) && !known.contains(file.name) {
-            guard let id = RecordFileName.id(forFileName: file.name),
+            // The file there, the cheapest test, first: in a clone every file is.
+            guard !joined.isListed(file.name), let id = RecordFileName.id(forFileName: file.name),
                 journal.pending(RecordKey(table: table, id: id)) == nil,
-                !joined.isListed(file.name),
                 try joined.index.entry(named: file.name) == nil
             else { continue }
             missing.append(file)
@@ -251,8 +263,10 @@ struct LocalChangeScanner {
         /// Its bytes are the indexed ones after all (touched, not edited).
         case asIndexed
         case broken(RecordFileProblem)
-        /// Read and valid, with the SHA-256 of its bytes and what the rule needs of it.
-        case read(RecordFile.Loaded, hash: String, FileChangeRule.File)
+        /// Read and valid: the record's id, the SHA-256 of its bytes, what the rule needs of it, and the record as
+        /// parsed, unless its bytes alone told a stamped copy (``SyncedMark/intactCopy(_:)``, the common case of a
+        /// scan without its index: a clone, a lost cache).
+        case read(id: String, hash: String, FileChangeRule.File, loaded: RecordFile.Loaded?)
     }
 
     /// Reads one changed file and decides what it is. Touches nothing shared, so files are examined in parallel.
@@ -260,6 +274,11 @@ struct LocalChangeScanner {
         let bytes = try FileSystem.readFile(directory + "/" + file.name, expectedSize: file.status.size)
         let hash = SHA256.hexDigest(of: bytes)
         if let entry = file.entry, hash == entry.contentHash { return .asIndexed }
+        // A copy whose name is not its id's (a copy, a `git mv`) is parsed, for the check to name the problem.
+        if let copy = SyncedMark.intactCopy(bytes), RecordFileName.fileName(for: copy.id) == file.name {
+            let facts = FileChangeRule.File(version: copy.version, carriesServerVersion: true, markIntact: true)
+            return .read(id: copy.id, hash: hash, facts, loaded: nil)
+        }
         switch RecordFile.check(bytes: bytes, fileName: file.name, relativePath: file.relativePath) {
         case .success(let loaded):
             let facts = FileChangeRule.File(
@@ -267,7 +286,7 @@ struct LocalChangeScanner {
                 carriesServerVersion: ServerRecord.isServerCopy(loaded.record),
                 markIntact: SyncedMark.isIntact(
                     loaded.record, bytes: bytes, bytesAreCanonical: loaded.bytesAreCanonical))
-            return .read(loaded, hash: hash, facts)
+            return .read(id: loaded.id, hash: hash, facts, loaded: loaded)
         case .failure(let problem): return .broken(problem)
         }
     }

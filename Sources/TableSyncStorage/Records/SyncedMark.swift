@@ -59,6 +59,55 @@ package enum SyncedMark {
         return digest(canonical) == mark
     }
 
+    /// The `id` and `version` of the file `bytes` when they are a stamped copy exactly as ``stamped(_:)`` wrote it,
+    /// told from the bytes alone, without parsing them; `nil` otherwise (and for an id or version that needs
+    /// escaping), where ``isIntact(_:bytes:bytesAreCanonical:)`` after a full read decides. The mark's digest
+    /// vouches for the bytes: they are the canonical form of a checked server copy, so each top-level member is a
+    /// line of its own at the top level's indent.
+    package static func intactCopy(_ bytes: [UInt8]) -> (id: String, version: String)? {
+        guard let prefix = range(of: valuePrefix, in: bytes) else { return nil }
+        let markRange = prefix.upperBound..<prefix.upperBound + length
+        guard markRange.upperBound < bytes.count, bytes[markRange.upperBound] == UInt8(ascii: "\"") else {
+            return nil
+        }
+        var asStamped = bytes
+        asStamped.replaceSubrange(markRange, with: blank)
+        guard digest(asStamped).elementsEqual(bytes[markRange]),
+            let id = topLevelString(idPrefix, in: bytes), let version = topLevelString(versionPrefix, in: bytes)
+        else { return nil }
+        return (id, version)
+    }
+
+    /// The value of the top-level string member whose line starts with `prefix` in canonical file bytes, when it
+    /// holds no escape.
+    private static func topLevelString(_ prefix: [UInt8], in bytes: [UInt8]) -> String? {
+        guard let found = range(of: prefix, in: bytes),
+            let end = bytes[found.upperBound...].firstIndex(where: {
+                $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\")
+            }),
+            bytes[end] == UInt8(ascii: "\"")
+        else { return nil }
+        return String(decoding: bytes[found.upperBound..<end], as: UTF8.self)
+    }
+
+    /// Where `needle` first occurs in `bytes`.
+    private static func range(of needle: [UInt8], in bytes: [UInt8]) -> Range<Int>? {
+        guard let first = needle.first, bytes.count >= needle.count else { return nil }
+        var start = 0
+        while start + needle.count <= bytes.count {
+            guard let found = bytes[start...].firstIndex(of: first) else { return nil }
+            if found + needle.count <= bytes.count, bytes[found..<found + needle.count].elementsEqual(needle) {
+                return found..<found + needle.count
+            }
+            start = found + 1
+        }
+        return nil
+    }
+
+    /// What starts the lines of the top-level `id` and `version` in canonical file bytes, up to the value's text.
+    private static let idPrefix = Array("\n  \"\(SystemProperty.id)\": \"".utf8)
+    private static let versionPrefix = Array("\n  \"\(SystemProperty.version)\": \"".utf8)
+
     /// `record` without its mark: what the library hands out and what local changes start from.
     package static func removed(from record: [String: JSONValue]) -> [String: JSONValue] {
         guard record[property] != nil else { return record }
@@ -69,17 +118,8 @@ package enum SyncedMark {
 
     /// Where the mark's value `value` is in canonical file bytes: after the line's indent, name and `": "`.
     private static func valueRange(in bytes: [UInt8], value: [UInt8]) -> Range<Int>? {
-        let needle = valuePrefix + value + [UInt8(ascii: "\"")]
-        guard bytes.count >= needle.count else { return nil }
-        var start = 0
-        while start + needle.count <= bytes.count {
-            guard let found = bytes[start...].firstIndex(of: needle[0]) else { return nil }
-            if found + needle.count <= bytes.count, bytes[found..<found + needle.count].elementsEqual(needle) {
-                return found + valuePrefix.count..<found + valuePrefix.count + value.count
-            }
-            start = found + 1
-        }
-        return nil
+        guard let found = range(of: valuePrefix + value + [UInt8(ascii: "\"")], in: bytes) else { return nil }
+        return found.lowerBound + valuePrefix.count..<found.lowerBound + valuePrefix.count + value.count
     }
 
     /// What stands before the mark's value in canonical file bytes: a line end, the indent of a top-level member, the
