@@ -7,8 +7,8 @@ import TestSupport
 
 /// What a `$filter` that names many properties costs in memory beside one large record: each property is read from a
 /// body once per row (``ExtractedProperties``), not once per reference, so the peak stays near the record's size
-/// however often the filter names the record's small properties. Measured on the `tablesync-server` process (SQLite
-/// runs in it) and on the PostgreSQL backends that serve it.
+/// however often the filter names the record's properties, the large one among them. Measured on the
+/// `tablesync-server` process (SQLite runs in it) and on the PostgreSQL backends that serve it.
 @Suite("Filter memory", .serialized)
 struct FilterMemoryTests {
     /// Far above what a read of a 15 MB record needs, far below the gigabytes of a copy per reference.
@@ -22,6 +22,30 @@ struct FilterMemoryTests {
         """,
         arguments: Backend.available)
     func manyReferencesReadEachBodyOnce(backend: Backend) async throws {
+        try await Self.expectPeaksUnderLimit(
+            backend, filter: Self.filter(comparisons: 125, properties: 32),
+            orderBy: (0..<8).map { "p\($0)" })
+    }
+
+    @Test(
+        """
+        a $filter of 125 comparisons over 32 properties, one of them the 15 MB one, ordered by it too, keeps the \
+        server's memory under 256 MB; a 150-key $orderby is refused
+        """,
+        arguments: Backend.available)
+    func namingTheLargePropertyCopiesItOnce(backend: Backend) async throws {
+        try await Self.expectPeaksUnderLimit(
+            backend, filter: Self.filter(comparisons: 125, properties: 32, lastIsLarge: true),
+            orderBy: ["text"] + (0..<7).map { "p\($0)" },
+            refusedOrderBy: (0..<150).map { "p\($0)" })
+    }
+
+    /// Stores the 15 MB record beside 20 small ones, asks for a page with `filter` and `orderBy` (which the large
+    /// record matches), and expects the peak RSS of `tablesync-server` and of its PostgreSQL backends under
+    /// ``peakLimit``; `refusedOrderBy`, when given, must be answered 400 naming its number of keys.
+    static func expectPeaksUnderLimit(
+        _ backend: Backend, filter: String, orderBy: [String], refusedOrderBy: [String]? = nil
+    ) async throws {
         let database = try await sideDatabase(backend, suffix: "_memory")
         defer { TestBackend.removeFiles(of: database) }
         let table = uniqueTableName("memory")
@@ -37,6 +61,12 @@ struct FilterMemoryTests {
                 let small: JSONValue = ["id": .string("s\(index)"), "p0": .integer(Int64(index))]
                 #expect(try await Self.send(port: port, "POST", "/tables/\(table)", body: small).status == 201)
             }
+            if let refusedOrderBy {
+                let refused = try await Self.send(
+                    port: port, "GET", "/tables/\(table)?$orderby=\(refusedOrderBy.joined(separator: ","))")
+                #expect(refused.status == 400)
+                #expect(refused.text.contains("$orderby names \(refusedOrderBy.count) keys"), "\(refused.text)")
+            }
             // The inserts' own peaks are not what is measured. A backend of another user's cluster may refuse the
             // reset; its peak then holds the insert's too, still far below the limit.
             try Self.resetPeak(of: server.processIdentifier)
@@ -44,8 +74,7 @@ struct FilterMemoryTests {
 
             let answer = try await Self.send(
                 port: port, "GET",
-                "/tables/\(table)?$filter=\(Self.filter(comparisons: 125, properties: 32))"
-                    + "&$orderby=\((0..<8).map { "p\($0)" }.joined(separator: ","))&$top=10&$select=id")
+                "/tables/\(table)?$filter=\(filter)&$orderby=\(orderBy.joined(separator: ","))&$top=10&$select=id")
             #expect(answer.status == 200, "\(answer.text.prefix(500))")
             #expect(answer.text.contains("\"large\""), "the large record matches: \(answer.text.prefix(500))")
 
@@ -63,11 +92,15 @@ struct FilterMemoryTests {
         await server.stop()
     }
 
-    /// `p0 gt 100 or p1 gt 100 …`, `comparisons` of them over `properties` names, as a balanced tree of `or` (a
-    /// chain would be deeper than the server allows), percent-encoded. Only the large record's p31 is over 30.
-    static func filter(comparisons: Int, properties: Int) -> String {
+    /// `p0 ge 30 or p1 ge 30 …`, `comparisons` of them over `properties` names, as a balanced tree of `or` (a
+    /// chain would be deeper than the server allows), percent-encoded; with `lastIsLarge` the last name is the large
+    /// property's, compared with a short string. Only the large record has properties of 30 or more.
+    static func filter(comparisons: Int, properties: Int, lastIsLarge: Bool = false) -> String {
         func tree(_ range: Range<Int>) -> String {
-            if range.count == 1 { return "p\(range.lowerBound % properties) gt 30" }
+            if range.count == 1 {
+                let index = range.lowerBound % properties
+                return lastIsLarge && index == properties - 1 ? "text eq 'none'" : "p\(index) ge 30"
+            }
             let middle = range.lowerBound + range.count / 2
             return "(\(tree(range.lowerBound..<middle)) or \(tree(middle..<range.upperBound)))"
         }

@@ -116,4 +116,31 @@ struct PullPagePlanTests {
             }
         }
     }
+
+    @Test("SQLite: a page whose $filter or $orderby names body properties gathers them per row with no sort")
+    func namedPropertiesAreGatheredWithoutASort() async throws {
+        let table = uniqueTableName("gathered")
+        try await withDatabase(.sqlite) { repository, sql, _ in
+            let options = TableSyncServer.TableOptions(name: table)
+            try await repository.prepare(tables: [options])
+            let writes = (0..<200).map { index in
+                RecordWriteRequest(table: table, id: String(format: "r%05d", index)) { _ in
+                    .insert(["n": .integer(Int64(index % 7)), "text": .string("record \(index)")])
+                }
+            }
+            _ = try await repository.write(writes)
+            for request in ["$filter=n gt 3", "$filter=n gt 3 and text ne 'x'&$orderby=text desc", "$orderby=n"] {
+                let query = try ListQuery.parse(
+                    QueryString("$top=20&" + request.replacingOccurrences(of: " ", with: "%20")), version: .v3,
+                    table: options)
+                let statement = try RecordQuerySQL.list(table: table, query: query, dialect: .sqlite).page
+                let plan = try await sql(
+                    SQLStatement(sql: "EXPLAIN QUERY PLAN " + statement.sql, bindings: statement.bindings)
+                ).joined(separator: "\n")
+                // A sort for GROUP BY would hold every row's named values, a large one of each among them.
+                #expect(plan.contains("json_each") || plan.contains("VIRTUAL TABLE"), "\(request): \(plan)")
+                #expect(!plan.contains("GROUP BY"), "\(request): the rows come in rowid order: \(plan)")
+            }
+        }
+    }
 }

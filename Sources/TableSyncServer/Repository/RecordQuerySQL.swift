@@ -39,15 +39,7 @@ enum RecordQuerySQL {
                     try FilterSQLTranslator.translate(
                         filter, schema: nil, properties: properties, into: &builder))
             }
-            // OFFSET 0 keeps each step a step of its own (``ExtractedProperties``).
-            let noLimit = dialect == .sqlite ? "LIMIT -1 " : ""
-            source =
-                """
-                (SELECT \(recordColumns), \(properties.columns(into: &builder)) FROM (SELECT \(recordColumns), \
-                \(properties.extraction(into: &builder)) AS \(ExtractedProperties.extracted) FROM \
-                \(RecordColumns.recordsTable) WHERE \(rows) \(noLimit)OFFSET 0) AS records \(noLimit)OFFSET 0) \
-                AS properties
-                """
+            source = "\(properties.source(rows: rows, into: &builder)) AS properties"
             whereClause = conditions.isEmpty ? "TRUE" : conditions.joined(separator: " AND ")
         } else {
             source = RecordColumns.recordsTable
