@@ -10,8 +10,10 @@
 #                                     and bench-results/push-cpu.json (scripts/bench.sh push-cpu DIR: C1 alone)
 #                                     into docs/bench.md ("push cpu table" markers), and bench-results/watch.json
 #                                     (scripts/bench.sh watch: W1-W3 alone) into docs/bench.md ("watch table"
-#                                     markers), and bench-results/attack.json (make stress: the server under
-#                                     attack) into docs/bench.md ("attack table" markers)
+#                                     markers), bench-results/git.json (scripts/bench.sh git: P2, P8, P10 alone)
+#                                     into docs/bench.md ("git table" markers), and bench-results/attack.json
+#                                     (make stress: the server under attack) into docs/bench.md ("attack table"
+#                                     markers)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 results="${1:-bench-results/latest.json}"
@@ -59,6 +61,11 @@ fi
 if [ -f bench-results/watch.json ]; then
   replace docs/bench.md "watch table" "$("$bin/tablesync-bench" markdown bench-results/watch.json)"
   echo "docs/bench.md now shows bench-results/watch.json"
+fi
+
+if [ -f bench-results/git.json ]; then
+  replace docs/bench.md "git table" "$("$bin/tablesync-bench" markdown bench-results/git.json)"
+  echo "docs/bench.md now shows bench-results/git.json"
 fi
 
 if [ -f bench-results/attack.json ]; then

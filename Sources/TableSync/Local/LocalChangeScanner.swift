@@ -64,7 +64,10 @@ struct LocalChangeScanner {
         keeping reads: inout ReadRecordFiles
     ) throws {
         let directory = layout.tableDirectory(table)
-        let examined = concurrentMap(joined.changed) { file in Result { try examine(file, in: directory) } }
+        let opened = joined.changed.isEmpty ? nil : try OpenDirectory(directory)
+        let examined = concurrentMap(joined.changed) { file in
+            Result { try examine(file, in: directory, opened: opened) }
+        }
         var coveredElsewhere: [(name: String, change: LocalChange, read: ReadRecordFile)] = []
         for (file, result) in zip(joined.changed, examined) {
             let id: String
@@ -270,8 +273,13 @@ struct LocalChangeScanner {
     }
 
     /// Reads one changed file and decides what it is. Touches nothing shared, so files are examined in parallel.
-    private func examine(_ file: IndexedListing.ChangedFile, in directory: String) throws -> Examined {
-        let bytes = try FileSystem.readFile(directory + "/" + file.name, expectedSize: file.status.size)
+    private func examine(
+        _ file: IndexedListing.ChangedFile, in directory: String, opened: OpenDirectory?
+    ) throws -> Examined {
+        let path = directory + "/" + file.name
+        let bytes =
+            try opened.map { try FileSystem.readFile(file.name, in: $0, path: path, expectedSize: file.status.size) }
+            ?? FileSystem.readFile(path, expectedSize: file.status.size)
         let hash = SHA256.hexDigest(of: bytes)
         if let entry = file.entry, hash == entry.contentHash { return .asIndexed }
         // A copy whose name is not its id's (a copy, a `git mv`) is parsed, for the check to name the problem.

@@ -36,9 +36,24 @@ package enum FileSystem {
     /// The contents of the file at `path`. `expectedSize`, from a `stat` of the caller's that found a regular file,
     /// saves asking for its size again.
     package static func readFile(_ path: String, expectedSize: Int64? = nil) throws -> [UInt8] {
+        try readFile(path, in: nil, expectedSize: expectedSize)
+    }
+
+    /// The contents of the file `name` in the open `directory` (``OpenDirectory``), `path` naming it in errors: one
+    /// path component for the kernel to look up, where a whole path is walked again for every file.
+    package static func readFile(
+        _ name: String, in directory: OpenDirectory, path: String, expectedSize: Int64? = nil
+    ) throws -> [UInt8] {
+        try readFile(path, in: (directory, name), expectedSize: expectedSize)
+    }
+
+    private static func readFile(
+        _ path: String, in directory: (OpenDirectory, name: String)?, expectedSize: Int64?
+    ) throws -> [UInt8] {
         let fault = FaultPoint.enter(.read, path)
         if let code = fault.error { throw FileSystemError(operation: "read", path: path, code: code) }
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        let descriptor =
+            directory.map { openat($0.0.descriptor, $0.name, O_RDONLY | O_CLOEXEC) } ?? open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw FileSystemError(operation: "read", path: path, code: errno) }
         defer { close(descriptor) }
         // One byte more than the file is thought to hold: a read that fills the buffer had more to give.

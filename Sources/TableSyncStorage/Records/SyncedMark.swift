@@ -70,9 +70,8 @@ package enum SyncedMark {
         guard markRange.upperBound < bytes.count, bytes[markRange.upperBound] == UInt8(ascii: "\"") else {
             return nil
         }
-        var asStamped = bytes
-        asStamped.replaceSubrange(markRange, with: blank)
-        guard digest(asStamped).elementsEqual(bytes[markRange]),
+        let asStamped = [bytes[..<markRange.lowerBound], blank[...], bytes[markRange.upperBound...]]
+        guard digest(of: asStamped).elementsEqual(bytes[markRange]),
             let id = topLevelString(idPrefix, in: bytes), let version = topLevelString(versionPrefix, in: bytes)
         else { return nil }
         return (id, version)
@@ -130,8 +129,13 @@ package enum SyncedMark {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
     /// The mark of `bytes`: the first 16 bytes of their SHA-256 in base64url, without padding.
-    private static func digest(_ bytes: [UInt8]) -> [UInt8] {
-        let hash = Array(Crypto.SHA256.hash(data: bytes).prefix(16))
+    private static func digest(_ bytes: [UInt8]) -> [UInt8] { digest(of: [bytes[...]]) }
+
+    /// The mark of the bytes of `parts` one after the other, hashed where they are.
+    private static func digest(of parts: [ArraySlice<UInt8>]) -> [UInt8] {
+        var hasher = Crypto.SHA256()
+        for part in parts { hasher.update(data: part) }
+        let hash = Array(hasher.finalize().prefix(16))
         var mark: [UInt8] = []
         mark.reserveCapacity(length)
         var bits = 0
