@@ -24,6 +24,9 @@
 /// written in; a string compared with a date-time compares as a date-time when it parses as a
 /// ``Timestamp`` (so `updatedAt gt datetimeoffset'…'` works on records), and is unequal to it otherwise.
 /// Two strings always compare as strings, even when both look like dates: cast one to compare instants.
+/// A date, time-of-day or guid literal compares with one of its kind, or with a string that holds one as
+/// ``EdmValueText`` reads it (the date part of `"2018-02-16T…"`, a guid in any case), as text; with anything else
+/// it is unequal and unordered.
 /// Values of different kinds (a string and a number, a boolean and a number) are never equal and never
 /// ordered (the server may instead refuse such a filter as a type error).
 ///
@@ -187,8 +190,32 @@ public enum FilterEvaluator {
         case (.dateTime, .dateTime), (.dateTime, .string), (.string, .dateTime):
             guard let a = timestamp(lhs), let b = timestamp(rhs) else { return nil }
             return sign(a.ticks, b.ticks)
+        case (.date, _), (_, .date), (.timeOfDay, _), (_, .timeOfDay), (.guid, _), (_, .guid):
+            guard let (a, b) = edmTexts(lhs, rhs) else { return nil }
+            return order(.string(a), .string(b))
         default: return nil
         }
+    }
+
+    /// A date, time of day or guid literal and the other operand as texts of its kind (``EdmValueText``), or `nil`
+    /// when the other is not of that kind (a string that holds none, a literal of another kind).
+    private static func edmTexts(_ lhs: FilterLiteral, _ rhs: FilterLiteral) -> (String, String)? {
+        func text(_ value: FilterLiteral, as kind: FilterLiteral) -> String? {
+            switch (kind, value) {
+            case (.date, .date(let text)), (.timeOfDay, .timeOfDay(let text)), (.guid, .guid(let text)): text
+            case (.date, .string(let text)): EdmValueText.storedDate(text)
+            case (.timeOfDay, .string(let text)): EdmValueText.storedTimeOfDay(text)
+            case (.guid, .string(let text)): EdmValueText.guid(text)
+            default: nil
+            }
+        }
+        let kind =
+            switch lhs {
+            case .date, .timeOfDay, .guid: lhs
+            default: rhs
+            }
+        guard let a = text(lhs, as: kind), let b = text(rhs, as: kind) else { return nil }
+        return (a, b)
     }
 
     private static func sign(_ a: Int64, _ b: Int64) -> Int { a < b ? -1 : (a > b ? 1 : 0) }
