@@ -89,4 +89,41 @@ struct DatasyncLiteralTests {
             }
         }
     }
+
+    /// Query_Tests.cs, Query_Test_022 (`month(releaseDate) eq 11`) and the other date functions, on release dates
+    /// stored without a time, as a .NET `DateOnly` is written: the same day on both databases and in the evaluator.
+    @Test(
+        "Query_Tests.cs Query_Test_022: year(), month() and day() of dates without a time", arguments: Backend.available
+    )
+    func dateFunctionsOfDatesWithoutTime(backend: Backend) async throws {
+        let table = uniqueTableName("dateonly")
+        let records: [JSONValue] = [
+            ["id": "a", "releaseDate": "1994-11-14"], ["id": "b", "releaseDate": "1999-11-30T23:00:00.000Z"],
+            ["id": "c", "releaseDate": "2001-03-01"], ["id": "d", "releaseDate": "1994-11"]
+        ]
+        let cases: [(String, Set<String>)] = [
+            ("month(releaseDate) eq 11", ["a", "b"]), ("year(releaseDate) eq 1994", ["a"]),
+            ("day(releaseDate) eq 1", ["c"]), ("hour(releaseDate) eq 0", ["a", "c"]),
+            ("year(releaseDate) lt 2000 and day(releaseDate) gt 13", ["a", "b"])
+        ]
+        try await withServer(backend, tables: [TableOptions(name: table)], setup: .live) { client in
+            var stored: [JSONValue] = []
+            for record in records {
+                let reply = try await client.send(.post, "/tables/\(table)", json: record)
+                try #require(reply.status == .created)
+                stored.append(try reply.json)
+            }
+            for (filter, expected) in cases {
+                let reply = try await client.send(
+                    .get, "/tables/\(table)?$filter=\(TablePath.percentEncodeQueryComponent(filter))")
+                #expect(reply.status == .ok, "\(backend): \(filter): \(reply.errorMessage ?? "")")
+                let selected = Set(try reply.json["items"]?.arrayValue?.compactMap { $0["id"]?.stringValue } ?? [])
+                #expect(selected == expected, "\(backend): \(filter)")
+                let parsed = try FilterParser.parse(filter)
+                let local = Set(
+                    stored.filter { FilterEvaluator.matches(parsed, record: $0) }.compactMap { $0["id"]?.stringValue })
+                #expect(local == expected, "evaluator: \(filter)")
+            }
+        }
+    }
 }

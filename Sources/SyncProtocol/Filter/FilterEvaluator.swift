@@ -52,7 +52,8 @@
 ///   `'SS'`; no final-sigma rule). SQLite's own `lower` is ASCII-only, so the server must supply these.
 /// - `trim(s)` removes leading and trailing spaces (U+0020) only, like SQL's `trim(s)`.
 /// - `year month day hour minute second(d)`: calendar fields of the instant in UTC, for a date-time or a
-///   string that parses as one; `second` drops the fraction.
+///   string that parses as one, or a string that is a date without a time (`"2018-02-16"`, midnight UTC);
+///   `second` drops the fraction.
 /// - `round`, `floor`, `ceiling`: integers stay as they are; doubles stay doubles, `round` goes half away
 ///   from zero (`round(-2.5)` is `-3.0`, as SQLite's `round` and PostgreSQL's `round(numeric)`).
 /// - `cast(x, Edm.DateTimeOffset)`: a date-time, or a string that parses as one, is that date-time;
@@ -127,6 +128,14 @@ public enum FilterEvaluator {
         case .string(let text): return Timestamp(parsing: text)
         default: return nil
         }
+    }
+
+    /// The instant whose calendar fields `year()` … `second()` read: a date-time, or a string that is one or is a
+    /// date without a time (`"2018-02-16"`, as .NET's `DateOnly` is written), taken as midnight UTC.
+    private static func calendarInstant(_ value: FilterLiteral) -> Timestamp? {
+        if let instant = timestamp(value) { return instant }
+        guard case .string(let text) = value, let date = EdmValueText.date(text) else { return nil }
+        return Timestamp(parsing: date + "T00:00:00Z")
     }
 
     // MARK: - Logic
@@ -314,7 +323,7 @@ public enum FilterEvaluator {
         case .substring:
             return substring(arguments)
         case .year, .month, .day, .hour, .minute, .second:
-            guard arguments.count == 1, let timestamp = timestamp(arguments[0]) else { return .null }
+            guard arguments.count == 1, let timestamp = calendarInstant(arguments[0]) else { return .null }
             return .integer(Int64(dateField(function, timestamp)))
         case .round, .floor, .ceiling:
             return rounding(function, arguments.first ?? .null)

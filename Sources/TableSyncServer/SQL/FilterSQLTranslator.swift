@@ -736,10 +736,12 @@ private struct Translation {
         case (.json, .postgres), (.storedDate, .postgres):
             // Only text shaped like an ISO date reaches the cast, so ordinary strings give NULL, not an error (a
             // declared date is always one, but rows of other tables may be read too).
+            // A date without a time (`2018-02-16`) is midnight UTC, whatever the session's time zone.
             let text = try typed(value, as: .text)
             instant =
                 """
-                (CAST(CASE WHEN \(text) ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}' THEN \(text) END AS \
+                (CAST(CASE WHEN \(text) ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}' THEN \(text) \
+                WHEN \(text) ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}$' THEN \(text) || 'T00:00:00Z' END AS \
                 TIMESTAMPTZ) AT TIME ZONE 'UTC')
                 """
         default:
