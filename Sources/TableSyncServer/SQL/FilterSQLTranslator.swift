@@ -139,6 +139,8 @@ private struct Operand {
     var neverNull = false
     /// `true` for a declared column: `sql` is the expression its index is built on.
     var declared = false
+    /// `true` for a declared `dateonly` column: text that is always `yyyy-MM-dd` or NULL.
+    var holdsDates = false
 }
 
 private struct Translation {
@@ -256,6 +258,15 @@ private struct Translation {
         switch other.kind {
         case literal.kind:
             otherSQL = other.sql
+        case .text where other.holdsDates && literal.kind == .dateOnly:
+            // The column's own expression, compared plainly, so that its index serves the comparison.
+            let (leftSQL, rightSQL) = literalOnLeft ? (literal.sql, other.sql) : (other.sql, literal.sql)
+            let collate = dialect == .postgres ? " COLLATE \"C\"" : ""
+            guard let sqlOperator = Self.plainOperators[op] else {
+                throw FilterTranslationError("'\(op.rawValue)' is not a comparison")
+            }
+            if op == .ne { return "(\(leftSQL) \(dialect == .sqlite ? "IS NOT" : "IS DISTINCT FROM") \(rightSQL))" }
+            return "(\(leftSQL)\(collate) \(sqlOperator) \(rightSQL) AND \(other.sql) IS NOT NULL)"
         case .ticks where literal.kind == .dateOnly && other.dateLiteral == nil:
             let mirrored: [FilterBinaryOperator: FilterBinaryOperator] = [.gt: .lt, .ge: .le, .lt: .gt, .le: .ge]
             return try dayComparison(literalOnLeft ? mirrored[op] ?? op : op, column: other.sql, literal: literal)
@@ -276,6 +287,10 @@ private struct Translation {
         default: throw FilterTranslationError("'\(op.rawValue)' is not a comparison")
         }
     }
+
+    static let plainOperators: [FilterBinaryOperator: String] = [
+        .eq: "=", .ne: "<>", .gt: ">", .ge: ">=", .lt: "<", .le: "<="
+    ]
 
     /// A system date column (ticks) against a date without a time, `column op date`: the day's range of ticks in
     /// UTC, which is what the date part of the column's text (always written in UTC) compares as.
@@ -562,8 +577,11 @@ private struct Translation {
                 case .number: .number
                 case .boolean: .boolean
                 case .date: .storedDate
+                case .dateOnly: .text
                 }
-            return Operand(sql: DeclaredColumnSQL.value(column, dialect: dialect), kind: kind, declared: true)
+            return Operand(
+                sql: DeclaredColumnSQL.value(column, dialect: dialect), kind: kind, declared: true,
+                holdsDates: column.type == .dateOnly)
         }
         return Operand(sql: "", kind: .json, property: name)
     }
@@ -731,9 +749,11 @@ private struct Translation {
             instant = "\(value.sql) / \(Timestamp.ticksPerSecond), 'unixepoch'"
         case (.ticks, .postgres):
             instant = "(to_timestamp(\(value.sql) / \(Timestamp.ticksPerSecond).0) AT TIME ZONE 'UTC')"
-        case (.json, .sqlite), (.storedDate, .sqlite):
+        case (.json, .sqlite), (.storedDate, .sqlite),
+            (.text, .sqlite) where value.holdsDates:
             instant = try typed(value, as: .text)
-        case (.json, .postgres), (.storedDate, .postgres):
+        case (.json, .postgres), (.storedDate, .postgres),
+            (.text, .postgres) where value.holdsDates:
             // Only text shaped like an ISO date reaches the cast, so ordinary strings give NULL, not an error (a
             // declared date is always one, but rows of other tables may be read too).
             // A date without a time (`2018-02-16`) is midnight UTC, whatever the session's time zone.
