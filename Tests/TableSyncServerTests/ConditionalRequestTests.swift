@@ -141,6 +141,23 @@ struct ConditionalRequestTests {
             }
         }
     }
+
+    /// RFC 9110 (where this server differs from Datasync, docs/server.md): the `Last-Modified` a client read, sent
+    /// back, finds the record unchanged: 304 for `If-Modified-Since`, the write goes on for `If-Unmodified-Since`.
+    @Test("Last-Modified sent back finds the record unchanged", arguments: Backend.available)
+    func lastModifiedSentBack(backend: Backend) async throws {
+        try await Self.withMovie(backend) { client, table, _ in
+            let read = try await client.send(.get, "/tables/\(table)/m1")
+            let lastModified = try #require(read["Last-Modified"])
+            let revalidated = try await client.send(
+                .get, "/tables/\(table)/m1", headers: Self.headers("If-Modified-Since", lastModified))
+            #expect(revalidated.status == .notModified, "\(backend)")
+            let written = try await client.send(
+                .put, "/tables/\(table)/m1", json: ["id": "m1", "title": "Aliens"],
+                headers: Self.headers("If-Unmodified-Since", lastModified))
+            #expect(written.status == .ok, "\(backend)")
+        }
+    }
 }
 
 extension ISO8601DateFormatter {

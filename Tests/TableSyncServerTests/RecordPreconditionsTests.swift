@@ -13,6 +13,8 @@ import Testing
     static let nonMatching = "\"Foo\""
     static let earlier = "Mon, 13 Nov 2023 11:57:00 GMT"
     static let later = "Mon, 13 Nov 2023 14:30:00 GMT"
+    /// The entity's `Last-Modified`.
+    static let lastModified = "Mon, 13 Nov 2023 12:53:13 GMT"
 
     static func conditions(_ header: String, _ value: String) throws -> RecordPreconditions {
         var fields = HTTPFields()
@@ -35,6 +37,10 @@ import Testing
         (true, "If-None-Match", "*", 304), (true, "If-Match", "*", nil), (true, "If-Match", "W/\(matching)", 412),
         (true, "If-None-Match", "W/\(matching)", nil), (false, "If-None-Match", "W/\(matching)", nil),
         (true, "If-None-Match", "\(nonMatching), \(matching)", 304),
+        // Last-Modified sent back: the record is unchanged since (RFC 9110; Datasync answers 200 and 412 here).
+        (true, "If-Modified-Since", lastModified, 304), (false, "If-Unmodified-Since", lastModified, nil),
+        (false, "If-Modified-Since", "Mon, 13 Nov 2023 12:53:12 GMT", nil),
+        (false, "If-Unmodified-Since", "Mon, 13 Nov 2023 12:53:12 GMT", 412),
         // A date that is not an HTTP date is ignored.
         (true, "If-Modified-Since", "tomorrow", nil), (false, "If-Unmodified-Since", "2023-11-13", nil)
     ]

@@ -6,11 +6,15 @@ import SyncProtocol
 /// (`InternalExtensions.ParseConditionalRequest`):
 ///
 /// 1. `If-Match` that matches none of the record's tags: 412.
-/// 2. Without `If-Match`, `If-Unmodified-Since` at or before the record's `updatedAt`: 412.
+/// 2. Without `If-Match`, `If-Unmodified-Since` before the record's `Last-Modified`: 412.
 /// 3. `If-None-Match` that matches: 304 on a read, 412 on a write.
-/// 4. Without `If-None-Match`, `If-Modified-Since` after the record's `updatedAt`: 304 on a read, 412 on a write.
+/// 4. Without `If-None-Match`, `If-Modified-Since` at or after the record's `Last-Modified`: 304 on a read, 412 on a
+///    write.
 ///
 /// A weak tag (`W/"…"`) never matches, and `*` matches any record. A date that is not an HTTP date is ignored.
+/// Dates compare with `Last-Modified`, `updatedAt` in whole seconds, as RFC 9110 compares them: Datasync compares
+/// them with the whole `updatedAt` and strictly, so a client that sends back the `Last-Modified` it read would never
+/// get a 304 and always a 412 there. Both agree whenever the dates are a second or more apart.
 ///
 /// ```swift
 /// let conditions = RecordPreconditions(ifNoneMatch: try EntityTagList("\"AAAB\"", header: "If-None-Match"))
@@ -64,16 +68,23 @@ struct RecordPreconditions: Sendable {
         if let ifMatch, !ifMatch.matches(version) {
             return .preconditionFailed(reason: "If-Match does not match its version")
         }
-        if ifMatch == nil, let ifUnmodifiedSince, ifUnmodifiedSince <= updatedAt {
-            return .preconditionFailed(reason: "it was modified at or after If-Unmodified-Since")
+        let lastModified = Self.wholeSeconds(updatedAt)
+        if ifMatch == nil, let ifUnmodifiedSince, lastModified > ifUnmodifiedSince {
+            return .preconditionFailed(reason: "it was modified after If-Unmodified-Since")
         }
         if let ifNoneMatch, ifNoneMatch.matches(version) {
             return isRead ? .notModified : .preconditionFailed(reason: "If-None-Match matches its version")
         }
-        if ifNoneMatch == nil, let ifModifiedSince, ifModifiedSince > updatedAt {
+        if ifNoneMatch == nil, let ifModifiedSince, lastModified <= ifModifiedSince {
             return isRead ? .notModified : .preconditionFailed(reason: "it was not modified since If-Modified-Since")
         }
         return .proceed
+    }
+
+    /// `ticks` cut to the second before them, as `Last-Modified` writes them.
+    static func wholeSeconds(_ ticks: Int64) -> Int64 {
+        let remainder = (ticks % Timestamp.ticksPerSecond + Timestamp.ticksPerSecond) % Timestamp.ticksPerSecond
+        return ticks - remainder
     }
 
     /// Throws the 412 (with the server's copy) that the conditions ask for `record` on a write, if any.

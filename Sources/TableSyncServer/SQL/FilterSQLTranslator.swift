@@ -22,7 +22,8 @@ public struct FilterTranslationError: Error, Sendable, Equatable, CustomStringCo
 /// string functions keep SQL's three-valued logic, as the evaluator does. Strings compare by code point
 /// (`COLLATE "C"` in PostgreSQL). Dates compare by instant for `createdAt`/`updatedAt` (exact ticks); a date
 /// string in another property compares with a date literal as canonical text (`yyyy-MM-ddTHH:mm:ss.fffZ`), which
-/// is exact for strings written in that form. Known differences, documented in docs/server.md: SQLite's
+/// is exact for strings written in that form. Date, time-of-day and guid literals compare with the strings that hold
+/// a value of their kind, as ``EdmValueText`` reads them. Known differences, documented in docs/server.md: SQLite's
 /// `lower`/`upper` map ASCII only; PostgreSQL divides body numbers as doubles (`7 div 2` is 3.5, not 3).
 ///
 /// For a table with declared columns (`schema`), a property is its column's typed expression
