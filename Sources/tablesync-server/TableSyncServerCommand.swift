@@ -49,9 +49,9 @@ struct TableSyncServerCommand: AsyncParsableCommand {
         help: ArgumentHelp(
             """
             A table to serve, repeatable: NAME or NAME:option=value,… with softDelete=true|false, pageSize=N, \
-            maxTop=N, columns=name:type;… (types string, number, boolean, date) to accept only those properties, read= \
-            and write= anonymous|authenticated|role:NAME|disabled, and perUser=true to keep each user to their own \
-            records.
+            maxTop=N, columns=name:type;… (types string, number, boolean, date, dateonly) to accept only those \
+            properties, read= and write= anonymous|authenticated|role:NAME|disabled, and perUser=true to keep each \
+            user to their own records.
             """,
             valueName: "NAME[:OPTIONS]"))
     var tables: [String] = []

@@ -220,8 +220,14 @@ import TestSupport
         ("substring(text, 1, 2, 3)", "column 1: substring takes 2 or 3 arguments, found 4"),
         ("startwith(text, 'a')", "column 1: unknown function 'startwith'"),
         ("cast(a)", "column 7: expected ',' and Edm.DateTimeOffset after the value in cast, found ')'"),
-        ("cast(a, Edm.String)", "column 9: cast supports only Edm.DateTimeOffset, found 'Edm.String'"),
-        ("cast(a, 5)", "column 9: cast supports only Edm.DateTimeOffset, found the number 5"),
+        (
+            "cast(a, Edm.String)",
+            "column 9: cast supports Edm.DateTimeOffset, Edm.Date, Edm.TimeOfDay and Edm.Guid, found 'Edm.String'"
+        ),
+        (
+            "cast(a, 5)",
+            "column 9: cast supports Edm.DateTimeOffset, Edm.Date, Edm.TimeOfDay and Edm.Guid, found the number 5"
+        ),
         (
             "cast(a, Edm.DateTimeOffset",
             "column 27: expected ')' after the arguments of cast, found the end of the filter"
@@ -293,7 +299,8 @@ import TestSupport
         ),
         ("guid'0000'", "column 1: unsupported literal guid'…'; use a 'string', a number or datetimeoffset'…'"),
         ("a.b eq 1", "column 2: expected an operator such as eq, and or add, found '.'"),
-        ("2024-01-02 eq a", "column 5: expected an operator such as eq, and or add, found '-'")
+        ("2024-02-30 eq a", "column 1: invalid date '2024-02-30'; expected yyyy-MM-dd"),
+        ("2024-1-02 eq a", "column 5: expected an operator such as eq, and or add, found '-'")
     ]
 
     @Test(arguments: errors)

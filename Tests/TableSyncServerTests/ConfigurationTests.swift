@@ -26,7 +26,7 @@ struct ConfigurationTests {
             throws: ConfigurationError(
                 """
                 --table todo:columns=rank:int: columns: the column 'rank' has the unknown type 'int'; use string, \
-                number, boolean, date
+                number, boolean, date, dateonly
                 """
             )
         ) {

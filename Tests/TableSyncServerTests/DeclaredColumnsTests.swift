@@ -28,7 +28,10 @@ struct DeclaredColumnsTests {
             ("", "expected name:type in the columns, found ''"),
             ("text", "expected name:type in the columns, found 'text'"),
             ("text:string;", "expected name:type in the columns, found ''"),
-            ("text:varchar", "the column 'text' has the unknown type 'varchar'; use string, number, boolean, date"),
+            (
+                "text:varchar",
+                "the column 'text' has the unknown type 'varchar'; use string, number, boolean, date, dateonly"
+            ),
             ("a:string;a:number", "the column 'a' is declared twice"),
             ("updatedAt:date", "'updatedAt' is a system property; the server manages it and it cannot be declared"),
             ("Deleted:boolean", "'Deleted' is a system property; the server manages it and it cannot be declared"),

@@ -24,6 +24,9 @@
 /// written in; a string compared with a date-time compares as a date-time when it parses as a
 /// ``Timestamp`` (so `updatedAt gt datetimeoffset'…'` works on records), and is unequal to it otherwise.
 /// Two strings always compare as strings, even when both look like dates: cast one to compare instants.
+/// A date, time-of-day or guid literal compares with one of its kind, or with a string that holds one as
+/// ``EdmValueText`` reads it (the date part of `"2018-02-16T…"`, a guid in any case), as text; with anything else
+/// it is unequal and unordered.
 /// Values of different kinds (a string and a number, a boolean and a number) are never equal and never
 /// ordered (the server may instead refuse such a filter as a type error).
 ///
@@ -49,7 +52,8 @@
 ///   `'SS'`; no final-sigma rule). SQLite's own `lower` is ASCII-only, so the server must supply these.
 /// - `trim(s)` removes leading and trailing spaces (U+0020) only, like SQL's `trim(s)`.
 /// - `year month day hour minute second(d)`: calendar fields of the instant in UTC, for a date-time or a
-///   string that parses as one; `second` drops the fraction.
+///   string that parses as one, or a string that is a date without a time (`"2018-02-16"`, midnight UTC);
+///   `second` drops the fraction.
 /// - `round`, `floor`, `ceiling`: integers stay as they are; doubles stay doubles, `round` goes half away
 ///   from zero (`round(-2.5)` is `-3.0`, as SQLite's `round` and PostgreSQL's `round(numeric)`).
 /// - `cast(x, Edm.DateTimeOffset)`: a date-time, or a string that parses as one, is that date-time;
@@ -126,6 +130,14 @@ public enum FilterEvaluator {
         }
     }
 
+    /// The instant whose calendar fields `year()` … `second()` read: a date-time, or a string that is one or is a
+    /// date without a time (`"2018-02-16"`, as .NET's `DateOnly` is written), taken as midnight UTC.
+    private static func calendarInstant(_ value: FilterLiteral) -> Timestamp? {
+        if let instant = timestamp(value) { return instant }
+        guard case .string(let text) = value, let date = EdmValueText.date(text) else { return nil }
+        return Timestamp(parsing: date + "T00:00:00Z")
+    }
+
     // MARK: - Logic
 
     private static func truth(_ value: FilterLiteral) -> Bool? {
@@ -187,8 +199,32 @@ public enum FilterEvaluator {
         case (.dateTime, .dateTime), (.dateTime, .string), (.string, .dateTime):
             guard let a = timestamp(lhs), let b = timestamp(rhs) else { return nil }
             return sign(a.ticks, b.ticks)
+        case (.date, _), (_, .date), (.timeOfDay, _), (_, .timeOfDay), (.guid, _), (_, .guid):
+            guard let (a, b) = edmTexts(lhs, rhs) else { return nil }
+            return order(.string(a), .string(b))
         default: return nil
         }
+    }
+
+    /// A date, time of day or guid literal and the other operand as texts of its kind (``EdmValueText``), or `nil`
+    /// when the other is not of that kind (a string that holds none, a literal of another kind).
+    private static func edmTexts(_ lhs: FilterLiteral, _ rhs: FilterLiteral) -> (String, String)? {
+        func text(_ value: FilterLiteral, as kind: FilterLiteral) -> String? {
+            switch (kind, value) {
+            case (.date, .date(let text)), (.timeOfDay, .timeOfDay(let text)), (.guid, .guid(let text)): text
+            case (.date, .string(let text)): EdmValueText.storedDate(text)
+            case (.timeOfDay, .string(let text)): EdmValueText.storedTimeOfDay(text)
+            case (.guid, .string(let text)): EdmValueText.guid(text)
+            default: nil
+            }
+        }
+        let kind =
+            switch lhs {
+            case .date, .timeOfDay, .guid: lhs
+            default: rhs
+            }
+        guard let a = text(lhs, as: kind), let b = text(rhs, as: kind) else { return nil }
+        return (a, b)
     }
 
     private static func sign(_ a: Int64, _ b: Int64) -> Int { a < b ? -1 : (a > b ? 1 : 0) }
@@ -287,7 +323,7 @@ public enum FilterEvaluator {
         case .substring:
             return substring(arguments)
         case .year, .month, .day, .hour, .minute, .second:
-            guard arguments.count == 1, let timestamp = timestamp(arguments[0]) else { return .null }
+            guard arguments.count == 1, let timestamp = calendarInstant(arguments[0]) else { return .null }
             return .integer(Int64(dateField(function, timestamp)))
         case .round, .floor, .ceiling:
             return rounding(function, arguments.first ?? .null)

@@ -3,7 +3,9 @@
 ///
 /// `cast(x, Edm.DateTimeOffset)` parses to `.function(.castDateTimeOffset, [x])` and `isof(x, Edm.String)` to
 /// `.function(.isof, [x, .literal(.string("Edm.String"))])` (the type's ``FilterTypeName`` spelling); the literal
-/// forms `datetime'…'`, `datetimeoffset'…'` and bare v4 ISO dates all parse to `.literal(.dateTime(…))`.
+/// forms `datetime'…'`, `datetimeoffset'…'` and bare v4 ISO dates all parse to `.literal(.dateTime(…))`. The casts to
+/// `Edm.Date`, `Edm.TimeOfDay` and `Edm.Guid` take a literal and parse to it: `cast(1994-10-14, Edm.Date)` is
+/// `.literal(.date("1994-10-14"))`, as the bare `1994-10-14` is.
 public indirect enum FilterExpression: Sendable, Hashable {
     /// A constant.
     case literal(FilterLiteral)
@@ -28,6 +30,13 @@ public enum FilterLiteral: Sendable, Hashable {
     case string(String)
     /// `datetime'…'`, `datetimeoffset'…'` or a bare ISO 8601 date-time.
     case dateTime(Timestamp)
+    /// `cast(1994-10-14, Edm.Date)` or a bare `1994-10-14`: a date without a time, as ``EdmValueText/date(_:)``
+    /// writes it.
+    case date(String)
+    /// `cast(07:14:00, Edm.TimeOfDay)` or a bare `07:14:00`, as ``EdmValueText/timeOfDay(_:)`` writes it.
+    case timeOfDay(String)
+    /// `cast(<guid>, Edm.Guid)` or a bare guid, in lowercase (``EdmValueText/guid(_:)``).
+    case guid(String)
 }
 
 /// The unary operators of `$filter`.

@@ -10,6 +10,12 @@ struct FilterToken: Equatable {
         case string(String)
         /// `datetime'…'`, `datetimeoffset'…'` or a bare ISO 8601 date-time.
         case dateTime(Timestamp)
+        /// A bare `yyyy-MM-dd`, in ``EdmValueText/date(_:)``'s form.
+        case date(String)
+        /// A bare `HH:mm[:ss[.f…]]`, in ``EdmValueText/timeOfDay(_:)``'s form.
+        case timeOfDay(String)
+        /// A bare guid, in lowercase.
+        case guid(String)
         case openParenthesis, closeParenthesis, comma, minus, dot
         case end
     }
@@ -64,7 +70,21 @@ struct FilterLexer {
             index += 1
             kind = .dot
         case "'": kind = .string(try readString())
-        case "0"..."9": kind = startsDateTime() ? .dateTime(try readBareDateTime()) : try readNumber()
+        case _ where EdmValueText.startsGuid(scalars, at: index):
+            kind = .guid(String(String.UnicodeScalarView(scalars[index..<index + 36])).lowercased())
+            index += 36
+        case "0"..."9":
+            if startsDateTime() {
+                kind = .dateTime(try readBareDateTime())
+            } else if starts("dddd-dd-dd") {
+                kind = .date(try readBare("dddd-dd-dd".count, as: "date", EdmValueText.date, form: "yyyy-MM-dd"))
+            } else if starts("dd:dd") {
+                let length = scalars[index...].prefix { ("0"..."9").contains($0) || $0 == ":" || $0 == "." }.count
+                kind = .timeOfDay(
+                    try readBare(length, as: "time of day", EdmValueText.timeOfDay, form: "HH:mm[:ss[.fffffff]]"))
+            } else {
+                kind = try readNumber()
+            }
         default:
             guard Self.isWordStart(scalar) else {
                 throw error(at: start, "unexpected character '\(Self.visible(scalar))'\(Self.hint(for: scalar))")
@@ -136,6 +156,25 @@ struct FilterLexer {
             }
         }
         return true
+    }
+
+    /// `true` when `pattern` (``EdmValueText/matches(_:_:)``'s) starts here and no letter or digit follows it.
+    private func starts(_ pattern: String) -> Bool {
+        let end = index + pattern.unicodeScalars.count
+        guard end <= scalars.count, EdmValueText.matches(scalars[index..<end], pattern) else { return false }
+        guard end < scalars.count else { return true }
+        return !(Self.isWordStart(scalars[end]) || ("0"..."9").contains(scalars[end]))
+    }
+
+    /// Reads the next `length` scalars as a bare `what`, in the canonical form `read` gives.
+    private mutating func readBare(
+        _ length: Int, as what: String, _ read: (String) -> String?, form: String
+    ) throws(FilterParseError) -> String {
+        let start = index
+        let text = String(String.UnicodeScalarView(scalars[index..<index + length]))
+        index += length
+        guard let canonical = read(text) else { throw error(at: start, "invalid \(what) '\(text)'; expected \(form)") }
+        return canonical
     }
 
     private mutating func readBareDateTime() throws(FilterParseError) -> Timestamp {

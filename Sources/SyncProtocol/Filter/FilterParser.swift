@@ -14,7 +14,11 @@
 /// when they do not fit in 64 bits; numbers with a fraction, an exponent or an `M`, `D` or `F` suffix become
 /// `.double`; `'strings'` with `''` for a quote; `datetime'…'`, `datetimeoffset'…'` and bare ISO 8601
 /// date-times (`2024-01-02T03:04:05.123Z`) become `.dateTime`, keeping the text exactly as written (a
-/// date-time without a zone is taken as UTC). A `-` directly followed by a number is part of the number.
+/// date-time without a zone is taken as UTC). Bare dates `1994-10-14`, times of day `07:14[:00[.123]]` and guids
+/// `29386779-34b1-464a-bb5b-4053c2ee61b3` (OData v4's forms, which Datasync's clients send) become `.date`,
+/// `.timeOfDay` and `.guid` (``EdmValueText``), and so do `cast(x, Edm.Date)`, `cast(x, Edm.TimeOfDay)` and
+/// `cast(x, Edm.Guid)` of such a literal or of a quoted one. A `-` directly followed by a number is part of the
+/// number.
 ///
 /// **Names and case.** OData spells keywords and functions in lowercase, but Azure's servers and
 /// clients accept and send other spellings, so operators, `null`/`true`/`false`, function names,
@@ -174,6 +178,15 @@ private struct Parser {
         case .dateTime(let timestamp):
             advance()
             return Node(expression: .literal(.dateTime(timestamp)), depth: 1)
+        case .date(let text):
+            advance()
+            return Node(expression: .literal(.date(text)), depth: 1)
+        case .timeOfDay(let text):
+            advance()
+            return Node(expression: .literal(.timeOfDay(text)), depth: 1)
+        case .guid(let text):
+            advance()
+            return Node(expression: .literal(.guid(text)), depth: 1)
         case .word(let word):
             advance()
             if current.kind == .openParenthesis { return try parseFunction(word, at: token) }
@@ -255,17 +268,72 @@ private struct Parser {
             }
             arguments.append(.literal(.string(type.rawValue)))
         default:
-            guard typeName?.lowercased() == "edm.datetimeoffset" else {
+            let lowered = typeName?.lowercased()
+            guard lowered != "edm.datetimeoffset" else { break }
+            guard let cast = lowered.flatMap(Self.literalCast) else {
                 throw error(
                     at: typeToken,
-                    "cast supports only Edm.DateTimeOffset, found \(typeName.map { "'\($0)'" } ?? describe(typeToken))")
+                    """
+                    cast supports Edm.DateTimeOffset, Edm.Date, Edm.TimeOfDay and Edm.Guid, found \
+                    \(typeName.map { "'\($0)'" } ?? describe(typeToken))
+                    """
+                )
             }
+            // A cast to a literal type is the literal itself: the tree keeps no cast of it.
+            guard take(.closeParenthesis) else {
+                throw error(at: current, "expected ')' after the arguments of cast, found \(describe(current))")
+            }
+            guard let literal = Self.castLiteral(value.expression, cast.read) else {
+                throw error(at: token, "cast to \(cast.type) takes a literal of that type, as in \(cast.example)")
+            }
+            return Node(expression: .literal(literal), depth: 1)
         }
         guard take(.closeParenthesis) else {
             throw error(
                 at: current, "expected ')' after the arguments of \(function.rawValue), found \(describe(current))")
         }
         return try node(.function(function, arguments), [value], at: token)
+    }
+
+    /// A cast of a literal to its own type (`name` lowercased): the type's spelling, an example, and how a quoted
+    /// string is read as one; `nil` for other names.
+    private static func literalCast(
+        _ name: String
+    ) -> (type: String, example: String, read: (String) -> FilterLiteral?)? {
+        switch name {
+        case "edm.date":
+            ("Edm.Date", "cast(1994-10-14, Edm.Date)", { EdmValueText.date($0).map(FilterLiteral.date) })
+        case "edm.timeofday":
+            (
+                "Edm.TimeOfDay", "cast(07:14:00, Edm.TimeOfDay)",
+                { EdmValueText.timeOfDay($0).map(FilterLiteral.timeOfDay) }
+            )
+        case "edm.guid":
+            (
+                "Edm.Guid", "cast(29386779-34b1-464a-bb5b-4053c2ee61b3, Edm.Guid)",
+                { EdmValueText.guid($0).map(FilterLiteral.guid) }
+            )
+        default: nil
+        }
+    }
+
+    /// The literal a cast to a literal type gives: the literal itself when it is of the type `read` reads, or a
+    /// quoted string that `read` reads; `nil` for anything else.
+    private static func castLiteral(
+        _ value: FilterExpression, _ read: (String) -> FilterLiteral?
+    ) -> FilterLiteral? {
+        switch value {
+        case .literal(.string(let text)): return read(text)
+        case .literal(let literal):
+            let text: String
+            switch literal {
+            case .date(let value), .timeOfDay(let value), .guid(let value): text = value
+            default: return nil
+            }
+            guard let read = read(text), read == literal else { return nil }
+            return literal
+        default: return nil
+        }
     }
 
     /// A qualified name such as `Edm.DateTimeOffset`, or the same in quotes; `nil` when neither is there.
@@ -365,6 +433,9 @@ private struct Parser {
         case .number(let digits, _): return "the number \(digits)"
         case .string(let text): return "the string '\(text.count > 20 ? text.prefix(20) + "…" : text)'"
         case .dateTime(let timestamp): return "the date-time \(timestamp.text)"
+        case .date(let text): return "the date \(text)"
+        case .timeOfDay(let text): return "the time of day \(text)"
+        case .guid(let text): return "the guid \(text)"
         case .openParenthesis: return "'('"
         case .closeParenthesis: return "')'"
         case .comma: return "','"

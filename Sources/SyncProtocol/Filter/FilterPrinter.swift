@@ -9,7 +9,7 @@
 ///   `a sub (b sub c)`, `not (a eq b)`.
 /// - Strings are quoted with `''` for a quote. Date-times print as `datetimeoffset'<text>'` with the
 ///   ``Timestamp/text`` exactly as parsed, so a watermark goes back to the server precisely as the server
-///   wrote it (no precision lost, no zone rewritten).
+///   wrote it (no precision lost, no zone rewritten). Dates, times of day and guids print bare (`1994-10-14`).
 /// - Doubles print in Swift's shortest round-tripping form and always with a `.` or an exponent (`1.0`,
 ///   `1e+20`), so they read back as the same double, never as an integer.
 ///
@@ -65,6 +65,7 @@ public enum FilterPrinter {
             }
             return "'" + String(quoted) + "'"
         case .dateTime(let timestamp): return "datetimeoffset'" + timestamp.text + "'"
+        case .date(let text), .timeOfDay(let text), .guid(let text): return text
         }
     }
 
@@ -78,7 +79,7 @@ extension FilterLiteral {
     fileprivate var isNumber: Bool {
         switch self {
         case .integer, .double: return true
-        case .null, .bool, .string, .dateTime: return false
+        case .null, .bool, .string, .dateTime, .date, .timeOfDay, .guid: return false
         }
     }
 }

@@ -40,7 +40,7 @@ struct ResponseWriter: Sendable {
 
     func error(_ error: ProtocolError, request: Request) -> Response {
         var headers: HTTPFields = [:]
-        if let record = error.record { headers[.eTag] = ResponseWriter.eTag(record.version) }
+        if let record = error.record { headers = TableRoutes.recordHeaders(record) }
         if error.status == .unauthorized { headers[.wwwAuthenticate] = "Bearer" }
         if let seconds = error.retryAfterSeconds { headers[.retryAfter] = String(seconds) }
         if let methods = error.allowedMethods { headers[.allow] = methods.map(\.rawValue).joined(separator: ", ") }

@@ -83,18 +83,20 @@ extension TableRoutes {
             .table(named: operation.table, identity: identity)
         let scope = try AccessRule.scope(
             of: table, for: .write, identity: identity, checksCredentials: checksCredentials)
-        let ifMatch = operation.version.map(IfMatch.init(version:))
+        let preconditions = operation.version.map(RecordPreconditions.init(version:)) ?? RecordPreconditions()
         let body = operation.item ?? .null
         switch operation.kind {
         case .insert:
             return try Self.planInsert(table: table, scope: scope, body: body)
         case .replace, .merge:
             return try Self.planUpdate(
-                table: table, scope: scope, id: try Self.recordID(operation), body: body, ifMatch: ifMatch,
+                table: table, scope: scope, id: try Self.recordID(operation), body: body,
+                preconditions: preconditions,
                 version: version, merge: operation.kind == .merge)
         case .delete:
             return Self.planDelete(
-                table: table, scope: scope, id: try Self.recordID(operation), ifMatch: ifMatch, version: version)
+                table: table, scope: scope, id: try Self.recordID(operation), preconditions: preconditions,
+                version: version)
         }
     }
 

@@ -117,8 +117,16 @@ struct TableRoutes: Sendable {
             try context.query.value(namedIgnoringCase: QueryOption.includeDeleted)
             .map { try ListQuery.parseBoolean($0, parameter: QueryOption.includeDeleted) } ?? false
         if record.deleted && !includeDeleted { throw ProtocolError.deleted(id, version: try context.version()) }
-        return writer.json(
-            record.json(), status: .ok, request: request, headers: [.eTag: ResponseWriter.eTag(record.version)])
+        switch try Self.preconditions(request).outcome(
+            version: record.version, updatedAt: record.updatedAt, isRead: true)
+        {
+        case .proceed:
+            return writer.json(record.json(), status: .ok, request: request, headers: Self.recordHeaders(record))
+        case .notModified:
+            return Response(status: .notModified, headers: Self.recordHeaders(record))
+        case .preconditionFailed(let reason):
+            throw ProtocolError.preconditionFailed("the record '\(id)' has changed: \(reason)", record: record)
+        }
     }
 
     private func insert(_ request: Request, _ context: TableRequestContext) async throws -> Response {
@@ -132,20 +140,21 @@ struct TableRoutes: Sendable {
         let plan = try Self.planUpdate(
             table: try context.servedTable(), scope: try context.recordScope(), id: try context.recordID(),
             body: try await readBody(request),
-            ifMatch: try Self.ifMatch(request), version: try context.version(), merge: merge)
+            preconditions: try Self.preconditions(request), version: try context.version(), merge: merge)
         return try await run(plan, request: request)
     }
 
     private func delete(_ request: Request, _ context: TableRequestContext) async throws -> Response {
         let plan = Self.planDelete(
             table: try context.servedTable(), scope: try context.recordScope(), id: try context.recordID(),
-            ifMatch: try Self.ifMatch(request), version: try context.version())
+            preconditions: try Self.preconditions(request), version: try context.version())
         return try await run(plan, request: request)
     }
 
     private func undelete(_ request: Request, _ context: TableRequestContext) async throws -> Response {
         let plan = Self.planUndelete(
-            scope: try context.recordScope(), id: try context.recordID(), ifMatch: try Self.ifMatch(request))
+            scope: try context.recordScope(), id: try context.recordID(),
+            preconditions: try Self.preconditions(request))
         return try await run(plan, request: request)
     }
 
@@ -159,7 +168,7 @@ struct TableRoutes: Sendable {
         }
         let answer = try plan.answer(stored)
         guard let record = answer.record else { return Response(status: answer.status) }
-        var headers: HTTPFields = [.eTag: ResponseWriter.eTag(record.version)]
+        var headers = Self.recordHeaders(record)
         if let location = answer.location { headers[.location] = location }
         return writer.json(record.json(), status: answer.status, request: request, headers: headers)
     }
@@ -207,10 +216,10 @@ struct TableRoutes: Sendable {
         }
     }
 
-    /// `PATCH` (`merge`) or `PUT /tables/{table}/{id}` in `scope`, on the version `ifMatch` names (or, in v2, the
-    /// body's).
+    /// `PATCH` (`merge`) or `PUT /tables/{table}/{id}` in `scope`, on the conditions `preconditions` set (or, in v2
+    /// without `If-Match`, the body's version).
     static func planUpdate(
-        table: TableOptions, scope: RecordScope, id: String, body: JSONValue, ifMatch: IfMatch?,
+        table: TableOptions, scope: RecordScope, id: String, body: JSONValue, preconditions: RecordPreconditions,
         version: ProtocolVersion, merge: Bool
     ) throws(ProtocolError) -> PlannedWrite {
         let incoming = try IncomingRecord(body)
@@ -222,8 +231,8 @@ struct TableRoutes: Sendable {
         try StorableProperties.check(incoming.properties, table: table.name, id: id)
         let properties = try conforming(incoming.properties, to: table)
         let write = RecordWriteRequest(scope: scope, id: id) { existing in
-            let current = try Self.checkWritable(existing, id: id, version: version, ifMatch: ifMatch)
-            if ifMatch == nil, let bodyVersion, bodyVersion != current.version {
+            let current = try Self.checkWritable(existing, id: id, version: version, preconditions: preconditions)
+            if preconditions.ifMatch == nil, let bodyVersion, bodyVersion != current.version {
                 throw ProtocolError.conflict(
                     "the record '\(id)' has changed since version \(bodyVersion)", record: current)
             }
@@ -240,11 +249,12 @@ struct TableRoutes: Sendable {
 
     /// `DELETE /tables/{table}/{id}` in `scope`: v2 answers 200 with the deleted record, v3 204.
     static func planDelete(
-        table: TableOptions, scope: RecordScope, id: String, ifMatch: IfMatch?, version: ProtocolVersion
+        table: TableOptions, scope: RecordScope, id: String, preconditions: RecordPreconditions,
+        version: ProtocolVersion
     ) -> PlannedWrite {
         let softDelete = table.softDelete
         let write = RecordWriteRequest(scope: scope, id: id) { existing in
-            _ = try Self.checkWritable(existing, id: id, version: version, ifMatch: ifMatch)
+            _ = try Self.checkWritable(existing, id: id, version: version, preconditions: preconditions)
             return softDelete ? .softDelete : .hardDelete
         }
         return PlannedWrite(write: write, sent: nil) { removed throws(ProtocolError) in
@@ -261,15 +271,12 @@ struct TableRoutes: Sendable {
     }
 
     /// `POST /tables/{table}/{id}`: brings a soft-deleted record back, as azure-mobile-apps-node does, on the
-    /// version `ifMatch` names (the deleted record's); 200 with the record. A record that is not deleted is a 409
-    /// with its copy; one the table never kept deleted is not found. `scope` holds the record.
-    static func planUndelete(scope: RecordScope, id: String, ifMatch: IfMatch?) -> PlannedWrite {
+    /// conditions `preconditions` set (on the deleted record); 200 with the record. A record that is not deleted is a
+    /// 409 with its copy; one the table never kept deleted is not found. `scope` holds the record.
+    static func planUndelete(scope: RecordScope, id: String, preconditions: RecordPreconditions) -> PlannedWrite {
         let write = RecordWriteRequest(scope: scope, id: id) { existing in
             guard let existing else { throw ProtocolError.notFound("there is no record '\(id)'") }
-            if let ifMatch, !ifMatch.matches(existing.version) {
-                throw ProtocolError.preconditionFailed(
-                    "the record '\(id)' has changed: If-Match does not match its version", record: existing)
-            }
+            try preconditions.check(existing, id: id)
             guard existing.deleted else {
                 throw ProtocolError.conflict("the record '\(id)' is not deleted", record: existing)
             }
@@ -319,22 +326,24 @@ struct TableRoutes: Sendable {
         }
     }
 
-    /// The existing, not deleted record that `ifMatch` (if any) expects; otherwise the protocol's refusal.
+    /// The existing, not deleted record that `preconditions` accept; otherwise the protocol's refusal.
     private static func checkWritable(
-        _ existing: StoredRecord?, id: String, version: ProtocolVersion, ifMatch: IfMatch?
+        _ existing: StoredRecord?, id: String, version: ProtocolVersion, preconditions: RecordPreconditions
     ) throws(ProtocolError) -> StoredRecord {
         guard let existing else { throw ProtocolError.notFound("there is no record '\(id)'") }
         if existing.deleted { throw ProtocolError.deleted(id, version: version) }
-        if let ifMatch, !ifMatch.matches(existing.version) {
-            throw ProtocolError.preconditionFailed(
-                "the record '\(id)' has changed: If-Match does not match its version", record: existing)
-        }
+        try preconditions.check(existing, id: id)
         return existing
     }
 
-    static func ifMatch(_ request: Request) throws(ProtocolError) -> IfMatch? {
-        guard let value = request.headers[.ifMatch] else { return nil }
-        return try IfMatch(value)
+    /// The headers that make a request on a record conditional (``RecordPreconditions``).
+    static func preconditions(_ request: Request) throws(ProtocolError) -> RecordPreconditions {
+        try RecordPreconditions(headers: request.headers)
+    }
+
+    /// The headers of an answer that carries `record`: its `ETag` and `Last-Modified`.
+    static func recordHeaders(_ record: StoredRecord) -> HTTPFields {
+        [.eTag: ResponseWriter.eTag(record.version), .lastModified: HTTPDate.format(ticks: record.updatedAt)]
     }
 
     func readBody(_ request: Request) async throws -> JSONValue {
@@ -369,39 +378,4 @@ struct TableRoutes: Sendable {
             throw ProtocolError.badRequest("the request body is not valid JSON: \(error)")
         }
     }
-}
-
-/// An `If-Match` header: `*` or one or more entity tags.
-struct IfMatch: Sendable {
-    let any: Bool
-    let versions: [String]
-
-    init(_ value: String) throws(ProtocolError) {
-        let trimmed = value.trimmingCharacters(in: " ")
-        if trimmed == "*" {
-            any = true
-            versions = []
-            return
-        }
-        var versions: [String] = []
-        for part in trimmed.split(separator: ",") {
-            var tag = part.trimmingCharacters(in: " ")
-            if tag.hasPrefix("W/") { tag.removeFirst(2) }
-            guard tag.count >= 2, tag.hasPrefix("\""), tag.hasSuffix("\"") else {
-                throw ProtocolError.badRequest("If-Match must be \"version\" in double quotes or *, not '\(value)'")
-            }
-            versions.append(String(tag.dropFirst().dropLast()))
-        }
-        guard !versions.isEmpty else { throw ProtocolError.badRequest("If-Match is empty") }
-        any = false
-        self.versions = versions
-    }
-
-    /// The precondition on exactly `version` (a batch operation's `version`).
-    init(version: String) {
-        any = false
-        versions = [version]
-    }
-
-    func matches(_ version: String) -> Bool { any || versions.contains(version) }
 }

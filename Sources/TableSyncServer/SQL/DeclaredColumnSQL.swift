@@ -35,7 +35,7 @@ enum DeclaredColumnSQL {
             let text = "\(RecordColumns.body) ->> \(literal(column.name))"
             let json = "\(RecordColumns.body) -> \(literal(column.name))"
             switch column.type {
-            case .string, .date: return "(\(text))"
+            case .string, .date, .dateOnly: return "(\(text))"
             case .number:
                 return "(CASE WHEN jsonb_typeof(\(json)) = 'number' THEN CAST(\(text) AS DOUBLE PRECISION) END)"
             case .boolean: return "(CASE WHEN jsonb_typeof(\(json)) = 'boolean' THEN CAST(\(text) AS BOOLEAN) END)"
@@ -45,7 +45,7 @@ enum DeclaredColumnSQL {
 
     /// `true` when comparisons of `column` in `dialect` need `COLLATE "C"` (PostgreSQL text), as its index has.
     static func isCollated(_ column: DeclaredColumn, dialect: SQLDialect) -> Bool {
-        dialect == .postgres && (column.type == .string || column.type == .date)
+        dialect == .postgres && (column.type == .string || column.type == .date || column.type == .dateOnly)
     }
 
     /// An `ORDER BY` term for `column`, in the order its index is built in when ascending (missing values first, as

@@ -22,7 +22,8 @@ public struct FilterTranslationError: Error, Sendable, Equatable, CustomStringCo
 /// string functions keep SQL's three-valued logic, as the evaluator does. Strings compare by code point
 /// (`COLLATE "C"` in PostgreSQL). Dates compare by instant for `createdAt`/`updatedAt` (exact ticks); a date
 /// string in another property compares with a date literal as canonical text (`yyyy-MM-ddTHH:mm:ss.fffZ`), which
-/// is exact for strings written in that form. Known differences, documented in docs/server.md: SQLite's
+/// is exact for strings written in that form. Date, time-of-day and guid literals compare with the strings that hold
+/// a value of their kind, as ``EdmValueText`` reads them. Known differences, documented in docs/server.md: SQLite's
 /// `lower`/`upper` map ASCII only; PostgreSQL divides body numbers as doubles (`7 div 2` is 3.5, not 3).
 ///
 /// For a table with declared columns (`schema`), a property is its column's typed expression
@@ -113,7 +114,16 @@ private enum OperandKind: String {
     case json = "a property"
     /// A declared date column: canonical text (`yyyy-MM-ddTHH:mm:ss.fffZ`), or NULL.
     case storedDate = "a date property"
+    /// A date literal without a time (`1994-10-14`), bound as its text.
+    case dateOnly = "a date without a time"
+    /// A time-of-day literal (`07:14:00`), bound as its text.
+    case timeOfDay = "a time of day"
+    /// A guid literal, bound as its lowercase text.
+    case guid = "a guid"
     case null = "null"
+
+    /// The kinds of ``EdmValueText``'s literals, which compare with strings that hold a value of their kind.
+    var isEdmLiteral: Bool { self == .dateOnly || self == .timeOfDay || self == .guid }
 }
 
 private struct Operand {
@@ -123,11 +133,15 @@ private struct Operand {
     var property: String? = nil
     /// The literal when the operand is a date literal (so it can also be compared as canonical text).
     var dateLiteral: Timestamp? = nil
+    /// The text of a date, time-of-day or guid literal (``OperandKind/isEdmLiteral``).
+    var edmText: String? = nil
     /// `true` for a `NOT NULL` column or a bound value that is not null: a comparison of two such operands is
     /// never NULL, so it needs neither `COALESCE` nor `IS`, and the database can use an index for it.
     var neverNull = false
     /// `true` for a declared column: `sql` is the expression its index is built on.
     var declared = false
+    /// `true` for a declared `dateonly` column: text that is always `yyyy-MM-dd` or NULL.
+    var holdsDates = false
 }
 
 private struct Translation {
@@ -202,6 +216,7 @@ private struct Translation {
             default: return "FALSE"
             }
         }
+        if let comparison = try edmComparison(op, left, right) { return comparison }
         if let comparison = try storedDateComparison(op, left, right) { return comparison }
         let (leftSQL, rightSQL, kind) = try unify(left, right)
         let sqlOperator: String
@@ -229,6 +244,99 @@ private struct Translation {
             return "(\(leftSQL) \(sqlOperator) \(rightSQL))"
         }
         return "COALESCE(\(leftSQL)\(collate) \(sqlOperator) \(rightSQL), FALSE)"
+    }
+
+    /// A date, time-of-day or guid literal compared (in either order) with one of its kind or with a string that
+    /// holds one, as ``EdmValueText`` reads it and as the evaluator compares them; `nil` when neither operand is
+    /// such a literal. A date compares with `createdAt`/`updatedAt` by their UTC day, as a range of ticks.
+    mutating func edmComparison(
+        _ op: FilterBinaryOperator, _ left: Operand, _ right: Operand
+    ) throws(FilterTranslationError) -> String? {
+        let literalOnLeft = left.kind.isEdmLiteral
+        guard literalOnLeft || right.kind.isEdmLiteral else { return nil }
+        let (literal, other) = literalOnLeft ? (left, right) : (right, left)
+        let otherSQL: String
+        switch other.kind {
+        case literal.kind:
+            otherSQL = other.sql
+        case .text where other.holdsDates && literal.kind == .dateOnly:
+            // The column's own expression, compared plainly, so that its index serves the comparison.
+            let (leftSQL, rightSQL) = literalOnLeft ? (literal.sql, other.sql) : (other.sql, literal.sql)
+            let collate = dialect == .postgres ? " COLLATE \"C\"" : ""
+            guard let sqlOperator = Self.plainOperators[op] else {
+                throw FilterTranslationError("'\(op.rawValue)' is not a comparison")
+            }
+            if op == .ne { return "(\(leftSQL) \(dialect == .sqlite ? "IS NOT" : "IS DISTINCT FROM") \(rightSQL))" }
+            return "(\(leftSQL)\(collate) \(sqlOperator) \(rightSQL) AND \(other.sql) IS NOT NULL)"
+        case .ticks where literal.kind == .dateOnly && other.dateLiteral == nil:
+            let mirrored: [FilterBinaryOperator: FilterBinaryOperator] = [.gt: .lt, .ge: .le, .lt: .gt, .le: .ge]
+            return try dayComparison(literalOnLeft ? mirrored[op] ?? op : op, column: other.sql, literal: literal)
+        case .json, .text, .storedDate:
+            otherSQL = edmShaped(literal.kind, try typed(other, as: .text))
+        default:
+            throw FilterTranslationError("cannot compare \(literal.kind.rawValue) with \(other.kind.rawValue)")
+        }
+        let (leftSQL, rightSQL) = literalOnLeft ? (literal.sql, otherSQL) : (otherSQL, literal.sql)
+        let collate = dialect == .postgres ? " COLLATE \"C\"" : ""
+        switch op {
+        case .eq: return "(\(leftSQL) \(dialect == .sqlite ? "IS" : "IS NOT DISTINCT FROM") \(rightSQL))"
+        case .ne: return "(\(leftSQL) \(dialect == .sqlite ? "IS NOT" : "IS DISTINCT FROM") \(rightSQL))"
+        case .gt: return "COALESCE(\(leftSQL)\(collate) > \(rightSQL), FALSE)"
+        case .ge: return "COALESCE(\(leftSQL)\(collate) >= \(rightSQL), FALSE)"
+        case .lt: return "COALESCE(\(leftSQL)\(collate) < \(rightSQL), FALSE)"
+        case .le: return "COALESCE(\(leftSQL)\(collate) <= \(rightSQL), FALSE)"
+        default: throw FilterTranslationError("'\(op.rawValue)' is not a comparison")
+        }
+    }
+
+    static let plainOperators: [FilterBinaryOperator: String] = [
+        .eq: "=", .ne: "<>", .gt: ">", .ge: ">=", .lt: "<", .le: "<="
+    ]
+
+    /// A system date column (ticks) against a date without a time, `column op date`: the day's range of ticks in
+    /// UTC, which is what the date part of the column's text (always written in UTC) compares as.
+    mutating func dayComparison(
+        _ op: FilterBinaryOperator, column: String, literal: Operand
+    ) throws(FilterTranslationError) -> String {
+        guard let day = literal.edmText, let midnight = Timestamp(parsing: day + "T00:00:00Z") else {
+            throw FilterTranslationError("cannot compare \(literal.kind.rawValue) with createdAt or updatedAt")
+        }
+        let start = builder.bind(.integer(midnight.ticks))
+        let end = builder.bind(.integer(midnight.ticks + 24 * 3600 * Timestamp.ticksPerSecond))
+        switch op {
+        case .eq: return "(\(column) >= \(start) AND \(column) < \(end))"
+        case .ne: return "(\(column) < \(start) OR \(column) >= \(end))"
+        case .gt: return "(\(column) >= \(end))"
+        case .ge: return "(\(column) >= \(start))"
+        case .lt: return "(\(column) < \(start))"
+        case .le: return "(\(column) < \(end))"
+        default: throw FilterTranslationError("'\(op.rawValue)' is not a comparison")
+        }
+    }
+
+    /// The value of kind `kind` (``OperandKind/isEdmLiteral``) that the text `text` holds, as ``EdmValueText`` reads
+    /// it, or NULL: the date part of a date or date-time, a time of day, a guid in lowercase.
+    func edmShaped(_ kind: OperandKind, _ text: String) -> String {
+        let digit = "[0-9]"
+        let hex = "[0-9a-fA-F]"
+        switch (kind, dialect) {
+        case (.dateOnly, .sqlite):
+            let date = String(repeating: digit, count: 4) + "-\(digit)\(digit)-\(digit)\(digit)"
+            return "(CASE WHEN \(text) GLOB '\(date)' OR \(text) GLOB '\(date)[Tt]*' THEN substr(\(text), 1, 10) END)"
+        case (.dateOnly, _):
+            return "(CASE WHEN \(text) ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}([Tt]|$)' THEN substr(\(text), 1, 10) END)"
+        case (.timeOfDay, .sqlite):
+            let time = "\(digit)\(digit):\(digit)\(digit):\(digit)\(digit)"
+            return "(CASE WHEN \(text) GLOB '\(time)' OR \(text) GLOB '\(time).*' THEN \(text) END)"
+        case (.timeOfDay, _):
+            return "(CASE WHEN \(text) ~ '^[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.|$)' THEN \(text) END)"
+        case (_, .sqlite):
+            let guid = [8, 4, 4, 4, 12].map { String(repeating: hex, count: $0) }.joined(separator: "-")
+            return "(CASE WHEN \(text) GLOB '\(guid)' THEN lower(\(text)) END)"
+        case (_, _):
+            let guid = [8, 4, 4, 4, 12].map { "\(hex){\($0)}" }.joined(separator: "-")
+            return "(CASE WHEN \(text) ~ '^\(guid)$' THEN lower(\(text)) END)"
+        }
     }
 
     /// A declared date column compared with a date literal (in either order), or `nil` for any other comparison.
@@ -315,6 +423,12 @@ private struct Translation {
         _ subject: FilterExpression, _ candidates: [FilterExpression]
     ) throws(FilterTranslationError) -> String {
         guard !candidates.isEmpty else { return "FALSE" }
+        if ([subject] + candidates).contains(where: Self.isEdmLiteral) {
+            // Each candidate compared as `eq` compares it, which reads strings as dates, times of day or guids.
+            var tests: [String] = []
+            for candidate in candidates { tests.append(try comparison(.eq, subject, candidate)) }
+            return "(\(tests.joined(separator: " OR ")))"
+        }
         let value = try operand(subject)
         var candidateOperands: [Operand] = []
         for candidate in candidates { candidateOperands.append(try operand(candidate)) }
@@ -385,6 +499,12 @@ private struct Translation {
             case .dateTime(let timestamp):
                 return Operand(
                     sql: builder.bind(.integer(timestamp.ticks)), kind: .ticks, dateLiteral: timestamp, neverNull: true)
+            case .date(let text):
+                return Operand(sql: builder.bind(.text(text)), kind: .dateOnly, edmText: text, neverNull: true)
+            case .timeOfDay(let text):
+                return Operand(sql: builder.bind(.text(text)), kind: .timeOfDay, edmText: text, neverNull: true)
+            case .guid(let text):
+                return Operand(sql: builder.bind(.text(text)), kind: .guid, edmText: text, neverNull: true)
             }
         case .property(let name):
             return try property(name)
@@ -411,6 +531,14 @@ private struct Translation {
             }
         case .function(let function, let arguments):
             return try call(function, arguments)
+        }
+    }
+
+    /// `true` for a date, time-of-day or guid literal.
+    static func isEdmLiteral(_ expression: FilterExpression) -> Bool {
+        switch expression {
+        case .literal(.date), .literal(.timeOfDay), .literal(.guid): true
+        default: false
         }
     }
 
@@ -450,8 +578,11 @@ private struct Translation {
                 case .number: .number
                 case .boolean: .boolean
                 case .date: .storedDate
+                case .dateOnly: .text
                 }
-            return Operand(sql: DeclaredColumnSQL.value(column, dialect: dialect), kind: kind, declared: true)
+            return Operand(
+                sql: DeclaredColumnSQL.value(column, dialect: dialect), kind: kind, declared: true,
+                holdsDates: column.type == .dateOnly)
         }
         return Operand(sql: "", kind: .json, property: name)
     }
@@ -619,15 +750,19 @@ private struct Translation {
             instant = "\(value.sql) / \(Timestamp.ticksPerSecond), 'unixepoch'"
         case (.ticks, .postgres):
             instant = "(to_timestamp(\(value.sql) / \(Timestamp.ticksPerSecond).0) AT TIME ZONE 'UTC')"
-        case (.json, .sqlite), (.storedDate, .sqlite):
+        case (.json, .sqlite), (.storedDate, .sqlite),
+            (.text, .sqlite) where value.holdsDates:
             instant = try typed(value, as: .text)
-        case (.json, .postgres), (.storedDate, .postgres):
+        case (.json, .postgres), (.storedDate, .postgres),
+            (.text, .postgres) where value.holdsDates:
             // Only text shaped like an ISO date reaches the cast, so ordinary strings give NULL, not an error (a
             // declared date is always one, but rows of other tables may be read too).
+            // A date without a time (`2018-02-16`) is midnight UTC, whatever the session's time zone.
             let text = try typed(value, as: .text)
             instant =
                 """
-                (CAST(CASE WHEN \(text) ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}' THEN \(text) END AS \
+                (CAST(CASE WHEN \(text) ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}' THEN \(text) \
+                WHEN \(text) ~ '^[0-9]{4}-[0-9]{2}-[0-9]{2}$' THEN \(text) || 'T00:00:00Z' END AS \
                 TIMESTAMPTZ) AT TIME ZONE 'UTC')
                 """
         default:

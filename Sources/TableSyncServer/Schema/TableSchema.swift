@@ -18,6 +18,7 @@ import SyncProtocol
 /// - A `date` is a string that ``Timestamp`` parses (0–7 fraction digits, `Z` or an offset) with at most
 ///   millisecond precision; it is stored as `yyyy-MM-ddTHH:mm:ss.fffZ` in UTC, so that stored dates compare as text
 ///   in time order. A finer value is refused rather than silently cut.
+/// - A `dateonly` is a valid calendar date written `yyyy-MM-dd`, stored as written.
 /// - System properties are not part of the schema; they are checked as for every table (``IncomingRecord``).
 public struct TableSchema: Sendable, Hashable {
     /// The columns, in name order.
@@ -123,6 +124,12 @@ public struct TableSchema: Sendable, Hashable {
             }
             return value
         case (_, .null), (.number, .integer), (.number, .double), (.boolean, .bool):
+            return value
+        case (.dateOnly, .string(let text)):
+            guard EdmValueText.date(text) != nil else {
+                throw SchemaViolation(
+                    property: column.name, problem: "must be \(ColumnType.dateOnly.described), or null, not '\(text)'")
+            }
             return value
         case (.date, .string(let text)):
             guard let timestamp = Timestamp(parsing: text) else {
