@@ -93,14 +93,7 @@ struct PullPagePlanTests {
     func sortedPagesConvertOnlyTheirBodies(backend: Backend) async throws {
         let table = uniqueTableName("sorted")
         try await withDatabase(backend) { repository, sql, database in
-            let options = TableSyncServer.TableOptions(name: table)
-            try await repository.prepare(tables: [options])
-            let writes = (0..<200).map { index in
-                RecordWriteRequest(table: table, id: String(format: "r%05d", index)) { _ in
-                    .insert(["n": .integer(Int64(index % 7)), "text": .string("record \(index)")])
-                }
-            }
-            _ = try await repository.write(writes)
+            let options = try await Self.twoHundredRecords(in: table, repository)
             for order in ["text", "n desc,text", "deleted,updatedAt desc"] {
                 let query = try ListQuery.parse(
                     QueryString("$top=20&$orderby=\(order)"), version: .v3, table: options)
@@ -121,14 +114,7 @@ struct PullPagePlanTests {
     func namedPropertiesAreGatheredWithoutASort() async throws {
         let table = uniqueTableName("gathered")
         try await withDatabase(.sqlite) { repository, sql, _ in
-            let options = TableSyncServer.TableOptions(name: table)
-            try await repository.prepare(tables: [options])
-            let writes = (0..<200).map { index in
-                RecordWriteRequest(table: table, id: String(format: "r%05d", index)) { _ in
-                    .insert(["n": .integer(Int64(index % 7)), "text": .string("record \(index)")])
-                }
-            }
-            _ = try await repository.write(writes)
+            let options = try await Self.twoHundredRecords(in: table, repository)
             for request in ["$filter=n gt 3", "$filter=n gt 3 and text ne 'x'&$orderby=text desc", "$orderby=n"] {
                 let query = try ListQuery.parse(
                     QueryString("$top=20&" + request.replacingOccurrences(of: " ", with: "%20")), version: .v3,
@@ -142,5 +128,20 @@ struct PullPagePlanTests {
                 #expect(!plan.contains("GROUP BY"), "\(request): the rows come in rowid order: \(plan)")
             }
         }
+    }
+
+    /// Makes `table` with 200 records r00000…, each with a number `n` (0–6) and a `text`; returns its options.
+    static func twoHundredRecords(
+        in table: String, _ repository: any RecordRepository
+    ) async throws -> TableSyncServer.TableOptions {
+        let options = TableSyncServer.TableOptions(name: table)
+        try await repository.prepare(tables: [options])
+        let writes = (0..<200).map { index in
+            RecordWriteRequest(table: table, id: String(format: "r%05d", index)) { _ in
+                .insert(["n": .integer(Int64(index % 7)), "text": .string("record \(index)")])
+            }
+        }
+        _ = try await repository.write(writes)
+        return options
     }
 }
