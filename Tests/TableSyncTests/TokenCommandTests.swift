@@ -6,8 +6,10 @@ import TestSupport
 
 /// Tokens that expire: `tokenCommand` in tablesync.json gives the token, run when the first request needs one and
 /// again when the server refuses it, as git's credential helpers and kubectl's exec plugins do for their programs.
-/// The server's token changes by restarting it on the same port and database with another accepted token, which is
-/// what an expired token looks like to the client: one that was good is refused from one request on.
+/// The server's token changes by restarting it on the same database with another accepted token, which is what an
+/// expired token looks like to the client: one that was good is refused from one request on. The new server listens
+/// on a port of its own, which the store's `remote` is given: its old port may be taken by then, when the whole suite
+/// starts servers beside it.
 @Suite(.serialized) struct TokenCommandTests {
     /// A store whose `tokenCommand` prints the token file's first line (and drops it when more follow, as a token
     /// service hands out a new token each time) and counts its runs, on a server that accepts `token`.
@@ -40,13 +42,18 @@ import TestSupport
         /// How many times the command ran.
         var runs: Int { ((try? String(contentsOfFile: runsFile, encoding: .utf8)) ?? "").split(separator: "\n").count }
 
-        /// The server, restarted on its port and database accepting `token` alone: the old token is refused.
-        mutating func expire(into token: String) async throws {
-            let port = server.port
+        /// The server, restarted on its database accepting `token` alone: the old token is refused. On its old port
+        /// when `keepingPort` (a sync under way goes on talking to it), else on a port of its own.
+        mutating func expire(into token: String, keepingPort: Bool = false) async throws {
+            let oldURL = server.baseURL
             let database = server.database
             await server.stop()
             server = try await LiveServer.start(
-                .sqlite, tables: ["todo"], tokens: [StaticToken(secret: token)], database: database, port: port)
+                .sqlite, tables: ["todo"], tokens: [StaticToken(secret: token)], database: database,
+                port: keepingPort ? server.port : 0)
+            let settings = try String(contentsOfFile: store + "/tablesync.json", encoding: .utf8)
+            try Data(settings.replacingOccurrences(of: oldURL, with: server.baseURL).utf8).write(
+                to: URL(fileURLWithPath: store + "/tablesync.json"))
         }
 
         func stop() async {
@@ -123,7 +130,7 @@ import TestSupport
             ((try? FileManager.default.contentsOfDirectory(atPath: setup.store + "/tables/todo")) ?? []).count > 500
         }
         try setup.directory.write("token", "after-expiry-9e41\n")
-        try await setup.expire(into: "after-expiry-9e41")
+        try await setup.expire(into: "after-expiry-9e41", keepingPort: true)
         #expect(await CLI.wait(sync).status == 0, "the sync finished")
         #expect(setup.runs == 2, "the command ran again once, after the first 401")
 

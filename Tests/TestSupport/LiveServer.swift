@@ -88,6 +88,9 @@ final class RunningApplication: Sendable {
         var iterator = ports.makeAsyncIterator()
         guard let port = await iterator.next(), port > 0 else {
             await running.stop()
+            if case .failure(let error) = await task.result {
+                throw ConfigurationError("the test server did not start: \(error)")
+            }
             throw ConfigurationError("the test server did not start")
         }
         return RunningApplication(port: port, group: group, task: task)
