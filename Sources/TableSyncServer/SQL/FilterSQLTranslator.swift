@@ -219,6 +219,16 @@ private struct Translation {
         if let comparison = try edmComparison(op, left, right) { return comparison }
         if let comparison = try storedDateComparison(op, left, right) { return comparison }
         let (leftSQL, rightSQL, kind) = try unify(left, right)
+        return try compared(op, left, leftSQL, right, rightSQL, asText: kind == .text)
+    }
+
+    /// `leftSQL op rightSQL`, the SQL of `left` and `right` as they are to be compared (as text when `asText`), in
+    /// the cheapest form their nullability allows: plain where neither can be NULL or a declared column meets a value
+    /// that cannot (so that its index serves it), `IS` for equality otherwise, and FALSE where an order meets NULL.
+    func compared(
+        _ op: FilterBinaryOperator, _ left: Operand, _ leftSQL: String, _ right: Operand, _ rightSQL: String,
+        asText: Bool
+    ) throws(FilterTranslationError) -> String {
         let sqlOperator: String
         switch op {
         case .eq: sqlOperator = dialect == .sqlite ? "IS" : "IS NOT DISTINCT FROM"
@@ -230,7 +240,7 @@ private struct Translation {
         default: throw FilterTranslationError("'\(op.rawValue)' is not a comparison")
         }
         // PostgreSQL compares text by the database's collation; "C" makes it code point order, as everywhere else.
-        let collate = dialect == .postgres && kind == .text ? " COLLATE \"C\"" : ""
+        let collate = dialect == .postgres && asText ? " COLLATE \"C\"" : ""
         let plainOperator = op == .eq ? "=" : op == .ne ? "<>" : sqlOperator
         if left.neverNull && right.neverNull {
             return "(\(leftSQL)\(collate) \(plainOperator) \(rightSQL))"
@@ -255,43 +265,24 @@ private struct Translation {
         let literalOnLeft = left.kind.isEdmLiteral
         guard literalOnLeft || right.kind.isEdmLiteral else { return nil }
         let (literal, other) = literalOnLeft ? (left, right) : (right, left)
-        let otherSQL: String
+        var shaped = other
         switch other.kind {
         case literal.kind:
-            otherSQL = other.sql
+            break
         case .text where other.holdsDates && literal.kind == .dateOnly:
-            // The column's own expression, compared plainly, so that its index serves the comparison.
-            let (leftSQL, rightSQL) = literalOnLeft ? (literal.sql, other.sql) : (other.sql, literal.sql)
-            let collate = dialect == .postgres ? " COLLATE \"C\"" : ""
-            guard let sqlOperator = Self.plainOperators[op] else {
-                throw FilterTranslationError("'\(op.rawValue)' is not a comparison")
-            }
-            if op == .ne { return "(\(leftSQL) \(dialect == .sqlite ? "IS NOT" : "IS DISTINCT FROM") \(rightSQL))" }
-            return "(\(leftSQL)\(collate) \(sqlOperator) \(rightSQL) AND \(other.sql) IS NOT NULL)"
+            // The column's own expression, compared as it is, so that its index serves the comparison.
+            break
         case .ticks where literal.kind == .dateOnly && other.dateLiteral == nil:
             let mirrored: [FilterBinaryOperator: FilterBinaryOperator] = [.gt: .lt, .ge: .le, .lt: .gt, .le: .ge]
             return try dayComparison(literalOnLeft ? mirrored[op] ?? op : op, column: other.sql, literal: literal)
         case .json, .text, .storedDate:
-            otherSQL = edmShaped(literal.kind, try typed(other, as: .text))
+            shaped = Operand(sql: edmShaped(literal.kind, try typed(other, as: .text)), kind: literal.kind)
         default:
             throw FilterTranslationError("cannot compare \(literal.kind.rawValue) with \(other.kind.rawValue)")
         }
-        let (leftSQL, rightSQL) = literalOnLeft ? (literal.sql, otherSQL) : (otherSQL, literal.sql)
-        let collate = dialect == .postgres ? " COLLATE \"C\"" : ""
-        switch op {
-        case .eq: return "(\(leftSQL) \(dialect == .sqlite ? "IS" : "IS NOT DISTINCT FROM") \(rightSQL))"
-        case .ne: return "(\(leftSQL) \(dialect == .sqlite ? "IS NOT" : "IS DISTINCT FROM") \(rightSQL))"
-        case .gt: return "COALESCE(\(leftSQL)\(collate) > \(rightSQL), FALSE)"
-        case .ge: return "COALESCE(\(leftSQL)\(collate) >= \(rightSQL), FALSE)"
-        case .lt: return "COALESCE(\(leftSQL)\(collate) < \(rightSQL), FALSE)"
-        case .le: return "COALESCE(\(leftSQL)\(collate) <= \(rightSQL), FALSE)"
-        default: throw FilterTranslationError("'\(op.rawValue)' is not a comparison")
-        }
+        let (leftOperand, rightOperand) = literalOnLeft ? (literal, shaped) : (shaped, literal)
+        return try compared(op, leftOperand, leftOperand.sql, rightOperand, rightOperand.sql, asText: true)
     }
-
-    static let plainOperators: [FilterBinaryOperator: String] = [
-        .eq: "=", .ne: "<>", .gt: ">", .ge: ">=", .lt: "<", .le: "<="
-    ]
 
     /// A system date column (ticks) against a date without a time, `column op date`: the day's range of ticks in
     /// UTC, which is what the date part of the column's text (always written in UTC) compares as.
