@@ -61,14 +61,11 @@ extension SyncContext {
                 let added = try git.filesBeyondIndex(table: table, indexIsEmpty: false)
             else { continue }
             let index = try StatIndex.load(layout: layout, table: table)
-            let allKnown = try added.allSatisfy { file in
-                // The files a scan never counts as deleted: not record files, or named for no id it can read.
-                guard RecordFileName.looksLikeRecordFile(file.name), let id = RecordFileName.id(forFileName: file.name)
-                else { return true }
-                return try index.entry(named: file.name) != nil
-                    || journal.pending(RecordKey(table: table, id: id)) != nil
+            let anyUnknown = try added.contains { file in
+                try RecordFileName.looksLikeRecordFile(file.name)
+                    && LocalChangeScanner.isUnknown(file.name, table: table, index: index, journal: journal)
             }
-            if allKnown { state.trees[table] = tree }
+            if !anyUnknown { state.trees[table] = tree }
         }
         if state != git.state { try state.save(layout: layout) }
     }

@@ -242,9 +242,8 @@ struct LocalChangeScanner {
         var missing: [(name: String, blob: String)] = []
         for file in committed where RecordFileName.looksLikeRecordFile(file.name) && !known.contains(file.name) {
             // The file there, the cheapest test, first: in a clone every file is.
-            guard !joined.isListed(file.name), let id = RecordFileName.id(forFileName: file.name),
-                journal.pending(RecordKey(table: table, id: id)) == nil,
-                try joined.index.entry(named: file.name) == nil
+            guard !joined.isListed(file.name),
+                try Self.isUnknown(file.name, table: table, index: joined.index, journal: journal)
             else { continue }
             missing.append(file)
         }
@@ -260,6 +259,13 @@ struct LocalChangeScanner {
                 LocalChange(kind: .missing, table: table, id: id, fileName: file.name, baseVersion: version))
         }
         if let tree = git.trees[table] { scan.reconciledTrees[table] = tree }
+    }
+
+    /// Whether the committed record file `name` is one the store knows nothing of: named for an id, with neither an
+    /// entry in `index` nor an operation pending in `journal`. Only such a file, once gone, can be a delete nobody saw.
+    static func isUnknown(_ name: String, table: String, index: StatIndex, journal: Journal) throws -> Bool {
+        guard let id = RecordFileName.id(forFileName: name) else { return false }
+        return try journal.pending(RecordKey(table: table, id: id)) == nil && index.entry(named: name) == nil
     }
 
     private enum Examined: Sendable {

@@ -44,11 +44,7 @@ package enum SyncedMark {
     ) -> Bool {
         guard case .string(let text)? = record[property], text.utf8.count == length else { return false }
         let mark = Array(text.utf8)
-        if let range = valueRange(in: bytes, value: mark) {
-            var asStamped = bytes
-            asStamped.replaceSubrange(range, with: blank)
-            if digest(asStamped) == mark { return true }
-        }
+        if let range = valueRange(in: bytes, value: mark), digest(blanking: range, of: bytes) == mark { return true }
         if bytesAreCanonical { return false }
         // The record's canonical bytes with the mark blanked, as ``stamped(_:)`` digests them: the mark is written
         // where the blank would be, being as long, so it is blanked in the encoding rather than in a copy of the
@@ -70,8 +66,7 @@ package enum SyncedMark {
         guard markRange.upperBound < bytes.count, bytes[markRange.upperBound] == UInt8(ascii: "\"") else {
             return nil
         }
-        let asStamped = [bytes[..<markRange.lowerBound], blank[...], bytes[markRange.upperBound...]]
-        guard digest(of: asStamped).elementsEqual(bytes[markRange]),
+        guard digest(blanking: markRange, of: bytes).elementsEqual(bytes[markRange]),
             let id = topLevelString(idPrefix, in: bytes), let version = topLevelString(versionPrefix, in: bytes)
         else { return nil }
         return (id, version)
@@ -130,6 +125,11 @@ package enum SyncedMark {
 
     /// The mark of `bytes`: the first 16 bytes of their SHA-256 in base64url, without padding.
     private static func digest(_ bytes: [UInt8]) -> [UInt8] { digest(of: [bytes[...]]) }
+
+    /// The mark of `bytes` with the mark's place `range` blanked, hashed where they are, without a copy.
+    private static func digest(blanking range: Range<Int>, of bytes: [UInt8]) -> [UInt8] {
+        digest(of: [bytes[..<range.lowerBound], blank[...], bytes[range.upperBound...]])
+    }
 
     /// The mark of the bytes of `parts` one after the other, hashed where they are.
     private static func digest(of parts: [ArraySlice<UInt8>]) -> [UInt8] {
