@@ -7,7 +7,8 @@ import TableSyncStorage
 ///   `--commit`). A later `HEAD` that is an ancestor of it is a checkout of history or a reset: its files and
 ///   journal are older than what the store has sent (``GitGuard``).
 /// - `trees`: per table, the tree of `tables/<table>/` in `HEAD` whose record files the last push reconciled with
-///   the stat index. When `HEAD`'s tree is still that one, no file git brought can have been deleted unseen, and the
+///   the stat index, or the store's own commit added only files the index or the journal knows
+///   (``SyncContext/recordStoreCommit()``). When `HEAD`'s tree is still that one, no file git brought can have been deleted unseen, and the
 ///   scan asks git nothing more (``GitBaseline``).
 ///
 /// - `purged`: the tables whose index `purge` emptied on purpose. An empty index otherwise means a lost cache, and
