@@ -350,32 +350,8 @@ struct BenchmarkSuite {
         _ = try editRecords(store: store, table: Self.mainTable, indexes: 0..<configuration.editedFiles) { record in
             record["title"] = .string((record["title"]?.stringValue ?? "") + " (edited)")
         }
-        // Warm: both read a warm page cache.
-        try git.run(["status", "--porcelain"])
-        try tablesync(["-C", store, "status", "--json"])
-        var gitTimes: [Double] = []
-        var statusTimes: [Double] = []
-        for run in 1...runs {
-            progress("P2 run \(run)/\(runs)")
-            let gitStatus = try git.run(["status", "--porcelain"])
-            let changed = gitStatus.standardOutput.split(separator: "\n").count
-            guard changed == configuration.editedFiles else {
-                throw BenchError(
-                    what: "P2", detail: "git status lists \(changed) changes, expected \(configuration.editedFiles)")
-            }
-            gitTimes.append(gitStatus.seconds)
-            let status = try tablesync(["-C", store, "status", "--json"])
-            let edits = try JSONParser.parse(status.standardOutput)["handEdits"]?.arrayValue?.count ?? -1
-            guard edits == configuration.editedFiles else {
-                throw BenchError(
-                    what: "P2",
-                    detail: "tablesync status lists \(edits) hand edits, expected \(configuration.editedFiles)")
-            }
-            statusTimes.append(status.seconds)
-        }
+        let (status, gitSample) = try statusAgainstGit(in: store, edits: configuration.editedFiles, label: "")
         try git.run(["checkout", "-q", "--", "tables"])
-        let status = Sample(statusTimes)
-        let gitSample = Sample(gitTimes)
         results.rows.append(
             ResultRow(
                 id: "P2", what: "tablesync status, \(configuration.editedFiles) files edited of \(records)", unit: "s",
@@ -731,28 +707,42 @@ struct BenchmarkSuite {
     /// P2 in a fresh clone before its first sync (no `.tablesync/`): `tablesync status` against `git status` in the
     /// same clone, both after a warm-up run. Nothing is edited: every file is the committed one.
     private mutating func measureStatusInFreshClone(_ clone: String) throws {
-        let git = GitWorkTree(directory: clone)
-        try git.run(["status", "--porcelain"])
-        try tablesync(["-C", clone, "status", "--json"])
-        var gitTimes: [Double] = []
-        var statusTimes: [Double] = []
-        for run in 1...runs {
-            progress("P2 run \(run)/\(runs): status in a fresh clone before its first sync")
-            gitTimes.append(try git.run(["status", "--porcelain"]).seconds)
-            let status = try tablesync(["-C", clone, "status", "--json"])
-            let edits = try JSONParser.parse(status.standardOutput)["handEdits"]?.arrayValue?.count ?? -1
-            guard edits == 0 else {
-                throw BenchError(what: "P2", detail: "status in a fresh clone lists \(edits) hand edits, expected 0")
-            }
-            statusTimes.append(status.seconds)
-        }
-        let status = Sample(statusTimes)
-        let gitSample = Sample(gitTimes)
+        let (status, gitSample) = try statusAgainstGit(
+            in: clone, edits: 0, label: ": status in a fresh clone before its first sync")
         results.rows.append(
             ResultRow(
                 id: "P2", what: "tablesync status in a fresh clone before its first sync (\(records) records)",
                 unit: "s", value: status, baselineName: "git status in the same clone", baseline: gitSample,
                 target: "≤ 1.0×", met: status.median <= gitSample.median))
+    }
+
+    /// `runs` timings of `tablesync status` and of `git status` in the work tree `directory`, each run after a warm-up
+    /// of both, checking that both list `edits` changes; `label` goes into the progress lines after the run number.
+    private func statusAgainstGit(
+        in directory: String, edits: Int, label: String
+    ) throws -> (status: Sample, git: Sample) {
+        let git = GitWorkTree(directory: directory)
+        // Warm: both read a warm page cache.
+        try git.run(["status", "--porcelain"])
+        try tablesync(["-C", directory, "status", "--json"])
+        var gitTimes: [Double] = []
+        var statusTimes: [Double] = []
+        for run in 1...runs {
+            progress("P2 run \(run)/\(runs)\(label)")
+            let gitStatus = try git.run(["status", "--porcelain"])
+            let changed = gitStatus.standardOutput.split(separator: "\n").count
+            guard changed == edits else {
+                throw BenchError(what: "P2", detail: "git status lists \(changed) changes, expected \(edits)")
+            }
+            gitTimes.append(gitStatus.seconds)
+            let status = try tablesync(["-C", directory, "status", "--json"])
+            let found = try JSONParser.parse(status.standardOutput)["handEdits"]?.arrayValue?.count ?? -1
+            guard found == edits else {
+                throw BenchError(what: "P2", detail: "tablesync status lists \(found) hand edits, expected \(edits)")
+            }
+            statusTimes.append(status.seconds)
+        }
+        return (Sample(statusTimes), Sample(gitTimes))
     }
 
     private func expect(written count: Int, in sync: JSONValue, label: String) throws {
