@@ -8,8 +8,8 @@ import TableSyncStorage
 ///   journal are older than what the store has sent (``GitGuard``).
 /// - `trees`: per table, the tree of `tables/<table>/` in `HEAD` whose record files the last push reconciled with
 ///   the stat index, or the store's own commit added only files the index or the journal knows
-///   (``SyncContext/recordStoreCommit()``). When `HEAD`'s tree is still that one, no file git brought can have been deleted unseen, and the
-///   scan asks git nothing more (``GitBaseline``).
+///   (``SyncContext/recordStoreCommit()``). When `HEAD`'s tree is still that one, no file git brought can have
+///   been deleted unseen, and the scan asks git nothing more (``GitBaseline``).
 ///
 /// - `purged`: the tables whose index `purge` emptied on purpose. An empty index otherwise means a lost cache, and
 ///   the scan lists the table's whole tree in `HEAD` to find files deleted meanwhile; after a purge, the files
