@@ -6,7 +6,7 @@
 #   scripts/bench.sh push-cpu DIR                 C1 alone: the push's processor time per hand edit, this build against
 #                                                 the tablesync binaries in DIR (another build's release bin directory,
 #                                                 copied aside); bench-results/push-cpu.json
-#   scripts/bench.sh watch                        W1-W3 alone (live sync: tablesync watch); bench-results/watch.json
+#   scripts/bench.sh watch                        W1-W4 alone (live sync: tablesync watch); bench-results/watch.json
 # Sizes and runs come from the environment (defaults for the full run in brackets):
 #   BENCH_RECORDS [100000]  records in the main table (P1, P2, P3, P5, P6, P7)
 #   BENCH_SMALL_RECORDS [10000]  the second table, the other point of the memory curve (P4)
@@ -19,6 +19,7 @@
 #   BENCH_IDLE_WATCH_SECONDS [120]  how long an idle watch is measured (W2)     BENCH_CHANGE_WAIT [30]  the server's
 #                                   --max-change-wait for W1 and W2 (1-30)
 #   BENCH_FEED_WAITS [1000]  change feed requests left waiting on the server (W3; needs as many open files)
+#   BENCH_WATCH_COST_EDITS [20]  hand edits under a watch of the main table, and by push (W4)
 #   BENCH_CONFIG [release]  build configuration     BENCH_OUTPUT [bench-results/latest.json]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,7 +29,7 @@ if [ "${1:-}" = smoke ]; then
   : "${BENCH_SLOW_LINK_PUSH_RECORDS:=20}"
   : "${BENCH_EDITED_FILES:=10}" "${BENCH_BUSY_DISK_EDITS:=10}" "${BENCH_BUSY_DISK_MEGABYTES:=64}" "${BENCH_RUNS:=1}" "${BENCH_CONFIG:=debug}" "${BENCH_OUTPUT:=bench-results/smoke.json}"
   : "${BENCH_WATCH_EDITS:=5}" "${BENCH_WATCH_COMMAND_EDITS:=3}" "${BENCH_IDLE_WATCH_SECONDS:=4}" "${BENCH_CHANGE_WAIT:=2}"
-  : "${BENCH_FEED_WAITS:=20}"
+  : "${BENCH_FEED_WAITS:=20}" "${BENCH_WATCH_COST_EDITS:=3}"
 fi
 only=()
 if [ "${1:-}" = auth ]; then
@@ -70,5 +71,6 @@ mkdir -p bench-results
   --edited-files "${BENCH_EDITED_FILES:-100}" --busy-disk-edits "${BENCH_BUSY_DISK_EDITS:-100}" \
   --busy-disk-megabytes "${BENCH_BUSY_DISK_MEGABYTES:-4096}" \
   --watch-edits "${BENCH_WATCH_EDITS:-200}" --watch-command-edits "${BENCH_WATCH_COMMAND_EDITS:-40}" \
+  --watch-cost-edits "${BENCH_WATCH_COST_EDITS:-20}" \
   --idle-watch-seconds "${BENCH_IDLE_WATCH_SECONDS:-120}" --change-wait "${BENCH_CHANGE_WAIT:-30}" \
   --feed-waits "${BENCH_FEED_WAITS:-1000}" --runs "${BENCH_RUNS:-3}" "${only[@]}"

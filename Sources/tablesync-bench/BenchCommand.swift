@@ -45,10 +45,12 @@ struct RunCommand: AsyncParsableCommand {
     var pushProcessorBaseline: String?
     @Option(help: "Hand edits carried from one watched store to another (W1).") var watchEdits = 200
     @Option(help: "The same edits carried by tablesync push, then sync (W1's baseline).") var watchCommandEdits = 40
+    @Option(help: "Hand edits under a watch of the main table, and carried by tablesync push (W4).")
+    var watchCostEdits = 20
     @Option(help: "Seconds an idle watch is measured (W2).") var idleWatchSeconds = 120.0
     @Option(help: "Change feed requests left waiting on the server (W3).") var feedWaits = 1_000
     @Option(help: "The server's --max-change-wait for W1 and W2, in seconds (1 … 30).") var changeWait = 30
-    @Flag(help: "Run W1–W3 (live sync) alone.")
+    @Flag(help: "Run W1–W4 (live sync) alone.")
     var watchOnly = false
     @Flag(
         help: "Run the git-native paths alone: P2 (status), P8 (a sync without its cache), P10 (a clone's first sync).")
@@ -79,13 +81,14 @@ struct RunCommand: AsyncParsableCommand {
         guard changedRecords >= 1, changedRecords * runs <= records else {
             throw ValidationError("--changed-records × --runs must be at most --records")
         }
-        guard watchEdits >= 1, watchCommandEdits >= 1, idleWatchSeconds >= 1, feedWaits >= 1,
+        guard watchEdits >= 1, watchCommandEdits >= 1, watchCostEdits >= 1, watchCostEdits <= records,
+            idleWatchSeconds >= 1, feedWaits >= 1,
             (1...30).contains(changeWait)
         else {
             throw ValidationError(
                 """
                 --watch-edits, --watch-command-edits, --feed-waits and --idle-watch-seconds must be at least 1, \
-                --change-wait 1 … 30
+                --watch-cost-edits 1 … --records, --change-wait 1 … 30
                 """)
         }
     }
@@ -97,6 +100,7 @@ struct RunCommand: AsyncParsableCommand {
             changedRecords: changedRecords, editedFiles: editedFiles, busyDiskEdits: busyDiskEdits,
             busyDiskMegabytes: busyDiskMegabytes, runs: runs, authOnly: authOnly,
             pushProcessorBaseline: pushProcessorBaseline, watchEdits: watchEdits, watchCommandEdits: watchCommandEdits,
+            watchCostEdits: watchCostEdits,
             idleWatchSeconds: idleWatchSeconds, feedWaits: feedWaits, changeWait: changeWait, watchOnly: watchOnly,
             gitOnly: gitOnly)
         var suite = BenchmarkSuite(configuration: configuration)

@@ -33,13 +33,15 @@ struct BenchmarkSuite {
         /// Hand edits carried by two watches, and by `push` then `sync` (W1).
         var watchEdits = 200
         var watchCommandEdits = 40
+        /// Hand edits under a watch of the main table, and pushed by `tablesync push` (W4).
+        var watchCostEdits = 20
         /// Seconds an idle watch is measured (W2).
         var idleWatchSeconds = 120.0
         /// Change feed requests left waiting on the server (W3).
         var feedWaits = 1_000
         /// The server's longest change feed wait in seconds (`--max-change-wait`, W1 and W2).
         var changeWait = 30
-        /// Run W1–W3 alone.
+        /// Run W1–W4 alone.
         var watchOnly = false
         /// Run P2, P8 and P10 alone, after one pull of the main table.
         var gitOnly = false
@@ -88,6 +90,7 @@ struct BenchmarkSuite {
             // The size of the watched stores is what the heading's record count stands for here.
             results.records = configuration.smallRecords
             try await measureLiveSync()
+            try await measureWatchEditCost()
             results.notes.append(
                 "load average at the end: \(Machine.loadAverage()) (other processes share this machine)")
             return results
@@ -136,6 +139,7 @@ struct BenchmarkSuite {
         try await measureCloneFirstSync(store: store, database: database)
         try await measureAuthCost()
         try await measureLiveSync()
+        try await measureWatchEditCost()
         results.notes.append("load average at the end: \(Machine.loadAverage()) (other processes share this machine)")
         results.rows = results.rows.enumerated().sorted { ($0.element.id, $0.offset) < ($1.element.id, $1.offset) }.map(
             \.element)

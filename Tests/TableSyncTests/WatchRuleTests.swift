@@ -1,5 +1,6 @@
 import Foundation
 import SyncProtocol
+import Synchronization
 import Testing
 import TestSupport
 
@@ -37,15 +38,36 @@ struct WatchRuleTests {
     func needs() {
         var needs = WatchNeeds()
         #expect(needs.isEmpty)
-        needs.add(.files)
-        #expect(needs == WatchNeeds(push: true))
+        needs.add(.files(.files(["todo": ["a.json"]])))
+        #expect(needs == WatchNeeds(push: true, scanScope: .files(["todo": ["a.json"]])))
+        #expect(needs.pushesOnly)
         needs.add(.serverChanged(["todo"]))
         needs.add(.serverChanged(["notes"]))
-        #expect(needs == WatchNeeds(push: true, pullTables: ["todo", "notes"]))
+        #expect(!needs.pushesOnly)
+        needs.add(.files(.files(["todo": ["b.json"], "notes": ["c.json"]])))
+        #expect(
+            needs
+                == WatchNeeds(
+                    push: true, pullTables: ["todo", "notes"],
+                    scanScope: .files(["todo": ["a.json", "b.json"], "notes": ["c.json"]])))
         needs.add(.catchUp)
         #expect(needs.pullAll)
         needs.add(.stop)
-        #expect(needs == WatchNeeds(push: true, pullTables: ["todo", "notes"], pullAll: true))
+        #expect(
+            needs
+                == WatchNeeds(
+                    push: true, pullTables: ["todo", "notes"], pullAll: true,
+                    scanScope: .files(["todo": ["a.json", "b.json"], "notes": ["c.json"]])))
+        // A server change alone scans nothing; one scan of everything absorbs every name.
+        var pull = WatchNeeds()
+        pull.add(.serverChanged(["todo"]))
+        #expect(pull.scanScope == .nothing && !pull.push)
+        pull.add(.files(.nothing))
+        #expect(pull.push && pull.scanScope == .nothing)
+        needs.add(.files(.everything))
+        #expect(needs.scanScope == .everything)
+        needs.add(.files(.files(["todo": ["d.json"]])))
+        #expect(needs.scanScope == .everything)
     }
 
     @Test("a feed answer names the tables whose mark moved, appeared or went")
@@ -143,44 +165,56 @@ struct WatchRuleTests {
             ])
     }
 
-    @Test(
-        "file events of a store: a record written, renamed into place or removed wakes, in directories made again too"
-    )
+    @Test("file events name the record files written, renamed into place or removed; a directory made again, all")
     func fileEventsOfAStore() async throws {
         let (directory, context) = try makeStore()
         let layout = context.layout
-        let wakes = Counter()
-        let events = try #require(FileEvents(layout: layout, tables: ["todo"]) { _ = wakes.next() })
+        let seen = Mutex<[ScanScope]>([])
+        let events = try #require(
+            FileEvents(layout: layout, tables: ["todo"]) { scope in seen.withLock { $0.append(scope) } })
         defer { events.stop() }
         let table = layout.tableDirectory("todo")
+        /// Everything the events named since `start`.
+        func named(from start: Int) -> ScanScope? {
+            seen.withLock { $0.dropFirst(start).reduce(nil) { $0?.adding($1) ?? $1 } }
+        }
+        var count: Int { seen.withLock(\.count) }
 
         try "swap".write(toFile: table + "/.r1.json.swp", atomically: false, encoding: .utf8)
         try await Task.sleep(for: .milliseconds(200))
-        #expect(wakes.value == 0)
+        #expect(count == 0)
 
         try #"{"id": "r1"}"#.write(toFile: table + "/r1.json", atomically: false, encoding: .utf8)
-        try await Self.waitFor { wakes.value >= 1 }
-        let afterWrite = wakes.value
+        try await Self.waitFor { count >= 1 }
+        #expect(named(from: 0) == .files(["todo": ["r1.json"]]))
+        let afterWrite = count
         try #"{"id": "r2"}"#.write(toFile: table + "/r2.json.tmp", atomically: false, encoding: .utf8)
         try FileManager.default.moveItem(atPath: table + "/r2.json.tmp", toPath: table + "/r2.json")
-        try await Self.waitFor { wakes.value > afterWrite }
-        let afterRename = wakes.value
+        try await Self.waitFor { named(from: afterWrite) == .files(["todo": ["r2.json"]]) }
+        let afterRename = count
         try FileManager.default.removeItem(atPath: table + "/r1.json")
-        try await Self.waitFor { wakes.value > afterRename }
-        // The table directory made again (a checkout that removed it) is watched again.
+        try await Self.waitFor { named(from: afterRename) == .files(["todo": ["r1.json"]]) }
+        // The journal changes no record file: a push, with nothing to scan.
+        let beforeJournal = count
+        try "".write(toFile: layout.root + "/" + StoreLayout.journalFileName, atomically: false, encoding: .utf8)
+        try await Self.waitFor { named(from: beforeJournal) == .nothing }
+        // The table directory made again (a checkout that removed it) is watched again, and anything may have
+        // changed in it.
+        let beforeRemake = count
         try FileManager.default.removeItem(atPath: table)
         try FileManager.default.createDirectory(atPath: table, withIntermediateDirectories: false)
+        try await Self.waitFor { named(from: beforeRemake) == .everything }
         try await Task.sleep(for: .milliseconds(100))
-        let afterRemake = wakes.value
+        let afterRemake = count
         try #"{"id": "r3"}"#.write(toFile: table + "/r3.json", atomically: false, encoding: .utf8)
-        try await Self.waitFor { wakes.value > afterRemake }
+        try await Self.waitFor { named(from: afterRemake) == .files(["todo": ["r3.json"]]) }
         // So is `tables/` itself made again, and the table's directory in it.
         try FileManager.default.removeItem(atPath: layout.tablesDirectory)
         try FileManager.default.createDirectory(atPath: table, withIntermediateDirectories: true)
         try await Task.sleep(for: .milliseconds(100))
-        let afterTables = wakes.value
+        let afterTables = count
         try #"{"id": "r4"}"#.write(toFile: table + "/r4.json", atomically: false, encoding: .utf8)
-        try await Self.waitFor { wakes.value > afterTables }
+        try await Self.waitFor { named(from: afterTables) == .files(["todo": ["r4.json"]]) }
         _ = directory
     }
 

@@ -106,15 +106,16 @@ extension SyncContext {
 
     /// ``recordHandEdits()``, also handing over (up to `limit`) the files of the edits as the scan read them, so
     /// that the push that follows sends them without reading them again. Unless `allowingMassDelete`, deleting
-    /// more than half of a table's records because their files are gone is refused (``MassDeleteRefused``).
+    /// more than half of a table's records because their files are gone is refused (``MassDeleteRefused``). The
+    /// scan looks at the files of `scope` (``ScanScope``).
     func recordHandEdits(
-        keepingReadsUpTo limit: Int, allowingMassDelete: Bool = false
+        keepingReadsUpTo limit: Int, allowingMassDelete: Bool = false, scope: ScanScope = .everything
     ) throws -> (scan: LocalScan, reads: ReadRecordFiles) {
         try requireWritable()
         var reads = ReadRecordFiles(limit: limit)
         let git = try gitBaseline()
         var scan = try LocalChangeScanner(layout: layout, git: git).scan(
-            tables: settings.tables, journal: journal, keeping: &reads)
+            tables: settings.tables, journal: journal, scope: scope, keeping: &reads)
         try GitGuard.checkWorkTreeSettled(git)
         if !allowingMassDelete { try checkMassDelete(scan.changes) }
         scan.problems += try queue(scan.changes.filter { [.created, .modified, .deleted].contains($0.kind) })

@@ -16,13 +16,23 @@ struct LocalChangeScanner {
     }
 
     /// Scans as ``scan(tables:journal:)`` does, and keeps in `reads` (up to its limit) the files of the changes
-    /// found, as read.
-    func scan(tables: [String], journal: Journal, keeping reads: inout ReadRecordFiles) throws -> LocalScan {
+    /// found, as read. Limited to `scope`, a table is joined with its index on the named files alone, and a table
+    /// with none is passed over; but a table whose tree in `HEAD` moved since a push last reconciled it (a commit,
+    /// a reset that touched no file) is scanned whole, for the files `HEAD` has that are gone.
+    func scan(
+        tables: [String], journal: Journal, scope: ScanScope = .everything, keeping reads: inout ReadRecordFiles
+    ) throws -> LocalScan {
         var scan = LocalScan()
         scan.headPosition = git?.position ?? .unknown
         for table in tables {
             let firstProblem = scan.problems.count
-            let joined = try IndexedListing(layout: layout, table: table)
+            let joined: IndexedListing
+            if let names = scope.names(in: table), git.map({ $0.trees[table] == $0.state.trees[table] }) ?? true {
+                if names.isEmpty { continue }
+                joined = try IndexedListing(layout: layout, table: table, names: names)
+            } else {
+                joined = try IndexedListing(layout: layout, table: table)
+            }
             scan.problems += joined.problems
             scan.leftovers += joined.leftovers
             scan.filesSeen += joined.listedCount

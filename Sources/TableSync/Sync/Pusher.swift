@@ -95,7 +95,7 @@ struct Pusher {
         -> (queue: [PendingOperation], reads: ReadRecordFiles)
     {
         let recorded = try await store.recordHandEdits(
-            keepingReadsUpTo: Self.readsKept, allowingMassDelete: options.allowMassDelete)
+            keepingReadsUpTo: Self.readsKept, allowingMassDelete: options.allowMassDelete, scope: options.scanScope)
         report.problems = recorded.scan.problems
         report.leftovers = recorded.scan.leftovers
         report.indexedCopies = recorded.scan.serverCopies.values.reduce(0) { $0 + $1.count }

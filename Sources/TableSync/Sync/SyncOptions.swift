@@ -60,6 +60,9 @@ public struct SyncOptions: Sendable {
     /// What carries requests; `nil` is the platform's (``PlatformTransport``). Set by the benchmarks to compare
     /// transports on the same run.
     package var transport: (any HTTPTransport)?
+    /// Which record files the push's scan for hand edits looks at: every one, unless `watch` knows from its file
+    /// events which changed (``ScanScope``).
+    package var scanScope: ScanScope = .everything
 
     /// The default of ``logger``: one that logs nothing, as a library's logger does until its user gives one.
     public static let silentLogger = Logger(label: "tablesync", factory: { _ in SwiftLogNoOpLogHandler() })

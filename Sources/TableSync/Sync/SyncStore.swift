@@ -18,10 +18,10 @@ protocol PushingStore: Actor {
     func noteCommittedOperations() throws
     /// The pending operations, in push order.
     var pendingOperations: [PendingOperation] { get }
-    /// Turns hand edits into operations, handing over up to `limit` of the files as read; deletes of more than half
-    /// of a table are refused unless `allowingMassDelete`.
+    /// Turns hand edits in `scope` into operations, handing over up to `limit` of the files as read; deletes of more
+    /// than half of a table are refused unless `allowingMassDelete`.
     func recordHandEdits(
-        keepingReadsUpTo limit: Int, allowingMassDelete: Bool
+        keepingReadsUpTo limit: Int, allowingMassDelete: Bool, scope: ScanScope
     ) throws -> (scan: LocalScan, reads: ReadRecordFiles)
     /// The operation pending on `key`, if any.
     func pendingOperation(_ key: RecordKey) -> PendingOperation?

@@ -5,8 +5,9 @@ import Synchronization
 import TableSyncStorage
 
 /// The store's directories watched with inotify: calls `onChange` when a file that a push reads was written and
-/// closed, renamed into place, or removed (``WatchedName``), and when the kernel's queue overflowed (something may
-/// have changed). A write still open calls nothing: the close, or the rename of an editor's temporary file, does.
+/// closed, renamed into place, or removed (``WatchedName``), with the record files named (``ScanScope``); and when
+/// the kernel's queue overflowed or a table's directory was made again, with ``ScanScope/everything`` (anything
+/// may have changed). A write still open calls nothing: the close, or the rename of an editor's temporary file, does.
 ///
 /// It watches the store's root (the journal, the settings, the acknowledgements), `tables/` and each table's
 /// directory; a table directory made again (a `git checkout`, an `rm -rf` then a pull) is watched again, and
@@ -19,7 +20,7 @@ final class FileEvents: Sendable {
 
     /// Watches `layout`'s directories for `tables`, or returns `nil` when inotify cannot watch them (not offered, the
     /// watch limit reached): the caller then scans at an interval.
-    init?(layout: StoreLayout, tables: [String], onChange: @escaping @Sendable () -> Void) {
+    init?(layout: StoreLayout, tables: [String], onChange: @escaping @Sendable (ScanScope) -> Void) {
         let descriptor = inotify_init1(Int32(IN_CLOEXEC))
         guard descriptor >= 0 else { return nil }
         var ends: [Int32] = [0, 0]
@@ -62,7 +63,7 @@ final class FileEvents: Sendable {
     }
 
     private static func readLoop(
-        descriptor: Int32, wake: Int32, watches: WatchedDirectories, onChange: @Sendable () -> Void
+        descriptor: Int32, wake: Int32, watches: WatchedDirectories, onChange: @Sendable (ScanScope) -> Void
     ) {
         defer {
             close(descriptor)
@@ -83,7 +84,7 @@ final class FileEvents: Sendable {
                 return
             }
             let events = InotifyEvent.parse(buffer[0..<count])
-            if watches.handle(events) { onChange() }
+            if let changed = watches.handle(events) { onChange(changed) }
         }
     }
 }
@@ -94,7 +95,8 @@ private final class WatchedDirectories: @unchecked Sendable {
     private let layout: StoreLayout
     private let tables: Set<String>
     private let descriptor: Int32
-    private var kinds: [Int32: WatchedName.Directory] = [:]
+    /// Each watch's directory: its kind, and the table of a table's directory.
+    private var kinds: [Int32: (kind: WatchedName.Directory, table: String?)] = [:]
 
     /// What a change in a directory is: the files of the root and of a table count; `tables/` made in the root and
     /// a table's directory made in `tables/` are watched in turn.
@@ -119,45 +121,53 @@ private final class WatchedDirectories: @unchecked Sendable {
             return false
         }
         for table in tables {
-            guard add(layout.tableDirectory(table), as: .table, mask: Self.fileMask) || errno == ENOENT else {
+            guard add(layout.tableDirectory(table), as: .table, of: table, mask: Self.fileMask) || errno == ENOENT
+            else {
                 return false
             }
         }
         return true
     }
 
-    private func add(_ path: String, as kind: WatchedName.Directory, mask: UInt32) -> Bool {
+    private func add(_ path: String, as kind: WatchedName.Directory, of table: String? = nil, mask: UInt32) -> Bool {
         let watch = inotify_add_watch(descriptor, path, mask)
         guard watch >= 0 else { return false }
-        kinds[watch] = kind
+        kinds[watch] = (kind, table)
         return true
     }
 
-    /// Whether `events` hold a change that a push may need to see; watches a table directory made again.
-    func handle(_ events: [InotifyEvent]) -> Bool {
-        var changed = false
+    /// What `events` changed that a push may need to see, or `nil` when nothing; watches a table directory made
+    /// again. The settings, a table's directory made again, or an overflow of the kernel's queue change
+    /// ``ScanScope/everything``; the root's other files change no record file (a push is due, for the journal).
+    func handle(_ events: [InotifyEvent]) -> ScanScope? {
+        var changed: ScanScope?
+        func note(_ scope: ScanScope) { changed = changed?.adding(scope) ?? scope }
         for event in events {
             if event.mask & UInt32(IN_Q_OVERFLOW) != 0 {
-                changed = true
+                note(.everything)
                 continue
             }
             if event.mask & UInt32(IN_IGNORED) != 0 {
                 kinds[event.watch] = nil
                 continue
             }
-            guard let kind = kinds[event.watch] else { continue }
+            guard let (kind, table) = kinds[event.watch] else { continue }
             let isDirectory = event.mask & UInt32(IN_ISDIR) != 0
             if kind == .root, isDirectory, layout.root + "/" + event.name == layout.tablesDirectory {
                 // `tables/` made again (a checkout, a restore): it and the tables in it are watched anew.
                 if event.mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0 { _ = addTables() }
-                changed = true
+                note(.everything)
             } else if kind == .tables, isDirectory, tables.contains(event.name) {
                 if event.mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0 {
-                    _ = add(layout.tableDirectory(event.name), as: .table, mask: Self.fileMask)
+                    _ = add(layout.tableDirectory(event.name), as: .table, of: event.name, mask: Self.fileMask)
                 }
-                changed = true
+                note(.everything)
             } else if WatchedName.matters(event.name, in: kind) {
-                changed = true
+                switch kind {
+                case .table: note(table.map { .files([$0: [event.name]]) } ?? .everything)
+                case .root: note(event.name == StoreLayout.settingsFileName ? .everything : .nothing)
+                case .tables: break
+                }
             }
         }
         return changed

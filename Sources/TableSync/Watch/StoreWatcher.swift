@@ -80,7 +80,8 @@ public final class StoreWatcher: Sendable {
         #if canImport(Glibc)
         let fileEvents =
             settings.scanInterval == nil
-            ? FileEvents(layout: layout, tables: tables) { Task { await triggers.post(.files) } } : nil
+            ? FileEvents(layout: layout, tables: tables) { scope in Task { await triggers.post(.files(scope)) } }
+            : nil
         #else
         let fileEvents: FileEvents? = nil
         #endif
@@ -106,7 +107,7 @@ public final class StoreWatcher: Sendable {
                     group.addTask {
                         while !Task.isCancelled {
                             try? await Task.sleep(for: .seconds(scanInterval))
-                            await triggers.post(.files)
+                            await triggers.post(.files(.everything))
                         }
                     }
                 }
@@ -140,13 +141,20 @@ struct WatchNeeds: Equatable {
     var pullTables: Set<String> = []
     /// Pull every query.
     var pullAll = false
+    /// The files whose events came since the last run: what its scan for hand edits looks at (the first run, and
+    /// one after a failure, look at every file).
+    var scanScope = ScanScope.nothing
 
     var isEmpty: Bool { !push && pullTables.isEmpty && !pullAll }
+    /// Whether the run only pushes, for files that changed (a burst settles before it).
+    var pushesOnly: Bool { push && pullTables.isEmpty && !pullAll }
 
     /// Adds what `trigger` asks for.
     mutating func add(_ trigger: WatchTrigger) {
         switch trigger {
-        case .files: push = true
+        case .files(let scope):
+            push = true
+            scanScope = scanScope.adding(scope)
         case .serverChanged(let tables): pullTables.formUnion(tables)
         case .catchUp: pullAll = true
         case .stop: break
@@ -163,7 +171,7 @@ private struct WatchLoop {
     let triggers: WatchTriggers
     let onEvent: @Sendable (WatchEvent) -> Void
 
-    private var needs = WatchNeeds(push: true, pullAll: true)
+    private var needs = WatchNeeds(push: true, pullAll: true, scanScope: .everything)
     /// When the first and the latest file change of the burst waiting to be pushed came.
     private var burst: (first: ContinuousClock.Instant, latest: ContinuousClock.Instant)?
     /// When a failed run may be tried again.
@@ -214,7 +222,7 @@ private struct WatchLoop {
             guard let trigger = await triggers.next(before: deadline) else { continue }
             options.logger.debug("watch: \(trigger)")
             if trigger == .stop { break }
-            if trigger == .files {
+            if case .files = trigger {
                 let now = ContinuousClock.now
                 burst = (burst?.first ?? now, now)
             }
@@ -229,7 +237,7 @@ private struct WatchLoop {
     /// changes has settled.
     private func runTime(_ now: ContinuousClock.Instant) -> ContinuousClock.Instant {
         var time = max(retryAt ?? now, now)
-        if let burst, needs == WatchNeeds(push: true) {
+        if let burst, needs.pushesOnly {
             time = max(time, settings.timing.pushTime(firstChange: burst.first, latestChange: burst.latest))
         }
         return time
@@ -267,6 +275,7 @@ private struct WatchLoop {
             needs.add(running)
             needs.push = true
             needs.pullAll = true
+            needs.scanScope = .everything
             failures += 1
             let wait = settings.timing.backoff(afterFailures: failures, random: Double.random(in: 0..<1))
             retryAt = .now + .seconds(wait)
@@ -300,6 +309,7 @@ extension WatchNeeds {
         push = push || other.push
         pullTables.formUnion(other.pullTables)
         pullAll = pullAll || other.pullAll
+        scanScope = scanScope.adding(other.scanScope)
     }
 }
 
@@ -310,6 +320,7 @@ enum WatchRun {
         _ needs: WatchNeeds, layout: StoreLayout, options: SyncOptions, onEvent: @Sendable (WatchEvent) -> Void
     ) async throws -> Bool {
         let context = try SyncContext(directory: layout.root, purpose: StoreLock.watchPurpose)
+        let options = options.with { $0.scanScope = needs.scanScope }
         do {
             let changed: Bool
             if needs.pullAll || !needs.pullTables.isEmpty {

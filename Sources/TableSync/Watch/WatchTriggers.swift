@@ -1,7 +1,7 @@
 /// What wakes ``StoreWatcher``'s loop.
 enum WatchTrigger: Sendable, Equatable {
-    /// Files in the store changed (or the interval of a scan came round): a push.
-    case files
+    /// Files in the store changed (or the interval of a scan came round): a push, whose scan looks at `scope`.
+    case files(ScanScope)
     /// The change feed says these tables changed on the server: a push, then their queries' pulls.
     case serverChanged(Set<String>)
     /// The server may have changed anything (the feed came back, or a poll's interval came round): a push, then

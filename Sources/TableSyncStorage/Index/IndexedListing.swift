@@ -2,6 +2,9 @@
 /// `stat` the index does not vouch for, the entries whose file is not listed, and the names that are no record
 /// files. Where a scan for hand edits starts; it reads no record file.
 ///
+/// A listing may also be limited to some names (``init(layout:table:names:)``): the files a watch's file events
+/// named, the rest of the table taken to be as its index last saw it.
+///
 /// The listing is sorted and walked beside the index's lines in the same order, the index read from disk as the
 /// walk goes, never held whole; the files' `stat`s are taken on the other cores as the walk goes. Names stay bytes
 /// of the listing; a String is made only for a file that is reported or read.
@@ -30,19 +33,23 @@ package struct IndexedListing {
     package private(set) var leftovers: [String] = []
     /// Whether the index has no entry at all (a clone, a lost cache).
     package private(set) var indexIsEmpty = true
-    private let listing: DirectoryListing
+    /// The whole directory's listing; `nil` for a listing limited to some names.
+    private let listing: DirectoryListing?
     /// The record files listed, as positions in the listing, in name order.
     private var listed: [Int] = []
+    /// For a listing limited to some names: the table's directory, the names, and those that are record files.
+    private var limited: (directory: String, names: Set<String>, present: Set<String>)?
 
     /// How many record files are listed.
-    package var listedCount: Int { listed.count }
+    package var listedCount: Int { limited?.present.count ?? listed.count }
 
     /// Lists `table`'s directory and walks it beside the table's index.
     package init(layout: StoreLayout, table: String) throws {
         let directory = layout.tableDirectory(table)
         // Before the listing's `stat`s: a file changed after them gets a later time (see ``SentFile``).
         clock = FileSystem.timestampClockNanoseconds()
-        listing = try DirectoryListing(directory).sorted()
+        let listing = try DirectoryListing(directory).sorted()
+        self.listing = listing
         index = try StatIndex.load(layout: layout, table: table)
         listed.reserveCapacity(listing.count)
         var walk = try IndexWalk(index.sortedLines())
@@ -51,8 +58,55 @@ package struct IndexedListing {
         unlisted = try walk.finish()
     }
 
+    /// Joins only the files `names` of `table`'s directory with the table's index, each looked up alone: what a
+    /// watch's file events named since its last scan. A name with no file is unlisted when the index has it; every
+    /// other name of the directory counts as unchanged, and ``isListed(_:)`` answers for it from the disk.
+    package init(layout: StoreLayout, table: String, names: Set<String>) throws {
+        let directory = layout.tableDirectory(table)
+        clock = FileSystem.timestampClockNanoseconds()
+        listing = nil
+        index = try StatIndex.load(layout: layout, table: table)
+        indexIsEmpty = try IndexWalk(index.sortedLines()).indexIsEmpty
+        var present: Set<String> = []
+        for name in names.sorted() {
+            let relativePath = "tables/\(table)/\(name)"
+            guard let status = try FileSystem.status(directory + "/" + name) else {
+                if let entry = try index.entry(named: name) { unlisted.append(entry) }
+                continue
+            }
+            // Hidden names are the store's own temporary files, as in the whole listing.
+            if name.hasPrefix(".") { continue }
+            if LeftoverFileName.isLeftover(name, besideRecordFile: { FileSystem.exists(directory + "/" + $0) }) {
+                leftovers.append(relativePath)
+                continue
+            }
+            guard RecordFileName.looksLikeRecordFile(name) else {
+                problems.append(Self.notRecordFile(relativePath))
+                continue
+            }
+            guard status.isRegularFile else {
+                problems.append(Self.notRegularFile(relativePath))
+                continue
+            }
+            present.insert(name)
+            let entry = try index.entry(named: name)
+            if let entry, entry.matches(status) { continue }
+            changed.append(ChangedFile(name: name, relativePath: relativePath, status: status, entry: entry))
+        }
+        limited = (directory, names, present)
+    }
+
+    private static func notRecordFile(_ relativePath: String) -> RecordFileProblem {
+        RecordFileProblem(
+            path: relativePath, reason: "not a record file (record files are named <id>.json); it is ignored")
+    }
+
+    private static func notRegularFile(_ relativePath: String) -> RecordFileProblem {
+        RecordFileProblem(path: relativePath, reason: "not a regular file; it is ignored")
+    }
+
     private mutating func walkListing(table: String, beside walk: inout IndexWalk) throws {
-        let listing = self.listing
+        guard let listing = self.listing else { return }
         func relativePath(_ position: Int) -> String { "tables/\(table)/\(listing.name(at: position))" }
         try listing.withNames { names in
             try listing.forEachStatus { position, status in
@@ -64,10 +118,7 @@ package struct IndexedListing {
                             leftovers.append(relativePath(position))
                             return
                         }
-                        problems.append(
-                            RecordFileProblem(
-                                path: relativePath(position),
-                                reason: "not a record file (record files are named <id>.json); it is ignored"))
+                        problems.append(Self.notRecordFile(relativePath(position)))
                     }
                     return
                 }
@@ -79,8 +130,7 @@ package struct IndexedListing {
                     return
                 }
                 guard status.isRegularFile else {
-                    problems.append(
-                        RecordFileProblem(path: relativePath(position), reason: "not a regular file; it is ignored"))
+                    problems.append(Self.notRegularFile(relativePath(position)))
                     return
                 }
                 listed.append(position)
@@ -104,8 +154,17 @@ package struct IndexedListing {
         }
     }
 
-    /// `true` when `name` is among the listed record files.
+    /// `true` when `name` is among the listed record files; for a limited listing, a name it was not given is
+    /// looked for on disk.
     package func isListed(_ name: String) -> Bool {
-        listing.withNames { isListedSoFar(name, names: $0) }
+        guard let listing else { return limited.map { isListedOnDisk(name, $0) } ?? false }
+        return listing.withNames { isListedSoFar(name, names: $0) }
+    }
+
+    private func isListedOnDisk(
+        _ name: String, _ limited: (directory: String, names: Set<String>, present: Set<String>)
+    ) -> Bool {
+        if limited.names.contains(name) { return limited.present.contains(name) }
+        return (try? FileSystem.status(limited.directory + "/" + name))??.isRegularFile ?? false
     }
 }
