@@ -9,7 +9,7 @@
 #                                     (scripts/bench.sh auth: A1 alone) into docs/bench.md ("auth table" markers)
 #                                     and bench-results/push-cpu.json (scripts/bench.sh push-cpu DIR: C1 alone)
 #                                     into docs/bench.md ("push cpu table" markers), and bench-results/watch.json
-#                                     (scripts/bench.sh watch: W1-W3 alone) into docs/bench.md ("watch table"
+#                                     (scripts/bench.sh watch: W1-W4 alone) into docs/bench.md ("watch table"
 #                                     markers), bench-results/git.json (scripts/bench.sh git: P2, P8, P10 alone)
 #                                     into docs/bench.md ("git table" markers), and bench-results/attack.json
 #                                     (make stress: the server under attack) into docs/bench.md ("attack table"
