@@ -2,9 +2,10 @@
 # The shape of the code in figures, for a tree or a commit: what a reader of the client library meets.
 #   scripts/house-figures.sh          the working tree
 #   scripts/house-figures.sh REV      the tree of commit REV (read with git archive; the working tree is untouched)
-# Prints: modules and Swift files under Sources/; for the client library (Sources/TableSync and its storage core,
-# Sources/TableSyncStorage) the longest functions, force unwraps, public and package declarations and the share of
-# comment lines; and lines over 120 characters anywhere.
+# Prints: modules and Swift files under Sources/; for every module its files and lines, its longest functions,
+# force unwraps, public and package declarations and the share of comment lines; the public declarations of the
+# client library (Sources/TableSync and its storage core, Sources/TableSyncStorage); and lines over 120 characters
+# anywhere.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,9 +23,10 @@ files=$(swift_files "$tree/Sources" | tr -cd '\0' | wc -c)
 echo "modules under Sources/: $modules; Swift files: $files"
 
 public_total=0
-for module in TableSync TableSyncStorage; do
-  library="$tree/Sources/$module"
-  [ -d "$library" ] || continue
+for library in "$tree"/Sources/*/; do
+  library="${library%/}"
+  module="$(basename "$library")"
+  [ -n "$(swift_files "$library" | tr -d '\0')" ] || continue
   echo "Sources/$module: $(swift_files "$library" | tr -cd '\0' | wc -c) files, $(swift_files "$library" | xargs -0 cat | wc -l) lines"
   # A function runs from its `func` or `init` line to the first line after it that closes at its indentation.
   echo "  longest functions (lines; the three longest, and every one over 60):"
@@ -43,7 +45,7 @@ for module in TableSync TableSyncStorage; do
   unwraps=$(swift_files "$library" | xargs -0 grep -hE '[]a-zA-Z0-9_)]![^=]' | grep -vcE '^\s*//' || true)
   echo "  force unwraps (lines with one, comments aside): $unwraps"
   public=$(count_matching "$library" '^\s*public\b')
-  public_total=$((public_total + public))
+  case "$module" in TableSync | TableSyncStorage) public_total=$((public_total + public)) ;; esac
   echo "  public declarations: $public; package declarations: $(count_matching "$library" '^\s*package\b')"
   comments=$(count_matching "$library" '^\s*//')
   lines=$(swift_files "$library" | xargs -0 cat | wc -l)

@@ -34,21 +34,7 @@ extension BenchmarkSuite {
         var pushPerEdit: [Double] = []
         for run in 1...runs {
             progress("W4 run \(run)/\(runs): \(edits) hand edits under tablesync watch")
-            let watch = try WatchProcess(executable: configuration.binaries + "/tablesync", store: store)
-            try watch.waitForStart()
-            try waitUntilIdle(watch)
-            let before = try watch.processorSeconds()
-            for edit in 0..<edits {
-                quantity += 1
-                try editAndWaitForWriteBack(store: store, index: edit, quantity: quantity)
-                // The run's own files' events and the pull the feed wakes come after the write-back.
-                try waitUntilIdle(watch)
-            }
-            watchPerEdit.append((try watch.processorSeconds() - before) / Double(edits))
-            let stopped = try watch.stop()
-            guard stopped.exitStatus == 0 else {
-                throw BenchError(what: "W4", detail: "the watch ended with exit \(stopped.exitStatus)")
-            }
+            watchPerEdit.append(try watchProcessorTimePerEdit(store: store, edits: edits, quantity: &quantity))
             progress("W4 run \(run)/\(runs): \(edits) hand edits, each carried by tablesync push")
             var pushSeconds = 0.0
             for edit in 0..<edits {
@@ -75,6 +61,27 @@ extension BenchmarkSuite {
             events of its own writes and for the change feed's pull included); the baseline, the same number of \
             edits each pushed by `tablesync push` (wait4)
             """)
+    }
+
+    /// Starts a watch on `store`, makes `edits` hand edits under it one after another, and returns its processor
+    /// time per edit (seconds); the watch is stopped after.
+    private func watchProcessorTimePerEdit(store: String, edits: Int, quantity: inout Int64) throws -> Double {
+        let watch = try WatchProcess(executable: configuration.binaries + "/tablesync", store: store)
+        try watch.waitForStart()
+        try waitUntilIdle(watch)
+        let before = try watch.processorSeconds()
+        for edit in 0..<edits {
+            quantity += 1
+            try editAndWaitForWriteBack(store: store, index: edit, quantity: quantity)
+            // The run's own files' events and the pull the feed wakes come after the write-back.
+            try waitUntilIdle(watch)
+        }
+        let perEdit = (try watch.processorSeconds() - before) / Double(edits)
+        let stopped = try watch.stop()
+        guard stopped.exitStatus == 0 else {
+            throw BenchError(what: "W4", detail: "the watch ended with exit \(stopped.exitStatus)")
+        }
+        return perEdit
     }
 
     /// How long the watch's processor time must stand (almost) still for it to count as idle.

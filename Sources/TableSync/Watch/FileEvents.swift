@@ -46,6 +46,12 @@ final class FileEvents: Sendable {
         thread.start()
     }
 
+    /// Watches as ``init(layout:tables:onChange:)`` does, posting each change to `triggers`
+    /// (``WatchTrigger/files(_:)``).
+    convenience init?(layout: StoreLayout, tables: [String], _ triggers: WatchTriggers) {
+        self.init(layout: layout, tables: tables) { scope in Task { await triggers.post(.files(scope)) } }
+    }
+
     /// Stops the thread (a call of `onChange` under way ends first).
     func stop() {
         let first = stopped.withLock { stopped in

@@ -78,10 +78,7 @@ public final class StoreWatcher: Sendable {
         let tables = storeSettings.tables.sorted()
         let triggers = self.triggers
         #if canImport(Glibc)
-        let fileEvents =
-            settings.scanInterval == nil
-            ? FileEvents(layout: layout, tables: tables) { scope in Task { await triggers.post(.files(scope)) } }
-            : nil
+        let fileEvents = settings.scanInterval == nil ? FileEvents(layout: layout, tables: tables, triggers) : nil
         #else
         let fileEvents: FileEvents? = nil
         #endif
