@@ -37,6 +37,9 @@ struct TableSyncServerCommand: AsyncParsableCommand {
         help: "trace, debug, info, notice, warning, error or critical (in any case); another word is refused.")
     var logLevel: String = "info"
 
+    @Flag(help: .hidden)
+    var settingsTable = false
+
     /// Parses and runs the command line; bad usage (an unknown flag, a value it does not take) exits 2, as every
     /// other refusal of the configuration does, where the argument parser's own code is 64.
     static func main() async {
@@ -67,6 +70,10 @@ struct TableSyncServerCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if settingsTable {
+            print(ServerSetting.markdownTable, terminator: "")
+            return
+        }
         var logger = Logger(label: "tablesync-server")
         logger.logLevel = Logger.Level(rawValue: logLevel.lowercased()) ?? .info
         ServerHeapPolicy.apply()

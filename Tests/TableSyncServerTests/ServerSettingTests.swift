@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 
 /// Each server setting is declared once (`ServerSetting.all`); these hold the flags, the configuration file, the
-/// precedence between them and the refusals to those declarations, with the built
+/// precedence between them, the refusals and docs/server.md's table to those declarations, with the built
 /// `tablesync-server` where the command line is concerned.
 @Suite("Server settings")
 struct ServerSettingTests {
@@ -25,6 +25,23 @@ struct ServerSettingTests {
         let jwtKeys = ServerSetting.all.compactMap { $0.key.hasPrefix("jwt.") ? String($0.key.dropFirst(4)) : nil }
         #expect(Self.names(in: nested.split(separator: "; use ").last ?? "") == Set(jwtKeys))
         #expect(jwtKeys.count == 7)
+    }
+
+    @Test("docs/server.md's settings table is the one the declarations make")
+    func documentedTable() async throws {
+        let docs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("docs/server.md")
+        let text = try String(contentsOf: docs, encoding: .utf8)
+        let begin = "<!-- settings table: made by `tablesync-server --settings-table` -->\n"
+        let end = "<!-- end of the settings table -->"
+        let start = try #require(text.range(of: begin), "docs/server.md has no settings table")
+        let stop = try #require(text.range(of: end, range: start.upperBound..<text.endIndex))
+        #expect(String(text[start.upperBound..<stop.lowerBound]) == ServerSetting.markdownTable)
+        let row = try #require(
+            ServerSetting.markdownTable.split(separator: "\n").first { $0.contains("maxFilterGrowth") })
+        #expect(row.hasPrefix("| `--max-filter-growth N` | `maxFilterGrowth` |  | 16 | The most times longer"))
+        let printed = try await runProgram(server, ["--settings-table"])
+        #expect(printed.status == 0 && printed.stdout == ServerSetting.markdownTable)
     }
 
     @Test("a flag wins over the file, the file over the default; --table replaces the file's table of its name")
