@@ -37,6 +37,7 @@ struct TableSyncServerCommand: AsyncParsableCommand {
         help: "trace, debug, info, notice, warning, error or critical (in any case); another word is refused.")
     var logLevel: String = "info"
 
+    /// `--settings-table`: print the settings as the markdown table of docs/server.md and exit.
     @Flag(help: .hidden)
     var settingsTable = false
 
