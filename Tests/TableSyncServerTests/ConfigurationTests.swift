@@ -99,9 +99,8 @@ struct ConfigurationTests {
         let table = try TableOptions.parse("todo:perUser=true,read=authenticated,write=role:editor")
         #expect(table.perUser && table.read == .authenticated && table.write == .role("editor"))
         #expect(throws: ConfigurationError.self) { try TableOptions.parse("todo:read=everyone") }
-        let file = try ServerConfigurationFile.parse(
-            #"{"tables": [{"name": "notes", "read": "anonymous", "write": "disabled", "perUser": false}]}"#,
-            path: "s.json")
+        let file = try configured(
+            #"{"tables": [{"name": "notes", "read": "anonymous", "write": "disabled", "perUser": false}]}"#)
         #expect(file.tables.first?.read == .anonymous && file.tables.first?.write == .disabled)
         func refusal(_ tables: [TableOptions], tokens: [StaticToken] = []) -> String? {
             do {
@@ -126,14 +125,14 @@ struct ConfigurationTests {
 
     @Test("JWT settings: the file's jwt object, and the keys, claims and URLs a server starts with")
     func jwtSettings() throws {
-        let file = try ServerConfigurationFile.parse(
+        let file = try configured(
             #"""
             {"jwt": {"issuer": "https://id.example/", "audience": "api", "jwks": "https://id.example/keys", \#
             "leeway": 30, "roleClaim": "groups"}}
-            """#, path: "s.json")
+            """#)
         #expect(
-            file.jwt.issuer == "https://id.example/" && file.jwt.jwks == "https://id.example/keys"
-                && file.jwt.leeway == 30)
+            file.jwt?.issuer == "https://id.example/" && file.jwt?.keySet == .url("https://id.example/keys")
+                && file.jwt?.leeway == .seconds(30) && file.jwt?.roleClaim == "groups")
         #expect(throws: ConfigurationError.self) {
             try ServerConfigurationFile.parse(#"{"jwt": {"key": "x"}}"#, path: "s.json")
         }
@@ -152,23 +151,23 @@ struct ConfigurationTests {
 
     @Test("configuration file")
     func file() throws {
-        let file = try ServerConfigurationFile.parse(
+        let file = try configured(
             """
             {"host": "127.0.0.1", "port": 9000, "database": "sqlite:s.sqlite",
              "tables": ["todo:pageSize=10", {"name": "notes", "softDelete": false}], "maxBodySize": 2048}
-            """, path: "server.json")
+            """)
         #expect(file.port == 9000)
         #expect(
             file.tables == [TableOptions(name: "todo", pageSize: 10), TableOptions(name: "notes", softDelete: false)])
         #expect(throws: ConfigurationError.self) {
             try ServerConfigurationFile.parse(#"{"tokens": ["x"]}"#, path: "s.json")
         }
-        #expect(try ServerConfigurationFile.parse(#"{"postgresPoolSize": 4}"#, path: "s.json").postgresPoolSize == 4)
+        #expect(try configured(#"{"postgresPoolSize": 4}"#).postgresPoolSize == 4)
     }
 
     @Test("the start's wait for PostgreSQL: 30 s unless the file or the flag says, from 0 (none) to a day")
     func databaseWait() throws {
-        #expect(try ServerConfigurationFile.parse(#"{"databaseWait": 0}"#, path: "s.json").databaseWait == 0)
+        #expect(try configured(#"{"databaseWait": 0}"#).databaseWait == .zero)
         #expect(throws: ConfigurationError.self) {
             try ServerConfigurationFile.parse(#"{"databaseWait": "a while"}"#, path: "s.json")
         }
@@ -194,7 +193,7 @@ struct ConfigurationTests {
 
     @Test("the change feed's wait: from the file, bounded, and never more than half the idle timeout")
     func changeWait() throws {
-        #expect(try ServerConfigurationFile.parse(#"{"maxChangeWait": 12}"#, path: "s.json").maxChangeWait == 12)
+        #expect(try configured(#"{"maxChangeWait": 12}"#).maxChangeWait == 12)
         #expect(throws: ConfigurationError.self) {
             try ServerConfigurationFile.parse(#"{"maxChangeWait": "long"}"#, path: "s.json")
         }
@@ -214,19 +213,19 @@ struct ConfigurationTests {
 
     @Test("connection limits: from the file in seconds, bounded, and the body limit under what both databases store")
     func connectionLimits() throws {
-        let file = try ServerConfigurationFile.parse(
-            #"{"headerTimeout": 2.5, "bodyTimeout": 30, "idleTimeout": 120, "maxConnections": 50}"#, path: "s.json")
+        let file = try configured(
+            #"{"headerTimeout": 2.5, "bodyTimeout": 30, "idleTimeout": 120, "maxConnections": 50}"#)
         #expect(
-            file.headerTimeout == 2.5 && file.bodyTimeout == 30 && file.idleTimeout == 120 && file.maxConnections == 50)
+            file.headerTimeout == .milliseconds(2500) && file.bodyTimeout == .seconds(30)
+                && file.idleTimeout == .seconds(120) && file.maxConnections == 50)
         #expect(throws: ConfigurationError.self) {
             try ServerConfigurationFile.parse(#"{"idleTimeout": "long"}"#, path: "s.json")
         }
-        let costs = try ServerConfigurationFile.parse(
+        let costs = try configured(
             #"{"statementTimeout": 0.5, "shutdownTimeout": 3, "maxFilterDepth": 10, "maxFilterTerms": 99, "#
-                + #""maxFilterGrowth": 4}"#,
-            path: "s.json")
-        #expect(costs.statementTimeout == 0.5 && costs.shutdownTimeout == 3)
-        #expect(costs.maxFilterDepth == 10 && costs.maxFilterTerms == 99 && costs.maxFilterGrowth == 4)
+                + #""maxFilterGrowth": 4}"#)
+        #expect(costs.statementTimeout == .milliseconds(500) && costs.shutdownTimeout == .seconds(3))
+        #expect(costs.filterLimits == FilterLimits(maxDepth: 10, maxTerms: 99, maxGrowth: 4))
         #expect(try ServerConfiguration.timeLimit(seconds: 2.5, setting: "--header-timeout") == .milliseconds(2500))
         for seconds in [0, -1, 86_401, Double.infinity, Double.nan] {
             #expect(throws: ConfigurationError.self) {
@@ -252,8 +251,7 @@ struct ConfigurationTests {
 
     @Test("--max-page-bytes: 8 MiB unless given, from 1 KiB to 128 MiB")
     func maxPageBytes() throws {
-        let file = try ServerConfigurationFile.parse(#"{"maxPageBytes": 65536}"#, path: "s.json")
-        #expect(file.maxPageBytes == 65536)
+        #expect(try configured(#"{"maxPageBytes": 65536}"#).maxPageBytes == 65536)
         #expect(throws: ConfigurationError.self) {
             try ServerConfigurationFile.parse(#"{"maxPageBytes": "8M"}"#, path: "s.json")
         }
@@ -268,7 +266,7 @@ struct ConfigurationTests {
 
     @Test("--max-bulk-reads: half the cores unless given, from 1 to 10000")
     func maxBulkReads() throws {
-        #expect(try ServerConfigurationFile.parse(#"{"maxBulkReads": 3}"#, path: "s.json").maxBulkReads == 3)
+        #expect(try configured(#"{"maxBulkReads": 3}"#).maxBulkReads == 3)
         var configuration = ServerConfiguration(
             database: .sqlite(path: "s.sqlite"), tables: [TableOptions(name: "todo")])
         #expect(
@@ -288,7 +286,7 @@ struct ConfigurationTests {
         #expect(configuration.bulkReadPriority == .idle)
         for priority in BulkReadPriority.allCases {
             let text = #"{"bulkReadPriority": "\#(priority.rawValue)"}"#
-            #expect(try ServerConfigurationFile.parse(text, path: "s.json").bulkReadPriority == priority)
+            #expect(try configured(text).bulkReadPriority == priority)
         }
         let refusal = #expect(throws: ConfigurationError.self) {
             try ServerConfigurationFile.parse(#"{"bulkReadPriority": "low"}"#, path: "s.json")
@@ -298,11 +296,11 @@ struct ConfigurationTests {
 
     @Test("configuration file: a table's columns as an object or as the flag's text")
     func fileColumns() throws {
-        let file = try ServerConfigurationFile.parse(
+        let file = try configured(
             """
             {"tables": [{"name": "todo", "columns": {"text": "string", "rank": "number"}, "maxTop": 50},
                         {"name": "notes", "columns": "due:date"}, "tasks:columns=done:boolean"]}
-            """, path: "s.json")
+            """)
         #expect(file.tables.map { $0.schema?.text } == ["rank:number;text:string", "due:date", "done:boolean"])
         #expect(file.tables.first?.maxTop == 50)
         #expect(
@@ -355,5 +353,10 @@ struct ConfigurationTests {
             }
         }
         #expect(statuses == Array(repeating: 201, count: 16))
+    }
+
+    /// The configuration that the configuration file `text` alone gives.
+    private func configured(_ text: String) throws -> ServerConfiguration {
+        try ServerSettingSources(file: ServerConfigurationFile.parse(text, path: "s.json")).configuration()
     }
 }

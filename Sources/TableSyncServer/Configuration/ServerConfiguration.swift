@@ -62,6 +62,10 @@ public struct ServerConfiguration: Sendable {
     /// ``idleTimeout`` (``changeWaitLimitSeconds``).
     public var maxChangeWait: Int = defaultMaxChangeWait
 
+    /// The default of ``host``: loopback, which a server without credentials must keep to.
+    public static let defaultHost = "127.0.0.1"
+    /// The default of ``port``.
+    public static let defaultPort = 8080
     /// The default of ``maxBodySize``: 16 MiB.
     public static let defaultMaxBodySize = 16 * 1024 * 1024
     /// The largest ``maxBodySize`` accepted: 32 MiB. PostgreSQL's `jsonb` holds at most 256 MiB, and its binary form
@@ -108,7 +112,7 @@ public struct ServerConfiguration: Sendable {
     public static let defaultPostgresPoolSize = 20
 
     public init(
-        host: String = "127.0.0.1", port: Int = 8080, database: DatabaseLocation, tables: [TableOptions],
+        host: String = defaultHost, port: Int = defaultPort, database: DatabaseLocation, tables: [TableOptions],
         tokens: [StaticToken] = [], maxBodySize: Int = defaultMaxBodySize,
         gzipMinimumSize: Int = defaultGzipMinimumSize,
         batch: Bool = true, maxBatchOperations: Int = defaultMaxBatchOperations,
@@ -126,9 +130,9 @@ public struct ServerConfiguration: Sendable {
         self.postgresPoolSize = postgresPoolSize
     }
 
-    /// Checks the rules a server starts only with: at least one table, unique table names, a port in range,
-    /// authentication whenever the address is not loopback, and access rules the credentials can meet
-    /// (``validateAccess()``).
+    /// Checks the rules a server starts only with: at least one table, unique table names, each setting in its
+    /// range (``ServerSetting``), authentication whenever the address is not loopback, and access rules the
+    /// credentials can meet (``validateAccess()``).
     public func validate() throws(ConfigurationError) {
         guard !tables.isEmpty else {
             throw ConfigurationError("no tables to serve; add --table NAME (repeat it for more tables)")
@@ -137,57 +141,8 @@ public struct ServerConfiguration: Sendable {
         for table in tables where !seen.insert(table.name.lowercased()).inserted {
             throw ConfigurationError("the table '\(table.name)' is given twice (table names ignore case)")
         }
-        guard (0...65535).contains(port) else {
-            throw ConfigurationError("--port must be from 0 to 65535, not \(port)")
-        }
-        guard (1024...Self.largestMaxBodySize).contains(maxBodySize) else {
-            throw ConfigurationError(
-                """
-                the body size limit must be from 1024 to \(Self.largestMaxBodySize) bytes (32 MiB: what both databases \
-                can store), not \(maxBodySize)
-                """
-            )
-        }
-        guard (1024...Self.largestMaxPageBytes).contains(maxPageBytes) else {
-            throw ConfigurationError(
-                "--max-page-bytes must be from 1024 to \(Self.largestMaxPageBytes) bytes (128 MiB), not \(maxPageBytes)"
-            )
-        }
-        guard (1...10_000).contains(maxBulkReads) else {
-            throw ConfigurationError("--max-bulk-reads must be from 1 to 10000, not \(maxBulkReads)")
-        }
-        guard maxBatchOperations >= 1 else { throw ConfigurationError("the batch operation limit must be at least 1") }
-        guard (1...10_000).contains(postgresPoolSize) else {
-            throw ConfigurationError(
-                "--postgres-pool-size must be from 1 to 10000 connections, not \(postgresPoolSize)")
-        }
-        for (name, timeout) in [
-            ("--header-timeout", headerTimeout), ("--body-timeout", bodyTimeout), ("--idle-timeout", idleTimeout),
-            ("--statement-timeout", statementTimeout), ("--shutdown-timeout", shutdownTimeout)
-        ]
-        where timeout <= .zero || timeout > Self.longestTimeout {
-            throw Self.timeLimitError(setting: name, value: "\(timeout)")
-        }
-        guard databaseWait >= .zero, databaseWait <= Self.longestTimeout else {
-            throw ConfigurationError(
-                """
-                --database-wait must be from 0 to \(Self.longestTimeout.components.seconds) seconds, not \
-                \(databaseWait)
-                """
-            )
-        }
-        for (name, value) in [
-            ("--max-filter-depth", filterLimits.maxDepth), ("--max-filter-terms", filterLimits.maxTerms),
-            ("--max-filter-growth", filterLimits.maxGrowth)
-        ] where !(1...100_000).contains(value) {
-            throw ConfigurationError("\(name) must be from 1 to 100000, not \(value)")
-        }
-        guard (1...Self.largestMaxChangeWait).contains(maxChangeWait) else {
-            throw ConfigurationError(
-                "--max-change-wait must be from 1 to \(Self.largestMaxChangeWait) seconds, not \(maxChangeWait)")
-        }
-        guard (1...1_000_000).contains(maxConnections) else {
-            throw ConfigurationError("--max-connections must be from 1 to 1000000, not \(maxConnections)")
+        for setting in ServerSetting.all {
+            if let refusal = setting.check(self) { throw refusal }
         }
         if !checksCredentials && !Self.isLoopback(host) {
             throw ConfigurationError(
@@ -242,7 +197,7 @@ public struct ServerConfiguration: Sendable {
         return .milliseconds(Int64((seconds * 1000).rounded()))
     }
 
-    private static func timeLimitError(setting: String, value: String) -> ConfigurationError {
+    static func timeLimitError(setting: String, value: String) -> ConfigurationError {
         ConfigurationError(
             "\(setting) must be more than 0 and at most \(longestTimeout.components.seconds) seconds, not \(value)")
     }

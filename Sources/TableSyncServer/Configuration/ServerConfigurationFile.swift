@@ -1,7 +1,9 @@
+import Foundation
 import SyncProtocol
 
-/// The optional JSON configuration file of `tablesync-server` (`--config FILE`). Every member is optional;
-/// flags given on the command line win over it.
+/// The optional JSON configuration file of `tablesync-server` (`--config FILE`): one member for each
+/// ``ServerSetting``, under its ``ServerSetting/key`` (the `jwt` object holds the members whose keys start `jwt.`).
+/// Every member is optional; unknown members are refused, since a misspelt one would be silently ignored.
 ///
 /// ```json
 /// {
@@ -14,53 +16,27 @@ import SyncProtocol
 ///           "jwks": "https://login.example.com/jwks.json", "hs256KeyFile": "/etc/tablesync/jwt-key",
 ///           "leeway": 60, "jwksRefreshInterval": 60, "roleClaim": "roles"},
 ///   "maxBodySize": 16777216, "maxPageBytes": 8388608, "maxBulkReads": 1, "bulkReadPriority": "idle",
-///   "batch": true, "maxBatchOperations": 1000,
-///   "postgresPoolSize": 20,
-///   "headerTimeout": 10, "bodyTimeout": 60, "idleTimeout": 60, "maxConnections": 1000,
-///   "statementTimeout": 30, "shutdownTimeout": 5, "databaseWait": 30,
-///   "maxFilterDepth": 32, "maxFilterTerms": 500, "maxFilterGrowth": 16, "maxChangeWait": 30
+///   "batch": true, "maxBatchOperations": 1000, "postgresPoolSize": 20
 /// }
 /// ```
 /// Tokens and keys never go in this file's values; it may only name a tokens file and a key file.
-public struct ServerConfigurationFile: Sendable, Hashable {
-    public var host: String?
-    public var port: Int?
-    public var database: String?
-    public var tables: [TableOptions] = []
-    public var tokensFile: String?
-    /// The `jwt` object: how JSON Web Tokens are checked.
-    public var jwt = JWTFileSettings()
-    public var maxBodySize: Int?
-    /// ``ServerConfiguration/maxPageBytes``.
-    public var maxPageBytes: Int?
-    /// ``ServerConfiguration/maxBulkReads``.
-    public var maxBulkReads: Int?
-    /// ``ServerConfiguration/bulkReadPriority``.
-    public var bulkReadPriority: BulkReadPriority?
-    /// `false` switches the batch extension off.
-    public var batch: Bool?
-    public var maxBatchOperations: Int?
-    public var postgresPoolSize: Int?
-    /// Seconds; ``ServerConfiguration/headerTimeout``.
-    public var headerTimeout: Double?
-    /// Seconds; ``ServerConfiguration/bodyTimeout``.
-    public var bodyTimeout: Double?
-    /// Seconds; ``ServerConfiguration/idleTimeout``.
-    public var idleTimeout: Double?
-    public var maxConnections: Int?
-    /// Seconds; ``ServerConfiguration/statementTimeout``.
-    public var statementTimeout: Double?
-    /// Seconds; ``ServerConfiguration/shutdownTimeout``.
-    public var shutdownTimeout: Double?
-    /// Seconds; ``ServerConfiguration/databaseWait``.
-    public var databaseWait: Double?
-    public var maxFilterDepth: Int?
-    public var maxFilterTerms: Int?
-    public var maxFilterGrowth: Int?
-    /// Whole seconds; ``ServerConfiguration/maxChangeWait``.
-    public var maxChangeWait: Int?
+public struct ServerConfigurationFile: Sendable {
+    /// The members given, by setting key, each checked to be of its setting's type.
+    let inputs: [String: SettingInput]
 
-    public init() {}
+    /// A file that gives no setting.
+    public init() { inputs = [:] }
+
+    private init(inputs: [String: SettingInput]) { self.inputs = inputs }
+
+    /// Reads and parses the file at `path`.
+    public static func read(path: String) throws(ConfigurationError) -> ServerConfigurationFile {
+        guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8)
+        else {
+            throw ConfigurationError("cannot read the configuration file \(path)")
+        }
+        return try parse(text, path: path)
+    }
 
     /// Parses the file's text; `path` names it in errors.
     public static func parse(_ text: String, path: String) throws(ConfigurationError) -> ServerConfigurationFile {
@@ -73,74 +49,44 @@ public struct ServerConfigurationFile: Sendable, Hashable {
         guard case .object(let members) = value else {
             throw ConfigurationError("\(path): the configuration must be a JSON object")
         }
-        var file = ServerConfigurationFile()
-        for (key, member) in members {
-            func string() throws(ConfigurationError) -> String {
-                guard let text = member.stringValue else {
-                    throw ConfigurationError("\(path): \"\(key)\" must be a string")
-                }
-                return text
-            }
-            func integer() throws(ConfigurationError) -> Int {
-                guard let number = member.integerValue else {
-                    throw ConfigurationError("\(path): \"\(key)\" must be a whole number")
-                }
-                return Int(number)
-            }
-            func seconds() throws(ConfigurationError) -> Double {
-                guard let number = member.doubleValue else {
-                    throw ConfigurationError("\(path): \"\(key)\" must be a number of seconds")
-                }
-                return number
-            }
-            switch key {
-            case "host": file.host = try string()
-            case "port": file.port = try integer()
-            case "database": file.database = try string()
-            case "tokensFile": file.tokensFile = try string()
-            case "jwt": file.jwt = try JWTFileSettings.parse(member, path: path)
-            case "maxBodySize": file.maxBodySize = try integer()
-            case "maxPageBytes": file.maxPageBytes = try integer()
-            case "maxBulkReads": file.maxBulkReads = try integer()
-            case "bulkReadPriority":
-                file.bulkReadPriority = try BulkReadPriority.parse(try string(), setting: "\(path): \"\(key)\"")
-            case "maxBatchOperations": file.maxBatchOperations = try integer()
-            case "postgresPoolSize": file.postgresPoolSize = try integer()
-            case "headerTimeout": file.headerTimeout = try seconds()
-            case "bodyTimeout": file.bodyTimeout = try seconds()
-            case "idleTimeout": file.idleTimeout = try seconds()
-            case "maxConnections": file.maxConnections = try integer()
-            case "statementTimeout": file.statementTimeout = try seconds()
-            case "shutdownTimeout": file.shutdownTimeout = try seconds()
-            case "databaseWait": file.databaseWait = try seconds()
-            case "maxFilterDepth": file.maxFilterDepth = try integer()
-            case "maxFilterTerms": file.maxFilterTerms = try integer()
-            case "maxFilterGrowth": file.maxFilterGrowth = try integer()
-            case "maxChangeWait": file.maxChangeWait = try integer()
-            case "batch":
-                guard let flag = member.boolValue else {
-                    throw ConfigurationError("\(path): \"batch\" must be true or false")
-                }
-                file.batch = flag
-            case "tables":
-                guard case .array(let entries) = member else {
-                    throw ConfigurationError("\(path): \"tables\" must be an array")
-                }
-                for entry in entries { file.tables.append(try table(entry, path: path)) }
-            default:
-                throw ConfigurationError(
-                    """
-                    \(path): unknown setting "\(key)"; use host, port, database, tables, tokensFile, jwt, maxBodySize, \
-                    maxPageBytes, maxBulkReads, bulkReadPriority, batch, maxBatchOperations, postgresPoolSize, \
-                    headerTimeout, bodyTimeout, idleTimeout, maxConnections, statementTimeout, shutdownTimeout, \
-                    databaseWait, maxFilterDepth, maxFilterTerms, maxFilterGrowth or maxChangeWait
-                    """)
-            }
-        }
-        return file
+        var inputs: [String: SettingInput] = [:]
+        try collect(members, under: "", path: path, into: &inputs)
+        return ServerConfigurationFile(inputs: inputs)
     }
 
-    private static func table(_ entry: JSONValue, path: String) throws(ConfigurationError) -> TableOptions {
+    /// Adds the settings among `members`, the members of the object at `prefix` (`""`: the file's top level).
+    private static func collect(
+        _ members: [String: JSONValue], under prefix: String, path: String, into inputs: inout [String: SettingInput]
+    ) throws(ConfigurationError) {
+        let quotedPrefix = prefix.split(separator: ".").map { "\"\($0)\"" }.joined(separator: ".")
+        for (name, member) in members {
+            let key = prefix.isEmpty ? name : "\(prefix).\(name)"
+            let quotedKey = quotedPrefix.isEmpty ? "\"\(name)\"" : "\(quotedPrefix).\"\(name)\""
+            if let setting = ServerSetting.all.first(where: { $0.key == key }) {
+                let input = SettingInput(.json(member, path: path), source: "\(path): \(quotedKey)")
+                try setting.read(input)
+                inputs[key] = input
+            } else if ServerSetting.keys(under: prefix).contains(name) {
+                guard case .object(let nested) = member else {
+                    throw ConfigurationError("\(path): \(quotedKey) must be an object")
+                }
+                try collect(nested, under: key, path: path, into: &inputs)
+            } else {
+                let setting = prefix.isEmpty ? "setting" : "\(quotedPrefix) setting"
+                throw ConfigurationError(
+                    "\(path): unknown \(setting) \"\(name)\"; use \(listed(ServerSetting.keys(under: prefix)))")
+            }
+        }
+    }
+
+    /// `a, b or c`.
+    static func listed(_ names: [String]) -> String {
+        guard let last = names.last else { return "" }
+        return names.count == 1 ? last : "\(names.dropLast().joined(separator: ", ")) or \(last)"
+    }
+
+    /// One table of the file's `tables`: the flag's text, or an object with its `name` and options.
+    static func table(_ entry: JSONValue, path: String) throws(ConfigurationError) -> TableOptions {
         if let text = entry.stringValue { return try TableOptions.parse(text) }
         guard case .object(let members) = entry, let name = members["name"]?.stringValue, TableOptions.isValidName(name)
         else {
