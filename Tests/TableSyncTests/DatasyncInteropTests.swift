@@ -155,10 +155,12 @@ struct DatasyncInteropTests {
     func pullFollowsNextLink() async throws {
         let datasync = try await DatasyncStandIn.start(tables: ["todo"])
         let stores = DatasyncStores(datasync)
+        // Five batches of 50 records, each sharing its own instant a millisecond after the one before, a minute ago.
+        let start = Date().addingTimeInterval(-60)
         for batch in 0..<5 {
             await datasync.seed(
-                (0..<50).map { ["id": .string("b\(batch)-\($0)"), "text": "x"] }, table: "todo", updatedAt: Date())
-            try await Task.sleep(for: .milliseconds(3))
+                (0..<50).map { ["id": .string("b\(batch)-\($0)"), "text": "x"] }, table: "todo",
+                updatedAt: start.addingTimeInterval(Double(batch) / 1000))
         }
         // What Datasync sends for the client's first page: the query string alone.
         let first = try await stores.serverRead("/tables/todo", query: [("$orderby", "updatedAt"), ("$top", "1000")])
@@ -241,10 +243,12 @@ struct DatasyncStores {
         try write(name, changed)
     }
 
+    /// Removes record `id`'s file from store `name`, as `rm` would.
     func remove(_ name: String, _ id: String) throws {
         try FileManager.default.removeItem(atPath: directory.file("\(name)/tables/todo/\(id).json"))
     }
 
+    /// Record `id` as store `name`'s file holds it, or `nil` when there is no such file.
     func record(_ name: String, _ id: String) throws -> [String: JSONValue]? {
         guard let bytes = FileManager.default.contents(atPath: directory.file("\(name)/tables/todo/\(id).json")) else {
             return nil
