@@ -205,6 +205,47 @@ struct DatasyncInteropTests {
         #expect(LearnedProtocolVersion.load(layout: layout, remote: datasync.baseURL) == 3)
         await datasync.stop()
     }
+
+    /// Stands for Datasync's own query tests (`Service/Query_Tests.cs`: `SoftDeleteQueryTest_002` and `_005`,
+    /// `Paging_Test_4`, `Query_Test_067`, `FailedQueryTest`), replayed against the stand-in over 248 records, 95 of
+    /// them deleted, so that the client tests above meet the pages, counts, links and refusals Datasync gives.
+    @Test("the stand-in answers Datasync's own query tests as Datasync does")
+    func standInAgreesWithDatasyncsQueryTests() async throws {
+        let datasync = try await DatasyncStandIn.start(tables: ["movies"])
+        let stores = DatasyncStores(datasync)
+        let ids = (0..<248).map { String(format: "id-%03d", $0) }
+        await datasync.seed(ids.map { ["id": .string($0), "title": "a movie"] }, table: "movies")
+        // 95 of them deleted, as SoftDeleteQueryTest_005 deletes the R-rated ones.
+        for id in ids.prefix(95) {
+            let version = try #require(await datasync.record(id, table: "movies")?["version"]?.stringValue)
+            let http = ServerHTTPClient(baseURL: datasync.baseURL, defaultHeaders: [:], retryPolicy: .none)
+            let deleted = try await http.send(
+                HTTPRequest(method: "DELETE", path: "/tables/movies/" + id, headers: ["If-Match": "\"\(version)\""]))
+            #expect(deleted.status == 204)
+        }
+        let cases: [(query: [(name: String, value: String)], items: Int, count: Int?, nextLink: String?)] = [
+            ([("$count", "true")], 100, 153, "$count=true&$skip=100"),
+            ([("$top", "50"), ("$count", "true")], 50, 153, nil),
+            ([("$top", "125")], 100, nil, "$skip=100&$top=25"),
+            ([("$skip", "100"), ("$top", "25")], 25, nil, nil),
+            ([("__includedeleted", "true")], 100, nil, "__includedeleted=true&$skip=100"),
+            ([("__includedeleted", "true"), ("$skip", "200")], 48, nil, nil)
+        ]
+        for row in cases {
+            let page = try await stores.serverRead("/tables/movies", query: row.query)
+            #expect(page["items"]?.arrayValue?.count == row.items, "\(row.query)")
+            #expect(page["count"]?.integerValue.map { Int($0) } == row.count, "\(row.query)")
+            #expect(page["nextLink"]?.stringValue == row.nextLink, "\(row.query)")
+        }
+        let http = ServerHTTPClient(baseURL: datasync.baseURL, defaultHeaders: [:], retryPolicy: .none)
+        for query in ["$skip=-1", "$skip=NaN", "$top=-1", "$top=1000000", "$top=NaN"] {
+            let refused = try await http.send(HTTPRequest(method: "GET", path: "/tables/movies?" + query))
+            #expect(refused.status == 400, "\(query)")
+        }
+        let deletedRead = try await http.send(HTTPRequest(method: "GET", path: "/tables/movies/id-000"))
+        #expect(deletedRead.status == 410)
+        await datasync.stop()
+    }
 }
 
 /// Stores under one temporary directory on a ``DatasyncStandIn``, driven with the `tablesync` command line.
