@@ -68,6 +68,8 @@ import TestSupport
             let watermark = try #require(Timestamp(parsing: text))
             let filter = FilterExpression.op(.gt, .p("updatedAt"), .literal(.dateTime(watermark)))
             #expect(FilterPrinter.print(filter) == "updatedAt gt datetimeoffset'\(text)'")
+            #expect(FilterPrinter.print(filter, dateTimes: .bare) == "updatedAt gt \(text)")
+            #expect(try FilterParser.parse(FilterPrinter.print(filter, dateTimes: .bare)) == filter)
         }
     }
 

@@ -161,6 +161,23 @@ import TestSupport
             query.first { $0.name == "$filter" }?.value.contains("datetimeoffset'2024-05-01T10:20:30.1234567+02:00'")
                 == true)
     }
+
+    /// Datasync's OData v4 parser refuses `datetimeoffset'…'` with 400: a v3 pull writes the watermark bare, a v2
+    /// pull (azure-mobile-apps-node) keeps the prefixed form, and both are the server's text exactly.
+    @Test func watermarkFormFollowsTheProtocolVersion() throws {
+        let watermark = PullWatermark(updatedAt: "2024-05-01T10:20:30.123Z", lastID: nil)
+        let expected = [
+            2: "updatedAt ge datetimeoffset'2024-05-01T10:20:30.123Z'", 3: "updatedAt ge 2024-05-01T10:20:30.123Z"
+        ]
+        for (apiVersion, filter) in expected {
+            let query = PullPlan.query(
+                mode: .greaterOrEqualWithSkip, baseFilter: nil, watermark: watermark, skip: 0, pageSize: 10,
+                dateTimes: PullPlan.dateTimeForm(apiVersion: apiVersion))
+            let text = try #require(query.first { $0.name == "$filter" }?.value)
+            #expect(text == filter)
+            #expect(try FilterParser.parse(text) == FilterParser.parse(expected[2]!), "both forms mean the same")
+        }
+    }
 }
 
 @Suite struct PushOutcomeTests {

@@ -7,9 +7,10 @@
 ///
 /// - Parentheses only where precedence or left associativity needs them: `a or b and c`, `(a or b) and c`,
 ///   `a sub (b sub c)`, `not (a eq b)`.
-/// - Strings are quoted with `''` for a quote. Date-times print as `datetimeoffset'<text>'` with the
-///   ``Timestamp/text`` exactly as parsed, so a watermark goes back to the server precisely as the server
-///   wrote it (no precision lost, no zone rewritten). Dates, times of day and guids print bare (`1994-10-14`).
+/// - Strings are quoted with `''` for a quote. Date-times print with the ``Timestamp/text`` exactly as parsed,
+///   so a watermark goes back to the server precisely as the server wrote it (no precision lost, no zone
+///   rewritten), in the form ``DateTimeForm`` names: `datetimeoffset'<text>'` by default, bare for an OData v4
+///   server. Dates, times of day and guids print bare (`1994-10-14`).
 /// - Doubles print in Swift's shortest round-tripping form and always with a `.` or an exponent (`1.0`,
 ///   `1e+20`), so they read back as the same double, never as an integer.
 ///
@@ -17,22 +18,34 @@
 /// the text can say: finite doubles, property names that are words and not reserved, non-empty `in` lists
 /// and functions with the right number of arguments.
 public enum FilterPrinter {
-    /// The OData text of `expression`.
-    public static func print(_ expression: FilterExpression) -> String {
+    /// How a date-time literal is written. Both forms read back to the same ``FilterLiteral/dateTime(_:)``.
+    public enum DateTimeForm: Sendable {
+        /// `datetimeoffset'2024-01-02T03:04:05.123Z'`: OData v3's form, which the Azure Mobile Apps servers parse.
+        case prefixed
+        /// `2024-01-02T03:04:05.123Z`: OData v4's form. A Datasync server (ASP.NET Core OData) reads a prefixed
+        /// one as a malformed string and refuses the whole `$filter` with 400.
+        case bare
+    }
+
+    /// The OData text of `expression`, its date-times in `dateTimes` form.
+    public static func print(_ expression: FilterExpression, dateTimes: DateTimeForm = .prefixed) -> String {
+        let print = { (inner: FilterExpression) in Self.print(inner, dateTimes: dateTimes) }
+        let operand = { (inner: FilterExpression, level: FilterPrecedence) in
+            inner.precedence >= level ? print(inner) : "(" + print(inner) + ")"
+        }
         switch expression {
         case .literal(let literal):
-            return print(literal)
+            return Self.print(literal, dateTimes: dateTimes)
         case .property(let name):
             return name
-        case .unary(.not, let operand):
-            return "not " + printOperand(operand, atLeast: .unary)
-        case .unary(.negate, let operand):
+        case .unary(.not, let inner):
+            return "not " + operand(inner, .unary)
+        case .unary(.negate, let inner):
             // `-5` would read back as the literal -5, not as the negation of 5.
-            if case .literal(let literal) = operand, literal.isNumber { return "-(" + print(literal) + ")" }
-            return "-" + printOperand(operand, atLeast: .unary)
+            if case .literal(let literal) = inner, literal.isNumber { return "-(" + Self.print(literal) + ")" }
+            return "-" + operand(inner, .unary)
         case .binary(let op, let left, let right):
-            return printOperand(left, atLeast: op.precedence) + " \(op.rawValue) "
-                + printOperand(right, atLeast: op.precedence.tighter)
+            return operand(left, op.precedence) + " \(op.rawValue) " + operand(right, op.precedence.tighter)
         case .function(.castDateTimeOffset, let arguments):
             return "cast(" + (arguments.map(print) + ["Edm.DateTimeOffset"]).joined(separator: ", ") + ")"
         case .function(let function, let arguments):
@@ -44,12 +57,12 @@ public enum FilterPrinter {
             }
             return function.rawValue + "(" + arguments.map(print).joined(separator: ", ") + ")"
         case .in(let value, let items):
-            return printOperand(value, atLeast: .comparison) + " in (" + items.map(print).joined(separator: ", ") + ")"
+            return operand(value, .comparison) + " in (" + items.map(print).joined(separator: ", ") + ")"
         }
     }
 
-    /// The OData text of one literal.
-    public static func print(_ literal: FilterLiteral) -> String {
+    /// The OData text of one literal, a date-time in `dateTimes` form.
+    public static func print(_ literal: FilterLiteral, dateTimes: DateTimeForm = .prefixed) -> String {
         switch literal {
         case .null: return "null"
         case .bool(let flag): return flag ? "true" : "false"
@@ -64,14 +77,13 @@ public enum FilterPrinter {
                 quoted.append(scalar)
             }
             return "'" + String(quoted) + "'"
-        case .dateTime(let timestamp): return "datetimeoffset'" + timestamp.text + "'"
+        case .dateTime(let timestamp):
+            switch dateTimes {
+            case .prefixed: return "datetimeoffset'" + timestamp.text + "'"
+            case .bare: return timestamp.text
+            }
         case .date(let text), .timeOfDay(let text), .guid(let text): return text
         }
-    }
-
-    /// `expression` as the operand of an operator that needs it to bind at least as tightly as `level`.
-    private static func printOperand(_ expression: FilterExpression, atLeast level: FilterPrecedence) -> String {
-        expression.precedence >= level ? print(expression) : "(" + print(expression) + ")"
     }
 }
 

@@ -217,7 +217,9 @@ struct Adopter {
             (page, pageSize) = try await Puller.fetchPage(
                 client: client, connection: connection, table: table, pageSize: pageSize
             ) { size in
-                PullPlan.query(mode: mode, baseFilter: nil, watermark: watermark, skip: skip, pageSize: size)
+                PullPlan.query(
+                    mode: mode, baseFilter: nil, watermark: watermark, skip: skip, pageSize: size,
+                    dateTimes: PullPlan.dateTimeForm(apiVersion: client.apiVersion))
             }
             if page.itemCount == 0 { return }
             guard !page.cursorItems.isEmpty else {

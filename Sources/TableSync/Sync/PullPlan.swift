@@ -41,11 +41,19 @@ package enum PullPlan {
         apiVersion == 2 ? ("$inlinecount", "allpages") : ("$count", "true")
     }
 
+    /// How a `$filter` for a server speaking `apiVersion` writes its date-times: `datetimeoffset'…'` in v2, which
+    /// azure-mobile-apps-node parses; bare in v3, since Datasync's OData v4 parser refuses the prefixed form with 400
+    /// (it reads `datetimeoffset'…'` as a string literal missing its opening quote), and tablesync-server reads both.
+    static func dateTimeForm(apiVersion: Int) -> FilterPrinter.DateTimeForm {
+        apiVersion == 2 ? .prefixed : .bare
+    }
+
     /// The query parameters of the next page; `count` (``countParameter(apiVersion:)``) asks the server to count the
-    /// records still to pull, which the first page of a pull does for its progress.
+    /// records still to pull, which the first page of a pull does for its progress. The `$filter`'s date-times are
+    /// written in `dateTimes` form (``dateTimeForm(apiVersion:)``).
     package static func query(
         mode: Mode, baseFilter: FilterExpression?, watermark: PullWatermark?, skip: Int, pageSize: Int,
-        count: (name: String, value: String)? = nil
+        count: (name: String, value: String)? = nil, dateTimes: FilterPrinter.DateTimeForm = .prefixed
     ) -> [(name: String, value: String)] {
         var conditions: [FilterExpression] = []
         if let baseFilter { conditions.append(baseFilter) }
@@ -72,7 +80,7 @@ package enum PullPlan {
         if let filter = conditions.reduce(
             nil as FilterExpression?, { combined, next in combined.map { .binary(.and, $0, next) } ?? next })
         {
-            query.append(("$filter", FilterPrinter.print(filter)))
+            query.append(("$filter", FilterPrinter.print(filter, dateTimes: dateTimes)))
         }
         query.append(("$orderby", mode == .keyset ? "updatedAt,id" : "updatedAt"))
         query.append(("$top", String(pageSize)))

@@ -138,8 +138,9 @@ struct Puller {
             {
                 size in
                 PullPlan.query(
-                    mode: mode, baseFilter: serverFilter, watermark: watermark, skip: skip, pageSize: size, count: count
-                )
+                    mode: mode, baseFilter: serverFilter, watermark: watermark, skip: skip, pageSize: size,
+                    count: count,
+                    dateTimes: PullPlan.dateTimeForm(apiVersion: client.apiVersion))
             }
         }
     }
