@@ -62,19 +62,24 @@ public struct ListQuery: Sendable, Hashable {
                     """
                 )
             }
-            result.filter = filter
+            result.filter =
+                table.schema.map { schema in filter.renamingProperties { schema.declaredSpelling($0) } }
+                ?? filter
         }
         if let text = try query.value(named: QueryOption.orderBy), !text.trimmingCharacters(in: " ").isEmpty {
             result.orderBy = try parseOrderBy(text)
             if let schema = table.schema {
-                for key in result.orderBy
-                where !SystemProperty.isSystemProperty(key.property) && schema.column(named: key.property) == nil {
-                    throw ProtocolError.badRequest(
-                        """
-                        $orderby names '\(key.property)', which is not a column of table \(table.name); its columns \
-                        are \(schema.listed)
-                        """
-                    )
+                for index in result.orderBy.indices {
+                    let name = result.orderBy[index].property
+                    guard SystemProperty.isSystemProperty(name) || schema.column(named: name) != nil else {
+                        throw ProtocolError.badRequest(
+                            """
+                            $orderby names '\(name)', which is not a column of table \(table.name); its columns are \
+                            \(schema.listed)
+                            """
+                        )
+                    }
+                    result.orderBy[index].property = schema.declaredSpelling(name)
                 }
             }
         }
