@@ -104,9 +104,7 @@ public struct ListQuery: Sendable, Hashable {
         if let text = try query.value(named: QueryOption.select), !text.trimmingCharacters(in: " ").isEmpty {
             result.select = try parseSelect(text, version: version, table: table)
         }
-        if let text = try query.value(namedIgnoringCase: QueryOption.includeDeleted) {
-            result.includeDeleted = try parseBoolean(text, parameter: QueryOption.includeDeleted)
-        }
+        result.includeDeleted = try includesDeleted(query)
         try OwnerProperty.checkNotQueried(result, table: table)
         switch version {
         case .v2:
@@ -193,6 +191,13 @@ public struct ListQuery: Sendable, Hashable {
             throw ProtocolError.badRequest("$orderby cannot use version; it is an opaque token")
         }
         return keys
+    }
+
+    /// Whether the query string says `__includeDeleted=true` (name and value in any case): on a list, a read by id and
+    /// a `PUT`.
+    static func includesDeleted(_ query: QueryString) throws(ProtocolError) -> Bool {
+        guard let text = try query.value(namedIgnoringCase: QueryOption.includeDeleted) else { return false }
+        return try parseBoolean(text, parameter: QueryOption.includeDeleted)
     }
 
     static func parseBoolean(_ text: String, parameter: String) throws(ProtocolError) -> Bool {

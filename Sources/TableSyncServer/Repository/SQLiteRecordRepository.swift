@@ -300,18 +300,22 @@ public final class SQLiteRecordRepository: RecordRepository {
             )
             .execute(arguments: [table, id, stamp, stamp, CanonicalJSON.string(.object(properties), style: .compact)])
             return StoredRecord(id: id, createdAt: stamp, updatedAt: stamp, deleted: false, properties: properties)
-        case .update(let properties):
+        case .update(let properties), .restore(let properties):
             guard var record = existing else { return nil }
             record.properties = properties
             record.updatedAt = stamp
+            if case .restore = decision { record.deleted = false }
             try db.cachedStatement(
                 sql:
                     """
-                    UPDATE \(RecordColumns.recordsTable) SET \(RecordColumns.body) = ?, \(RecordColumns.updatedAt) = ? \
-                    WHERE \(RecordColumns.tableName) = ? AND \(RecordColumns.id) = ?
+                    UPDATE \(RecordColumns.recordsTable) SET \(RecordColumns.body) = ?, \
+                    \(RecordColumns.updatedAt) = ?, \(RecordColumns.deleted) = ? WHERE \(RecordColumns.tableName) = ? \
+                    AND \(RecordColumns.id) = ?
                     """
             )
-            .execute(arguments: [CanonicalJSON.string(.object(properties), style: .compact), stamp, table, id])
+            .execute(arguments: [
+                CanonicalJSON.string(.object(properties), style: .compact), stamp, record.deleted ? 1 : 0, table, id
+            ])
             return record
         case .softDelete, .undelete:
             guard var record = existing else { return nil }

@@ -1,0 +1,96 @@
+import HTTPTypes
+import HummingbirdTesting
+import SyncProtocol
+import TableSyncServer
+import Testing
+import TestSupport
+
+/// Writes as Datasync's server answers them (`tests/CommunityToolkit.Datasync.Server.Test/Service/Create_Tests.cs`
+/// and `Replace_Tests.cs`), over a live server on each database, and how a request without `ZUMO-API-VERSION` is read.
+@Suite("Datasync writes")
+struct DatasyncWriteTests {
+    static let movie: JSONValue = ["id": "m1", "title": "Black Panther", "year": 2018, "rating": "PG13"]
+
+    /// Stores ``movie`` in `table` and soft-deletes it.
+    static func deletedMovie(_ client: any TestClientProtocol, table: String) async throws {
+        try #require(try await client.send(.post, "/tables/\(table)", json: movie).status == .created)
+        try #require(try await client.send(.delete, "/tables/\(table)/m1").status == .noContent)
+    }
+
+    @Test(
+        """
+        Replace_Tests.cs Replace_SoftDeleted_Undeleting_WithShowDeleted_Returns200: a PUT with __includedeleted=true \
+        and deleted false restores a soft-deleted record with the new properties
+        """,
+        arguments: Backend.available)
+    func undeleteByReplace(backend: Backend) async throws {
+        let table = uniqueTableName("movies")
+        try await withServer(backend, tables: [TableOptions(name: table)], setup: .live) { client in
+            try await Self.deletedMovie(client, table: table)
+            let replaced = try await client.send(
+                .put, "/tables/\(table)/m1?__includedeleted=true",
+                json: ["id": "m1", "title": "New Title", "year": 2018, "deleted": false])
+            #expect(replaced.status == .ok, "\(replaced.errorMessage ?? "")")
+            let item = try replaced.json
+            #expect(item["deleted"] == false)
+            #expect(item["title"] == "New Title")
+            #expect(item["rating"] == nil, "a PUT replaces the properties")
+            #expect(replaced["ETag"] == "\"\(item["version"]?.stringValue ?? "")\"")
+            let read = try await client.send(.get, "/tables/\(table)/m1")
+            #expect(read.status == .ok)
+            #expect(try read.json["title"] == "New Title")
+            #expect(try read.json["deleted"] == false)
+        }
+    }
+
+    @Test(
+        """
+        Replace_Tests.cs Replace_SoftDeleted_NotUndeleting_Returns410: without __includedeleted a PUT on a \
+        soft-deleted record is 410 (v3) or 404 (v2), and so is a PATCH with it; nothing changes
+        """,
+        arguments: Backend.available)
+    func replaceOfDeletedIsGone(backend: Backend) async throws {
+        let table = uniqueTableName("movies")
+        try await withServer(backend, tables: [TableOptions(name: table)], setup: .live) { client in
+            try await Self.deletedMovie(client, table: table)
+            let body: JSONValue = ["id": "m1", "title": "New Title", "deleted": false]
+            #expect(try await client.send(.put, "/tables/\(table)/m1", json: body).status == .gone)
+            #expect(try await client.send(.put, "/tables/\(table)/m1", version: .v2, json: body).status == .notFound)
+            let patched = try await client.send(.patch, "/tables/\(table)/m1?__includedeleted=true", json: body)
+            #expect(patched.status == .gone, "PATCH merges into a record; it does not restore one")
+            let read = try await client.send(.get, "/tables/\(table)/m1?__includedeleted=true")
+            #expect(try read.json["deleted"] == true)
+            #expect(try read.json["title"] == "Black Panther")
+        }
+    }
+
+    @Test(
+        """
+        Replace_Tests.cs Replace_NotSoftDeleted_Works, with __includedeleted=true: a record that is not deleted is \
+        replaced as without it; a deleted one sent with deleted true stays deleted with the new properties
+        """,
+        arguments: Backend.available)
+    func replaceWithIncludeDeleted(backend: Backend) async throws {
+        let table = uniqueTableName("movies")
+        try await withServer(backend, tables: [TableOptions(name: table)], setup: .live) { client in
+            try #require(
+                try await client.send(.post, "/tables/\(table)", json: ["id": "m2", "title": "a"]).status == .created)
+            let live = try await client.send(
+                .put, "/tables/\(table)/m2?__includedeleted=true", json: ["id": "m2", "title": "b"])
+            #expect(live.status == .ok)
+            #expect(try live.json["title"] == "b")
+            #expect(try live.json["deleted"] == false)
+            try await Self.deletedMovie(client, table: table)
+            let kept = try await client.send(
+                .put, "/tables/\(table)/m1?__includedeleted=true", json: ["id": "m1", "title": "c", "deleted": true])
+            #expect(kept.status == .ok, "\(kept.errorMessage ?? "")")
+            #expect(try kept.json["deleted"] == true)
+            #expect(try kept.json["title"] == "c")
+            #expect(try await client.send(.get, "/tables/\(table)/m1").status == .gone)
+            let stale = try await client.send(
+                .put, "/tables/\(table)/m1?__includedeleted=true", json: ["id": "m1", "deleted": false],
+                headers: [.ifMatch: "\"dGVzdA==\""])
+            #expect(stale.status == .preconditionFailed, "the preconditions hold for a deleted record too")
+        }
+    }
+}
