@@ -93,4 +93,36 @@ struct DatasyncWriteTests {
             #expect(stale.status == .preconditionFailed, "the preconditions hold for a deleted record too")
         }
     }
+
+    @Test(
+        """
+        Create_Tests.cs Create_NonJsonData_Returns415 and Replace_Tests.cs Replace_NonJsonData_Returns415: a body \
+        sent as text/html is 415 in both versions; JSON types with parameters or a +json suffix are read
+        """,
+        arguments: Backend.available)
+    func nonJSONBodies(backend: Backend) async throws {
+        let table = uniqueTableName("movies")
+        try await withServer(backend, tables: [TableOptions(name: table)], setup: .live) { client in
+            let html = Array("<html><body><h1>Not JSON</h1></body></html>".utf8)
+            let htmlType: HTTPFields = [.contentType: "text/html; charset=utf-8"]
+            for version in ProtocolVersion.allCases {
+                let created = try await client.send(
+                    .post, "/tables/\(table)", version: version, headers: htmlType, rawBody: html)
+                #expect(created.status == .unsupportedMediaType, "\(version)")
+                #expect(created.errorMessage?.contains("text/html") == true)
+                let replaced = try await client.send(
+                    .put, "/tables/\(table)/1", version: version, headers: htmlType, rawBody: html)
+                #expect(replaced.status == .unsupportedMediaType, "\(version)")
+            }
+            let json = Array(#"{"id":"j1"}"#.utf8)
+            for type in ["application/json; charset=utf-8", "Application/JSON", "application/vnd.example+json"] {
+                let reply = try await client.send(
+                    .post, "/tables/\(table)", headers: [.contentType: type],
+                    rawBody: Array(#"{"title":"x"}"#.utf8))
+                #expect(reply.status == .created, "\(type): \(reply.errorMessage ?? "")")
+            }
+            let untyped = try await client.send(.post, "/tables/\(table)", rawBody: json)
+            #expect(untyped.status == .created, "a body without Content-Type is read as JSON")
+        }
+    }
 }

@@ -358,6 +358,12 @@ struct TableRoutes: Sendable {
     }
 
     func readBody(_ request: Request) async throws -> JSONValue {
+        let contentType = request.headers[.contentType]
+        guard RequestContentType.isJSON(contentType) else {
+            throw ProtocolError(
+                status: .unsupportedMediaType,
+                message: "Content-Type '\(contentType ?? "")' is not supported; send the body as application/json")
+        }
         var request = request
         let buffer: ByteBuffer
         do {
