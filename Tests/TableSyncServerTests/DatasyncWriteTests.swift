@@ -125,4 +125,28 @@ struct DatasyncWriteTests {
             #expect(untyped.status == .created, "a body without Content-Type is read as JSON")
         }
     }
+
+    @Test(
+        """
+        Create_Tests.cs Create_WithValidInput_Returns201: Location is the absolute URL of the new record, made of \
+        the request's Host (the test client sends localhost), https when a proxy says X-Forwarded-Proto: https
+        """,
+        arguments: Backend.available)
+    func absoluteLocation(backend: Backend) async throws {
+        let table = uniqueTableName("movies")
+        try await withServer(backend, tables: [TableOptions(name: table)], setup: .live) { client in
+            let created = try await client.send(.post, "/tables/\(table)", json: ["title": "Black Panther"])
+            #expect(created.status == .created)
+            let id = try #require(try created.json["id"]?.stringValue)
+            #expect(created["Location"] == "http://localhost/tables/\(table)/\(id)")
+            let proxied = try await client.send(
+                .post, "/tables/\(table)", json: ["id": "a b"], headers: [.forwardedProtoForTests: "https"])
+            #expect(proxied["Location"] == "https://localhost/tables/\(table)/a%20b")
+        }
+    }
+}
+
+extension HTTPField.Name {
+    /// `X-Forwarded-Proto`, as a reverse proxy in front of the server sets it.
+    fileprivate static let forwardedProtoForTests = HTTPField.Name("X-Forwarded-Proto")!
 }

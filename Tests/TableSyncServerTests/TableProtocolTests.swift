@@ -30,7 +30,7 @@ struct TableProtocolTests {
             #expect(item["deleted"] == false)
             let recordVersion = try #require(item["version"]?.stringValue)
             #expect(created["ETag"] == "\"\(recordVersion)\"")
-            #expect(created["Location"] == "/tables/\(table)/a1")
+            #expect(created["Location"] == "http://localhost/tables/\(table)/a1", "the test client's Host is localhost")
             let updatedAt = try #require(item["updatedAt"]?.stringValue)
             #expect(Timestamp(parsing: updatedAt) != nil)
             #expect(item["createdAt"]?.stringValue == updatedAt)

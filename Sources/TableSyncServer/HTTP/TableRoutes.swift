@@ -169,7 +169,10 @@ struct TableRoutes: Sendable {
         let answer = try plan.answer(stored)
         guard let record = answer.record else { return Response(status: answer.status) }
         var headers = Self.recordHeaders(record)
-        if let location = answer.location { headers[.location] = location }
+        if let location = answer.location {
+            headers[.location] = RecordLocation.url(
+                path: location, host: request.head.authority, forwardedProto: request.headers[.forwardedProto])
+        }
         return writer.json(record.json(), status: answer.status, request: request, headers: headers)
     }
 
