@@ -144,6 +144,28 @@ struct DatasyncWriteTests {
             #expect(proxied["Location"] == "https://localhost/tables/\(table)/a%20b")
         }
     }
+
+    @Test(
+        """
+        a request without ZUMO-API-VERSION speaks version 3, as Datasync's server reads every request; one with \
+        2.0.0 keeps version 2; an unknown version is a 400
+        """,
+        arguments: Backend.available)
+    func versionHeader(backend: Backend) async throws {
+        let table = uniqueTableName("movies")
+        try await withServer(backend, tables: [TableOptions(name: table)], setup: .live) { client in
+            try await Self.deletedMovie(client, table: table)
+            let read = try await client.send(.get, "/tables/\(table)/m1", version: nil)
+            #expect(read.status == .gone, "a deleted record is 410 in version 3")
+            let page = try await client.send(.get, "/tables/\(table)?__includedeleted=true", version: nil)
+            #expect(try page.json["items"]?.arrayValue?.count == 1)
+            #expect(try await client.send(.get, "/tables/\(table)/m1", version: .v2).status == .notFound)
+            let unknown = try await client.send(
+                .get, "/tables/\(table)", version: nil, headers: [HTTPField.Name(ProtocolHeader.apiVersion)!: "1.0.0"])
+            #expect(unknown.status == .badRequest)
+            #expect(unknown.errorMessage?.contains("1.0.0") == true)
+        }
+    }
 }
 
 extension HTTPField.Name {
