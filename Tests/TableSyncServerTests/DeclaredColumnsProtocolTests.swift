@@ -170,4 +170,59 @@ struct DeclaredColumnsProtocolTests {
         }
         try await forgetDeclaredColumns(backend, tables: [table])
     }
+
+    /// The JS client's end-to-end test UseBlog posts `postid` to a comment table that declares `postId`, which the
+    /// node server stores as `postId`.
+    @Test(
+        """
+        a property matches its declared column in any case, in writes, $filter, $orderby and $select, and is stored \
+        and answered under the declared spelling; one column named twice is a 400 naming both spellings
+        """,
+        arguments: Backend.available)
+    func namesMatchInAnyCase(backend: Backend) async throws {
+        let table = uniqueTableName("comments")
+        let options = try TableOptions.parse("\(table):columns=postId:string;commentText:string;rank:number")
+        try await withServer(backend, tables: [options]) { client in
+            let created = try await client.send(
+                .post, "/tables/\(table)", json: ["id": "c1", "postid": "p1", "COMMENTTEXT": "first", "rank": 2])
+            #expect(created.status == .created, "\(created.errorMessage ?? "")")
+            #expect(try created.json["postId"] == "p1")
+            #expect(try created.json["commentText"] == "first")
+            #expect(try created.json["postid"] == nil)
+            let second = try await client.send(.post, "/tables/\(table)", json: ["id": "c2", "postId": "p2", "rank": 1])
+            #expect(second.status == .created)
+            let read = try await client.send(.get, "/tables/\(table)/c1")
+            #expect(try read.json["postId"] == "p1")
+
+            let twice = try await client.send(
+                .post, "/tables/\(table)", json: ["id": "c3", "postId": "a", "POSTID": "b"])
+            #expect(twice.status == .badRequest)
+            #expect(twice.errorMessage?.contains("'POSTID' and 'postId'") == true, "\(twice.errorMessage ?? "")")
+
+            let patched = try await client.send(.patch, "/tables/\(table)/c1", json: ["PostID": "p9"])
+            #expect(patched.status == .ok)
+            #expect(try patched.json.objectValue?.keys.filter { $0.lowercased() == "postid" } == ["postId"])
+            #expect(try patched.json["postId"] == "p9")
+
+            func ids(_ query: String) async throws -> [String] {
+                let reply = try await client.send(.get, "/tables/\(table)?\(query)")
+                #expect(reply.status == .ok, "\(query): \(reply.errorMessage ?? "")")
+                return try #require(try reply.json["items"]?.arrayValue).compactMap { $0["id"]?.stringValue }
+            }
+            #expect(try await ids("$filter=POSTID%20eq%20'p9'") == ["c1"])
+            #expect(try await ids("$filter=startswith(postid,%20'p')&$orderby=RANK") == ["c2", "c1"])
+            #expect(try await ids("$orderby=Rank%20desc") == ["c1", "c2"])
+            let selected = try await client.send(.get, "/tables/\(table)?$select=POSTID&$orderby=rank")
+            #expect(try selected.json["items"]?.arrayValue == [["postId": "p2"], ["postId": "p9"]])
+        }
+        try await forgetDeclaredColumns(backend, tables: [table])
+    }
+
+    @Test("columns whose names differ only in case cannot be declared together")
+    func columnsDifferingInCase() throws {
+        let error = #expect(throws: ConfigurationError.self) {
+            try TableOptions.parse("comments:columns=postId:string;postid:number")
+        }
+        #expect(error?.description.contains("'postId' and 'postid' differ only in case") == true)
+    }
 }

@@ -19,7 +19,11 @@ struct DeclaredColumnsTests {
         #expect(Self.schema.text == "done:boolean;due:date;rank:number;text:string")
         #expect(try TableSchema(parsing: Self.schema.text) == Self.schema)
         #expect(Self.schema.column(named: "rank")?.type == .number)
-        #expect(Self.schema.column(named: "Rank") == nil)
+        // A name matches its column in any case and is given the declared spelling.
+        #expect(Self.schema.column(named: "RANK")?.name == "rank")
+        #expect(Self.schema.declaredSpelling("Rank") == "rank")
+        #expect(Self.schema.declaredSpelling("UpdatedAt") == "UpdatedAt")
+        #expect(Self.schema.column(named: "ranks") == nil)
     }
 
     @Test(
@@ -57,7 +61,12 @@ struct DeclaredColumnsTests {
         (["due": "2024-05-01T12:20:30+02:00"], ["due": "2024-05-01T10:20:30.000Z"]),
         (["due": "2024-05-01T10:20Z"], ["due": "2024-05-01T10:20:00.000Z"]),
         (["due": "2024-05-01T10:20:30.1230000Z"], ["due": "2024-05-01T10:20:30.123Z"]),
-        (["due": "1969-12-31T23:59:59.999z"], ["due": "1969-12-31T23:59:59.999Z"])
+        (["due": "1969-12-31T23:59:59.999z"], ["due": "1969-12-31T23:59:59.999Z"]),
+        // Names match in any case and are stored in the declared spelling.
+        (
+            ["RANK": 3, "Text": "milk", "dUe": "2024-05-01T10:20Z"],
+            ["rank": 3, "text": "milk", "due": "2024-05-01T10:20:00.000Z"]
+        )
     ]
 
     @Test("validation: declared properties of their type or null; dates stored canonically", arguments: valid)
@@ -74,6 +83,11 @@ struct DeclaredColumnsTests {
             """
         ),
         (["text": 5], "the property 'text' must be a string, or null, not a number"),
+        (["TEXT": 5], "the property 'text' must be a string, or null, not a number"),
+        (
+            ["text": "a", "Text": "b"],
+            "the property 'text' is given twice, as 'Text' and 'text'; send it once, as text"
+        ),
         (["rank": "5"], "the property 'rank' must be a number, or null, not a string"),
         (["done": 1], "the property 'done' must be true or false, or null, not a number"),
         (["done": ["a"]], "the property 'done' must be true or false, or null, not an array"),
@@ -117,6 +131,9 @@ struct DeclaredColumnsTests {
             try Self.schema.checkStored(["due": "2024-05-01T10:20:30Z"])
         }
         #expect(throws: SchemaViolation.self) { try Self.schema.checkStored(["rank": true]) }
+        #expect(throws: SchemaViolation(property: "Rank", problem: "is spelled unlike its column, 'rank'")) {
+            try Self.schema.checkStored(["Rank": 1])
+        }
     }
 
     static let rank = Self.schema.column(named: "rank")!

@@ -180,7 +180,8 @@ struct MetricsTests {
                 #expect(id != sent && RequestIdentifier.accepts(id), "\(sent) → \(id)")
                 seen.insert(id)
             }
-            let refused = try await client.send(.get, "/tables/\(table)", version: nil)
+            let refused = try await client.send(
+                .get, "/tables/\(table)", version: nil, headers: [HTTPField.Name(ProtocolHeader.apiVersion)!: "1.0.0"])
             #expect(refused.status == .badRequest)
             #expect(refused["X-Request-ID"].map(RequestIdentifier.accepts) == true)
             #expect(seen.count == 4, "each request gets an id of its own")

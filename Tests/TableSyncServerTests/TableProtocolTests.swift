@@ -30,7 +30,7 @@ struct TableProtocolTests {
             #expect(item["deleted"] == false)
             let recordVersion = try #require(item["version"]?.stringValue)
             #expect(created["ETag"] == "\"\(recordVersion)\"")
-            #expect(created["Location"] == "/tables/\(table)/a1")
+            #expect(created["Location"] == "http://localhost/tables/\(table)/a1", "the test client's Host is localhost")
             let updatedAt = try #require(item["updatedAt"]?.stringValue)
             #expect(Timestamp(parsing: updatedAt) != nil)
             #expect(item["createdAt"]?.stringValue == updatedAt)
@@ -272,8 +272,9 @@ struct TableProtocolTests {
             let selected = try await items("$select=text&$top=1")
             #expect(selected.first?["group"] == nil)
             #expect(selected.first?["text"] == "t1")
-            #expect(selected.first?["updatedAt"] != nil)
-            #expect(selected.first?["deleted"] == false)
+            // v2 adds the system properties, as this server always did; v3 sends what was selected, as Datasync does.
+            #expect((selected.first?["updatedAt"] != nil) == (version == .v2))
+            #expect(selected.first?["deleted"] == (version == .v2 ? false : nil))
             let withDeleted = try await items("__includedeleted=True&$top=1")
             #expect(withDeleted.first?["id"] == "id000")
             #expect(withDeleted.first?["deleted"] == true)
@@ -321,7 +322,9 @@ struct TableProtocolTests {
             expectRefusal(
                 try await client.send(.get, "/tables/nosuchtable", version: version), .notFound,
                 mentioning: "nosuchtable")
-            expectRefusal(try await client.send(.get, path, version: nil), .badRequest, mentioning: "ZUMO-API-VERSION")
+            let unversioned = try await client.send(.get, path, version: nil)
+            #expect(unversioned.status == .ok, "a request without ZUMO-API-VERSION speaks version 3")
+            #expect(try unversioned.json["items"] != nil)
             expectRefusal(
                 try await client.send(
                     .get, path, version: nil, headers: [HTTPField.Name("zumo-api-version")!: "1.0.0"]), .badRequest,

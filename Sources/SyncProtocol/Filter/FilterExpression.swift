@@ -76,4 +76,20 @@ extension FilterExpression {
         case .in(let value, let list): value.propertyNames + list.flatMap(\.propertyNames)
         }
     }
+
+    /// The expression with every property name replaced by what `rename` makes of it, e.g. a declared column's own
+    /// spelling for a name a client wrote in another case.
+    public func renamingProperties(_ rename: (String) -> String) -> FilterExpression {
+        switch self {
+        case .literal: self
+        case .property(let name): .property(rename(name))
+        case .unary(let op, let operand): .unary(op, operand.renamingProperties(rename))
+        case .binary(let op, let left, let right):
+            .binary(op, left.renamingProperties(rename), right.renamingProperties(rename))
+        case .function(let function, let arguments):
+            .function(function, arguments.map { $0.renamingProperties(rename) })
+        case .in(let value, let list):
+            .in(value.renamingProperties(rename), list.map { $0.renamingProperties(rename) })
+        }
+    }
 }

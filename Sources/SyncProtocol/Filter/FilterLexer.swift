@@ -134,6 +134,7 @@ struct FilterLexer {
             if start > 0, scalars[start - 1] == "'" {
                 throw error(at: start - 1, "the string ends here; a quote inside a string is written ''")
             }
+            if lowered == "geography" || lowered == "geometry" { throw error(at: start, FilterParseError.noGeography) }
             throw error(at: start, "unsupported literal \(prefix)'…'; use a 'string', a number or datetimeoffset'…'")
         }
         let text = try readString()

@@ -20,6 +20,12 @@ public struct FilterParseError: Error, Sendable, Hashable, CustomStringConvertib
         self.reason = reason
     }
 
+    /// Why OData's geography values are refused, whether as a `geography'…'` literal or as a `geo.` function: JSON
+    /// records hold no such values, so there is nothing for them to compare.
+    static let noGeography =
+        "geography values and the geo functions (geo.distance, geo.intersects, geo.length) are not supported: "
+        + "records are JSON, which has no geography type"
+
     /// `column N: reason`, the form the CLI and the server's 400 responses show.
     public var description: String { "column \(column): \(reason)" }
 }

@@ -190,6 +190,10 @@ private struct Parser {
         case .word(let word):
             advance()
             if current.kind == .openParenthesis { return try parseFunction(word, at: token) }
+            if current.kind == .dot, word.lowercased() == "geo" {
+                // Refused by name rather than as a property followed by a stray dot.
+                throw error(at: token, FilterParseError.noGeography)
+            }
             switch word.lowercased() {
             case "null": return Node(expression: .literal(.null), depth: 1)
             case "true": return Node(expression: .literal(.bool(true)), depth: 1)

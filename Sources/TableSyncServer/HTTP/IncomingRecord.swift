@@ -6,6 +6,8 @@ struct IncomingRecord: Sendable {
     var id: String?
     /// `version`, when the body has a non-null one.
     var version: String?
+    /// `deleted`, when the body has a non-null one.
+    var deleted: Bool?
     /// Every other property except the system properties, which belong to the server.
     var properties: [String: JSONValue]
 
@@ -53,8 +55,8 @@ struct IncomingRecord: Sendable {
                     throw ProtocolError.badRequest(
                         "\(canonical) must be an ISO 8601 date such as 2024-05-01T10:20:30.123Z, not '\(text)'")
                 }
-            case (SystemProperty.deleted, .bool):
-                break
+            case (SystemProperty.deleted, .bool(let flag)):
+                deleted = flag
             default:
                 let expected =
                     canonical == SystemProperty.deleted

@@ -6,4 +6,6 @@ extension HTTPField.Name {
     static let link = HTTPField.Name("Link")!
     /// `X-Request-ID`: the request's id, as the client sent it or as the server gave it (``RequestIdentifier``).
     static let requestID = HTTPField.Name("X-Request-ID")!
+    /// `X-Forwarded-Proto`: the scheme a reverse proxy in front received the request by (``RecordLocation``).
+    static let forwardedProto = HTTPField.Name("X-Forwarded-Proto")!
 }

@@ -92,7 +92,7 @@ extension TableRoutes {
             return try Self.planUpdate(
                 table: table, scope: scope, id: try Self.recordID(operation), body: body,
                 preconditions: preconditions,
-                version: version, merge: operation.kind == .merge)
+                version: version, merge: operation.kind == .merge, includeDeleted: false)
         case .delete:
             return Self.planDelete(
                 table: table, scope: scope, id: try Self.recordID(operation), preconditions: preconditions,

@@ -113,10 +113,9 @@ struct TableRoutes: Sendable {
         else {
             throw ProtocolError.notFound("there is no record '\(id)' in table \(table.name)")
         }
-        let includeDeleted =
-            try context.query.value(namedIgnoringCase: QueryOption.includeDeleted)
-            .map { try ListQuery.parseBoolean($0, parameter: QueryOption.includeDeleted) } ?? false
-        if record.deleted && !includeDeleted { throw ProtocolError.deleted(id, version: try context.version()) }
+        if record.deleted, try !ListQuery.includesDeleted(context.query) {
+            throw ProtocolError.deleted(id, version: try context.version())
+        }
         switch try Self.preconditions(request).outcome(
             version: record.version, updatedAt: record.updatedAt, isRead: true)
         {
@@ -140,7 +139,8 @@ struct TableRoutes: Sendable {
         let plan = try Self.planUpdate(
             table: try context.servedTable(), scope: try context.recordScope(), id: try context.recordID(),
             body: try await readBody(request),
-            preconditions: try Self.preconditions(request), version: try context.version(), merge: merge)
+            preconditions: try Self.preconditions(request), version: try context.version(), merge: merge,
+            includeDeleted: try ListQuery.includesDeleted(context.query))
         return try await run(plan, request: request)
     }
 
@@ -169,7 +169,10 @@ struct TableRoutes: Sendable {
         let answer = try plan.answer(stored)
         guard let record = answer.record else { return Response(status: answer.status) }
         var headers = Self.recordHeaders(record)
-        if let location = answer.location { headers[.location] = location }
+        if let location = answer.location {
+            headers[.location] = RecordLocation.url(
+                path: location, host: request.head.authority, forwardedProto: request.headers[.forwardedProto])
+        }
         return writer.json(record.json(), status: answer.status, request: request, headers: headers)
     }
 
@@ -218,9 +221,13 @@ struct TableRoutes: Sendable {
 
     /// `PATCH` (`merge`) or `PUT /tables/{table}/{id}` in `scope`, on the conditions `preconditions` set (or, in v2
     /// without `If-Match`, the body's version).
+    ///
+    /// A `PUT` with `__includeDeleted=true` (`includeDeleted`) also replaces a soft-deleted record, as Datasync's
+    /// server does: the record is restored unless the body says `"deleted": true`, in which case it stays deleted
+    /// with the new properties. Without it, or with `PATCH`, a deleted record is 404 (v2) or 410 (v3).
     static func planUpdate(
         table: TableOptions, scope: RecordScope, id: String, body: JSONValue, preconditions: RecordPreconditions,
-        version: ProtocolVersion, merge: Bool
+        version: ProtocolVersion, merge: Bool, includeDeleted: Bool
     ) throws(ProtocolError) -> PlannedWrite {
         let incoming = try IncomingRecord(body)
         if let bodyID = incoming.id, bodyID != id {
@@ -230,12 +237,16 @@ struct TableRoutes: Sendable {
         try OwnerProperty.checkNotSent(incoming.properties, table: table)
         try StorableProperties.check(incoming.properties, table: table.name, id: id)
         let properties = try conforming(incoming.properties, to: table)
+        let replacesDeleted = !merge && includeDeleted
+        let staysDeleted = incoming.deleted == true
         let write = RecordWriteRequest(scope: scope, id: id) { existing in
-            let current = try Self.checkWritable(existing, id: id, version: version, preconditions: preconditions)
+            let current = try Self.checkWritable(
+                existing, id: id, version: version, preconditions: preconditions, includingDeleted: replacesDeleted)
             if preconditions.ifMatch == nil, let bodyVersion, bodyVersion != current.version {
                 throw ProtocolError.conflict(
                     "the record '\(id)' has changed since version \(bodyVersion)", record: current)
             }
+            if current.deleted { return staysDeleted ? .update(properties) : .restore(properties) }
             guard merge else { return .update(properties) }
             return .update(current.properties.merging(properties) { _, new in new })
         }
@@ -254,7 +265,8 @@ struct TableRoutes: Sendable {
     ) -> PlannedWrite {
         let softDelete = table.softDelete
         let write = RecordWriteRequest(scope: scope, id: id) { existing in
-            _ = try Self.checkWritable(existing, id: id, version: version, preconditions: preconditions)
+            _ = try Self.checkWritable(
+                existing, id: id, version: version, preconditions: preconditions, includingDeleted: false)
             return softDelete ? .softDelete : .hardDelete
         }
         return PlannedWrite(write: write, sent: nil) { removed throws(ProtocolError) in
@@ -326,12 +338,14 @@ struct TableRoutes: Sendable {
         }
     }
 
-    /// The existing, not deleted record that `preconditions` accept; otherwise the protocol's refusal.
+    /// The existing record that `preconditions` accept, not deleted unless `includingDeleted`; otherwise the
+    /// protocol's refusal.
     private static func checkWritable(
-        _ existing: StoredRecord?, id: String, version: ProtocolVersion, preconditions: RecordPreconditions
+        _ existing: StoredRecord?, id: String, version: ProtocolVersion, preconditions: RecordPreconditions,
+        includingDeleted: Bool
     ) throws(ProtocolError) -> StoredRecord {
         guard let existing else { throw ProtocolError.notFound("there is no record '\(id)'") }
-        if existing.deleted { throw ProtocolError.deleted(id, version: version) }
+        if existing.deleted && !includingDeleted { throw ProtocolError.deleted(id, version: version) }
         try preconditions.check(existing, id: id)
         return existing
     }
@@ -347,6 +361,12 @@ struct TableRoutes: Sendable {
     }
 
     func readBody(_ request: Request) async throws -> JSONValue {
+        let contentType = request.headers[.contentType]
+        guard RequestContentType.isJSON(contentType) else {
+            throw ProtocolError(
+                status: .unsupportedMediaType,
+                message: "Content-Type '\(contentType ?? "")' is not supported; send the body as application/json")
+        }
         var request = request
         let buffer: ByteBuffer
         do {

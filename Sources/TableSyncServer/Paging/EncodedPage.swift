@@ -5,7 +5,7 @@ import SyncProtocol
 /// record is ever held decoded, and the page ends before the record that would take its records past
 /// ``maxBytes`` (``PageByteLimit``), so an answer's memory is bounded by the limit and one record, not by `$top`.
 struct EncodedPage: PageCollector {
-    /// `$select`: the properties sent besides the system properties, or `nil` for all.
+    /// `$select`: the properties each item carries (``ListQuery/select``), or `nil` for all.
     let select: [String]?
     /// The most bytes the page's records may take (``ServerConfiguration/maxPageBytes``).
     let maxBytes: Int

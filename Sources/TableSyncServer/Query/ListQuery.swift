@@ -14,7 +14,8 @@ public struct ListQuery: Sendable, Hashable {
     /// `$top` as the client gave it, before the page size capped it; `nil` without one. The next page's link asks
     /// for what is left of it (``NextPageLink``).
     public var requestedTop: Int?
-    /// `$select`: the properties to return besides the system properties, or `nil` for all.
+    /// `$select`: the properties each item carries, system properties included (``parseSelect(_:version:table:)``),
+    /// or `nil` for all.
     public var select: [String]?
     /// `__includeDeleted=true`.
     public var includeDeleted = false
@@ -61,19 +62,24 @@ public struct ListQuery: Sendable, Hashable {
                     """
                 )
             }
-            result.filter = filter
+            result.filter =
+                table.schema.map { schema in filter.renamingProperties { schema.declaredSpelling($0) } }
+                ?? filter
         }
         if let text = try query.value(named: QueryOption.orderBy), !text.trimmingCharacters(in: " ").isEmpty {
             result.orderBy = try parseOrderBy(text)
             if let schema = table.schema {
-                for key in result.orderBy
-                where !SystemProperty.isSystemProperty(key.property) && schema.column(named: key.property) == nil {
-                    throw ProtocolError.badRequest(
-                        """
-                        $orderby names '\(key.property)', which is not a column of table \(table.name); its columns \
-                        are \(schema.listed)
-                        """
-                    )
+                for index in result.orderBy.indices {
+                    let name = result.orderBy[index].property
+                    guard SystemProperty.isSystemProperty(name) || schema.column(named: name) != nil else {
+                        throw ProtocolError.badRequest(
+                            """
+                            $orderby names '\(name)', which is not a column of table \(table.name); its columns are \
+                            \(schema.listed)
+                            """
+                        )
+                    }
+                    result.orderBy[index].property = schema.declaredSpelling(name)
                 }
             }
         }
@@ -96,20 +102,9 @@ public struct ListQuery: Sendable, Hashable {
             result.top = version == .v3 && !wholePages ? min(top, pageSize) : top
         }
         if let text = try query.value(named: QueryOption.select), !text.trimmingCharacters(in: " ").isEmpty {
-            var names: [String] = []
-            for part in text.split(separator: ",", omittingEmptySubsequences: false) {
-                let name = part.trimmingCharacters(in: " ")
-                guard SystemProperty.isSystemProperty(name) || PropertyName.isPlain(name) else {
-                    throw ProtocolError.badRequest(
-                        "$select names '\(name)', which is not a property name (letters, digits and _ only)")
-                }
-                names.append(name)
-            }
-            result.select = names
+            result.select = try parseSelect(text, version: version, table: table)
         }
-        if let text = try query.value(namedIgnoringCase: QueryOption.includeDeleted) {
-            result.includeDeleted = try parseBoolean(text, parameter: QueryOption.includeDeleted)
-        }
+        result.includeDeleted = try includesDeleted(query)
         try OwnerProperty.checkNotQueried(result, table: table)
         switch version {
         case .v2:
@@ -142,6 +137,44 @@ public struct ListQuery: Sendable, Hashable {
         )
     }
 
+    /// `$select` as `version` answers it: the names of the properties each item carries. In v3 exactly those, as
+    /// Datasync's server sends them (`$select=title` is `{"title": …}` alone); in v2 the system properties besides,
+    /// as this server always sent them to Azure Mobile Apps' clients. A system property is named in its own spelling;
+    /// on a table with declared columns a column in its declared one, and a name that is neither is a 400 (a typo
+    /// would otherwise select nothing). On a schemaless table any property name is taken: which properties exist is
+    /// known only record by record, and a record without one leaves it out.
+    static func parseSelect(
+        _ text: String, version: ProtocolVersion, table: TableOptions
+    ) throws(ProtocolError) -> [String] {
+        var names: [String] = []
+        for part in text.split(separator: ",", omittingEmptySubsequences: false) {
+            let name = part.trimmingCharacters(in: " ")
+            if let system = SystemProperty.all.first(where: { $0.caseInsensitiveEquals(name) }) {
+                names.append(system)
+                continue
+            }
+            guard PropertyName.isPlain(name) else {
+                throw ProtocolError.badRequest(
+                    "$select names '\(name)', which is not a property name (letters, digits and _ only)")
+            }
+            if let schema = table.schema {
+                guard let column = schema.column(named: name) else {
+                    throw ProtocolError.badRequest(
+                        """
+                        $select names '\(name)', which is not a column of table \(table.name); its columns are \
+                        \(schema.listed)
+                        """
+                    )
+                }
+                names.append(column.name)
+            } else {
+                names.append(name)
+            }
+        }
+        if version == .v2 { names += SystemProperty.all.sorted().filter { !names.contains($0) } }
+        return names
+    }
+
     /// `$orderby` as ``OrderByKey/parseList(_:)`` reads it, without `version` (an opaque token, not an order).
     static func parseOrderBy(_ text: String) throws(ProtocolError) -> [OrderByKey] {
         let keys: [OrderByKey]
@@ -158,6 +191,13 @@ public struct ListQuery: Sendable, Hashable {
             throw ProtocolError.badRequest("$orderby cannot use version; it is an opaque token")
         }
         return keys
+    }
+
+    /// Whether the query string says `__includeDeleted=true` (name and value in any case): on a list, a read by id and
+    /// a `PUT`.
+    static func includesDeleted(_ query: QueryString) throws(ProtocolError) -> Bool {
+        guard let text = try query.value(namedIgnoringCase: QueryOption.includeDeleted) else { return false }
+        return try parseBoolean(text, parameter: QueryOption.includeDeleted)
     }
 
     static func parseBoolean(_ text: String, parameter: String) throws(ProtocolError) -> Bool {

@@ -453,14 +453,15 @@ public final class PostgresRecordRepository: RecordRepository {
                 """,
                 logger: logger)
             return StoredRecord(id: id, createdAt: stamp, updatedAt: stamp, deleted: false, properties: properties)
-        case .update(let properties):
+        case .update(let properties), .restore(let properties):
             guard var record = existing else { return nil }
             let body = CanonicalJSON.string(.object(properties), style: .compact)
             largeRecordTables.note(table, bodyBytes: body.utf8.count)
+            if case .restore = decision { record.deleted = false }
             try await connection.query(
                 """
-                UPDATE tablesync_records SET body = CAST(\(body) AS JSONB), updated_at = \(stamp) WHERE table_name = \
-                \(table) AND id = \(id)
+                UPDATE tablesync_records SET body = CAST(\(body) AS JSONB), updated_at = \(stamp), deleted = \
+                \(record.deleted) WHERE table_name = \(table) AND id = \(id)
                 """,
                 logger: logger)
             record.properties = properties

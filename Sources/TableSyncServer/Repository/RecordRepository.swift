@@ -8,6 +8,8 @@ public enum RecordWrite: Sendable, Hashable {
     case insert([String: JSONValue])
     /// Replace the properties of the existing record.
     case update([String: JSONValue])
+    /// Replace the properties of the existing, soft-deleted record and clear its `deleted` mark.
+    case restore([String: JSONValue])
     /// Mark the existing record `deleted`.
     case softDelete
     /// Clear the existing record's `deleted` mark, its properties as they were (a new version all the same).

@@ -35,11 +35,13 @@ public final class SQLiteRecordRepository: RecordRepository {
     /// How every connection is set up: a writer waits up to 10 s for another's lock, and statements run at the
     /// priority of the server's other threads. GRDB's default quality of service, `.userInitiated`, runs them on
     /// threads at nice -2 on Linux, above the event loops and the task pool at 0, so a large page's read took the
-    /// processor from the small requests' parsing and answering (docs/bench.md, "The server under attack").
+    /// processor from the small requests' parsing and answering (docs/bench.md, "The server under attack"). Each
+    /// connection gets `$filter`'s Unicode `tolower` and `toupper` (``UnicodeCaseFunctions``).
     static func configuration() -> Configuration {
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         configuration.qos = .default
+        configuration.prepareDatabase { db in UnicodeCaseFunctions.register(on: db) }
         return configuration
     }
 
@@ -298,18 +300,22 @@ public final class SQLiteRecordRepository: RecordRepository {
             )
             .execute(arguments: [table, id, stamp, stamp, CanonicalJSON.string(.object(properties), style: .compact)])
             return StoredRecord(id: id, createdAt: stamp, updatedAt: stamp, deleted: false, properties: properties)
-        case .update(let properties):
+        case .update(let properties), .restore(let properties):
             guard var record = existing else { return nil }
             record.properties = properties
             record.updatedAt = stamp
+            if case .restore = decision { record.deleted = false }
             try db.cachedStatement(
                 sql:
                     """
-                    UPDATE \(RecordColumns.recordsTable) SET \(RecordColumns.body) = ?, \(RecordColumns.updatedAt) = ? \
-                    WHERE \(RecordColumns.tableName) = ? AND \(RecordColumns.id) = ?
+                    UPDATE \(RecordColumns.recordsTable) SET \(RecordColumns.body) = ?, \
+                    \(RecordColumns.updatedAt) = ?, \(RecordColumns.deleted) = ? WHERE \(RecordColumns.tableName) = ? \
+                    AND \(RecordColumns.id) = ?
                     """
             )
-            .execute(arguments: [CanonicalJSON.string(.object(properties), style: .compact), stamp, table, id])
+            .execute(arguments: [
+                CanonicalJSON.string(.object(properties), style: .compact), stamp, record.deleted ? 1 : 0, table, id
+            ])
             return record
         case .softDelete, .undelete:
             guard var record = existing else { return nil }

@@ -24,16 +24,17 @@ public struct StoredRecord: Sendable, Hashable {
     public var version: String { RecordVersion.make(updatedAt: updatedAt) }
 
     /// The record as the protocol sends it: its properties plus `id`, `createdAt`, `updatedAt`, `version` and
-    /// `deleted`. With `select`, only the named properties besides the system properties.
+    /// `deleted`. With `select`, only the named properties, system properties among them (a `$select` as
+    /// ``ListQuery/parseSelect(_:version:table:)`` reads it); one the record lacks is left out.
     public func json(select: [String]? = nil) -> JSONValue {
-        var members: [String: JSONValue]
-        if let select {
-            members = [:]
-            for name in select { if let value = properties[name] { members[name] = value } }
-        } else {
-            members = properties
+        guard let select else {
+            var members = properties
+            addSystemProperties(to: &members)
+            return .object(members)
         }
-        addSystemProperties(to: &members)
+        let system = systemProperties
+        var members: [String: JSONValue] = [:]
+        for name in select { if let value = system[name] ?? properties[name] { members[name] = value } }
         return .object(members)
     }
 

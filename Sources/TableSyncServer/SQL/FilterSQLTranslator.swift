@@ -636,8 +636,8 @@ private struct Translation {
             switch function {
             case .length:
                 return Operand(sql: dialect == .sqlite ? "length(\(text))" : "char_length(\(text))", kind: .number)
-            case .tolower: return Operand(sql: "lower(\(text))", kind: .text)
-            case .toupper: return Operand(sql: "upper(\(text))", kind: .text)
+            case .tolower: return Operand(sql: "\(UnicodeCaseFunctions.lower(dialect))(\(text))", kind: .text)
+            case .toupper: return Operand(sql: "\(UnicodeCaseFunctions.upper(dialect))(\(text))", kind: .text)
             default: return Operand(sql: "trim(\(text))", kind: .text)
             }
         case .substring:

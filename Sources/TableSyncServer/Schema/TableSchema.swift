@@ -24,12 +24,21 @@ public struct TableSchema: Sendable, Hashable {
     /// The columns, in name order.
     public let columns: [DeclaredColumn]
 
-    /// A schema of `columns`: at least one, with distinct names.
+    /// A schema of `columns`: at least one, with names that differ in more than case (a property matches its column
+    /// in any case, so `postId` and `postid` could not be told apart).
     public init(columns: [DeclaredColumn]) throws(ConfigurationError) {
         guard !columns.isEmpty else { throw ConfigurationError("declare at least one column, as name:type") }
-        var names: Set<String> = []
-        for column in columns where !names.insert(column.name).inserted {
-            throw ConfigurationError("the column '\(column.name)' is declared twice")
+        var names: [String: String] = [:]
+        for column in columns {
+            guard let other = names.updateValue(column.name, forKey: column.name.lowercased()) else { continue }
+            throw other == column.name
+                ? ConfigurationError("the column '\(column.name)' is declared twice")
+                : ConfigurationError(
+                    """
+                    the columns '\(other)' and '\(column.name)' differ only in case; properties match their column in \
+                    any case, so declare one of them
+                    """
+                )
         }
         self.columns = columns.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
     }
@@ -65,21 +74,36 @@ public struct TableSchema: Sendable, Hashable {
     /// copy tells whether the declaration changed.
     public var text: String { columns.map { "\($0.name):\($0.type.rawValue)" }.joined(separator: ";") }
 
-    /// The column called exactly `name`, if declared.
-    public func column(named name: String) -> DeclaredColumn? { columns.first { $0.name == name } }
+    /// The column `name` stands for, if declared: names match in any case (ASCII letters), so a client that writes
+    /// `postid` reaches the column declared `postId`, as Azure's node server and Datasync's OData parser match them.
+    /// What is stored and answered carries the declared spelling.
+    public func column(named name: String) -> DeclaredColumn? {
+        columns.first { $0.name == name } ?? columns.first { $0.name.caseInsensitiveEquals(name) }
+    }
+
+    /// `name` as its declared column spells it, or as it is when it names no column (a system property, or a name
+    /// a later check refuses).
+    public func declaredSpelling(_ name: String) -> String { column(named: name)?.name ?? name }
 
     /// The columns as a person reads them in a message: `done (boolean), rank (number)`.
     var listed: String { columns.map { "\($0.name) (\($0.type.rawValue))" }.joined(separator: ", ") }
 
-    /// `properties` (a record without its system properties) as they are stored: dates in canonical form.
-    /// Throws the first violation, in property name order, so the same body always gets the same answer.
+    /// `properties` (a record without its system properties) as they are stored: under their columns' declared
+    /// spelling, dates in canonical form. Throws the first violation, in property name order, so the same body always
+    /// gets the same answer; a body that names one column twice in different cases is refused naming both.
     public func validate(_ properties: [String: JSONValue]) throws(SchemaViolation) -> [String: JSONValue] {
-        var stored = properties
+        var stored: [String: JSONValue] = [:]
+        var sentAs: [String: String] = [:]
         for name in properties.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
             guard let column = column(named: name) else {
                 throw SchemaViolation(property: name, problem: "is not declared; the declared columns are \(listed)")
             }
-            stored[name] = try Self.stored(properties[name] ?? .null, in: column)
+            if let other = sentAs.updateValue(name, forKey: column.name) {
+                throw SchemaViolation(
+                    property: column.name,
+                    problem: "is given twice, as '\(other)' and '\(name)'; send it once, as \(column.name)")
+            }
+            stored[column.name] = try Self.stored(properties[name] ?? .null, in: column)
         }
         return stored
     }
@@ -88,6 +112,11 @@ public struct TableSchema: Sendable, Hashable {
     /// declaration are checked against it.
     public func checkStored(_ properties: [String: JSONValue]) throws(SchemaViolation) {
         let stored = try validate(properties)
+        for name in properties.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) })
+        where stored[name] == nil {
+            throw SchemaViolation(
+                property: name, problem: "is spelled unlike its column, '\(column(named: name)?.name ?? name)'")
+        }
         for name in stored.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) })
         where stored[name] != properties[name] {
             throw SchemaViolation(
