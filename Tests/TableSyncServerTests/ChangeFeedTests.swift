@@ -303,7 +303,7 @@ struct ChangeFeedTests {
             for id in ["r1", "r2"] {
                 let waiting = try #require(watcher.startWaiting(tables: table, eTag: eTag, wait: 20))
                 // The request is waiting on the first process, not reading marks the write already changed.
-                try await Task.sleep(for: .milliseconds(300))
+                try await Self.waitUntilWaiting(watcher)
                 let written = try #require(await writer.write("POST", "/tables/\(table)", json: #"{"id":"\#(id)"}"#))
                 #expect(written.status == 201)
                 // Woken, not timed out: a 200 with the write's mark well within the 20 s wait. How soon is W1's to
@@ -348,7 +348,7 @@ struct ChangeFeedTests {
             // follows can take many seconds, and a wait that runs out first is answered 304.
             let waitStarted = ContinuousClock.now
             let waiting = try #require(watcher.startWaiting(tables: table, eTag: eTag, wait: 600))
-            try await Task.sleep(for: .milliseconds(300))
+            try await Self.waitUntilWaiting(watcher)
             let ended = try await terminateListener(of: first.processIdentifier, location: location)
             let sessions = ended == 1 ? "" : try await listeners(location)
             #expect(ended == 1, "the first process's listening connection was ended: \(sessions)")
@@ -364,7 +364,7 @@ struct ChangeFeedTests {
 
             // Back for good: the next write wakes a waiting request through the new connection.
             let next = try #require(watcher.startWaiting(tables: table, eTag: eTag, wait: 20))
-            try await Task.sleep(for: .milliseconds(300))
+            try await Self.waitUntilWaiting(watcher)
             let again = try #require(await writer.write("POST", "/tables/\(table)", json: #"{"id":"r2"}"#))
             _ = try await Self.expectWoken(
                 next, after: again, eTag: eTag, feed: watcher, table: table, what: "a write after the reconnect")
@@ -375,6 +375,23 @@ struct ChangeFeedTests {
         }
         await first.stop()
         await second.stop()
+    }
+
+    /// Waits until `feed`'s server says `count` change feed requests wait (`tablesync_change_feed_waiting` in its
+    /// `/metrics`): a request started is then waiting, not still reading the marks a write would change, so only the
+    /// wake path can answer it with that write. Records an issue after `seconds`.
+    private static func waitUntilWaiting(
+        _ feed: FeedClient, count: Int = 1, seconds: Int = 30, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while await feed.metric("tablesync_change_feed_waiting") != count {
+            guard ContinuousClock.now < deadline else {
+                Issue.record(
+                    "not \(count) change feed requests waiting after \(seconds) s", sourceLocation: sourceLocation)
+                return
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
     }
 
     /// Two `tablesync-server` processes started with `arguments`, logging into `directory` (`a.log`, `b.log`); the
@@ -472,11 +489,7 @@ struct ChangeFeedTests {
             for _ in 0..<count {
                 connections.append(try #require(feed.startWaiting(tables: table, eTag: eTag, wait: 25)))
             }
-            let deadline = ContinuousClock.now + .seconds(30)
-            while await feed.metric("tablesync_change_feed_waiting") != count, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(100))
-            }
-            #expect(await feed.metric("tablesync_change_feed_waiting") == count)
+            try await Self.waitUntilWaiting(feed, count: count)
             waitingRSS = ProcessMemory.rss(of: server.processIdentifier)
         } catch {
             await server.stop()
