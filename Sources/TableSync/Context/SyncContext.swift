@@ -50,6 +50,12 @@ public actor SyncContext {
     var operationBaseline: GitBaseline?
     /// The ids of the operations in the journal of `HEAD` when the push began (``Acknowledgements``).
     var committedOperationIDs: Set<String> = []
+    /// Where the context's work runs: a thread of the store's own, off the threads every task shares
+    /// (``StoreExecutor``).
+    private nonisolated let executor = StoreExecutor()
+
+    /// The context's executor (``StoreExecutor``).
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
     /// Opens the store at (or above) `directory`.
     /// - Parameters:
@@ -110,6 +116,7 @@ public actor SyncContext {
 
     deinit {
         spareFiles.finishRunBlocking()
+        executor.finish()
     }
 
     /// Runs `operation` (a push, a pull, a sync), then trims the spare files it kept to those kept for the next
