@@ -16,7 +16,7 @@ if [ $# -gt 0 ]; then
   git archive "$1" Sources Tests | tar -x -C "$tree"
 fi
 swift_files() { find "$@" -name '*.swift' -print0 | sort -z; }
-count_matching() { swift_files "$1" | xargs -0 grep -hcE "$2" | paste -sd+ | bc; }
+count_matching() { swift_files "$1" | { xargs -0 grep -hcE "$2" || true; } | paste -sd+ | bc; }
 
 modules=$(find "$tree/Sources" -mindepth 1 -maxdepth 1 -type d | wc -l)
 files=$(swift_files "$tree/Sources" | tr -cd '\0' | wc -c)
