@@ -24,6 +24,45 @@ import TestSupport
         #expect(FlagHint.hint(for: SyncError.unreachable(url: "http://x", reason: "down")) == nil)
     }
 
+    @Test("status shows each kind of change under its heading, in the order the push handles them")
+    func statusText() async throws {
+        let directory = TemporaryDirectory()
+        let store = directory.file("store")
+        let initialized = try await runProgram(
+            tablesync, ["-C", store, "init", "--remote", "http://127.0.0.1:9", "--table", "todo", "--table", "notes"])
+        #expect(initialized.status == 0)
+        #expect(try await runProgram(tablesync, ["-C", store, "insert", "todo", #"{"id": "p1"}"#]).status == 0)
+        try directory.write("store/tables/todo/r1.json", #"{"id": "r1", "text": "x"}"#)
+        try directory.write("store/tables/todo/b.json", "{ broken")
+        try directory.write("store/tables/todo/r1.json.orig", "x")
+        try directory.write(
+            "store/tables/notes/s1.json", #"{"id":"s1","version":"AAA=","updatedAt":"2024-01-01T00:00:00.000Z"}"#)
+        let status = try await runProgram(tablesync, ["-C", store, "status"])
+        #expect(
+            status.stdout == """
+                Store \(store), remote http://127.0.0.1:9
+
+                Pending operations (1, pushed in this order):
+                  insert todo/p1
+
+                Not yet compared with the server: 1 record file(s) (notes 1).
+                  They carry server versions this store did not sync (a fresh clone, a restore, a lost .tablesync/, \
+                or a git
+                  merge or checkout). The next push or sync compares them with the server first and sends only real \
+                edits.
+
+                Changed by hand, queued by the next push (1):
+                  created  tables/todo/r1.json
+
+                Broken files, skipped until fixed (1):
+                  tables/todo/b.json:1:3: unexpected 'b'; expected a member name in double quotes
+
+                Ignored (1): \(LeftoverFileName.notice)
+                  tables/todo/r1.json.orig
+
+                """, "\(status.stdout)")
+    }
+
     @Test func initInsertStatusAndExitCodes() async throws {
         let directory = TemporaryDirectory()
         let store = directory.file("store")

@@ -41,128 +41,129 @@ enum StatusReportText {
         if status.isClean {
             lines.append("Nothing to push; no hand edits, broken files or conflicts.")
         }
-        if !status.gitWarnings.isEmpty {
-            lines.append("")
-            lines.append("Git:")
-            for warning in status.gitWarnings { lines.append("  \(warning)") }
-        }
-        if !status.pending.isEmpty {
-            lines.append("")
-            lines.append("Pending operations (\(status.pending.count), pushed in this order):")
-            for operation in status.pending {
-                lines.append("  \(operation.kind.rawValue.padding(7))\(operation.table)/\(operation.id)")
-            }
-        }
-        if !status.queuedElsewhere.isEmpty {
-            lines.append("")
-            lines.append(
-                """
-                Queued in another clone of the store, sent from there (\(status.queuedElsewhere.count)); its sync \
-                commit takes them
-                """
-            )
-            lines.append(
-                "  out of this journal. If that clone is gone, `tablesync take-over` makes them this clone's to send:")
-            for operation in status.queuedElsewhere {
-                lines.append("  \(operation.kind.rawValue.padding(7))\(operation.table)/\(operation.id)")
-            }
-        }
-        let handEdits = status.handEdits.filter { [.created, .modified, .deleted].contains($0.kind) }
-        let uncompared = status.handEdits.filter { $0.kind == .uncompared }
-        let removedByGit = status.handEdits.filter { $0.kind == .removedByGit }
-        let missing = status.handEdits.filter { $0.kind == .missing }
-        let deleteConflicts = status.handEdits.filter { $0.kind == .deleteConflict }
-        if !status.serverCopies.isEmpty {
-            lines.append("")
-            let count = status.serverCopies.values.reduce(0, +)
-            let tables = status.serverCopies.map { "\($0.key) \($0.value)" }.sorted()
-            lines.append(
-                """
-                Copies of the server's records this store has not indexed yet: \(count) record file(s) \
-                (\(tables.joined(separator: ", "))).
-                """
-            )
-            lines.append(
-                "  Each is stamped as the server's copy of the version it names "
-                    + "(a fresh clone, a lost .tablesync/, a merge);"
-            )
-            lines.append("  the next push or sync indexes them and sends nothing for them.")
-        }
-        if !uncompared.isEmpty {
-            lines.append("")
-            let tables = Dictionary(grouping: uncompared, by: \.table).map { "\($0.key) \($0.value.count)" }.sorted()
-            lines.append(
-                """
-                Not yet compared with the server: \(uncompared.count) record file(s) \
-                (\(tables.joined(separator: ", "))).
-                """
-            )
-            lines.append(
-                "  They carry server versions this store did not sync "
-                    + "(a fresh clone, a restore, a lost .tablesync/, or a git"
-            )
-            lines.append(
-                "  merge or checkout). The next push or sync compares them with the server first "
-                    + "and sends only real edits."
-            )
-        }
-        if !handEdits.isEmpty {
-            lines.append("")
-            lines.append("Changed by hand, queued by the next push (\(handEdits.count)):")
-            for change in handEdits {
-                lines.append("  \(change.kind.rawValue.padding(9))tables/\(change.table)/\(change.fileName)")
-            }
-        }
-        if !removedByGit.isEmpty {
-            lines.append("")
-            lines.append("Removed by a git command, compared with the server by the next push (\(removedByGit.count)):")
-            lines.append(
-                "  a record the server deleted too is forgotten; one it still has is deleted after a merge or commit, "
-                    + "brought back after a switch."
-            )
-            for change in removedByGit { lines.append("  tables/\(change.table)/\(change.fileName)") }
-        }
-        if !missing.isEmpty {
-            lines.append("")
-            lines.append(
-                """
-                Deleted, as far as git tells (\(missing.count)): HEAD has these files; the next push deletes each on \
-                the server
-                """
-            )
-            lines.append("  unless the server deleted it too.")
-            for change in missing { lines.append("  tables/\(change.table)/\(change.fileName)") }
-        }
-        if !deleteConflicts.isEmpty {
-            lines.append("")
-            lines.append(
-                """
-                Held back: a delete is pending but the file holds content (\(deleteConflicts.count)); the next push \
-                files a conflict:
-                """
-            )
-            for change in deleteConflicts { lines.append("  tables/\(change.table)/\(change.fileName)") }
-        }
-        if !status.problems.isEmpty {
-            lines.append("")
-            lines.append("Broken files, skipped until fixed (\(status.problems.count)):")
-            for problem in status.problems { lines.append("  \(problem)") }
-        }
-        if !status.leftovers.isEmpty {
-            lines += ["", "Ignored (\(status.leftovers.count)): \(LeftoverFileName.notice)"]
-            lines += status.leftovers.map { "  " + $0 }
-        }
-        if !status.conflicts.isEmpty {
-            lines.append("")
-            lines.append("Conflicts waiting for `tablesync resolve` (\(status.conflicts.count)):")
-            for key in status.conflicts { lines.append("  \(key)") }
-        }
-        if !status.skippedServerRecords.isEmpty {
-            lines.append("")
-            lines.append(
-                "Server records this store cannot hold, skipped by pulls (\(status.skippedServerRecords.count)):")
-            for skipped in status.skippedServerRecords { lines.append("  \(SyncReportText.skippedText(skipped))") }
-        }
+        let edits = { (kinds: Set<LocalChange.Kind>) in status.handEdits.filter { kinds.contains($0.kind) } }
+        let sections = [
+            git(status.gitWarnings), pending(status.pending), queuedElsewhere(status.queuedElsewhere),
+            serverCopies(status.serverCopies), uncompared(edits([.uncompared])),
+            handEdits(edits([.created, .modified, .deleted])), removedByGit(edits([.removedByGit])),
+            missing(edits([.missing])), deleteConflicts(edits([.deleteConflict])), problems(status.problems),
+            ignored(status.leftovers), conflicts(status.conflicts), skipped(status.skippedServerRecords)
+        ]
+        for section in sections where !section.isEmpty { lines += [""] + section }
         return lines.joined(separator: "\n") + "\n"
+    }
+}
+
+/// The sections of ``StatusReportText/text(_:root:)``, each its lines, or none when it has nothing to show.
+extension StatusReportText {
+    private static func git(_ warnings: [String]) -> [String] {
+        warnings.isEmpty ? [] : ["Git:"] + warnings.map { "  \($0)" }
+    }
+
+    private static func pending(_ operations: [PendingOperation]) -> [String] {
+        guard !operations.isEmpty else { return [] }
+        return ["Pending operations (\(operations.count), pushed in this order):"] + operations.map(operationLine)
+    }
+
+    private static func queuedElsewhere(_ operations: [PendingOperation]) -> [String] {
+        guard !operations.isEmpty else { return [] }
+        return [
+            """
+            Queued in another clone of the store, sent from there (\(operations.count)); its sync \
+            commit takes them
+            """,
+            "  out of this journal. If that clone is gone, `tablesync take-over` makes them this clone's to send:"
+        ] + operations.map(operationLine)
+    }
+
+    private static func operationLine(_ operation: PendingOperation) -> String {
+        "  \(operation.kind.rawValue.padding(7))\(operation.table)/\(operation.id)"
+    }
+
+    private static func serverCopies(_ copies: [String: Int]) -> [String] {
+        guard !copies.isEmpty else { return [] }
+        let count = copies.values.reduce(0, +)
+        let tables = copies.map { "\($0.key) \($0.value)" }.sorted()
+        return [
+            """
+            Copies of the server's records this store has not indexed yet: \(count) record file(s) \
+            (\(tables.joined(separator: ", "))).
+            """,
+            "  Each is stamped as the server's copy of the version it names "
+                + "(a fresh clone, a lost .tablesync/, a merge);",
+            "  the next push or sync indexes them and sends nothing for them."
+        ]
+    }
+
+    private static func uncompared(_ changes: [LocalChange]) -> [String] {
+        guard !changes.isEmpty else { return [] }
+        let tables = Dictionary(grouping: changes, by: \.table).map { "\($0.key) \($0.value.count)" }.sorted()
+        return [
+            """
+            Not yet compared with the server: \(changes.count) record file(s) \
+            (\(tables.joined(separator: ", "))).
+            """,
+            "  They carry server versions this store did not sync "
+                + "(a fresh clone, a restore, a lost .tablesync/, or a git",
+            "  merge or checkout). The next push or sync compares them with the server first "
+                + "and sends only real edits."
+        ]
+    }
+
+    private static func handEdits(_ changes: [LocalChange]) -> [String] {
+        guard !changes.isEmpty else { return [] }
+        return ["Changed by hand, queued by the next push (\(changes.count)):"]
+            + changes.map { "  \($0.kind.rawValue.padding(9))\(filePath($0))" }
+    }
+
+    private static func removedByGit(_ changes: [LocalChange]) -> [String] {
+        guard !changes.isEmpty else { return [] }
+        return [
+            "Removed by a git command, compared with the server by the next push (\(changes.count)):",
+            "  a record the server deleted too is forgotten; one it still has is deleted after a merge or commit, "
+                + "brought back after a switch."
+        ] + changes.map { "  " + filePath($0) }
+    }
+
+    private static func missing(_ changes: [LocalChange]) -> [String] {
+        guard !changes.isEmpty else { return [] }
+        return [
+            """
+            Deleted, as far as git tells (\(changes.count)): HEAD has these files; the next push deletes each on \
+            the server
+            """,
+            "  unless the server deleted it too."
+        ] + changes.map { "  " + filePath($0) }
+    }
+
+    private static func deleteConflicts(_ changes: [LocalChange]) -> [String] {
+        guard !changes.isEmpty else { return [] }
+        return [
+            """
+            Held back: a delete is pending but the file holds content (\(changes.count)); the next push \
+            files a conflict:
+            """
+        ] + changes.map { "  " + filePath($0) }
+    }
+
+    private static func filePath(_ change: LocalChange) -> String { "tables/\(change.table)/\(change.fileName)" }
+
+    private static func problems(_ problems: [RecordFileProblem]) -> [String] {
+        problems.isEmpty ? [] : ["Broken files, skipped until fixed (\(problems.count)):"] + problems.map { "  \($0)" }
+    }
+
+    private static func ignored(_ leftovers: [String]) -> [String] {
+        leftovers.isEmpty
+            ? [] : ["Ignored (\(leftovers.count)): \(LeftoverFileName.notice)"] + leftovers.map { "  " + $0 }
+    }
+
+    private static func conflicts(_ keys: [RecordKey]) -> [String] {
+        keys.isEmpty ? [] : ["Conflicts waiting for `tablesync resolve` (\(keys.count)):"] + keys.map { "  \($0)" }
+    }
+
+    private static func skipped(_ records: [SkippedServerRecord]) -> [String] {
+        guard !records.isEmpty else { return [] }
+        return ["Server records this store cannot hold, skipped by pulls (\(records.count)):"]
+            + records.map { "  \(SyncReportText.skippedText($0))" }
     }
 }
