@@ -160,11 +160,7 @@ public final class AzureNodeStandIn: Sendable {
                 return (200, .object(record))
             }
         }
-        let running = try await RunningApplication.start { onServerRunning in
-            Application(
-                router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-                onServerRunning: onServerRunning, logger: logger)
-        }
+        let running = try await RunningApplication.serving(router, logger: logger)
         return AzureNodeStandIn(baseURL: "http://127.0.0.1:\(running.port)", running: running, store: store)
     }
 

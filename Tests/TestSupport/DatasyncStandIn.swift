@@ -207,11 +207,7 @@ public final class DatasyncStandIn: Sendable {
         router.post("/tables/:table/:id") { request, context in
             try await answer(request, context, store) { _ in .error(405, "Method Not Allowed") }
         }
-        let running = try await RunningApplication.start { onServerRunning in
-            Application(
-                router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-                onServerRunning: onServerRunning, logger: logger)
-        }
+        let running = try await RunningApplication.serving(router, logger: logger)
         return DatasyncStandIn(baseURL: "http://127.0.0.1:\(running.port)", running: running, store: store)
     }
 

@@ -29,11 +29,7 @@ public final class KeySetServer: Sendable {
                 status: .ok, headers: [.contentType: "application/json"],
                 body: .init(byteBuffer: .init(string: document)))
         }
-        let running = try await RunningApplication.start { onServerRunning in
-            Application(
-                router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-                onServerRunning: onServerRunning, logger: logger)
-        }
+        let running = try await RunningApplication.serving(router, logger: logger)
         return KeySetServer(url: "http://127.0.0.1:\(running.port)/jwks.json", running: running, box: box)
     }
 

@@ -96,6 +96,17 @@ final class RunningApplication: Sendable {
         return RunningApplication(port: port, group: group, task: task)
     }
 
+    /// Serves `router` on a free loopback port (the stand-ins and the key set server); returns once it listens.
+    static func serving<Context: RequestContext>(
+        _ router: Router<Context>, logger: Logger
+    ) async throws -> RunningApplication where Context.Source == ApplicationRequestContextSource {
+        try await start { onServerRunning in
+            Application(
+                router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+                onServerRunning: onServerRunning, logger: logger)
+        }
+    }
+
     /// Stops taking connections, lets the requests in flight finish, and waits until the application has ended.
     func stop() async {
         await group.triggerGracefulShutdown()

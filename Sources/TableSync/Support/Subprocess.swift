@@ -7,7 +7,9 @@ import Darwin
 #endif
 
 /// Runs a program to its end with `posix_spawn`, reading what it prints: how TableSync runs `git` and a token
-/// command, and how its tests run its executables.
+/// command, and how its tests run a command to its end (`runProgram`). Children that the tests keep running beside
+/// them (a server, a watch, a terminal) are still started with `Foundation.Process`, and so are exposed to the crash
+/// below; one runner for all of them is still to come.
 ///
 /// Not `Foundation.Process`: on Linux its `run()` lists `/proc/self/fd` by copying each entry's whole 256-byte name
 /// field, which reads past the end of glibc's directory buffer and crashes the process when the next page is not
