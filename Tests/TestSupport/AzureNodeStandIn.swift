@@ -58,7 +58,7 @@ public final class AzureNodeStandIn: Sendable {
         let router = Router(context: BasicRequestContext.self)
         router.get("/tables/:table") { request, context in
             try await answer(request, context, store) { table in
-                let query = Self.queryItems(request.uri.query)
+                let query = StandInHTTP.queryItems(request.uri.query)
                 guard var records = await store.records(table: table) else { return (404, ["error": "no such table"]) }
                 if query["__includeDeleted"]?.lowercased() != "true" {
                     records = records.filter { $0["deleted"] != true }
@@ -84,8 +84,7 @@ public final class AzureNodeStandIn: Sendable {
         router.post("/tables/:table") { request, context in
             try await answer(request, context, store) { table in
                 guard
-                    case .object(var item)? = try? JSONParser.parse(
-                        Array(try await request.body.collect(upTo: 1 << 24).readableBytesView))
+                    case .object(var item)? = try? await StandInHTTP.body(of: request)
                 else {
                     return (400, ["error": "the body is not an object"])
                 }
@@ -129,8 +128,7 @@ public final class AzureNodeStandIn: Sendable {
                     return (412, .object(record))
                 }
                 guard
-                    case .object(let changes)? = try? JSONParser.parse(
-                        Array(try await request.body.collect(upTo: 1 << 24).readableBytesView))
+                    case .object(let changes)? = try? await StandInHTTP.body(of: request)
                 else {
                     return (400, ["error": "the body is not an object"])
                 }
@@ -187,7 +185,7 @@ public final class AzureNodeStandIn: Sendable {
     ) async throws -> Response {
         let version =
             request.headers[HTTPField.Name(ProtocolHeader.apiVersion)!]
-            ?? queryItems(request.uri.query)[ProtocolHeader.apiVersion]
+            ?? StandInHTTP.queryItems(request.uri.query)[ProtocolHeader.apiVersion]
         let table = context.parameters.get("table") ?? ""
         let (status, body): (Int, JSONValue)
         if version?.hasPrefix("2.") != true {
@@ -197,9 +195,7 @@ public final class AzureNodeStandIn: Sendable {
         } else {
             (status, body) = try await handle(table)
         }
-        return Response(
-            status: .init(code: status), headers: [.contentType: "application/json"],
-            body: ResponseBody(byteBuffer: ByteBuffer(bytes: CanonicalJSON.encode(body, style: .compact))))
+        return StandInHTTP.json(status, body)
     }
 
     /// The `If-Match` version, without quotes.
@@ -207,15 +203,4 @@ public final class AzureNodeStandIn: Sendable {
         request.headers[.ifMatch].map { $0.trimmingCharacters(in: CharacterSet(charactersIn: "\" ")) }
     }
 
-    /// The query string's parameters, decoded as a form.
-    private static func queryItems(_ query: String?) -> [String: String] {
-        var items: [String: String] = [:]
-        for pair in (query ?? "").split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1).map {
-                String($0).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String($0)
-            }
-            items[parts[0]] = parts.count > 1 ? parts[1] : ""
-        }
-        return items
-    }
 }

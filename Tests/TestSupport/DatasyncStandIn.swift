@@ -117,7 +117,7 @@ public final class DatasyncStandIn: Sendable {
         router.get("/tables/:table") { request, context in
             try await answer(request, context, store) { table in
                 let raw = request.uri.query ?? ""
-                let items = queryItems(raw)
+                let items = StandInHTTP.queryItems(raw)
                 let skip: Int
                 let top: Int?
                 switch (queryNumber(items["$skip"]), queryNumber(items["$top"])) {
@@ -153,7 +153,8 @@ public final class DatasyncStandIn: Sendable {
             try await answer(request, context, store) { table in
                 let id = context.parameters.get("id") ?? ""
                 guard let record = await store.record(id, table: table) else { return .error(404, "not found") }
-                if record[SystemProperty.deleted] == true && !includesDeleted(queryItems(request.uri.query)) {
+                if record[SystemProperty.deleted] == true && !includesDeleted(StandInHTTP.queryItems(request.uri.query))
+                {
                     return .error(410, "deleted")
                 }
                 return .entity(200, record)
@@ -161,7 +162,7 @@ public final class DatasyncStandIn: Sendable {
         }
         router.post("/tables/:table") { request, context in
             try await answer(request, context, store) { table in
-                guard case .object(var entity)? = try? await body(of: request) else {
+                guard case .object(var entity)? = try? await StandInHTTP.body(of: request) else {
                     return .error(400, "Invalid JSON content")
                 }
                 var id = entity[SystemProperty.id]?.stringValue ?? ""
@@ -176,12 +177,14 @@ public final class DatasyncStandIn: Sendable {
         router.put("/tables/:table/:id") { request, context in
             try await answer(request, context, store) { table in
                 let id = context.parameters.get("id") ?? ""
-                guard case .object(let entity)? = try? await body(of: request) else {
+                guard case .object(let entity)? = try? await StandInHTTP.body(of: request) else {
                     return .error(400, "Invalid JSON content")
                 }
                 guard entity[SystemProperty.id]?.stringValue == id else { return .error(400, "id mismatch") }
                 guard let existing = await store.record(id, table: table) else { return .error(404, "not found") }
-                if existing[SystemProperty.deleted] == true && !includesDeleted(queryItems(request.uri.query)) {
+                if existing[SystemProperty.deleted] == true
+                    && !includesDeleted(StandInHTTP.queryItems(request.uri.query))
+                {
                     return .error(410, "deleted")
                 }
                 if !preconditionHolds(request, on: existing) { return .entity(412, existing) }
@@ -274,17 +277,12 @@ public final class DatasyncStandIn: Sendable {
         await store.note("\(request.method.rawValue) \(target) \(answer.status)")
         switch answer {
         case .json(let status, let body):
-            return Response(
-                status: .init(code: status), headers: [.contentType: "application/json"],
-                body: ResponseBody(byteBuffer: ByteBuffer(bytes: CanonicalJSON.encode(body, style: .compact))))
+            return StandInHTTP.json(status, body)
         case .entity(let status, let record, let location):
-            var headers: HTTPFields = [.contentType: "application/json"]
+            var headers: HTTPFields = [:]
             if let version = record[SystemProperty.version]?.stringValue { headers[.eTag] = "\"\(version)\"" }
             if let location { headers[.location] = location }
-            return Response(
-                status: .init(code: status), headers: headers,
-                body: ResponseBody(
-                    byteBuffer: ByteBuffer(bytes: CanonicalJSON.encode(.object(record), style: .compact))))
+            return StandInHTTP.json(status, .object(record), headers: headers)
         case .empty(let status):
             return Response(status: .init(code: status))
         }
@@ -382,19 +380,4 @@ public final class DatasyncStandIn: Sendable {
         items.contains { $0.key.lowercased() == "__includedeleted" && $0.value.lowercased() == "true" }
     }
 
-    private static func body(of request: Request) async throws -> JSONValue {
-        try JSONParser.parse(Array(try await request.body.collect(upTo: 1 << 24).readableBytesView))
-    }
-
-    /// The query string's parameters, decoded as a form.
-    private static func queryItems(_ query: String?) -> [String: String] {
-        var items: [String: String] = [:]
-        for pair in (query ?? "").split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1).map {
-                String($0).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String($0)
-            }
-            items[parts[0]] = parts.count > 1 ? parts[1] : ""
-        }
-        return items
-    }
 }
