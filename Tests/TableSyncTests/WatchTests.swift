@@ -119,7 +119,9 @@ struct WatchTests {
         for number in 1...600 {
             try world.directory.write("a/tables/todo/k\(number).json", #"{"id": "k\#(number)", "text": "kept"}"#)
         }
-        try await Task.sleep(for: .milliseconds(300))
+        // Killed once its push has begun: the server holds its first batch (500 operations at most), and the rest
+        // of the 600 is in flight or still queued.
+        try await world.waitUntil("a's push has begun") { try await world.serverRows().count > 1 }
         a.kill()
         let sync = try await world.tablesync("a", "sync")
         #expect(sync.status == 0, "\(sync.stdout) \(sync.stderr)")
