@@ -4,8 +4,9 @@ import Hummingbird
 import Logging
 import SyncProtocol
 
-/// The outermost middleware, the one place every answer passes: errors become their JSON refusals, the extensions
-/// header goes on every response, and `Connection: close` is answered in kind.
+/// The middleware just inside ``RequestObservationMiddleware``, the one place every answer passes before it is
+/// counted: errors become their JSON refusals, the extensions header goes on every response, and `Connection: close`
+/// is answered in kind.
 ///
 /// - A ``ProtocolError`` (and what ``ProtocolError/refusal(for:)`` maps to one) is rendered through the
 ///   ``ResponseWriter``; a path that does not exist gets a JSON 404, a method a path is not served with a JSON 405

@@ -1,7 +1,8 @@
 import Hummingbird
 import Logging
 
-/// The outermost middleware: gives each request its id and records its answer.
+/// The outermost middleware (``ProtocolResponseMiddleware`` comes next, so the answer it records is the one sent):
+/// gives each request its id and records its answer.
 ///
 /// - The id is the client's `X-Request-ID` when ``RequestIdentifier/accepts(_:)`` takes it, a new one otherwise; every
 ///   log line written for the request carries it (metadata `hb.request.id`), and the answer returns it in
