@@ -28,8 +28,7 @@ import Darwin
 /// Spares live in two directories, ``directory`` and ``alternateDirectory``: staged batches (``stagingBatch()``)
 /// create their new files in each in turn. Creating a file and renaming one out of a directory both take that
 /// directory's lock, so a pull that stages page N+1 while it renames page N's files out of the same directory makes
-/// the two take turns; in two directories they overlap (a pipelined write of 100,000 files here: 4.1–5.4 s in one
-/// directory, 3.3–4.3 s alternating between two).
+/// the two take turns; in two directories they overlap (docs/bench.md, *Figures behind the code*).
 package final class SpareFiles: Sendable {
     /// Where spares live (`.tablesync/spares/`), on the store's file system so that they can be swapped in; the
     /// new files of a batch that is not staged go here.
