@@ -228,7 +228,7 @@ struct LocalChangeScanner {
         var known = Set(joined.unlisted.map(\.fileName))
         for operation in journal.operations(inTable: table) where operation.kind != .delete {
             let fileName = RecordFileName.fileName(for: operation.id)
-            guard !known.contains(fileName), !joined.isListed(fileName),
+            guard !known.contains(fileName), try !joined.isListed(fileName),
                 try joined.index.entry(named: fileName) == nil
             else { continue }
             known.insert(fileName)
@@ -252,7 +252,7 @@ struct LocalChangeScanner {
         var missing: [(name: String, blob: String)] = []
         for file in committed where RecordFileName.looksLikeRecordFile(file.name) && !known.contains(file.name) {
             // The file there, the cheapest test, first: in a clone every file is.
-            guard !joined.isListed(file.name),
+            guard try !joined.isListed(file.name),
                 try Self.isUnknown(file.name, table: table, index: joined.index, journal: journal)
             else { continue }
             missing.append(file)

@@ -33,15 +33,26 @@ package struct IndexedListing {
     package private(set) var leftovers: [String] = []
     /// Whether the index has no entry at all (a clone, a lost cache).
     package private(set) var indexIsEmpty = true
-    /// The whole directory's listing; `nil` for a listing limited to some names.
-    private let listing: DirectoryListing?
-    /// The record files listed, as positions in the listing, in name order.
+    /// What was listed.
+    private enum Source {
+        /// The whole directory.
+        case directory(DirectoryListing)
+        /// Some names of it (``init(layout:table:names:)``): the table's directory, the names given, and those of
+        /// them that are record files.
+        case names(directory: String, given: Set<String>, recordFiles: Set<String>)
+    }
+
+    private let source: Source
+    /// Of a whole directory's listing, the record files, as positions in the listing, in name order.
     private var listed: [Int] = []
-    /// For a listing limited to some names: the table's directory, the names, and those that are record files.
-    private var limited: (directory: String, names: Set<String>, present: Set<String>)?
 
     /// How many record files are listed.
-    package var listedCount: Int { limited?.present.count ?? listed.count }
+    package var listedCount: Int {
+        switch source {
+        case .directory: listed.count
+        case .names(_, _, let recordFiles): recordFiles.count
+        }
+    }
 
     /// Lists `table`'s directory and walks it beside the table's index.
     package init(layout: StoreLayout, table: String) throws {
@@ -49,7 +60,7 @@ package struct IndexedListing {
         // Before the listing's `stat`s: a file changed after them gets a later time (see ``SentFile``).
         clock = FileSystem.timestampClockNanoseconds()
         let listing = try DirectoryListing(directory).sorted()
-        self.listing = listing
+        source = .directory(listing)
         index = try StatIndex.load(layout: layout, table: table)
         listed.reserveCapacity(listing.count)
         var walk = try IndexWalk(index.sortedLines())
@@ -64,10 +75,9 @@ package struct IndexedListing {
     package init(layout: StoreLayout, table: String, names: Set<String>) throws {
         let directory = layout.tableDirectory(table)
         clock = FileSystem.timestampClockNanoseconds()
-        listing = nil
         index = try StatIndex.load(layout: layout, table: table)
         indexIsEmpty = try IndexWalk(index.sortedLines()).indexIsEmpty
-        var present: Set<String> = []
+        var recordFiles: Set<String> = []
         for name in names.sorted() {
             let relativePath = "tables/\(table)/\(name)"
             guard let status = try FileSystem.status(directory + "/" + name) else {
@@ -88,12 +98,12 @@ package struct IndexedListing {
                 problems.append(Self.notRegularFile(relativePath))
                 continue
             }
-            present.insert(name)
+            recordFiles.insert(name)
             let entry = try index.entry(named: name)
             if let entry, entry.matches(status) { continue }
             changed.append(ChangedFile(name: name, relativePath: relativePath, status: status, entry: entry))
         }
-        limited = (directory, names, present)
+        source = .names(directory: directory, given: names, recordFiles: recordFiles)
     }
 
     private static func notRecordFile(_ relativePath: String) -> RecordFileProblem {
@@ -106,7 +116,7 @@ package struct IndexedListing {
     }
 
     private mutating func walkListing(table: String, beside walk: inout IndexWalk) throws {
-        guard let listing = self.listing else { return }
+        guard case .directory(let listing) = source else { return }
         func relativePath(_ position: Int) -> String { "tables/\(table)/\(listing.name(at: position))" }
         try listing.withNames { names in
             try listing.forEachStatus { position, status in
@@ -154,17 +164,17 @@ package struct IndexedListing {
         }
     }
 
-    /// `true` when `name` is among the listed record files; for a limited listing, a name it was not given is
-    /// looked for on disk.
-    package func isListed(_ name: String) -> Bool {
-        guard let listing else { return limited.map { isListedOnDisk(name, $0) } ?? false }
-        return listing.withNames { isListedSoFar(name, names: $0) }
-    }
-
-    private func isListedOnDisk(
-        _ name: String, _ limited: (directory: String, names: Set<String>, present: Set<String>)
-    ) -> Bool {
-        if limited.names.contains(name) { return limited.present.contains(name) }
-        return (try? FileSystem.status(limited.directory + "/" + name))??.isRegularFile ?? false
+    /// `true` when `name` is among the listed record files; for a listing limited to some names, a name it was not
+    /// given is looked for on disk.
+    /// - Throws: ``FileSystemError`` when that look fails for another reason than the file's absence: a file that
+    ///   cannot be seen is never taken for one deleted.
+    package func isListed(_ name: String) throws -> Bool {
+        switch source {
+        case .directory(let listing):
+            return listing.withNames { isListedSoFar(name, names: $0) }
+        case .names(let directory, let given, let recordFiles):
+            if given.contains(name) { return recordFiles.contains(name) }
+            return try FileSystem.status(directory + "/" + name)?.isRegularFile ?? false
+        }
     }
 }
