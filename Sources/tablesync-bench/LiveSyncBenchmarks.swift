@@ -135,7 +135,7 @@ extension BenchmarkSuite {
     }
 
     /// Rewrites record `index` of `table` in `store` by hand with its `quantity` set; returns when the write began.
-    private func editByHand(store: String, table: String, index: Int, quantity: Int64) throws -> Double {
+    func editByHand(store: String, table: String, index: Int, quantity: Int64) throws -> Double {
         let path = recordPath(store: store, table: table, index: index)
         guard let bytes = FileManager.default.contents(atPath: path),
             var record = try JSONParser.parse(Array(bytes)).objectValue

@@ -39,7 +39,7 @@ extension BenchmarkSuite {
             var pushSeconds = 0.0
             for edit in 0..<edits {
                 quantity += 1
-                try editRecord(store: store, index: edit, quantity: quantity)
+                _ = try editByHand(store: store, table: Self.watchCostTable, index: edit, quantity: quantity)
                 let push = try tablesync(["-C", store, "push", "--json"])
                 try expect(push, member: "applied", equals: 1)
                 pushSeconds += push.processorSeconds
@@ -109,18 +109,6 @@ extension BenchmarkSuite {
         }
     }
 
-    /// Rewrites record `index` with `quantity` set, by hand.
-    private func editRecord(store: String, index: Int, quantity: Int64) throws {
-        let path = recordPath(store: store, table: Self.watchCostTable, index: index)
-        guard let bytes = FileManager.default.contents(atPath: path),
-            var record = try JSONParser.parse(Array(bytes)).objectValue
-        else {
-            throw BenchError(what: "W4", detail: "cannot read \(path)")
-        }
-        record["quantity"] = .integer(quantity)
-        try Self.writeByHand(CanonicalJSON.encode(.object(record)), to: path)
-    }
-
     /// Edits record `index`, then waits until the file names a new version: the watch pushed it and wrote the
     /// server's answer back.
     private func editAndWaitForWriteBack(store: String, index: Int, quantity: Int64, seconds: Double = 30) throws {
@@ -130,7 +118,7 @@ extension BenchmarkSuite {
                 .stringValue
         }
         let before = version()
-        try editRecord(store: store, index: index, quantity: quantity)
+        _ = try editByHand(store: store, table: Self.watchCostTable, index: index, quantity: quantity)
         let deadline = Clock.now() + seconds
         while version() == before {
             guard Clock.now() < deadline else {
