@@ -100,15 +100,18 @@ struct WatchRuleTests {
         let layout = context.layout
         await context.close()
         let watchRun = try StoreLock.acquire(layout: layout, purpose: StoreLock.watchPurpose)
+        let began = Mutex(false)
         let waiting = Task.detached {
-            let lock = try StoreLock.acquire(layout: layout, purpose: "tablesync insert")
+            let lock = try StoreLock.acquire(
+                layout: layout, purpose: "tablesync insert", whenWaiting: { began.withLock { $0 = true } })
             return (lock, ContinuousClock.now)
         }
-        try await Task.sleep(for: .milliseconds(300))
+        // Released only once the other run is known to wait, so the wait itself is what is tested.
+        try await Self.waitFor("the second run to wait for the lock") { began.withLock { $0 } }
         let released = ContinuousClock.now
         flock(watchRun.descriptor, LOCK_UN) // the watch's run ends
         let (waited, acquired) = try await waiting.value
-        // Ordered by the clock, not by a duration: a loaded machine may start the waiting task late.
+        // Ordered by the clock, not by a duration: a loaded machine may run the waiting task late.
         #expect(acquired >= released, "it had the lock only once the watch's run ended")
         #expect(throws: StoreLockError.self, "a lock held by another command fails at once") {
             try StoreLock.acquire(layout: layout, purpose: "tablesync sync")
@@ -130,7 +133,7 @@ struct WatchRuleTests {
             let events = EventLog()
             let watcher = StoreWatcher(directory: root, options: options)
             let watching = Task { try await watcher.run { events.append($0) } }
-            try await Task.sleep(for: .milliseconds(300))
+            try await Self.waitFor("the watch's started event") { events.names.contains("started") }
             if cancelling { watching.cancel() } else { watcher.stop() }
             // Far beyond what a stop takes (well under a second alone): in the whole suite, other tests' durable
             // writes hold this process's few shared threads in syncfs for seconds at a time.
@@ -180,13 +183,39 @@ struct WatchRuleTests {
         }
         var count: Int { seen.withLock(\.count) }
 
-        try "swap".write(toFile: table + "/.r1.json.swp", atomically: false, encoding: .utf8)
-        try await Task.sleep(for: .milliseconds(200))
-        #expect(count == 0)
+        /// Whether the events since `start` reached the file `name`: named, or within everything.
+        func reached(_ name: String, from start: Int) -> Bool {
+            named(from: start).map { $0.names(in: "todo")?.contains(name) ?? true } ?? false
+        }
 
+        /// Writes files in the directory made again until an event names one of them: the directory is watched
+        /// again. Its own events, queued before the files', may come in one batch with the first file's and make it
+        /// everything; a later file's event then comes alone. A file is added each second one is not named, so the
+        /// time never decides the outcome.
+        func expectWatchedAgain(_ prefix: String) async throws {
+            let before = count
+            var written: Set<String> = []
+            let deadline = ContinuousClock.now + .seconds(60)
+            while ContinuousClock.now < deadline {
+                let name = "\(prefix)-\(written.count).json"
+                try #"{"id": "x"}"#.write(toFile: table + "/" + name, atomically: false, encoding: .utf8)
+                written.insert(name)
+                for _ in 0..<100 {
+                    let named = seen.withLock { scopes in
+                        scopes.dropFirst(before).contains { !($0.names(in: "todo") ?? []).isDisjoint(with: written) }
+                    }
+                    if named { return }
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+            }
+            Issue.record("no event named a file written in the directory made again within 60 s: \(written.sorted())")
+        }
+
+        // An editor's swap file is no change: the record file's event, queued after it, comes alone.
+        try "swap".write(toFile: table + "/.r1.json.swp", atomically: false, encoding: .utf8)
         try #"{"id": "r1"}"#.write(toFile: table + "/r1.json", atomically: false, encoding: .utf8)
-        try await Self.waitFor { count >= 1 }
-        #expect(named(from: 0) == .files(["todo": ["r1.json"]]))
+        try await Self.waitFor { reached("r1.json", from: 0) }
+        #expect(seen.withLock { $0 } == [.files(["todo": ["r1.json"]])])
         let afterWrite = count
         try #"{"id": "r2"}"#.write(toFile: table + "/r2.json.tmp", atomically: false, encoding: .utf8)
         try FileManager.default.moveItem(atPath: table + "/r2.json.tmp", toPath: table + "/r2.json")
@@ -204,31 +233,33 @@ struct WatchRuleTests {
         try FileManager.default.removeItem(atPath: table)
         try FileManager.default.createDirectory(atPath: table, withIntermediateDirectories: false)
         try await Self.waitFor { named(from: beforeRemake) == .everything }
-        try await Task.sleep(for: .milliseconds(100))
-        let afterRemake = count
-        try #"{"id": "r3"}"#.write(toFile: table + "/r3.json", atomically: false, encoding: .utf8)
-        try await Self.waitFor { named(from: afterRemake) == .files(["todo": ["r3.json"]]) }
+        try await expectWatchedAgain("r3")
         // So is `tables/` itself made again, and the table's directory in it.
+        let beforeTables = count
         try FileManager.default.removeItem(atPath: layout.tablesDirectory)
         try FileManager.default.createDirectory(atPath: table, withIntermediateDirectories: true)
-        try await Task.sleep(for: .milliseconds(100))
-        let afterTables = count
-        try #"{"id": "r4"}"#.write(toFile: table + "/r4.json", atomically: false, encoding: .utf8)
-        try await Self.waitFor { named(from: afterTables) == .files(["todo": ["r4.json"]]) }
+        try await Self.waitFor { named(from: beforeTables) == .everything }
+        try await expectWatchedAgain("r4")
         _ = directory
     }
+    #endif
 
-    private static func waitFor(_ condition: () -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(10)
+    /// Polls `condition` every 10 ms until it holds; records an issue naming `what` after 60 s, far beyond what
+    /// an event takes alone: in the whole suite on a loaded machine, other tests' durable writes hold this process's
+    /// few shared threads for seconds at a time.
+    private static func waitFor(
+        _ what: String = "a file event", sourceLocation: SourceLocation = #_sourceLocation,
+        _ condition: () -> Bool
+    ) async throws {
+        let deadline = ContinuousClock.now + .seconds(60)
         while !condition() {
             guard ContinuousClock.now < deadline else {
-                Issue.record("no file event within 10 s")
+                Issue.record("waited 60 s for \(what)", sourceLocation: sourceLocation)
                 return
             }
             try await Task.sleep(for: .milliseconds(10))
         }
     }
-    #endif
 }
 
 /// The names of the events a watch told, in order.

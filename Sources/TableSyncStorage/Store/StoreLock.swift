@@ -35,14 +35,19 @@ package final class StoreLock: Sendable {
 
     /// Takes the lock of the store at `layout`, or throws ``StoreLockError`` when another process holds it: at
     /// once, or after ``watchWait`` when a watch's run holds it. A watch itself never waits (`purpose` is
-    /// ``watchPurpose``): it tries again later.
-    package static func acquire(layout: StoreLayout, purpose: String) throws -> StoreLock {
+    /// ``watchPurpose``): it tries again later. `whenWaiting` is called once, as such a wait begins.
+    package static func acquire(
+        layout: StoreLayout, purpose: String, whenWaiting: () -> Void = {}
+    ) throws -> StoreLock {
         try CacheDirectory.prepare(layout)
         let deadline = ContinuousClock.now + (purpose == watchPurpose ? .zero : watchWait)
+        var waiting = false
         while true {
             do {
                 return try acquire(path: layout.lockFile, purpose: purpose)
             } catch let error as StoreLockError where error.holder.hasSuffix(watchPurpose) && .now < deadline {
+                if !waiting { whenWaiting() }
+                waiting = true
                 usleep(20_000)
             }
         }
