@@ -327,8 +327,10 @@ struct BulkReadTests {
         // The read whose turn came second reads on (its client leaves it below); the others have answered. Once no
         // read waits, every refusal is decided, but on a loaded machine its answer may still be on its way: the
         // answers are read at once, each for 2 s, well before the read on its turn reaches its limit.
-        try await Self.waitForRefusals(port: port)
-        try await Self.waitUntilNoneWaits(port: port)
+        try await MetricsTests.waitUntil(port: port, "tablesync_bulk_reads_refused_total", "a refused bulk read") {
+            ($0 ?? 0) >= 1
+        }
+        try await MetricsTests.waitUntil(port: port, "tablesync_bulk_reads_waiting", "no bulk read waiting") { $0 == 0 }
         let answers = await withTaskGroup(of: RawHTTPConnection.Answer?.self) { group in
             for read in reads {
                 group.addTask {
@@ -352,7 +354,7 @@ struct BulkReadTests {
         #expect(
             afterwards.status == 200, "the turns of the reads that ended and left are free: \(Self.message(afterwards))"
         )
-        let samples = try await Self.scrape(port: port)
+        let samples = try await MetricsTests.scrape(port: port)
         #expect(MetricsTests.value(samples, "tablesync_bulk_reads_waiting") == 0)
         #expect(
             MetricsTests.value(samples, "tablesync_bulk_reads_refused_total") == Double(refused.count),
@@ -382,30 +384,6 @@ struct BulkReadTests {
         let connection = try #require(RawHTTPConnection(port: port))
         await connection.send("GET \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\n\r\n")
         return connection
-    }
-
-    private static func scrape(port: Int) async throws -> [MetricsTests.Sample] {
-        let answer = try #require(await send(port: port, ServerMetrics.path).readAnswer(within: 30))
-        return MetricsTests.samples(answer.text)
-    }
-
-    /// Waits (at most 10 s) until a bulk read has been refused.
-    private static func waitForRefusals(port: Int, sourceLocation: SourceLocation = #_sourceLocation) async throws {
-        for _ in 0..<200 {
-            if (MetricsTests.value(try await scrape(port: port), "tablesync_bulk_reads_refused_total") ?? 0) >= 1 {
-                return
-            }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        Issue.record("no bulk read was refused", sourceLocation: sourceLocation)
-    }
-
-    private static func waitUntilNoneWaits(port: Int, sourceLocation: SourceLocation = #_sourceLocation) async throws {
-        for _ in 0..<200 {
-            if MetricsTests.value(try await scrape(port: port), "tablesync_bulk_reads_waiting") == 0 { return }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        Issue.record("bulk reads still wait", sourceLocation: sourceLocation)
     }
 
     private static func message(_ answer: RawHTTPConnection.Answer) -> String {

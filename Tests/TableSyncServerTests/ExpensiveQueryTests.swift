@@ -116,10 +116,15 @@ struct ExpensiveQueryTests {
                 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\n\r\n
                 """
             )
-            try await Task.sleep(for: .milliseconds(300))
+            try await MetricsTests.waitUntil(
+                port: server.port, "tablesync_database_connections_in_use", "the costly read to hold the connection"
+            ) { $0 == 1 }
             // Waits for the pool's only connection, which the costly read holds until it is cancelled.
             let waiting = try #require(RawHTTPConnection(port: server.port))
             await waiting.send("GET /tables/\(table)/r0 HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\n\r\n")
+            try await MetricsTests.waitUntil(
+                port: server.port, "tablesync_database_connections_awaited", "the read to wait for the connection"
+            ) { $0 == 1 }
             let cancelled = try #require(await costly.readAnswer(within: (limit + Self.grace) / .seconds(1)))
             #expect(cancelled.status == 503, "\(Self.message(cancelled))")
             let answer = try #require(await waiting.readAnswer(within: (limit + Self.grace) / .seconds(1)))

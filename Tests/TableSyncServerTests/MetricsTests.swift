@@ -48,6 +48,31 @@ struct MetricsTests {
         }?.value
     }
 
+    /// The samples of the live server at `port`, scraped on a connection of their own.
+    static func scrape(port: Int) async throws -> [Sample] {
+        let connection = try #require(RawHTTPConnection(port: port))
+        await connection.send(
+            "GET \(ServerMetrics.path) HTTP/1.1\r\nHost: 127.0.0.1\r\nZUMO-API-VERSION: 3.0.0\r\n\r\n")
+        return samples(try #require(await connection.readAnswer(within: 30)).text)
+    }
+
+    /// Scrapes the server at `port` every 50 ms until the value of `name` satisfies `holds`: how a test waits for
+    /// the server to reach a state (a read holding a connection, a request waiting). Records an issue saying
+    /// `what` after 10 s.
+    static func waitUntil(
+        port: Int, _ name: String, _ what: String, sourceLocation: SourceLocation = #_sourceLocation,
+        _ holds: (Double?) -> Bool
+    ) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !holds(value(try await scrape(port: port), name)) {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("waited 10 s for \(what) (\(name))", sourceLocation: sourceLocation)
+                return
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
     private static func get(
         _ port: Int, _ target: String, headers: String = ""
     ) async throws -> RawHTTPConnection.Answer {
