@@ -216,6 +216,8 @@ struct AuthenticationTests {
             #expect(loaded == 1, "loaded once at the start, then kept")
 
             provider.publish(try issuer.jwks(["2024-key", "2025-key"]))
+            // Time is the behaviour: the key set may be fetched again once its 1 s refresh interval has passed;
+            // 100 ms beyond it, and any lateness of the wake only lengthens the wait.
             try await Task.sleep(for: .milliseconds(1100))
             #expect(
                 try await client.send(
@@ -224,6 +226,7 @@ struct AuthenticationTests {
             #expect(provider.fetches == loaded + 1, "the rotated key was fetched")
 
             let unknown = try await issuer.signed(claims, kid: "never-published")
+            // One refresh interval past the fetch above, as before: the first unknown kid may fetch at once.
             try await Task.sleep(for: .milliseconds(1100))
             let start = ContinuousClock.now
             for _ in 0..<20 {
@@ -264,6 +267,7 @@ struct AuthenticationTests {
             #expect(
                 try await request(.post, "/tables/\(table.name)", json: ["id": "first", "text": "before expiry"]).status
                     == .created)
+            // Time is the behaviour: past the token's 1 s lifetime (whole seconds in `exp`) by 200 ms or more.
             try await Task.sleep(for: .milliseconds(1200))
             #expect(
                 try await request(.post, "/tables/\(table.name)", json: ["id": "second", "text": "after expiry"]).status

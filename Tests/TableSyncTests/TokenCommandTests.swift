@@ -183,6 +183,8 @@ import TestSupport
             ((try? FileManager.default.contentsOfDirectory(atPath: setup.store + "/tables/todo")) ?? []).count > 200
         }
         kill(sync.processIdentifier, SIGSTOP)
+        // Time is the behaviour: the token was made before the sync started and lives 3 s (whole seconds in `exp`),
+        // so 3.5 s stopped is past its expiry however soon the stop came; a late wake only lengthens it.
         try await Task.sleep(for: .seconds(3.5))
         kill(sync.processIdentifier, SIGCONT)
         #expect(await CLI.wait(sync).status == 0, "the sync finished")
