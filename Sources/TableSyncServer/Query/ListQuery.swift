@@ -51,37 +51,10 @@ public struct ListQuery: Sendable, Hashable {
         result.schema = table.schema
         try checkNotNested(query)
         if let text = try query.value(named: QueryOption.filter), !text.trimmingCharacters(in: " ").isEmpty {
-            let filter = try FilterText.parse(text)
-            try FilterCost.check(filter, textLength: text.unicodeScalars.count, limits: filterLimits)
-            let names = Set(filter.propertyNames)
-            guard names.count <= maximumFilterProperties else {
-                throw ProtocolError.badRequest(
-                    """
-                    $filter names \(names.count) properties; give at most \(maximumFilterProperties) (split the \
-                    query, or use in (…) for one property's values)
-                    """
-                )
-            }
-            result.filter =
-                table.schema.map { schema in filter.renamingProperties { schema.declaredSpelling($0) } }
-                ?? filter
+            result.filter = try parseFilter(text, table: table, limits: filterLimits)
         }
         if let text = try query.value(named: QueryOption.orderBy), !text.trimmingCharacters(in: " ").isEmpty {
-            result.orderBy = try parseOrderBy(text)
-            if let schema = table.schema {
-                for index in result.orderBy.indices {
-                    let name = result.orderBy[index].property
-                    guard SystemProperty.isSystemProperty(name) || schema.column(named: name) != nil else {
-                        throw ProtocolError.badRequest(
-                            """
-                            $orderby names '\(name)', which is not a column of table \(table.name); its columns are \
-                            \(schema.listed)
-                            """
-                        )
-                    }
-                    result.orderBy[index].property = schema.declaredSpelling(name)
-                }
-            }
+            result.orderBy = try declaredOrderBy(try parseOrderBy(text), table: table)
         }
         if let text = try query.value(named: QueryOption.skip) {
             guard let skip = Int(text), skip >= 0, skip <= maximumSkip else {
@@ -90,12 +63,7 @@ public struct ListQuery: Sendable, Hashable {
             result.skip = skip
         }
         if let text = try query.value(named: QueryOption.top) {
-            guard let top = Int(text), top >= 0 else {
-                throw ProtocolError.badRequest("$top must be a whole number from 0 to \(table.maxTop), not '\(text)'")
-            }
-            guard top <= table.maxTop else {
-                throw ProtocolError.badRequest("$top is \(top), above this table's maximum of \(table.maxTop)")
-            }
+            let top = try parseTop(text, table: table)
             result.requestedTop = top
             // Datasync caps $top at its page size and links to the rest; azure-mobile-apps-node serves $top whole,
             // and so does v3 for a client that asks for whole pages (``ProtocolExtension/wholePages``).
@@ -106,21 +74,76 @@ public struct ListQuery: Sendable, Hashable {
         }
         result.includeDeleted = try includesDeleted(query)
         try OwnerProperty.checkNotQueried(result, table: table)
+        result.includeCount = try includesCount(query, version: version)
+        return result
+    }
+
+    /// The `$filter` `text`, within `limits` and naming at most ``maximumFilterProperties`` properties, with the
+    /// table's declared columns in their declared spelling.
+    private static func parseFilter(
+        _ text: String, table: TableOptions, limits: FilterLimits
+    ) throws(ProtocolError) -> FilterExpression {
+        let filter = try FilterText.parse(text)
+        try FilterCost.check(filter, textLength: text.unicodeScalars.count, limits: limits)
+        let names = Set(filter.propertyNames)
+        guard names.count <= maximumFilterProperties else {
+            throw ProtocolError.badRequest(
+                """
+                $filter names \(names.count) properties; give at most \(maximumFilterProperties) (split the \
+                query, or use in (…) for one property's values)
+                """
+            )
+        }
+        return table.schema.map { schema in filter.renamingProperties { schema.declaredSpelling($0) } } ?? filter
+    }
+
+    /// `keys` of a `$orderby` on a table with declared columns: each a system property or a column, in the column's
+    /// declared spelling. Any key on a table without.
+    private static func declaredOrderBy(
+        _ keys: [OrderByKey], table: TableOptions
+    ) throws(ProtocolError) -> [OrderByKey] {
+        guard let schema = table.schema else { return keys }
+        var keys = keys
+        for index in keys.indices {
+            let name = keys[index].property
+            guard SystemProperty.isSystemProperty(name) || schema.column(named: name) != nil else {
+                throw ProtocolError.badRequest(
+                    """
+                    $orderby names '\(name)', which is not a column of table \(table.name); its columns are \
+                    \(schema.listed)
+                    """
+                )
+            }
+            keys[index].property = schema.declaredSpelling(name)
+        }
+        return keys
+    }
+
+    /// The `$top` `text`: a whole number up to the table's maximum.
+    private static func parseTop(_ text: String, table: TableOptions) throws(ProtocolError) -> Int {
+        guard let top = Int(text), top >= 0 else {
+            throw ProtocolError.badRequest("$top must be a whole number from 0 to \(table.maxTop), not '\(text)'")
+        }
+        guard top <= table.maxTop else {
+            throw ProtocolError.badRequest("$top is \(top), above this table's maximum of \(table.maxTop)")
+        }
+        return top
+    }
+
+    /// Whether the page is to say how many records match: `$inlinecount=allpages` in v2, `$count=true` in v3.
+    private static func includesCount(_ query: QueryString, version: ProtocolVersion) throws(ProtocolError) -> Bool {
         switch version {
         case .v2:
-            if let text = try query.value(named: QueryOption.inlineCount) {
-                switch text.lowercased() {
-                case QueryOption.inlineCountAllPages: result.includeCount = true
-                case "none": result.includeCount = false
-                default: throw ProtocolError.badRequest("$inlinecount must be allpages or none, not '\(text)'")
-                }
+            guard let text = try query.value(named: QueryOption.inlineCount) else { return false }
+            switch text.lowercased() {
+            case QueryOption.inlineCountAllPages: return true
+            case "none": return false
+            default: throw ProtocolError.badRequest("$inlinecount must be allpages or none, not '\(text)'")
             }
         case .v3:
-            if let text = try query.value(named: QueryOption.count) {
-                result.includeCount = try parseBoolean(text, parameter: QueryOption.count)
-            }
+            guard let text = try query.value(named: QueryOption.count) else { return false }
+            return try parseBoolean(text, parameter: QueryOption.count)
         }
-        return result
     }
 
     /// Refuses a query string that holds a URL's path and query as a parameter name, such as

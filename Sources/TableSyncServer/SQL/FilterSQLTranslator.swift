@@ -599,17 +599,7 @@ private struct Translation {
         _ function: FilterFunction, _ arguments: [FilterExpression]
     ) throws(FilterTranslationError) -> Operand {
         func expectCount(_ counts: ClosedRange<Int>) throws(FilterTranslationError) {
-            guard counts.contains(arguments.count) else {
-                let expected =
-                    counts.lowerBound == counts.upperBound
-                    ? "\(counts.lowerBound)" : "\(counts.lowerBound) or \(counts.upperBound)"
-                throw FilterTranslationError(
-                    """
-                    \(function.rawValue)() takes \(expected) argument\(counts.upperBound == 1 ? "" : "s"), not \
-                    \(arguments.count)
-                    """
-                )
-            }
+            try Self.expectCount(counts, of: function, arguments)
         }
         switch function {
         case .startswith, .endswith, .substringof, .contains:
@@ -632,50 +622,84 @@ private struct Translation {
             return Operand(sql: try typeTest(arguments), kind: .boolean, neverNull: true)
         case .length, .tolower, .toupper, .trim:
             try expectCount(1...1)
-            let text = try typed(try operand(arguments[0]), as: .text)
-            switch function {
-            case .length:
-                return Operand(sql: dialect == .sqlite ? "length(\(text))" : "char_length(\(text))", kind: .number)
-            case .tolower: return Operand(sql: "\(UnicodeCaseFunctions.lower(dialect))(\(text))", kind: .text)
-            case .toupper: return Operand(sql: "\(UnicodeCaseFunctions.upper(dialect))(\(text))", kind: .text)
-            default: return Operand(sql: "trim(\(text))", kind: .text)
-            }
+            return textFunction(function, of: try typed(try operand(arguments[0]), as: .text))
         case .substring:
             try expectCount(2...3)
-            let text = try typed(try operand(arguments[0]), as: .text)
-            let start = try typed(try operand(arguments[1]), as: .number)
-            // A negative start or length counts as 0, as in the evaluator (SQLite and PostgreSQL differ there).
-            let clamp = dialect == .sqlite ? "max" : "GREATEST"
-            var sql = "substr(\(text), \(clamp)(CAST(\(start) AS INTEGER), 0) + 1"
-            if arguments.count == 3 {
-                sql += ", \(clamp)(CAST(\(try typed(try operand(arguments[2]), as: .number)) AS INTEGER), 0)"
-            }
-            return Operand(sql: sql + ")", kind: .text)
+            return try substring(arguments)
         case .year, .month, .day, .hour, .minute, .second:
             try expectCount(1...1)
             return Operand(sql: try datePart(function, try operand(arguments[0])), kind: .number)
         case .round, .floor, .ceiling:
             try expectCount(1...1)
-            let number = try typed(try operand(arguments[0]), as: .number)
-            switch (function, dialect) {
-            case (.round, .sqlite): return Operand(sql: "round(\(number))", kind: .number)
-            case (.round, .postgres): return Operand(sql: "ROUND(CAST(\(number) AS NUMERIC))", kind: .number)
-            case (.floor, _): return Operand(sql: "floor(\(number))", kind: .number)
-            default: return Operand(sql: "ceil(\(number))", kind: .number)
-            }
+            return roundingFunction(function, of: try typed(try operand(arguments[0]), as: .number))
         case .castDateTimeOffset:
             try expectCount(1...2)
-            let value = try operand(arguments[0])
-            switch value.kind {
-            case .ticks, .json, .storedDate, .null: return value
-            case .text:
-                if case .literal(.string(let text)) = arguments[0], let timestamp = Timestamp(parsing: text) {
-                    return Operand(sql: builder.bind(.integer(timestamp.ticks)), kind: .ticks, dateLiteral: timestamp)
-                }
-                throw FilterTranslationError("cast() to Edm.DateTimeOffset needs a date literal or a property")
-            default:
-                throw FilterTranslationError("cannot cast \(value.kind.rawValue) to Edm.DateTimeOffset")
+            return try castToDateTimeOffset(arguments[0])
+        }
+    }
+
+    /// Refuses a call of `function` whose `arguments` are not `counts` in number.
+    private static func expectCount(
+        _ counts: ClosedRange<Int>, of function: FilterFunction, _ arguments: [FilterExpression]
+    ) throws(FilterTranslationError) {
+        guard !counts.contains(arguments.count) else { return }
+        let expected =
+            counts.lowerBound == counts.upperBound
+            ? "\(counts.lowerBound)" : "\(counts.lowerBound) or \(counts.upperBound)"
+        throw FilterTranslationError(
+            """
+            \(function.rawValue)() takes \(expected) argument\(counts.upperBound == 1 ? "" : "s"), not \
+            \(arguments.count)
+            """
+        )
+    }
+
+    /// `length`, `tolower`, `toupper` or `trim` of the text expression `text`.
+    private func textFunction(_ function: FilterFunction, of text: String) -> Operand {
+        switch function {
+        case .length:
+            return Operand(sql: dialect == .sqlite ? "length(\(text))" : "char_length(\(text))", kind: .number)
+        case .tolower: return Operand(sql: "\(UnicodeCaseFunctions.lower(dialect))(\(text))", kind: .text)
+        case .toupper: return Operand(sql: "\(UnicodeCaseFunctions.upper(dialect))(\(text))", kind: .text)
+        default: return Operand(sql: "trim(\(text))", kind: .text)
+        }
+    }
+
+    /// `substring(text, start)` or `substring(text, start, length)`.
+    private mutating func substring(_ arguments: [FilterExpression]) throws(FilterTranslationError) -> Operand {
+        let text = try typed(try operand(arguments[0]), as: .text)
+        let start = try typed(try operand(arguments[1]), as: .number)
+        // A negative start or length counts as 0, as in the evaluator (SQLite and PostgreSQL differ there).
+        let clamp = dialect == .sqlite ? "max" : "GREATEST"
+        var sql = "substr(\(text), \(clamp)(CAST(\(start) AS INTEGER), 0) + 1"
+        if arguments.count == 3 {
+            sql += ", \(clamp)(CAST(\(try typed(try operand(arguments[2]), as: .number)) AS INTEGER), 0)"
+        }
+        return Operand(sql: sql + ")", kind: .text)
+    }
+
+    /// `round`, `floor` or `ceiling` of the number expression `number`.
+    private func roundingFunction(_ function: FilterFunction, of number: String) -> Operand {
+        switch (function, dialect) {
+        case (.round, .sqlite): return Operand(sql: "round(\(number))", kind: .number)
+        case (.round, .postgres): return Operand(sql: "ROUND(CAST(\(number) AS NUMERIC))", kind: .number)
+        case (.floor, _): return Operand(sql: "floor(\(number))", kind: .number)
+        default: return Operand(sql: "ceil(\(number))", kind: .number)
+        }
+    }
+
+    /// `cast(x, Edm.DateTimeOffset)`: a date property or value as it is, a date literal as its ticks.
+    private mutating func castToDateTimeOffset(_ argument: FilterExpression) throws(FilterTranslationError) -> Operand {
+        let value = try operand(argument)
+        switch value.kind {
+        case .ticks, .json, .storedDate, .null: return value
+        case .text:
+            if case .literal(.string(let text)) = argument, let timestamp = Timestamp(parsing: text) {
+                return Operand(sql: builder.bind(.integer(timestamp.ticks)), kind: .ticks, dateLiteral: timestamp)
             }
+            throw FilterTranslationError("cast() to Edm.DateTimeOffset needs a date literal or a property")
+        default:
+            throw FilterTranslationError("cannot cast \(value.kind.rawValue) to Edm.DateTimeOffset")
         }
     }
 
