@@ -259,44 +259,53 @@ private struct Parser {
         let typeToken = current
         let typeName = readTypeName()
         var arguments = [value.expression]
-        switch function {
-        case .isof:
-            guard let type = typeName.flatMap(FilterTypeName.init(named:)) else {
-                throw error(
-                    at: typeToken,
-                    """
-                    isof supports \(FilterTypeName.allCases.map(\.rawValue).joined(separator: ", ")) (the types a JSON \
-                    value has), found \(typeName.map { "'\($0)'" } ?? describe(typeToken))
-                    """
-                )
-            }
-            arguments.append(.literal(.string(type.rawValue)))
-        default:
-            let lowered = typeName?.lowercased()
-            guard lowered != "edm.datetimeoffset" else { break }
-            guard let cast = lowered.flatMap(Self.literalCast) else {
-                throw error(
-                    at: typeToken,
-                    """
-                    cast supports Edm.DateTimeOffset, Edm.Date, Edm.TimeOfDay and Edm.Guid, found \
-                    \(typeName.map { "'\($0)'" } ?? describe(typeToken))
-                    """
-                )
-            }
-            // A cast to a literal type is the literal itself: the tree keeps no cast of it.
-            guard take(.closeParenthesis) else {
-                throw error(at: current, "expected ')' after the arguments of cast, found \(describe(current))")
-            }
-            guard let literal = Self.castLiteral(value.expression, cast.read) else {
-                throw error(at: token, "cast to \(cast.type) takes a literal of that type, as in \(cast.example)")
-            }
-            return Node(expression: .literal(literal), depth: 1)
+        if function == .isof {
+            arguments.append(.literal(.string(try isofType(typeName, at: typeToken).rawValue)))
+        } else if typeName?.lowercased() != "edm.datetimeoffset" {
+            return try castOfLiteral(value.expression, to: typeName, at: typeToken, call: token)
         }
         guard take(.closeParenthesis) else {
             throw error(
                 at: current, "expected ')' after the arguments of \(function.rawValue), found \(describe(current))")
         }
         return try node(.function(function, arguments), [value], at: token)
+    }
+
+    /// The type `typeName` (read at `token`) that `isof` tests for.
+    private func isofType(_ typeName: String?, at token: FilterToken) throws(FilterParseError) -> FilterTypeName {
+        guard let type = typeName.flatMap(FilterTypeName.init(named:)) else {
+            throw error(
+                at: token,
+                """
+                isof supports \(FilterTypeName.allCases.map(\.rawValue).joined(separator: ", ")) (the types a JSON \
+                value has), found \(typeName.map { "'\($0)'" } ?? describe(token))
+                """
+            )
+        }
+        return type
+    }
+
+    /// `cast(value, typeName)` to a literal type (read at `typeToken`; the call at `call`), up to its closing
+    /// parenthesis: the literal itself, for the tree keeps no cast of it.
+    private mutating func castOfLiteral(
+        _ value: FilterExpression, to typeName: String?, at typeToken: FilterToken, call: FilterToken
+    ) throws(FilterParseError) -> Node {
+        guard let cast = typeName.flatMap({ Self.literalCast($0.lowercased()) }) else {
+            throw error(
+                at: typeToken,
+                """
+                cast supports Edm.DateTimeOffset, Edm.Date, Edm.TimeOfDay and Edm.Guid, found \
+                \(typeName.map { "'\($0)'" } ?? describe(typeToken))
+                """
+            )
+        }
+        guard take(.closeParenthesis) else {
+            throw error(at: current, "expected ')' after the arguments of cast, found \(describe(current))")
+        }
+        guard let literal = Self.castLiteral(value, cast.read) else {
+            throw error(at: call, "cast to \(cast.type) takes a literal of that type, as in \(cast.example)")
+        }
+        return Node(expression: .literal(literal), depth: 1)
     }
 
     /// A cast of a literal to its own type (`name` lowercased): the type's spelling, an example, and how a quoted

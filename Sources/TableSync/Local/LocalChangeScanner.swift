@@ -80,18 +80,7 @@ struct LocalChangeScanner {
         }
         var coveredElsewhere: [(name: String, change: LocalChange, read: ReadRecordFile)] = []
         for (file, result) in zip(joined.changed, examined) {
-            let id: String
-            let facts: FileChangeRule.File
-            let hash: String
-            let read: RecordFile.Loaded?
-            switch try result.get() {
-            case .asIndexed: continue
-            case .broken(let problem):
-                scan.problems.append(problem)
-                continue
-            case .read(let readID, let contentHash, let readFacts, let loaded):
-                (id, hash, facts, read) = (readID, contentHash, readFacts, loaded)
-            }
+            guard case let (id, hash, facts, read)? = try Self.readFile(result, into: &scan) else { continue }
             // A stamped copy told from its bytes was not parsed: the few outcomes that hand the record on read it
             // (one changed since is left to the next scan).
             func loaded() -> RecordFile.Loaded? {
@@ -137,6 +126,21 @@ struct LocalChangeScanner {
             }
         }
         try findOwnEdits(of: coveredElsewhere, table: table, into: &scan, keeping: &reads)
+    }
+
+    /// What was read of a changed file: its id, the SHA-256 of its bytes, what the rule needs of it, and the record
+    /// as parsed, unless its bytes alone told a stamped copy; `nil` for a file as indexed, or broken (its problem is
+    /// noted in `scan`).
+    private static func readFile(
+        _ result: Result<Examined, any Error>, into scan: inout LocalScan
+    ) throws -> (id: String, hash: String, facts: FileChangeRule.File, loaded: RecordFile.Loaded?)? {
+        switch try result.get() {
+        case .asIndexed: return nil
+        case .broken(let problem):
+            scan.problems.append(problem)
+            return nil
+        case .read(let id, let hash, let facts, let loaded): return (id, hash, facts, loaded)
+        }
     }
 
     /// Of the files whose record has an operation another clone queued (it came with a merge, and that clone sends

@@ -61,11 +61,7 @@ struct ServerHTTPClient: Sendable {
         var renewed = false
         while true {
             attempt += 1
-            let failure: String
-            var retryAfter: Double?
-            var serverFault: HTTPResponse?
-            var damagedAnswer = false
-            var databaseAway = false
+            let failure: FailedAttempt
             let started = ContinuousClock.now
             do {
                 let result = try await exchange(request, url: urlText, token: token)
@@ -80,44 +76,49 @@ struct ServerHTTPClient: Sendable {
                     attempt -= 1
                     continue
                 }
-                if let damage = Self.damageOfWriteAnswer(result, method: request.method) {
-                    // The write may have been applied, but its answer was damaged on the way or replaced by a
-                    // proxy's page: send it again, and the lost-acknowledgement rule turns the server's 409/412
-                    // into success.
-                    failure = "HTTP \(result.status) with \(damage)"
-                    damagedAnswer = true
-                } else {
-                    guard RetryPolicy.isRetryable(status: result.status) else { return result }
-                    failure = "HTTP \(result.status)"
-                    if result.status >= 500 { serverFault = result }
-                    databaseAway = Self.saysDatabaseUnavailable(result)
-                }
-                retryAfter = RetryPolicy.retryAfterSeconds(result.header("Retry-After"))
+                guard let judged = Self.failure(of: result, method: request.method) else { return result }
+                failure = judged
             } catch TransportFailure.tooLarge {
                 throw SyncError.malformedResponse(
                     url: urlText, reason: "the answer is larger than \(Self.sizeText(maxResponseBytes))")
             } catch TransportFailure.untrustedCertificate(let detail) {
                 throw SyncError.serverNotTrusted(url: baseURL, detail: detail)
             } catch let error as TransportFailure {
-                failure = error.reason
-                logAttempt(request, attempt: attempt, started: started, outcome: failure)
+                failure = FailedAttempt(reason: error.reason)
+                logAttempt(request, attempt: attempt, started: started, outcome: failure.reason)
             } catch let error as DamagedBody {
-                failure = error.reason
-                logAttempt(request, attempt: attempt, started: started, outcome: failure)
+                failure = FailedAttempt(reason: error.reason)
+                logAttempt(request, attempt: attempt, started: started, outcome: failure.reason)
             }
             guard
                 let delay = retryPolicy.delay(
-                    afterAttempt: attempt, retryAfter: retryAfter, random: Double.random(in: 0..<1))
+                    afterAttempt: attempt, retryAfter: failure.retryAfter, random: Double.random(in: 0..<1))
             else {
-                // Not a fault of any one request: the whole run stops, and a write keeps its operation.
-                if databaseAway { throw SyncError.databaseUnavailable(url: baseURL) }
-                if returningServerFaults, let serverFault { return serverFault }
-                let tally = "\(failure) after \(attempt) attempt\(attempt == 1 ? "" : "s")"
-                if damagedAnswer { throw SyncError.malformedResponse(url: urlText, reason: tally) }
-                throw SyncError.unreachable(url: baseURL, reason: tally)
+                if returningServerFaults, !failure.databaseAway, let serverFault = failure.serverFault {
+                    return serverFault
+                }
+                throw failure.error(afterAttempts: attempt, url: urlText, baseURL: baseURL)
             }
             try await Task.sleep(nanoseconds: UInt64(delay * 1_000_000_000))
         }
+    }
+
+    /// What failed in the answer `result` to a request of `method`, to try again; `nil` when it is the answer to
+    /// hand back.
+    private static func failure(of result: HTTPResponse, method: String) -> FailedAttempt? {
+        var failure: FailedAttempt
+        if let damage = damageOfWriteAnswer(result, method: method) {
+            // The write may have been applied, but its answer was damaged on the way or replaced by a proxy's page:
+            // send it again, and the lost-acknowledgement rule turns the server's 409/412 into success.
+            failure = FailedAttempt(reason: "HTTP \(result.status) with \(damage)", damagedAnswer: true)
+        } else {
+            guard RetryPolicy.isRetryable(status: result.status) else { return nil }
+            failure = FailedAttempt(
+                reason: "HTTP \(result.status)", serverFault: result.status >= 500 ? result : nil,
+                databaseAway: saysDatabaseUnavailable(result))
+        }
+        failure.retryAfter = RetryPolicy.retryAfterSeconds(result.header("Retry-After"))
+        return failure
     }
 
     /// Logs one attempt at debug level: the request's method and path (never its headers, which carry the token),
@@ -202,5 +203,35 @@ struct ServerHTTPClient: Sendable {
         let type = response.header("Content-Type")?.lowercased()
         if let type, !type.contains("json") { return "a body of type \(type), not JSON" }
         return (try? JSONParser.parse(response.body)) == nil ? "a damaged JSON body" : nil
+    }
+}
+
+/// Why an attempt at a request failed, and what giving up after it throws.
+private struct FailedAttempt {
+    var reason: String
+    /// The server's `Retry-After`, in seconds.
+    var retryAfter: Double?
+    /// A 5xx answer, handed back to a caller that asks for the server's faults.
+    var serverFault: HTTPResponse?
+    /// The answer to a write came damaged: the write may have been applied.
+    var damagedAnswer = false
+    /// The server said its database is unavailable.
+    var databaseAway = false
+
+    init(
+        reason: String, serverFault: HTTPResponse? = nil, damagedAnswer: Bool = false, databaseAway: Bool = false
+    ) {
+        self.reason = reason
+        self.serverFault = serverFault
+        self.damagedAnswer = damagedAnswer
+        self.databaseAway = databaseAway
+    }
+
+    /// What giving up after `attempts` throws. A database away is no fault of any one request: the whole run
+    /// stops, and a write keeps its operation.
+    func error(afterAttempts attempts: Int, url: String, baseURL: String) -> SyncError {
+        if databaseAway { return .databaseUnavailable(url: baseURL) }
+        let tally = "\(reason) after \(attempts) attempt\(attempts == 1 ? "" : "s")"
+        return damagedAnswer ? .malformedResponse(url: url, reason: tally) : .unreachable(url: baseURL, reason: tally)
     }
 }
