@@ -484,6 +484,8 @@ struct ChangeFeedTests {
         let waitingRSS: Int
         do {
             let eTag = try #require(await feed.ask(tables: table)?.header("etag"))
+            // A measurement, not a synchronisation: the RSS once the first answer's buffers have gone back. A late
+            // wake only lowers the baseline, which makes the bound below harder to meet, never easier.
             try await Task.sleep(for: .milliseconds(500))
             idleRSS = ProcessMemory.rss(of: server.processIdentifier)
             for _ in 0..<count {

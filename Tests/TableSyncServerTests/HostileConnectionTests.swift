@@ -87,6 +87,7 @@ struct HostileConnectionTests {
             server in
             let connection = try Self.connect(server)
             await connection.send("GET /tables/\(table) HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            // Time is the behaviour: a head trickled a line every 250 ms, past the header timeout.
             for _ in 0..<3 {
                 try await Task.sleep(for: .milliseconds(250))
                 await connection.send("X-Slow: a\r\n")

@@ -101,7 +101,8 @@ struct ReliabilityAttackTests {
 
             let peakRSS = ProcessMemory.Peak(process: server.processIdentifier)
             attack.start()
-            // The attack's clients connect and fill the server's queues before the interactive clients measure.
+            // The attack's clients connect and fill the server's queues before the interactive clients measure: a
+            // warm-up of the load, not a synchronisation (the measure holds whichever client got there first).
             try await Task.sleep(for: .milliseconds(500))
             processorUse = ProcessorUse(server: server.processIdentifier)
             let underAttack = await Self.interactiveLoad(
@@ -110,6 +111,8 @@ struct ReliabilityAttackTests {
 
             // Writes in flight when the stop begins, and after: those acknowledged must be kept.
             attack.startWriter()
+            // Writes for a while before the stop and on through it; how many were acknowledged before it is
+            // whatever it is, and every one of them is checked below.
             try await Task.sleep(for: .milliseconds(300))
             attack.serverIsStopping()
             let started = ContinuousClock.now
