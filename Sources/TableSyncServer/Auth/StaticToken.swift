@@ -29,7 +29,7 @@ public struct StaticToken: Sendable, Hashable, ExpressibleByStringLiteral {
     var identity: RequestIdentity { RequestIdentity(name: name, subject: givenName, roles: []) }
 
     /// `true` when `name` can name a token: 1–64 ASCII letters, digits, `.`, `_`, `-` or `@`.
-    public static func isValidName(_ name: String) -> Bool {
+    package static func isValidName(_ name: String) -> Bool {
         (1...64).contains(name.utf8.count)
             && name.utf8.allSatisfy { byte in
                 (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A)

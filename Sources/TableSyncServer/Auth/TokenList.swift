@@ -6,12 +6,12 @@ import Foundation
 /// A line with the token alone, as tokens files held before names, still means that token; its log name is
 /// its line number. A name (``StaticToken/isValidName(_:)``) is what the log shows and the user the token
 /// stands for in per-user tables.
-public enum TokenList {
+package enum TokenList {
     /// The environment variable that may hold the tokens.
-    public static let environmentVariable = "TABLESYNC_SERVER_TOKENS"
+    package static let environmentVariable = "TABLESYNC_SERVER_TOKENS"
 
     /// The tokens of a tokens file's text; `file` names it in errors.
-    public static func parse(
+    package static func parse(
         fileContents: String, file: String = "the tokens file"
     ) throws(ConfigurationError) -> [StaticToken] {
         var tokens: [StaticToken] = []
@@ -42,14 +42,14 @@ public enum TokenList {
     }
 
     /// The tokens of ``environmentVariable``'s value, unnamed.
-    public static func parse(environmentValue: String) -> [StaticToken] {
+    package static func parse(environmentValue: String) -> [StaticToken] {
         environmentValue.split(whereSeparator: { $0 == "," || $0.isWhitespace }).enumerated().map { index, secret in
             StaticToken(secret: String(secret), origin: "\(environmentVariable) entry \(index + 1)")
         }
     }
 
     /// The tokens of `file`; throws when it cannot be read, holds no token or a line is malformed.
-    public static func load(file: String) throws(ConfigurationError) -> [StaticToken] {
+    package static func load(file: String) throws(ConfigurationError) -> [StaticToken] {
         guard let data = FileManager.default.contents(atPath: file), let text = String(data: data, encoding: .utf8)
         else {
             throw ConfigurationError("cannot read the tokens file \(file)")

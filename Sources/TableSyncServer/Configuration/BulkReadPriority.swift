@@ -11,7 +11,7 @@ public enum BulkReadPriority: String, Sendable, Hashable, CaseIterable {
     case normal
 
     /// The priority of a server that names none.
-    public static let `default`: BulkReadPriority = .idle
+    package static let `default`: BulkReadPriority = .idle
 
     /// Parses a configuration file's value, naming `setting` in the error.
     static func parse(_ text: String, setting: String) throws(ConfigurationError) -> BulkReadPriority {

@@ -9,7 +9,7 @@ public enum DatabaseLocation: Sendable, Hashable, CustomStringConvertible {
     case postgres(PostgresLocation)
 
     /// Parses the text form given to `--database`.
-    public static func parse(_ text: String) throws(ConfigurationError) -> DatabaseLocation {
+    package static func parse(_ text: String) throws(ConfigurationError) -> DatabaseLocation {
         if text.hasPrefix("sqlite:") {
             var path = String(text.dropFirst("sqlite:".count))
             if path.hasPrefix("//") { path.removeFirst(2) }
@@ -71,11 +71,11 @@ public struct PostgresLocation: Sendable, Hashable {
     }
 
     /// The TLS mode in force: the URL's, or the default.
-    public var effectiveTLSMode: PostgresTLSMode { tlsMode ?? .default }
+    package var effectiveTLSMode: PostgresTLSMode { tlsMode ?? .default }
 
     /// The location with what the URL leaves out taken from libpq's environment variables, as `psql` would:
     /// `PGPASSWORD`, `PGSSLMODE`, `PGSSLROOTCERT`.
-    public func filledIn(from environment: [String: String]) throws(ConfigurationError) -> PostgresLocation {
+    package func filledIn(from environment: [String: String]) throws(ConfigurationError) -> PostgresLocation {
         var location = self
         if location.password == nil { location.password = environment["PGPASSWORD"] }
         if location.tlsMode == nil, let mode = environment["PGSSLMODE"], !mode.isEmpty {

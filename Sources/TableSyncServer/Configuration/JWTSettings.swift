@@ -15,7 +15,7 @@ public struct JWTSettings: Sendable, Hashable {
         case url(String)
 
         /// `http://` or `https://` text as a URL, anything else as a file path.
-        public init(parsing text: String) {
+        package init(parsing text: String) {
             let lowercased = text.lowercased()
             self = lowercased.hasPrefix("https://") || lowercased.hasPrefix("http://") ? .url(text) : .file(text)
         }
@@ -44,13 +44,13 @@ public struct JWTSettings: Sendable, Hashable {
     public var roleClaim: String = defaultRoleClaim
 
     /// The default of ``leeway``: 60 s.
-    public static let defaultLeeway = Duration.seconds(60)
+    package static let defaultLeeway = Duration.seconds(60)
     /// The default of ``keySetRefreshInterval``: 60 s.
-    public static let defaultKeySetRefreshInterval = Duration.seconds(60)
+    package static let defaultKeySetRefreshInterval = Duration.seconds(60)
     /// The default of ``roleClaim``: `roles`, as Microsoft Entra ID and many providers name it.
-    public static let defaultRoleClaim = "roles"
+    package static let defaultRoleClaim = "roles"
     /// The environment variable that may hold the HS256 key instead of a file.
-    public static let sharedKeyEnvironmentVariable = "TABLESYNC_SERVER_JWT_KEY"
+    package static let sharedKeyEnvironmentVariable = "TABLESYNC_SERVER_JWT_KEY"
 
     public init(sharedKey: [UInt8]? = nil, keySet: KeySetLocation? = nil, issuer: String, audience: String) {
         self.sharedKey = sharedKey
@@ -93,7 +93,7 @@ public struct JWTSettings: Sendable, Hashable {
     }
 
     /// The HS256 key of a key file's text: its bytes, without the surrounding whitespace.
-    public static func sharedKey(fileContents: String) -> [UInt8] {
+    package static func sharedKey(fileContents: String) -> [UInt8] {
         Array(fileContents.trimmingCharacters(in: .whitespacesAndNewlines).utf8)
     }
 }

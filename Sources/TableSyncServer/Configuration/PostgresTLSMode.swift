@@ -18,7 +18,7 @@ public enum PostgresTLSMode: String, Sendable, Hashable, CaseIterable {
     case verifyFull = "verify-full"
 
     /// The mode of a URL that names none.
-    public static let `default`: PostgresTLSMode = .prefer
+    package static let `default`: PostgresTLSMode = .prefer
 
     /// Parses an `sslmode` value; `allow` (libpq's "plain first, TLS if the server insists") is refused, since
     /// it only matters for servers that demand TLS, where `prefer` does as well.
@@ -31,5 +31,5 @@ public enum PostgresTLSMode: String, Sendable, Hashable, CaseIterable {
     }
 
     /// Whether the server's certificate is checked against the trusted authorities.
-    public var verifiesCertificate: Bool { self == .verifyCA || self == .verifyFull }
+    package var verifiesCertificate: Bool { self == .verifyCA || self == .verifyFull }
 }

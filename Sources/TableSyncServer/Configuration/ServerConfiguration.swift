@@ -71,42 +71,42 @@ public struct ServerConfiguration: Sendable {
     /// The largest ``maxBodySize`` accepted: 32 MiB. PostgreSQL's `jsonb` holds at most 256 MiB, and its binary form
     /// can take several times the bytes of the JSON text (an array of small numbers about six), so a larger body
     /// could be stored by SQLite and refused by PostgreSQL.
-    public static let largestMaxBodySize = 32 * 1024 * 1024
+    package static let largestMaxBodySize = 32 * 1024 * 1024
     /// The default of ``maxPageBytes``: 8 MiB, many pages of ordinary records, and a bound on the memory of each
     /// answer in flight.
-    public static let defaultMaxPageBytes = 8 * 1024 * 1024
+    package static let defaultMaxPageBytes = 8 * 1024 * 1024
     /// The largest ``maxPageBytes`` accepted: 128 MiB, with room for one record past it under the 256 MiB that
     /// TableSync's client accepts in an answer.
-    public static let largestMaxPageBytes = 128 * 1024 * 1024
+    package static let largestMaxPageBytes = 128 * 1024 * 1024
     /// The default of ``maxBulkReads``: half the processor cores, at least one, leaving the rest to small requests.
-    public static let defaultMaxBulkReads = max(1, ProcessInfo.processInfo.activeProcessorCount / 2)
+    package static let defaultMaxBulkReads = max(1, ProcessInfo.processInfo.activeProcessorCount / 2)
     /// The default of ``gzipMinimumSize``: 1 KiB.
     public static let defaultGzipMinimumSize = 1024
     /// The default of ``maxBatchOperations``: 1,000.
     public static let defaultMaxBatchOperations = 1000
     /// The default of ``headerTimeout``: 10 s.
-    public static let defaultHeaderTimeout = Duration.seconds(10)
+    package static let defaultHeaderTimeout = Duration.seconds(10)
     /// The default of ``bodyTimeout``: 60 s, 16 MiB at about 280 KB/s.
-    public static let defaultBodyTimeout = Duration.seconds(60)
+    package static let defaultBodyTimeout = Duration.seconds(60)
     /// The default of ``idleTimeout``: 60 s.
-    public static let defaultIdleTimeout = Duration.seconds(60)
+    package static let defaultIdleTimeout = Duration.seconds(60)
     /// The default of ``maxConnections``: 1,000.
-    public static let defaultMaxConnections = 1000
+    package static let defaultMaxConnections = 1000
     /// The default of ``statementTimeout``: 30 s.
-    public static let defaultStatementTimeout = Duration.seconds(30)
+    package static let defaultStatementTimeout = Duration.seconds(30)
     /// The default of ``shutdownTimeout``: 5 s; cancelling what is left then takes at most ``cancellationTimeout``.
-    public static let defaultShutdownTimeout = Duration.seconds(5)
+    package static let defaultShutdownTimeout = Duration.seconds(5)
     /// The default of ``databaseWait``: 30 s, long enough for a PostgreSQL on the same machine to start with it.
-    public static let defaultDatabaseWait = Duration.seconds(30)
+    package static let defaultDatabaseWait = Duration.seconds(30)
     /// How long a stopping server gives cancelled requests to end before it exits regardless.
-    public static let cancellationTimeout = Duration.seconds(2)
+    package static let cancellationTimeout = Duration.seconds(2)
     /// The longest time limit a setting takes: a day.
-    public static let longestTimeout = Duration.seconds(86_400)
+    package static let longestTimeout = Duration.seconds(86_400)
     /// The default of ``maxChangeWait``: 30 s, half the default idle timeout, so a client or proxy in front that closes
     /// connections idle as long as the server does never closes one waiting for a change.
-    public static let defaultMaxChangeWait = 30
+    package static let defaultMaxChangeWait = 30
     /// The largest ``maxChangeWait`` accepted: an hour.
-    public static let largestMaxChangeWait = 3600
+    package static let largestMaxChangeWait = 3600
     /// The default of ``postgresPoolSize``: 20, PostgresNIO's own default, well under PostgreSQL's usual
     /// `max_connections` of 100.
     public static let defaultPostgresPoolSize = 20
@@ -157,7 +157,7 @@ public struct ServerConfiguration: Sendable {
     }
 
     /// Whether the server checks credentials: it has static tokens or JWT keys.
-    public var checksCredentials: Bool { !tokens.isEmpty || jwt != nil }
+    package var checksCredentials: Bool { !tokens.isEmpty || jwt != nil }
 
     /// Checks that every table's access rules can be met: `authenticated` and roles need credentials to check, a
     /// per-user table needs a user for each request (not `anonymous`) and no declared columns.
@@ -190,7 +190,7 @@ public struct ServerConfiguration: Sendable {
     }
 
     /// `seconds` as a time limit for `setting` (a flag's name, in messages): more than 0, at most ``longestTimeout``.
-    public static func timeLimit(seconds: Double, setting: String) throws(ConfigurationError) -> Duration {
+    package static func timeLimit(seconds: Double, setting: String) throws(ConfigurationError) -> Duration {
         guard seconds.isFinite, seconds > 0, seconds <= Double(longestTimeout.components.seconds) else {
             throw timeLimitError(setting: setting, value: "\(seconds)")
         }
@@ -203,7 +203,7 @@ public struct ServerConfiguration: Sendable {
     }
 
     /// The extensions this server offers, advertised on every response and in `/health`.
-    public var extensions: Set<ProtocolExtension> {
+    package var extensions: Set<ProtocolExtension> {
         batch
             ? [.gzipRequests, .batch, .batchMinimalAnswers, .changes, .wholePages]
             : [.gzipRequests, .changes, .wholePages]
@@ -211,18 +211,18 @@ public struct ServerConfiguration: Sendable {
 
     /// The longest a change feed request waits, in whole seconds: ``maxChangeWait``, but never more than half the
     /// ``idleTimeout`` (at least one second), so the wait stays well inside the idle time limits of the way there.
-    public var changeWaitLimitSeconds: Int {
+    package var changeWaitLimitSeconds: Int {
         let halfIdle = Int(idleTimeout.components.seconds / 2)
         return max(1, min(maxChangeWait, halfIdle))
     }
 
     /// The batch limits announced in `/health`, or `nil` when the batch extension is off.
-    public var batchLimits: BatchLimits? {
+    package var batchLimits: BatchLimits? {
         batch ? BatchLimits(maxOperations: maxBatchOperations, maxBytes: maxBodySize) : nil
     }
 
     /// `true` for `localhost`, `127.0.0.0/8` and `::1`.
-    public static func isLoopback(_ host: String) -> Bool {
+    package static func isLoopback(_ host: String) -> Bool {
         if host == "localhost" || host == "::1" || host == "[::1]" { return true }
         let octets = host.split(separator: ".", omittingEmptySubsequences: false)
         return octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil }

@@ -20,17 +20,17 @@ import SyncProtocol
 /// }
 /// ```
 /// Tokens and keys never go in this file's values; it may only name a tokens file and a key file.
-public struct ServerConfigurationFile: Sendable {
+package struct ServerConfigurationFile: Sendable {
     /// The members given, by setting key, each checked to be of its setting's type.
     let inputs: [String: SettingInput]
 
     /// A file that gives no setting.
-    public init() { inputs = [:] }
+    package init() { inputs = [:] }
 
     private init(inputs: [String: SettingInput]) { self.inputs = inputs }
 
     /// Reads and parses the file at `path`.
-    public static func read(path: String) throws(ConfigurationError) -> ServerConfigurationFile {
+    package static func read(path: String) throws(ConfigurationError) -> ServerConfigurationFile {
         guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8)
         else {
             throw ConfigurationError("cannot read the configuration file \(path)")
@@ -39,7 +39,7 @@ public struct ServerConfigurationFile: Sendable {
     }
 
     /// Parses the file's text; `path` names it in errors.
-    public static func parse(_ text: String, path: String) throws(ConfigurationError) -> ServerConfigurationFile {
+    package static func parse(_ text: String, path: String) throws(ConfigurationError) -> ServerConfigurationFile {
         let value: JSONValue
         do {
             value = try JSONParser.parse(text)

@@ -3,7 +3,7 @@ import Foundation
 extension ServerSetting {
     /// Every setting of `tablesync-server`, in the order `--help` and docs/server.md list them. A new setting is one
     /// entry here and, where it lands, one member of ``ServerConfiguration``.
-    public static let all: [ServerSetting] = [
+    package static let all: [ServerSetting] = [
         ServerSetting(
             flag: "host", key: "host", form: .value(valueName: "ADDRESS"), default: ServerConfiguration.defaultHost,
             help: "The address to listen on; it must be loopback unless tokens or JWT keys are configured.",

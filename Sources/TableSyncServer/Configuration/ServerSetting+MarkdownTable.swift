@@ -2,7 +2,7 @@ import Foundation
 extension ServerSetting {
     /// The settings as the markdown table of docs/server.md ("Configuration file"), which a test holds equal to this:
     /// `tablesync-server --settings-table` prints it.
-    public static var markdownTable: String {
+    package static var markdownTable: String {
         var lines = ["| flag | file key | environment variable | default | meaning |", "|---|---|---|---|---|"]
         for setting in all {
             let flag =

@@ -2,9 +2,9 @@
 /// environment variable it is also read from, its default and its help, how a value becomes part of a
 /// ``ServerConfiguration``, and the range a server starts with. The flags, the file's parser, its unknown-key
 /// message, ``ServerConfiguration/validate()`` and the settings table of docs/server.md all come from these.
-public struct ServerSetting: Sendable {
+package struct ServerSetting: Sendable {
     /// How the setting is given on the command line.
-    public enum Form: Sendable, Equatable {
+    package enum Form: Sendable, Equatable {
         /// `--flag VALUE`; `valueName` stands for the value in the help.
         case value(valueName: String)
         /// `--flag VALUE`, repeatable; the file's values come first, then the flags'.
@@ -14,16 +14,16 @@ public struct ServerSetting: Sendable {
     }
 
     /// The long flag, without its dashes: `max-filter-growth`.
-    public let flag: String
+    package let flag: String
     /// The configuration file's key; a dot separates an object's key from its member's (`jwt.issuer`).
-    public let key: String
+    package let key: String
     /// The environment variable read when no flag gives the setting, over the file.
-    public let environmentVariable: String?
-    public let form: Form
+    package let environmentVariable: String?
+    package let form: Form
     /// The value when no source gives one, as a person reads it.
-    public let defaultValue: String
+    package let defaultValue: String
     /// What the setting does, in a sentence or two.
-    public let help: String
+    package let help: String
     /// Reads an input and sets the configuration's part with it.
     let apply: @Sendable (SettingInput, inout ServerConfiguration) throws(ConfigurationError) -> Void
     /// Reads an input without using it: the file's parser checks each member's type with it.
@@ -51,7 +51,7 @@ public struct ServerSetting: Sendable {
     }
 
     /// The flag as it is typed: `--max-filter-growth`.
-    public var dashedFlag: String { "--\(flag)" }
+    package var dashedFlag: String { "--\(flag)" }
 
     /// A whole number kept at `setting` and refused outside `range`, with `unit` after the range in the refusal.
     static func wholeNumber(

@@ -1,15 +1,15 @@
 /// Where the settings of one start come from, and the rule between them: a flag wins over the setting's environment
 /// variable, which wins over the configuration file, which wins over the default. `--table` adds to the file's
 /// tables instead, replacing the one of the same name.
-public struct ServerSettingSources: Sendable {
+package struct ServerSettingSources: Sendable {
     /// The configuration file (`--config`), or an empty one.
-    public var file: ServerConfigurationFile
+    package var file: ServerConfigurationFile
     /// The process's environment.
-    public var environment: [String: String]
+    package var environment: [String: String]
     /// The flags given, by ``ServerSetting/flag``: the text of each time it is given (`"false"` for a switch).
-    public var flags: [String: [String]]
+    package var flags: [String: [String]]
 
-    public init(
+    package init(
         file: ServerConfigurationFile = ServerConfigurationFile(), environment: [String: String] = [:],
         flags: [String: [String]] = [:]
     ) {
@@ -19,9 +19,9 @@ public struct ServerSettingSources: Sendable {
     }
 
     /// The database served when no source names one: an embedded SQLite file in the working directory.
-    public static let defaultDatabase = DatabaseLocation.sqlite(path: "tablesync-server.sqlite")
+    package static let defaultDatabase = DatabaseLocation.sqlite(path: "tablesync-server.sqlite")
     /// The table served when no source names one: the Azure Mobile Apps quickstart's.
-    public static let defaultTable = "TodoItem"
+    package static let defaultTable = "TodoItem"
 
     /// The setting's inputs in rising precedence: the file's, the environment's, the command line's.
     func inputs(for setting: ServerSetting) -> [SettingInput] {
@@ -35,12 +35,12 @@ public struct ServerSettingSources: Sendable {
     }
 
     /// Whether any source gives the setting of `key`.
-    public func gives(_ key: String) -> Bool {
+    package func gives(_ key: String) -> Bool {
         ServerSetting.all.contains { $0.key == key && !inputs(for: $0).isEmpty }
     }
 
     /// The configuration the sources give, on the defaults; ``ServerConfiguration/validate()`` is the server's.
-    public func configuration() throws(ConfigurationError) -> ServerConfiguration {
+    package func configuration() throws(ConfigurationError) -> ServerConfiguration {
         var configuration = ServerConfiguration(database: Self.defaultDatabase, tables: [])
         for setting in ServerSetting.all {
             let inputs = inputs(for: setting)

@@ -20,7 +20,7 @@ public enum TableAccess: Sendable, Hashable, CustomStringConvertible {
     case disabled
 
     /// Parses the text form; `nil` for anything else.
-    public init?(parsing text: String) {
+    package init?(parsing text: String) {
         switch text {
         case "anonymous": self = .anonymous
         case "authenticated": self = .authenticated

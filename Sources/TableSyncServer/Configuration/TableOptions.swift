@@ -46,10 +46,10 @@ public struct TableOptions: Sendable, Hashable {
 
     /// `true` when `name` can be a table name (``TableName``: 1–64 ASCII letters, digits, `_` or `-`, starting
     /// with a letter).
-    public static func isValidName(_ name: String) -> Bool { TableName.isValid(name) }
+    package static func isValidName(_ name: String) -> Bool { TableName.isValid(name) }
 
     /// Parses `NAME[:key=value,...]` as given to `--table`.
-    public static func parse(_ text: String) throws(ConfigurationError) -> TableOptions {
+    package static func parse(_ text: String) throws(ConfigurationError) -> TableOptions {
         let parts = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
         let name = String(parts[0])
         guard isValidName(name) else {

@@ -3,7 +3,7 @@ import Hummingbird
 /// A ``ProtocolError`` as Hummingbird answers it, and the refusal that other errors stand for.
 extension ProtocolError: HTTPResponseError {
     /// The answer to this refusal (uncompressed; ``ProtocolResponseMiddleware`` compresses large ones).
-    public func response(from request: Request, context: some RequestContext) throws -> Response {
+    package func response(from request: Request, context: some RequestContext) throws -> Response {
         ResponseWriter(gzipMinimumSize: .max).error(self, request: request)
     }
 

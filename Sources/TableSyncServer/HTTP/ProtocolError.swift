@@ -8,19 +8,19 @@ import SyncProtocol
 /// itself (`HTTPResponseError`, in `ProtocolError+Answer.swift`), and ``ProtocolResponseMiddleware`` renders every
 /// table response's error through ``ResponseWriter`` so that large bodies are compressed like any other answer.
 /// This file needs no HTTP server, so that the fuzzer (scripts/fuzz.sh) builds the request checks with it.
-public struct ProtocolError: Error, Sendable, CustomStringConvertible {
-    public var status: HTTPResponse.Status
-    public var message: String
+package struct ProtocolError: Error, Sendable, CustomStringConvertible {
+    package var status: HTTPResponse.Status
+    package var message: String
     /// The server's copy of the record, sent instead of the error body (409, 412).
-    public var record: StoredRecord?
+    package var record: StoredRecord?
     /// Seconds the client should wait before it tries again (`Retry-After`), for a refusal that passes by itself.
-    public var retryAfterSeconds: Int?
+    package var retryAfterSeconds: Int?
     /// The methods the path is served with (`Allow`), for a 405.
-    public var allowedMethods: [HTTPRequest.Method]?
+    package var allowedMethods: [HTTPRequest.Method]?
     /// The kind of refusal a client acts on, sent as the body's `"code"`.
-    public var code: ProtocolErrorCode?
+    package var code: ProtocolErrorCode?
 
-    public init(
+    package init(
         status: HTTPResponse.Status, message: String, record: StoredRecord? = nil, retryAfterSeconds: Int? = nil,
         allowedMethods: [HTTPRequest.Method]? = nil, code: ProtocolErrorCode? = nil
     ) {
@@ -32,7 +32,7 @@ public struct ProtocolError: Error, Sendable, CustomStringConvertible {
         self.code = code
     }
 
-    public var description: String { "\(status.code) \(message)" }
+    package var description: String { "\(status.code) \(message)" }
 
     static func badRequest(_ message: String) -> ProtocolError { ProtocolError(status: .badRequest, message: message) }
     static func notFound(_ message: String) -> ProtocolError { ProtocolError(status: .notFound, message: message) }

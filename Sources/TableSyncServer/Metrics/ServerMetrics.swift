@@ -32,9 +32,9 @@ import SyncProtocol
 /// | `tablesync_build_info` | gauge, always 1 | `version`, `commit` |
 /// | `process_cpu_seconds_total`, `process_resident_memory_bytes`, `process_virtual_memory_bytes`,
 /// `process_open_fds`, `process_start_time_seconds` (Linux) | counter, gauges | |
-public final class ServerMetrics: Sendable {
+package final class ServerMetrics: Sendable {
     /// Where the server answers with its metrics.
-    public static let path = "/metrics"
+    package static let path = "/metrics"
     /// The `Content-Type` of the answer: Prometheus's text exposition format.
     static let contentType = "text/plain; version=0.0.4; charset=utf-8"
     /// The latency buckets: from a page read from cache to one at the default statement time limit.
@@ -78,7 +78,7 @@ public final class ServerMetrics: Sendable {
     let databaseConnectionsAwaited: Gauge?
 
     /// Metrics of a server whose PostgreSQL pool holds at most `databasePoolSize` connections (`nil` on SQLite).
-    public init(databasePoolSize: Int? = nil) {
+    package init(databasePoolSize: Int? = nil) {
         connectionsOpen = registry.makeGauge(descriptor: Family.connectionsOpen)
         requestsInFlight = registry.makeGauge(descriptor: Family.requestsInFlight)
         requestsAbandoned = registry.makeCounter(descriptor: Family.requestsAbandoned)

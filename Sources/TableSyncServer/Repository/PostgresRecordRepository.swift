@@ -24,7 +24,7 @@ public final class PostgresRecordRepository: RecordRepository {
     /// `statementTimeout` in all, however many statements it takes. With the database's `location`, a page read that
     /// is cancelled has its statement cancelled in the database at once; without, its connection is closed, and the
     /// database ends the statement when it notices. `metrics` counts the pool's connections in use.
-    public convenience init(
+    package convenience init(
         client: PostgresClient, logger: Logger,
         statementTimeout: Duration = ServerConfiguration.defaultStatementTimeout,
         location: PostgresLocation? = nil, poolSize: Int = ServerConfiguration.defaultPostgresPoolSize,

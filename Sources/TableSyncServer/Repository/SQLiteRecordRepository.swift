@@ -18,7 +18,7 @@ public final class SQLiteRecordRepository: RecordRepository {
 
     /// Opens (or creates) the database file at `path`; a page read runs at most `statementTimeout`, a bulk read
     /// (``ReadWeight``) at `bulkReadPriority`. `metrics` counts the bulk reads starved at the idle priority.
-    public init(
+    package init(
         path: String, statementTimeout: Duration = ServerConfiguration.defaultStatementTimeout,
         bulkReadPriority: BulkReadPriority = .default, metrics: ServerMetrics? = nil
     ) throws {

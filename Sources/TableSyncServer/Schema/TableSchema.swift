@@ -77,13 +77,13 @@ public struct TableSchema: Sendable, Hashable {
     /// The column `name` stands for, if declared: names match in any case (ASCII letters), so a client that writes
     /// `postid` reaches the column declared `postId`, as Azure's node server and Datasync's OData parser match them.
     /// What is stored and answered carries the declared spelling.
-    public func column(named name: String) -> DeclaredColumn? {
+    package func column(named name: String) -> DeclaredColumn? {
         columns.first { $0.name == name } ?? columns.first { $0.name.caseInsensitiveEquals(name) }
     }
 
     /// `name` as its declared column spells it, or as it is when it names no column (a system property, or a name
     /// a later check refuses).
-    public func declaredSpelling(_ name: String) -> String { column(named: name)?.name ?? name }
+    package func declaredSpelling(_ name: String) -> String { column(named: name)?.name ?? name }
 
     /// The columns as a person reads them in a message: `done (boolean), rank (number)`.
     var listed: String { columns.map { "\($0.name) (\($0.type.rawValue))" }.joined(separator: ", ") }
@@ -91,7 +91,7 @@ public struct TableSchema: Sendable, Hashable {
     /// `properties` (a record without its system properties) as they are stored: under their columns' declared
     /// spelling, dates in canonical form. Throws the first violation, in property name order, so the same body always
     /// gets the same answer; a body that names one column twice in different cases is refused naming both.
-    public func validate(_ properties: [String: JSONValue]) throws(SchemaViolation) -> [String: JSONValue] {
+    package func validate(_ properties: [String: JSONValue]) throws(SchemaViolation) -> [String: JSONValue] {
         var stored: [String: JSONValue] = [:]
         var sentAs: [String: String] = [:]
         for name in properties.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
@@ -110,7 +110,7 @@ public struct TableSchema: Sendable, Hashable {
 
     /// Throws unless `properties` are exactly what ``validate(_:)`` would store: how rows written before the
     /// declaration are checked against it.
-    public func checkStored(_ properties: [String: JSONValue]) throws(SchemaViolation) {
+    package func checkStored(_ properties: [String: JSONValue]) throws(SchemaViolation) {
         let stored = try validate(properties)
         for name in properties.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) })
         where stored[name] == nil {
@@ -134,7 +134,7 @@ public struct TableSchema: Sendable, Hashable {
     /// record's id (up to 255 characters, 1,020 bytes), and a PostgreSQL B-tree entry holds at most a third of a page,
     /// 2,704 bytes, however little the value compresses; SQLite has no such bound, and the same value must get the
     /// same answer from both.
-    public static let maximumStringBytes = 1_600
+    package static let maximumStringBytes = 1_600
 
     /// The stored form of `value` in `column`, or the reason it does not fit.
     static func stored(_ value: JSONValue, in column: DeclaredColumn) throws(SchemaViolation) -> JSONValue {
