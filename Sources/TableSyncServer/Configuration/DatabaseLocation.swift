@@ -46,17 +46,22 @@ public enum DatabaseLocation: Sendable, Hashable, CustomStringConvertible {
 
 /// The parts of a `postgres://` URL.
 public struct PostgresLocation: Sendable, Hashable {
+    /// The server's host name or address.
     public var host: String
+    /// The server's TCP port.
     public var port: Int
+    /// The role the server connects as.
     public var username: String
     /// From the URL, or from the `PGPASSWORD` environment variable when the URL has none.
     public var password: String?
+    /// The database's name.
     public var database: String
     /// `sslmode=` of the URL; `nil` when it names none (then `PGSSLMODE` applies, else ``PostgresTLSMode/default``).
     public var tlsMode: PostgresTLSMode?
     /// `sslrootcert=`: a PEM file of the authorities `verify-ca` and `verify-full` trust instead of the system's.
     public var rootCertificatePath: String?
 
+    /// A location from its parts; the port defaults to PostgreSQL's own, 5432.
     public init(
         host: String, port: Int = 5432, username: String, password: String? = nil, database: String,
         tlsMode: PostgresTLSMode? = nil, rootCertificatePath: String? = nil

@@ -20,6 +20,7 @@ public struct JWTSettings: Sendable, Hashable {
             self = lowercased.hasPrefix("https://") || lowercased.hasPrefix("http://") ? .url(text) : .file(text)
         }
 
+        /// The path or URL, as the start's log line names it.
         public var description: String {
             switch self {
             case .file(let path): return path
@@ -52,6 +53,8 @@ public struct JWTSettings: Sendable, Hashable {
     /// The environment variable that may hold the HS256 key instead of a file.
     package static let sharedKeyEnvironmentVariable = "TABLESYNC_SERVER_JWT_KEY"
 
+    /// Settings that accept tokens signed with `sharedKey` (HS256) or a key of `keySet` (RS256, ES256), issued by
+    /// `issuer` for `audience`; the other settings keep their defaults.
     public init(sharedKey: [UInt8]? = nil, keySet: KeySetLocation? = nil, issuer: String, audience: String) {
         self.sharedKey = sharedKey
         self.keySet = keySet

@@ -111,6 +111,8 @@ public struct ServerConfiguration: Sendable {
     /// `max_connections` of 100.
     public static let defaultPostgresPoolSize = 20
 
+    /// A configuration serving `tables` from `database`; every setting not given has its default (docs/server.md,
+    /// "Configuration file").
     public init(
         host: String = defaultHost, port: Int = defaultPort, database: DatabaseLocation, tables: [TableOptions],
         tokens: [StaticToken] = [], maxBodySize: Int = defaultMaxBodySize,

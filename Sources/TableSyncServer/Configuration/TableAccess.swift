@@ -31,6 +31,7 @@ public enum TableAccess: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// The rule as the configuration spells it: `anonymous`, `authenticated`, `role:NAME` or `disabled`.
     public var description: String {
         switch self {
         case .anonymous: return "anonymous"

@@ -29,6 +29,8 @@ public struct TableOptions: Sendable, Hashable {
     /// The default of ``maxTop``.
     public static let defaultMaxTop = 1000
 
+    /// The options of the table `name`: soft delete, the server's page size and ``defaultMaxTop`` unless given,
+    /// no declared columns, the server's access rules, shared by every user.
     public init(
         name: String, softDelete: Bool = true, pageSize: Int? = nil, maxTop: Int = defaultMaxTop,
         schema: TableSchema? = nil,

@@ -12,6 +12,8 @@ public struct FilterLimits: Sendable, Hashable {
     /// n characters makes its text up to n times as long, and nested calls multiply.
     public var maxGrowth: Int
 
+    /// Limits of `maxDepth` levels, `maxTerms` terms and `maxGrowth` times a string's length; the defaults are the
+    /// server's.
     public init(maxDepth: Int = 32, maxTerms: Int = 500, maxGrowth: Int = 16) {
         self.maxDepth = maxDepth
         self.maxTerms = maxTerms
