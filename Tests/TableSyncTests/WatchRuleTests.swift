@@ -94,16 +94,25 @@ struct WatchRuleTests {
         #expect(WatchedName.matters(name, in: directory) == matters)
     }
 
-    @Test("a command waits for a lock a watch's run holds, and fails at once on a lock anything else holds")
-    func lockSharedWithAWatch() async throws {
+    @Test(
+        """
+        a command waits for a lock a watch's run holds, blocking or suspended, and fails at once on a lock anything \
+        else holds
+        """,
+        arguments: [false, true])
+    func lockSharedWithAWatch(suspending: Bool) async throws {
         let (directory, context) = try makeStore()
         let layout = context.layout
         await context.close()
         let watchRun = try StoreLock.acquire(layout: layout, purpose: StoreLock.watchPurpose)
         let began = Mutex(false)
         let waiting = Task.detached {
-            let lock = try StoreLock.acquire(
-                layout: layout, purpose: "tablesync insert", whenWaiting: { began.withLock { $0 = true } })
+            let purpose = "tablesync insert"
+            let noteWait = { began.withLock { $0 = true } }
+            let lock =
+                suspending
+                ? try await StoreLock.acquireWaiting(layout: layout, purpose: purpose, whenWaiting: noteWait)
+                : try StoreLock.acquire(layout: layout, purpose: purpose, whenWaiting: noteWait)
             return (lock, ContinuousClock.now)
         }
         // Released only once the other run is known to wait, so the wait itself is what is tested.
@@ -115,6 +124,9 @@ struct WatchRuleTests {
         #expect(acquired >= released, "it had the lock only once the watch's run ended")
         #expect(throws: StoreLockError.self, "a lock held by another command fails at once") {
             try StoreLock.acquire(layout: layout, purpose: "tablesync sync")
+        }
+        await #expect(throws: StoreLockError.self, "a lock held by another command fails at once, suspending too") {
+            try await StoreLock.acquireWaiting(layout: layout, purpose: "tablesync sync")
         }
         #expect(throws: StoreLockError.self, "a watch never waits") {
             try StoreLock.acquire(layout: layout, purpose: StoreLock.watchPurpose)

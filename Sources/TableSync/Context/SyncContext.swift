@@ -67,12 +67,41 @@ public actor SyncContext {
     ///   binary reads (``StoreError/newerStoreFormat(found:supported:)``; an older one is upgraded in place on a
     ///   read-write open, ``StoreFormat``); ``StoreLockError`` when another run holds the lock; ``FileSystemError``
     ///   when the disk fails.
+    ///
+    /// A wait for a watch's run blocks the calling thread; ``open(directory:mode:purpose:)`` waits without holding one.
     public init(directory: String, mode: AccessMode = .readWrite, purpose: String = "tablesync library") throws {
-        let layout = try StoreLocator.locate(from: directory)
-        // A store of a newer format is refused before anything of it is touched, the lock included.
-        let settingsBytes = try Self.readSettingsFile(layout)
-        let needsUpgrade = try StoreFormat.check(settingsBytes: settingsBytes)
-        let lock = mode == .readOnly ? nil : try StoreLock.acquire(layout: layout, purpose: purpose)
+        let found = try FoundStore(directory: directory)
+        let lock = mode == .readOnly ? nil : try StoreLock.acquire(layout: found.layout, purpose: purpose)
+        try self.init(found, mode: mode, lock: lock)
+    }
+
+    /// Opens the store at (or above) `directory` as ``init(directory:mode:purpose:)`` does, but waits for a watch's
+    /// run to give the lock back by suspending, holding no thread of the shared pool meanwhile: how the command line
+    /// opens a store.
+    public static func open(
+        directory: String, mode: AccessMode = .readWrite, purpose: String = "tablesync library"
+    ) async throws -> SyncContext {
+        let found = try FoundStore(directory: directory)
+        let lock = mode == .readOnly ? nil : try await StoreLock.acquireWaiting(layout: found.layout, purpose: purpose)
+        return try SyncContext(found, mode: mode, lock: lock)
+    }
+
+    /// A store found and checked before its lock is taken: a store of a newer format is refused before anything of
+    /// it is touched, the lock included.
+    private struct FoundStore {
+        let layout: StoreLayout
+        let settingsBytes: [UInt8]
+        let needsUpgrade: Bool
+
+        init(directory: String) throws {
+            layout = try StoreLocator.locate(from: directory)
+            settingsBytes = try SyncContext.readSettingsFile(layout)
+            needsUpgrade = try StoreFormat.check(settingsBytes: settingsBytes)
+        }
+    }
+
+    private init(_ found: FoundStore, mode: AccessMode, lock: StoreLock?) throws {
+        let (layout, settingsBytes, needsUpgrade) = (found.layout, found.settingsBytes, found.needsUpgrade)
         if mode == .readWrite { try StoreRecovery.recover(layout: layout) }
         if mode == .readWrite, needsUpgrade { try StoreFormat.upgrade(layout: layout, settingsBytes: settingsBytes) }
         let spareFiles = SpareFiles(directory: layout.sparesDirectory, adoptingRetained: mode == .readWrite)

@@ -35,21 +35,50 @@ package final class StoreLock: Sendable {
 
     /// Takes the lock of the store at `layout`, or throws ``StoreLockError`` when another process holds it: at
     /// once, or after ``watchWait`` when a watch's run holds it. A watch itself never waits (`purpose` is
-    /// ``watchPurpose``): it tries again later. `whenWaiting` is called once, as such a wait begins.
+    /// ``watchPurpose``): it tries again later. `whenWaiting` is called once, as such a wait begins. The wait blocks
+    /// the calling thread; ``acquireWaiting(layout:purpose:)`` waits without holding one.
     package static func acquire(
         layout: StoreLayout, purpose: String, whenWaiting: () -> Void = {}
     ) throws -> StoreLock {
-        try CacheDirectory.prepare(layout)
-        let deadline = ContinuousClock.now + (purpose == watchPurpose ? .zero : watchWait)
+        let deadline = try waitDeadline(layout: layout, purpose: purpose)
         var waiting = false
         while true {
-            do {
-                return try acquire(path: layout.lockFile, purpose: purpose)
-            } catch let error as StoreLockError where error.holder.hasSuffix(watchPurpose) && .now < deadline {
-                if !waiting { whenWaiting() }
-                waiting = true
-                usleep(20_000)
-            }
+            if let lock = try attempt(layout: layout, purpose: purpose, deadline: deadline) { return lock }
+            if !waiting { whenWaiting() }
+            waiting = true
+            usleep(20_000)
+        }
+    }
+
+    /// Takes the lock as ``acquire(layout:purpose:whenWaiting:)`` does, but waits for a watch's run by suspending,
+    /// holding no thread meanwhile.
+    package static func acquireWaiting(
+        layout: StoreLayout, purpose: String, whenWaiting: () -> Void = {}
+    ) async throws -> StoreLock {
+        let deadline = try waitDeadline(layout: layout, purpose: purpose)
+        var waiting = false
+        while true {
+            if let lock = try attempt(layout: layout, purpose: purpose, deadline: deadline) { return lock }
+            if !waiting { whenWaiting() }
+            waiting = true
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
+    /// Prepares the cache directory that holds the lock file; returns when a wait for a watch's run ends.
+    private static func waitDeadline(layout: StoreLayout, purpose: String) throws -> ContinuousClock.Instant {
+        try CacheDirectory.prepare(layout)
+        return ContinuousClock.now + (purpose == watchPurpose ? .zero : watchWait)
+    }
+
+    /// One try at the lock: the lock, or `nil` when a watch's run holds it and `deadline` has not passed.
+    private static func attempt(
+        layout: StoreLayout, purpose: String, deadline: ContinuousClock.Instant
+    ) throws -> StoreLock? {
+        do {
+            return try acquire(path: layout.lockFile, purpose: purpose)
+        } catch let error as StoreLockError where error.holder.hasSuffix(watchPurpose) && .now < deadline {
+            return nil
         }
     }
 

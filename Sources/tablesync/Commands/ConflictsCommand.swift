@@ -17,7 +17,7 @@ struct ConflictsCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        let context = try SyncContext(directory: global.store, mode: .readOnly)
+        let context = try await SyncContext.open(directory: global.store, mode: .readOnly)
         let conflicts = try await context.conflicts()
         if global.json {
             CommandOutput.printJSON([

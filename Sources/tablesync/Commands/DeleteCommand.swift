@@ -14,7 +14,7 @@ struct DeleteCommand: AsyncParsableCommand {
     @Argument(help: "The record's id.") var id: String
 
     func run() async throws {
-        let context = try SyncContext(directory: global.store, purpose: "tablesync delete")
+        let context = try await SyncContext.open(directory: global.store, purpose: "tablesync delete")
         try await context.table(table).delete(id: id)
         if global.json {
             CommandOutput.printJSON(["deleted": .string("\(table)/\(id)")])

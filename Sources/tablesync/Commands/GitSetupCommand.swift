@@ -25,7 +25,7 @@ struct GitSetupCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        let context = try SyncContext(directory: global.store, mode: .readOnly)
+        let context = try await SyncContext.open(directory: global.store, mode: .readOnly)
         let root = context.layout.root
         guard let repository = GitRepository.containing(store: root) else {
             throw ValidationError("\(root) is not in a git work tree (git init, or clone the repository, first)")

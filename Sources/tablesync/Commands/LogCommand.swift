@@ -17,7 +17,7 @@ struct LogCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        let context = try SyncContext(directory: global.store, mode: .readOnly)
+        let context = try await SyncContext.open(directory: global.store, mode: .readOnly)
         let operations = await context.pendingOperations
         let sender = context.cloneSender
         if global.json {

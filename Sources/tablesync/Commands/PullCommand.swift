@@ -36,7 +36,7 @@ struct PullCommand: AsyncParsableCommand {
 
     func run() async throws {
         let options = server.syncOptions(pageSize: pageSize, evict: evict)
-        let context = try SyncContext(directory: global.store, purpose: "tablesync pull")
+        let context = try await SyncContext.open(directory: global.store, purpose: "tablesync pull")
         let report = try await context.pull(table: table, queryID: queryID, filter: filter, options: options)
         ProgressDisplay.standardError.clearLine()
         if global.json {

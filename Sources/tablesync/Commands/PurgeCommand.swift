@@ -19,7 +19,7 @@ struct PurgeCommand: AsyncParsableCommand {
     ) var force = false
 
     func run() async throws {
-        let context = try SyncContext(directory: global.store, purpose: "tablesync purge")
+        let context = try await SyncContext.open(directory: global.store, purpose: "tablesync purge")
         let report = try await context.purge(table: table, filter: filter, force: force)
         if global.json {
             CommandOutput.printJSON([

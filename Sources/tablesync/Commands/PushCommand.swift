@@ -20,7 +20,7 @@ struct PushCommand: AsyncParsableCommand {
 
     func run() async throws {
         let options = server.syncOptions()
-        let context = try SyncContext(directory: global.store, purpose: "tablesync push")
+        let context = try await SyncContext.open(directory: global.store, purpose: "tablesync push")
         let report = try await context.push(options: options)
         ProgressDisplay.standardError.clearLine()
         if global.json {

@@ -12,7 +12,7 @@ struct QueryAddCommand: AsyncParsableCommand {
     @Option(help: "An OData $filter the query adds to every request.") var filter: String?
 
     func run() async throws {
-        let context = try SyncContext(directory: global.store, purpose: "tablesync query add")
+        let context = try await SyncContext.open(directory: global.store, purpose: "tablesync query add")
         let query = try await context.addQuery(PullQuery(id: queryID, table: table, filter: filter))
         if global.json {
             CommandOutput.printJSON(["added": .string(query.id), "table": .string(query.table)])

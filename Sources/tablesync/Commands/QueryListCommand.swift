@@ -10,7 +10,7 @@ struct QueryListCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        let context = try SyncContext(directory: global.store, mode: .readOnly)
+        let context = try await SyncContext.open(directory: global.store, mode: .readOnly)
         let queries = try await context.queries().sorted
         if global.json {
             CommandOutput.printJSON([

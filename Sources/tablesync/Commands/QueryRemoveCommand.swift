@@ -11,7 +11,7 @@ struct QueryRemoveCommand: AsyncParsableCommand {
     @Argument(help: "The query id.") var queryID: String
 
     func run() async throws {
-        let context = try SyncContext(directory: global.store, purpose: "tablesync query remove")
+        let context = try await SyncContext.open(directory: global.store, purpose: "tablesync query remove")
         try await context.removeQuery(id: queryID)
         if global.json {
             CommandOutput.printJSON(["removed": .string(queryID)])

@@ -23,7 +23,7 @@ struct QuerySelectCommand: AsyncParsableCommand {
 
     func run() async throws {
         let query = try LocalQuery(filter: filter, orderBy: orderby, skip: skip, top: top)
-        let context = try SyncContext(directory: global.store, mode: .readOnly)
+        let context = try await SyncContext.open(directory: global.store, mode: .readOnly)
         let all = try await context.records(table: table)
         for name in query.unknownPropertyNames(in: all) {
             CommandOutput.printError(

@@ -40,7 +40,7 @@ enum RecordChange {
         change: @escaping @Sendable (SyncTable, [String: JSONValue]) async throws -> [String: JSONValue]
     ) async throws {
         let record = try parseRecord(recordText)
-        let context = try SyncContext(directory: global.store, purpose: "tablesync \(verb)")
+        let context = try await SyncContext.open(directory: global.store, purpose: "tablesync \(verb)")
         let stored = try await change(try await context.table(table), record)
         if global.json {
             CommandOutput.printJSON(.object(stored))

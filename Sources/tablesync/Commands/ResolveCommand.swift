@@ -24,7 +24,7 @@ struct ResolveCommand: AsyncParsableCommand {
     @Flag var resolution: ConflictResolution
 
     func run() async throws {
-        let context = try SyncContext(directory: global.store, purpose: "tablesync resolve")
+        let context = try await SyncContext.open(directory: global.store, purpose: "tablesync resolve")
         try await context.resolve(record, resolution)
         if global.json {
             CommandOutput.printJSON(["resolved": .string(record.description), "choice": .string(resolution.rawValue)])

@@ -25,7 +25,7 @@ struct RestoreCommand: AsyncParsableCommand {
     @Flag(help: "Allow deleting more than half of a table's records.") var allowMassDelete = false
 
     func run() async throws {
-        let context = try SyncContext(directory: global.store, purpose: "tablesync restore")
+        let context = try await SyncContext.open(directory: global.store, purpose: "tablesync restore")
         let report = try await context.restore(records, from: source, allowingMassDelete: allowMassDelete)
         RestoreReportText.print(report, json: global.json)
     }

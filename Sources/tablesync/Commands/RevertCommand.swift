@@ -20,7 +20,7 @@ struct RevertCommand: AsyncParsableCommand {
     @Flag(help: "Allow deleting more than half of a table's records.") var allowMassDelete = false
 
     func run() async throws {
-        let context = try SyncContext(directory: global.store, purpose: "tablesync revert")
+        let context = try await SyncContext.open(directory: global.store, purpose: "tablesync revert")
         let report = try await context.revert(commit, allowingMassDelete: allowMassDelete)
         RestoreReportText.print(report, json: global.json)
     }

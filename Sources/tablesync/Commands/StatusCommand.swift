@@ -17,7 +17,7 @@ struct StatusCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        let context = try SyncContext(directory: global.store, mode: .readOnly)
+        let context = try await SyncContext.open(directory: global.store, mode: .readOnly)
         let status = try await context.status()
         if global.json {
             CommandOutput.printJSON(StatusReportText.json(status))

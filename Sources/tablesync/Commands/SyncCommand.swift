@@ -45,7 +45,7 @@ struct SyncCommand: AsyncParsableCommand {
 
     func run() async throws {
         let options = server.syncOptions(pageSize: pageSize)
-        let context = try SyncContext(directory: global.store, purpose: "tablesync sync")
+        let context = try await SyncContext.open(directory: global.store, purpose: "tablesync sync")
         let committing = commit ?? context.settings.commitAfterSync
         let repository = committing ? await context.gitRepository() : nil
         // During a merge the sync itself is refused (``GitStateRefused``), before anything is sent or staged.

@@ -22,7 +22,7 @@ struct TakeOverCommand: AsyncParsableCommand {
     var records: [RecordKey] = []
 
     func run() async throws {
-        let context = try SyncContext(directory: global.store, purpose: "tablesync take-over")
+        let context = try await SyncContext.open(directory: global.store, purpose: "tablesync take-over")
         let taken = try await context.takeOver(records.isEmpty ? nil : Set(records))
         if global.json {
             CommandOutput.printJSON(["takenOver": .array(taken.map { .string($0.key.description) })])

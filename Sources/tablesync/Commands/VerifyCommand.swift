@@ -19,7 +19,7 @@ struct VerifyCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        let context = try SyncContext(directory: global.store, mode: .readOnly)
+        let context = try await SyncContext.open(directory: global.store, mode: .readOnly)
         let findings = try await context.verify()
         let errors = findings.filter { $0.severity == .error }
         if global.json {

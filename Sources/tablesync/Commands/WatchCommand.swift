@@ -68,7 +68,7 @@ struct WatchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let opened = try SyncContext(directory: global.store, mode: .readOnly)
+        let opened = try await SyncContext.open(directory: global.store, mode: .readOnly)
         let committing = commit ?? opened.settings.commitAfterSync
         let repository = committing ? await opened.gitRepository() : nil
         if committing && repository == nil {
