@@ -8,6 +8,7 @@ import Foundation
 import GRDB
 import SyncProtocol
 import TableSync
+import TableSyncServer
 
 /// S1: what one page of a pull costs the server when its table is large. The pull's own keyset request (``PullPlan``:
 /// `(updatedAt gt X) or (updatedAt eq X and id gt 'Y')`, `$orderby=updatedAt,id`, `$top=1000`, v3, no gzip) against a
@@ -41,7 +42,11 @@ struct ServerPagesBenchmark {
             databases.append(
                 (
                     "PostgreSQL", postgresURL, { try Self.seedPostgres(postgresURL, table: $0, rows: $1) },
-                    { try Self.psql(postgresURL, "DELETE FROM tablesync_records WHERE table_name = '\($0)'") }
+                    {
+                        try Self.psql(
+                            postgresURL,
+                            "DELETE FROM \(RecordColumns.recordsTable) WHERE \(RecordColumns.tableName) = '\($0)'")
+                    }
                 ))
         }
         for database in databases {
@@ -117,13 +122,16 @@ struct ServerPagesBenchmark {
             try db.execute(
                 sql: """
                     WITH RECURSIVE g(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM g WHERE n < ?)
-                    INSERT INTO tablesync_records (table_name, id, created_at, updated_at, deleted, body)
+                    INSERT INTO \(RecordColumns.recordsTable) (\(RecordColumns.recordsColumns))
                     SELECT ?, 'r' || substr('0000000' || n, -7, 7), ? + n * 10000, ? + n * 10000, 0,
                            json_object('n', n, 'title', 'record ' || n, 'text', ?)
                     FROM g
                     """, arguments: [rows - 1, table, firstTicks, firstTicks, filler])
             try db.execute(
-                sql: "UPDATE tablesync_table_clock SET last_updated_at = ? WHERE table_name = ?",
+                sql: """
+                    UPDATE \(RecordColumns.clockTable) SET \(RecordColumns.lastUpdatedAt) = ? WHERE \
+                    \(RecordColumns.tableName) = ?
+                    """,
                 arguments: [firstTicks + Int64(rows - 1) * 10_000, table])
         }
     }
@@ -133,14 +141,14 @@ struct ServerPagesBenchmark {
         try psql(
             url,
             """
-            INSERT INTO tablesync_records (table_name, id, created_at, updated_at, deleted, body)
+            INSERT INTO \(RecordColumns.recordsTable) (\(RecordColumns.recordsColumns))
             SELECT '\(table)', 'r' || lpad(n::text, 7, '0'), \(firstTicks) + n * 10000, \(firstTicks) + n * 10000, \
             false,
                    jsonb_build_object('n', n, 'title', 'record ' || n, 'text', '\(text)')
             FROM generate_series(0::bigint, \(rows - 1)) AS n;
-            UPDATE tablesync_table_clock SET last_updated_at = \(firstTicks + Int64(rows - 1) * 10_000) WHERE \
-            table_name = '\(table)';
-            ANALYZE tablesync_records;
+            UPDATE \(RecordColumns.clockTable) SET \(RecordColumns.lastUpdatedAt) = \
+            \(firstTicks + Int64(rows - 1) * 10_000) WHERE \(RecordColumns.tableName) = '\(table)';
+            ANALYZE \(RecordColumns.recordsTable);
             """)
     }
 

@@ -4,7 +4,7 @@ import TableSyncServer
 
 /// Fills and changes the server's SQLite database directly, so that setting up 100,000 records takes a
 /// second instead of 100,000 requests. The schema comes from the server itself (``SQLiteRecordRepository``'s
-/// `prepare`); the bulk insert follows its documented layout (docs/server.md: one `tablesync_records` table,
+/// `prepare`); the bulk insert follows its documented layout (docs/server.md: one records table,
 /// system properties in columns, `updatedAt` as 100-ns ticks, unique and increasing per table, and the
 /// table's clock row at the last one).
 enum ServerSeeder {
@@ -19,7 +19,7 @@ enum ServerSeeder {
             for table in tables {
                 let insert = try db.makeStatement(
                     sql: """
-                        INSERT INTO tablesync_records (table_name, id, created_at, updated_at, deleted, body) VALUES \
+                        INSERT INTO \(RecordColumns.recordsTable) (\(RecordColumns.recordsColumns)) VALUES \
                         (?, ?, ?, ?, 0, ?)
                         """)
                 var ticks = firstTicks
@@ -31,11 +31,12 @@ enum ServerSeeder {
                         table.name, id, ticks, ticks, CanonicalJSON.string(.object(properties), style: .compact)
                     ])
                 }
+                let last = RecordColumns.lastUpdatedAt
                 try db.execute(
                     sql:
                         """
-                        UPDATE tablesync_table_clock SET last_updated_at = \
-                        max(last_updated_at, ?) WHERE table_name = ?
+                        UPDATE \(RecordColumns.clockTable) SET \(last) = max(\(last), ?) WHERE \
+                        \(RecordColumns.tableName) = ?
                         """,
                     arguments: [ticks, table.name])
             }

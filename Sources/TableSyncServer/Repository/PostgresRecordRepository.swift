@@ -5,12 +5,11 @@ import SyncProtocol
 
 /// Records in PostgreSQL through PostgresNIO: bodies as `jsonb`, dates as `bigint` ticks.
 ///
-/// Each write transaction first updates its tables' rows in `tablesync_table_clock` (`UPDATE … RETURNING`, in
-/// table name order), which holds those rows' locks until commit. Writers of one table therefore run one after another,
-/// each assigning
-/// `updatedAt = max(now, last + 1 ms)` under the lock (``UpdatedAtClock``), and PostgreSQL makes a transaction visible
-/// before it
-/// releases its locks: commit order is `updatedAt` order, with any number of concurrent writers or servers.
+/// Each write transaction first updates its tables' clock rows (``RecordWriteSQL/clock(of:dialect:)``, in table
+/// name order), which holds those rows' locks until commit. Writers of one table therefore run one after another,
+/// each assigning `updatedAt = max(now, last + 1 ms)` under the lock (``UpdatedAtClock``), and PostgreSQL makes a
+/// transaction visible before it releases its locks: commit order is `updatedAt` order, with any number of
+/// concurrent writers or servers.
 public final class PostgresRecordRepository: RecordRepository {
     private let logger: Logger
     private let statementTimeout: Duration
@@ -127,49 +126,42 @@ public final class PostgresRecordRepository: RecordRepository {
             }
             var transitions: [SchemaTransition] = []
             for table in tables {
-                try await connection.query(
-                    """
-                    INSERT INTO tablesync_table_clock (table_name, last_updated_at) VALUES (\(table.name), 0) ON \
-                    CONFLICT DO NOTHING
-                    """,
-                    logger: logger)
-                var storedText: String?
-                for try await text in try await connection.query(
-                    "SELECT columns FROM tablesync_declared_columns WHERE table_name = \(table.name)", logger: logger
-                ).decode(String.self) {
-                    storedText = text
-                }
-                let transition = try SchemaTransition(table: table.name, storedText: storedText, declared: table.schema)
-                transitions.append(transition)
-                if transition.checksRows {
-                    let rows = try await connection.query(
-                        """
-                        SELECT id, CAST(body AS TEXT) FROM tablesync_records WHERE table_name = \(table.name) ORDER BY \
-                        id
-                        """,
-                        logger: logger)
-                    for try await (id, body) in rows.decode((String, String).self) {
-                        guard case .object(let properties) = try JSONParser.parse(body) else {
-                            throw RepositoryError.corruptBody(id: id)
-                        }
-                        try transition.check(id: id, properties: properties)
-                    }
-                }
-                guard transition.changed else { continue }
-                if let declared = table.schema {
-                    try await connection.query(
-                        """
-                        INSERT INTO tablesync_declared_columns (table_name, columns) VALUES (\(table.name), \
-                        \(declared.text)) ON CONFLICT (table_name) DO UPDATE SET columns = excluded.columns
-                        """,
-                        logger: logger)
-                } else {
-                    try await connection.query(
-                        "DELETE FROM tablesync_declared_columns WHERE table_name = \(table.name)", logger: logger)
-                }
+                transitions.append(try await prepareTable(table, on: connection, logger: logger))
             }
             return transitions
         }
+    }
+
+    /// Registers `table`'s clock and follows its ``SchemaTransition``: checks its rows against a new declaration and
+    /// stores the declaration; its indexes move after the transaction (``moveIndexes(_:on:logger:)``).
+    private static func prepareTable(
+        _ table: TableOptions, on connection: PostgresConnection, logger: Logger
+    ) async throws -> SchemaTransition {
+        try await connection.query(
+            query(RecordWriteSQL.registerClock(of: table.name, dialect: .postgres)), logger: logger)
+        var storedText: String?
+        for try await text in try await connection.query(
+            query(DeclarationSQL.stored(table: table.name, dialect: .postgres)), logger: logger
+        ).decode(String.self) {
+            storedText = text
+        }
+        let transition = try SchemaTransition(table: table.name, storedText: storedText, declared: table.schema)
+        if transition.checksRows {
+            let rows = try await connection.query(
+                query(DeclarationSQL.rows(table: table.name, dialect: .postgres)), logger: logger)
+            for try await (id, body) in rows.decode((String, String).self) {
+                guard case .object(let properties) = try JSONParser.parse(body) else {
+                    throw RepositoryError.corruptBody(id: id)
+                }
+                try transition.check(id: id, properties: properties)
+            }
+        }
+        guard transition.changed else { return transition }
+        let declaration =
+            table.schema.map { DeclarationSQL.store(table: table.name, text: $0.text, dialect: .postgres) }
+            ?? DeclarationSQL.forget(table: table.name, dialect: .postgres)
+        try await connection.query(query(declaration), logger: logger)
+        return transition
     }
 
     /// Creates the declared columns' indexes that are missing (or left invalid by a failed build) and drops those of
@@ -182,7 +174,7 @@ public final class PostgresRecordRepository: RecordRepository {
             """
             SELECT index_class.relname::text, pg_index.indisvalid FROM pg_index
             JOIN pg_class index_class ON index_class.oid = pg_index.indexrelid
-            WHERE pg_index.indrelid = 'tablesync_records'::regclass
+            WHERE pg_index.indrelid = '\(unescaped: RecordColumns.recordsTable)'::regclass
             """, logger: logger
         ).decode((String, Bool).self) {
             valid[name] = isValid
@@ -352,76 +344,57 @@ public final class PostgresRecordRepository: RecordRepository {
     private func write(
         _ writes: [RecordWriteRequest], now: Int64, isolatingEach: Bool
     ) async throws -> [Result<StoredRecord?, any Error>] {
-        let logger = self.logger
+        let (logger, largeRecordTables) = (self.logger, self.largeRecordTables)
         return try await withTransaction { connection -> [Result<StoredRecord?, any Error>] in
             // The statement time limit bounds reads; a write waits for its tables' locks behind other writers for as
             // long as their batches take, which is queueing, not a runaway statement.
             try await connection.query("SET LOCAL statement_timeout = 0", logger: logger)
-            // The write locks of every table touched, taken in name order so that two batches never deadlock,
-            // and held to commit. The clock rule is UpdatedAtClock.next.
-            var clocks: [String: (last: Int64, changed: Bool)] = [:]
-            for table in Set(writes.map(\.table)).sorted() {
-                for try await value in try await connection.query(
-                    """
-                    UPDATE tablesync_table_clock SET last_updated_at = last_updated_at WHERE table_name = \(table) \
-                    RETURNING last_updated_at
-                    """,
-                    logger: logger
-                ).decode(Int64.self) {
-                    clocks[table] = (value, false)
-                }
-                guard clocks[table] != nil else { throw RepositoryError.unknownTable(table) }
-            }
-            var results: [Result<StoredRecord?, any Error>] = []
-            results.reserveCapacity(writes.count)
+            var planner = RecordWritePlanner(nowTicks: now, count: writes.count)
+            try await Self.lockClocks(of: writes, for: &planner, on: connection, logger: logger)
             for write in writes {
-                let table = write.table
                 let rows = write.scope.storedName
-                let id = write.id
-                guard let last = clocks[table]?.last else { throw RepositoryError.unknownTable(table) }
-                let existing = try await Self.fetchRecord(connection, table: rows, id: id, logger: logger)
-                let decision: RecordWrite
-                do {
-                    decision = try write.decide(existing)
-                } catch {
-                    results.append(.failure(error))
-                    continue
-                }
-                let stamp = UpdatedAtClock.next(nowTicks: now, last: last)
+                let existing = try await Self.fetchRecord(connection, table: rows, id: write.id, logger: logger)
+                guard let plan = try planner.plan(write, existing: existing) else { continue }
                 guard isolatingEach else {
-                    results.append(
-                        .success(
-                            try await Self.apply(
-                                decision, connection, table: rows, id: id, existing: existing,
-                                stamp: stamp, noting: largeRecordTables, logger: logger)))
-                    clocks[table] = (stamp, true)
+                    try await Self.store(plan, rows: rows, connection, noting: largeRecordTables, logger: logger)
+                    planner.stored(plan)
                     continue
                 }
                 try await connection.query("SAVEPOINT tablesync_write", logger: logger)
                 do {
-                    results.append(
-                        .success(
-                            try await Self.apply(
-                                decision, connection, table: rows, id: id, existing: existing,
-                                stamp: stamp, noting: largeRecordTables, logger: logger)))
-                    clocks[table] = (stamp, true)
+                    try await Self.store(plan, rows: rows, connection, noting: largeRecordTables, logger: logger)
+                    planner.stored(plan)
                     try await connection.query("RELEASE SAVEPOINT tablesync_write", logger: logger)
                 } catch let error where DatabaseFailure(error)?.isCausedByRequest == true {
                     try await connection.query("ROLLBACK TO SAVEPOINT tablesync_write", logger: logger)
                     try await connection.query("RELEASE SAVEPOINT tablesync_write", logger: logger)
-                    results.append(.failure(error))
+                    planner.refused(error)
                 }
             }
-            for (table, clock) in clocks where clock.changed {
+            for (table, last) in planner.movedClocks {
                 try await connection.query(
-                    "UPDATE tablesync_table_clock SET last_updated_at = \(clock.last) WHERE table_name = \(table)",
-                    logger: logger)
+                    Self.query(RecordWriteSQL.setClock(of: table, to: last, dialect: .postgres)), logger: logger)
                 // Delivered at commit, to every server process listening on the database (PostgresChangeListener).
                 try await connection.query(
                     "SELECT pg_notify(\(PostgresChangeListener.channel), \(table))",
                     logger: logger)
             }
-            return results
+            return planner.results
+        }
+    }
+
+    /// Takes the write locks of every table `writes` touch, in name order so that two batches never deadlock, and
+    /// held to commit; `planner` hears each table's clock, read under its lock.
+    private static func lockClocks(
+        of writes: [RecordWriteRequest], for planner: inout RecordWritePlanner, on connection: PostgresConnection,
+        logger: Logger
+    ) async throws {
+        for table in Set(writes.map(\.table)).sorted() {
+            let lock = query(RecordWriteSQL.clock(of: table, dialect: .postgres))
+            for try await last in try await connection.query(lock, logger: logger).decode(Int64.self) {
+                planner.readClock(of: table, last: last)
+            }
+            guard !planner.needsClock(of: table) else { throw RepositoryError.unknownTable(table) }
         }
     }
 
@@ -435,58 +408,17 @@ public final class PostgresRecordRepository: RecordRepository {
         }
     }
 
-    /// Applies `decision` to record `id` of the rows stored under `table` (a ``RecordScope/storedName``); a body
-    /// written is noted in `largeRecordTables`, so that a large record written through this server never meets a
+    /// Stores the change of `plan` to the rows stored under `rows` (a ``RecordScope/storedName``), if it has one; a
+    /// body written is noted in `largeRecordTables`, so that a large record written through this server never meets a
     /// small page read in one statement.
-    private static func apply(
-        _ decision: RecordWrite, _ connection: PostgresConnection, table: String, id: String, existing: StoredRecord?,
-        stamp: Int64, noting largeRecordTables: LargeRecordTables, logger: Logger
-    ) async throws -> StoredRecord? {
-        switch decision {
-        case .insert(let properties):
-            let body = CanonicalJSON.string(.object(properties), style: .compact)
-            largeRecordTables.note(table, bodyBytes: body.utf8.count)
-            try await connection.query(
-                """
-                INSERT INTO tablesync_records (table_name, id, created_at, updated_at, deleted, body) VALUES \
-                (\(table), \(id), \(stamp), \(stamp), FALSE, CAST(\(body) AS JSONB))
-                """,
-                logger: logger)
-            return StoredRecord(id: id, createdAt: stamp, updatedAt: stamp, deleted: false, properties: properties)
-        case .update(let properties), .restore(let properties):
-            guard var record = existing else { return nil }
-            let body = CanonicalJSON.string(.object(properties), style: .compact)
-            largeRecordTables.note(table, bodyBytes: body.utf8.count)
-            if case .restore = decision { record.deleted = false }
-            try await connection.query(
-                """
-                UPDATE tablesync_records SET body = CAST(\(body) AS JSONB), updated_at = \(stamp), deleted = \
-                \(record.deleted) WHERE table_name = \(table) AND id = \(id)
-                """,
-                logger: logger)
-            record.properties = properties
-            record.updatedAt = stamp
-            return record
-        case .softDelete, .undelete:
-            guard var record = existing else { return nil }
-            let deleted = decision == .softDelete
-            try await connection.query(
-                """
-                UPDATE tablesync_records SET deleted = \(deleted), updated_at = \(stamp) WHERE table_name = \(table) \
-                AND id = \(id)
-                """,
-                logger: logger)
-            record.deleted = deleted
-            record.updatedAt = stamp
-            return record
-        case .hardDelete:
-            guard var record = existing else { return nil }
-            try await connection.query(
-                "DELETE FROM tablesync_records WHERE table_name = \(table) AND id = \(id)", logger: logger)
-            record.deleted = true
-            record.updatedAt = stamp
-            return record
-        }
+    private static func store(
+        _ plan: RecordWritePlan, rows: String, _ connection: PostgresConnection,
+        noting largeRecordTables: LargeRecordTables, logger: Logger
+    ) async throws {
+        guard let change = plan.change else { return }
+        if let body = change.body { largeRecordTables.note(rows, bodyBytes: body.utf8.count) }
+        try await connection.query(
+            query(RecordWriteSQL.statement(change, rows: rows, dialect: .postgres)), logger: logger)
     }
 
     private static func fetchRecord(

@@ -63,13 +63,7 @@ public final class SQLiteRecordRepository: RecordRepository {
                 for statement in RecordColumns.schema(.sqlite) { try db.execute(sql: statement.sql) }
                 for statement in DatabaseFormat.recordCurrent { try db.execute(sql: statement) }
                 for table in tables {
-                    try db.execute(
-                        sql:
-                            """
-                            INSERT INTO \(RecordColumns.clockTable) (\(RecordColumns.tableName), last_updated_at) \
-                            VALUES (?, 0) ON CONFLICT DO NOTHING
-                            """,
-                        arguments: [table.name])
+                    try Self.execute(RecordWriteSQL.registerClock(of: table.name, dialect: .sqlite), db)
                     try Self.prepareColumns(db, table: table)
                 }
                 let indexNames = tables.flatMap { table in
@@ -104,10 +98,9 @@ public final class SQLiteRecordRepository: RecordRepository {
             db, sql: "SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL",
             arguments: [table])
         let rebuilt = "\(table)_rebuilt"
-        let columns = RecordQuerySQL.columns + RecordColumns.body
         try db.execute(sql: "DROP TABLE IF EXISTS \(rebuilt)")
         try db.execute(sql: RecordColumns.createRecordsTable(.sqlite, named: rebuilt))
-        let allColumns = "\(RecordColumns.tableName), \(columns)"
+        let allColumns = RecordColumns.recordsColumns
         try db.execute(sql: "INSERT INTO \(rebuilt) (\(allColumns)) SELECT \(allColumns) FROM \(table)")
         try db.execute(sql: "DROP TABLE \(table)")
         try db.execute(sql: "ALTER TABLE \(rebuilt) RENAME TO \(table)")
@@ -116,24 +109,12 @@ public final class SQLiteRecordRepository: RecordRepository {
 
     /// Follows the ``SchemaTransition`` of `table`: checks its rows against a new declaration, then its indexes.
     private static func prepareColumns(_ db: Database, table: TableOptions) throws {
-        let storedText = try String.fetchOne(
-            db,
-            sql:
-                """
-                SELECT \(RecordColumns.columnsDeclaration) FROM \(RecordColumns.declaredColumnsTable) WHERE \
-                \(RecordColumns.tableName) = ?
-                """,
-            arguments: [table.name])
+        let stored = DeclarationSQL.stored(table: table.name, dialect: .sqlite)
+        let storedText = try String.fetchOne(db, sql: stored.sql, arguments: arguments(stored.bindings))
         let transition = try SchemaTransition(table: table.name, storedText: storedText, declared: table.schema)
         if transition.checksRows {
-            let rows = try Row.fetchCursor(
-                db,
-                sql:
-                    """
-                    SELECT \(RecordColumns.id), \(RecordColumns.body) FROM \(RecordColumns.recordsTable) WHERE \
-                    \(RecordColumns.tableName) = ? ORDER BY \(RecordColumns.id)
-                    """,
-                arguments: [table.name])
+            let statement = DeclarationSQL.rows(table: table.name, dialect: .sqlite)
+            let rows = try Row.fetchCursor(db, sql: statement.sql, arguments: arguments(statement.bindings))
             while let row = try rows.next() {
                 let id: String = row[0]
                 let body: String = row[1]
@@ -148,18 +129,9 @@ public final class SQLiteRecordRepository: RecordRepository {
         { try db.execute(sql: statement) }
         guard transition.changed else { return }
         if let declared = table.schema {
-            try db.execute(
-                sql:
-                    """
-                    INSERT INTO \(RecordColumns.declaredColumnsTable) (\(RecordColumns.tableName), \
-                    \(RecordColumns.columnsDeclaration)) VALUES (?, ?) ON CONFLICT (\(RecordColumns.tableName)) DO \
-                    UPDATE SET \(RecordColumns.columnsDeclaration) = excluded.\(RecordColumns.columnsDeclaration)
-                    """,
-                arguments: [table.name, declared.text])
+            try execute(DeclarationSQL.store(table: table.name, text: declared.text, dialect: .sqlite), db)
         } else {
-            try db.execute(
-                sql: "DELETE FROM \(RecordColumns.declaredColumnsTable) WHERE \(RecordColumns.tableName) = ?",
-                arguments: [table.name])
+            try execute(DeclarationSQL.forget(table: table.name, dialect: .sqlite), db)
         }
     }
 
@@ -223,129 +195,43 @@ public final class SQLiteRecordRepository: RecordRepository {
         let now = UpdatedAtClock.nowTicks()
         // BEGIN IMMEDIATE locks the whole database: every table's write lock at once.
         return try await pool.writeWithoutTransaction { db in
-            var results: [Result<StoredRecord?, any Error>] = []
+            var planner = RecordWritePlanner(nowTicks: now, count: writes.count)
             try db.inTransaction(.immediate) {
-                results = []
-                results.reserveCapacity(writes.count)
-                var clocks: [String: (last: Int64, changed: Bool)] = [:]
+                planner = RecordWritePlanner(nowTicks: now, count: writes.count)
                 for write in writes {
-                    let last: Int64
-                    if let clock = clocks[write.table] {
-                        last = clock.last
-                    } else {
+                    if planner.needsClock(of: write.table) {
+                        let read = RecordWriteSQL.clock(of: write.table, dialect: .sqlite)
                         guard
-                            let stored = try Int64.fetchOne(
-                                db.cachedStatement(
-                                    sql:
-                                        """
-                                        SELECT last_updated_at FROM \(RecordColumns.clockTable) WHERE \
-                                        \(RecordColumns.tableName) = ?
-                                        """
-                                ),
-                                arguments: [write.table])
+                            let last = try Int64.fetchOne(
+                                db.cachedStatement(sql: read.sql), arguments: Self.arguments(read.bindings))
                         else { throw RepositoryError.unknownTable(write.table) }
-                        last = stored
+                        planner.readClock(of: write.table, last: last)
                     }
-                    let existing = try Self.fetchRecord(db, table: write.scope.storedName, id: write.id)
-                    let decision: RecordWrite
-                    do {
-                        decision = try write.decide(existing)
-                    } catch {
-                        clocks[write.table] = (last, clocks[write.table]?.changed ?? false)
-                        results.append(.failure(error))
-                        continue
-                    }
-                    let stamp = UpdatedAtClock.next(nowTicks: now, last: last)
+                    let rows = write.scope.storedName
+                    let existing = try Self.fetchRecord(db, table: rows, id: write.id)
+                    guard let plan = try planner.plan(write, existing: existing) else { continue }
                     do {
                         // One statement per write: a refused one is undone alone and the transaction goes on.
-                        results.append(
-                            .success(
-                                try Self.apply(
-                                    decision, db, table: write.scope.storedName, id: write.id,
-                                    existing: existing, stamp: stamp)))
-                        clocks[write.table] = (stamp, true)
+                        if let change = plan.change {
+                            try Self.execute(RecordWriteSQL.statement(change, rows: rows, dialect: .sqlite), db)
+                        }
+                        planner.stored(plan)
                     } catch let error where DatabaseFailure(error)?.isCausedByRequest == true {
-                        clocks[write.table] = (last, clocks[write.table]?.changed ?? false)
-                        results.append(.failure(error))
+                        planner.refused(error)
                     }
                 }
-                for (table, clock) in clocks where clock.changed {
-                    try db.cachedStatement(
-                        sql:
-                            """
-                            UPDATE \(RecordColumns.clockTable) SET last_updated_at = ? WHERE \
-                            \(RecordColumns.tableName) = ?
-                            """
-                    )
-                    .execute(arguments: [clock.last, table])
+                for (table, last) in planner.movedClocks {
+                    try Self.execute(RecordWriteSQL.setClock(of: table, to: last, dialect: .sqlite), db)
                 }
                 return .commit
             }
-            return results
+            return planner.results
         }
     }
 
-    /// Applies `decision` to record `id` of the rows stored under `table` (a ``RecordScope/storedName``).
-    private static func apply(
-        _ decision: RecordWrite, _ db: Database, table: String, id: String, existing: StoredRecord?, stamp: Int64
-    ) throws -> StoredRecord? {
-        switch decision {
-        case .insert(let properties):
-            try db.cachedStatement(
-                sql:
-                    """
-                    INSERT INTO \(RecordColumns.recordsTable) (\(RecordColumns.tableName), \
-                    \(RecordQuerySQL.columns)\(RecordColumns.body)) VALUES (?, ?, ?, ?, 0, ?)
-                    """
-            )
-            .execute(arguments: [table, id, stamp, stamp, CanonicalJSON.string(.object(properties), style: .compact)])
-            return StoredRecord(id: id, createdAt: stamp, updatedAt: stamp, deleted: false, properties: properties)
-        case .update(let properties), .restore(let properties):
-            guard var record = existing else { return nil }
-            record.properties = properties
-            record.updatedAt = stamp
-            if case .restore = decision { record.deleted = false }
-            try db.cachedStatement(
-                sql:
-                    """
-                    UPDATE \(RecordColumns.recordsTable) SET \(RecordColumns.body) = ?, \
-                    \(RecordColumns.updatedAt) = ?, \(RecordColumns.deleted) = ? WHERE \(RecordColumns.tableName) = ? \
-                    AND \(RecordColumns.id) = ?
-                    """
-            )
-            .execute(arguments: [
-                CanonicalJSON.string(.object(properties), style: .compact), stamp, record.deleted ? 1 : 0, table, id
-            ])
-            return record
-        case .softDelete, .undelete:
-            guard var record = existing else { return nil }
-            record.deleted = decision == .softDelete
-            record.updatedAt = stamp
-            try db.cachedStatement(
-                sql:
-                    """
-                    UPDATE \(RecordColumns.recordsTable) SET \(RecordColumns.deleted) = ?, \(RecordColumns.updatedAt) \
-                    = ? WHERE \(RecordColumns.tableName) = ? AND \(RecordColumns.id) = ?
-                    """
-            )
-            .execute(arguments: [record.deleted ? 1 : 0, stamp, table, id])
-            return record
-        case .hardDelete:
-            try db.cachedStatement(
-                sql:
-                    """
-                    DELETE FROM \(RecordColumns.recordsTable) WHERE \(RecordColumns.tableName) = ? AND \
-                    \(RecordColumns.id) = ?
-                    """
-            )
-            .execute(arguments: [table, id])
-            return existing.map { removed in
-                var removed = removed
-                removed.deleted = true
-                removed.updatedAt = stamp
-                return removed
-            }
-        }
+    /// Runs `statement`, kept prepared on the connection for the next time.
+    private static func execute(_ statement: SQLStatement, _ db: Database) throws {
+        try db.cachedStatement(sql: statement.sql).execute(arguments: arguments(statement.bindings))
     }
 
     private static func fetchRecord(_ db: Database, table: String, id: String) throws -> StoredRecord? {

@@ -9,23 +9,26 @@ import SyncProtocol
 /// declaration is kept in `tablesync_declared_columns` to tell at the next start whether it changed.
 ///
 /// SQL identifiers are therefore fixed strings in this file and index names derived from the configuration; no name
-/// from a request ever becomes one.
-enum RecordColumns {
-    static let recordsTable = "tablesync_records"
-    static let clockTable = "tablesync_table_clock"
+/// from a request ever becomes one. The benchmarks, which fill the tables directly, take the names from here too.
+package enum RecordColumns {
+    package static let recordsTable = "tablesync_records"
+    package static let clockTable = "tablesync_table_clock"
     /// One row per table with declared columns: `table_name` and `columns`, the ``TableSchema/text`` it was last
     /// served with.
     static let declaredColumnsTable = "tablesync_declared_columns"
     static let columnsDeclaration = "columns"
 
-    static let tableName = "table_name"
-    static let id = "id"
-    static let createdAt = "created_at"
-    static let updatedAt = "updated_at"
-    static let deleted = "deleted"
-    static let body = "body"
+    package static let tableName = "table_name"
+    package static let id = "id"
+    package static let createdAt = "created_at"
+    package static let updatedAt = "updated_at"
+    package static let deleted = "deleted"
+    package static let body = "body"
+    /// Every column of the records table, in the order it declares them: the list an `INSERT` of whole rows names.
+    package static let recordsColumns = [tableName, id, createdAt, updatedAt, deleted, body].joined(separator: ", ")
 
-    static let lastUpdatedAt = "last_updated_at"
+    /// The clock table's other column: the last `updatedAt` a write of the table was stamped with.
+    package static let lastUpdatedAt = "last_updated_at"
     /// The keyset index of every table: `(table_name, updated_at, id)`.
     static let updatedIndex = "tablesync_records_updated"
     /// The index of orders by `createdAt`: `(table_name, created_at, id)`.
