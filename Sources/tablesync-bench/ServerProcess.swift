@@ -3,12 +3,14 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import TableSync
 
 /// `tablesync-server` on a free loopback port, as a child process for the length of the benchmarks.
 final class ServerProcess {
     let port: UInt16
-    let pid: pid_t
-    private var stopped = false
+    private let child: Subprocess.Child
+
+    var pid: pid_t { child.processIdentifier }
 
     var url: String { "http://127.0.0.1:\(port)" }
 
@@ -19,13 +21,10 @@ final class ServerProcess {
         var arguments =
             ["--host", "127.0.0.1", "--port", String(port), "--database", database, "--log-level", "warning"] + options
         for table in tables { arguments += ["--table", table + ":maxTop=1000"] }
-        pid = try ChildProcess.spawn(executable, arguments, standardOutput: logFile, standardError: logFile)
+        child = try ChildProcess.start(executable, arguments, output: .file(logFile), errors: .standardOutput)
         let deadline = Clock.now() + 30
         while !Loopback.accepts(port: port) {
-            var status: Int32 = 0
-            if waitpid(pid, &status, WNOHANG) == pid {
-                throw BenchError(what: executable, detail: "exited at start; see \(logFile)")
-            }
+            guard child.isRunning else { throw BenchError(what: executable, detail: "exited at start; see \(logFile)") }
             guard Clock.now() < deadline else {
                 throw BenchError(what: executable, detail: "not listening after 30 s; see \(logFile)")
             }
@@ -35,11 +34,8 @@ final class ServerProcess {
 
     /// Stops the server gracefully (SIGTERM) and waits for it; once (a later call does nothing).
     func stop() {
-        guard !stopped else { return }
-        stopped = true
-        kill(pid, SIGTERM)
-        var status: Int32 = 0
-        _ = waitpid(pid, &status, 0)
+        child.terminate()
+        _ = child.waitUntilExit()
     }
 }
 

@@ -383,22 +383,15 @@ import TestSupport
     @Test("tablesync-server with no database and no table serves TodoItem from a SQLite file in its working directory")
     func serverDefaults() async throws {
         let directory = TemporaryDirectory()
-        let server = Process()
-        server.executableURL = URL(fileURLWithPath: builtProduct("tablesync-server"))
-        server.arguments = ["--port", "0"]
-        server.currentDirectoryURL = URL(fileURLWithPath: directory.path)
-        server.environment = CLI.environment
-        let log = Pipe()
-        server.standardError = log
-        server.standardOutput = log
-        try server.run()
-        defer { if server.isRunning { kill(server.processIdentifier, SIGKILL) } }
+        let server = try Subprocess.start(
+            builtProduct("tablesync-server"), ["--port", "0"], environment: CLI.environment,
+            directory: directory.path, output: .pipe, errors: .standardOutput)
+        defer { server.send(SIGKILL) }
+        let log = try #require(server.standardOutput)
         // The log names the defaults, then the port (read off the cooperative pool: the read blocks).
         let text: String = await runOnThreadOfItsOwn {
             var seen = ""
-            while !seen.contains("listening on"), case let chunk = log.fileHandleForReading.availableData,
-                !chunk.isEmpty
-            {
+            while !seen.contains("listening on"), case let chunk = log.availableData, !chunk.isEmpty {
                 seen += String(decoding: chunk, as: UTF8.self)
             }
             return seen

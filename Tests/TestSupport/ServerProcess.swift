@@ -8,9 +8,9 @@ public final class ServerProcess: Sendable {
     public let baseURL: String
     /// The file that receives the server's standard output and error.
     public let logPath: String
-    private let process: Process
+    private let process: Subprocess.Child
 
-    private init(baseURL: String, logPath: String, process: Process) {
+    private init(baseURL: String, logPath: String, process: Subprocess.Child) {
         self.baseURL = baseURL
         self.logPath = logPath
         self.process = process
@@ -23,18 +23,9 @@ public final class ServerProcess: Sendable {
         _ arguments: [String], logPath: String, environment: [String: String]? = nil,
         seconds: Double = 60, executable: String? = nil
     ) async throws -> ServerProcess {
-        guard FileManager.default.createFile(atPath: logPath, contents: nil) else {
-            throw ServerProcessError(description: "cannot create the server's log file \(logPath)")
-        }
-        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable ?? builtProduct("tablesync-server"))
-        process.arguments = arguments + ["--port", "0", "--log-level", "info"]
-        if let environment { process.environment = environment }
-        process.standardOutput = log
-        process.standardError = log
-        try process.run()
-        try log.close()
+        let process = try Subprocess.start(
+            executable ?? builtProduct("tablesync-server"), arguments + ["--port", "0", "--log-level", "info"],
+            environment: environment, output: .file(logPath), errors: .standardOutput)
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
             let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
@@ -44,7 +35,8 @@ public final class ServerProcess: Sendable {
             guard process.isRunning else { break }
             try await Task.sleep(for: .milliseconds(20))
         }
-        if process.isRunning { process.terminate() }
+        process.send(SIGKILL)
+        _ = await process.waitForExit()
         let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
         throw ServerProcessError(
             description: "tablesync-server \(arguments.joined(separator: " ")) did not start listening:\n\(text)")
@@ -71,12 +63,8 @@ public final class ServerProcess: Sendable {
     /// Returns the exit status.
     @discardableResult
     public func stop() async -> Int32 {
-        let process = self.process
-        if process.isRunning { process.terminate() }
-        return await runOnThreadOfItsOwn {
-            process.waitUntilExit()
-            return process.terminationStatus
-        }
+        process.terminate()
+        return await process.waitForExit().status
     }
 }
 
