@@ -86,27 +86,13 @@ import TestSupport
                 "the message says how to configure tokens: \(refused.stderr)")
         }
         environment["TABLESYNC_SERVER_TOKENS"] = Self.token
-        let server = try Subprocess.start(
-            builtProduct("tablesync-server"),
-            ["--host", "0.0.0.0", "--port", "0", "--database", database, "--table", "t"],
-            environment: environment, output: .pipe, errors: .standardOutput)
-        let output = try #require(server.standardOutput)
-        // A bound, so a server that never logs cannot hang the suite.
-        DispatchQueue.global().asyncAfter(deadline: .now() + 30) { server.terminate() }
-        // It started when it logs its port (or is still running after the pipe closed on its own).
-        let line = await runOnThreadOfItsOwn {
-            var seen = Data()
-            while !String(decoding: seen, as: UTF8.self).contains("\n") {
-                let chunk = output.availableData
-                if chunk.isEmpty { break }
-                seen.append(chunk)
-            }
-            return String(decoding: seen, as: UTF8.self)
-        }
-        #expect(server.isRunning, "with tokens it listens on 0.0.0.0: \(line)")
-        #expect(!line.contains(Self.token), "the token is not logged")
-        server.terminate()
-        _ = await server.waitForExit()
+        // It started when it logs its port.
+        let server = try await ServerProcess.start(
+            ["--host", "0.0.0.0", "--database", database, "--table", "t"], logPath: directory.file("server.log"),
+            environment: environment, seconds: 30)
+        #expect(server.isRunning, "with tokens it listens on 0.0.0.0: \(server.log)")
+        #expect(!server.log.contains(Self.token), "the token is not logged")
+        await server.stop()
     }
 
     @Test("the client's token appears nowhere: not in the store, the output, the process list, or the server's log")
