@@ -141,10 +141,13 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // Signs the JWTs whose checking A1 measures.
                 .product(name: "JWTKit", package: "jwt-kit"),
-                .product(name: "CryptoExtras", package: "swift-crypto")
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+                // The server as the tests start it (ServerProcess).
+                "TestSupport"
             ]
         ),
-        // Helpers every test target shares: temporary directories, seeded randomness, processes, a live server.
+        // Helpers every test target shares, and the benchmarks' server process: temporary directories, seeded
+        // randomness, processes, a live server.
         .target(
             name: "TestSupport",
             dependencies: [

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <sys/syscall.h>
+#include <spawn.h>
 #include <unistd.h>
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -26,6 +27,15 @@ int tablesync_renameat2(int fromDirectory, const char *from, int toDirectory, co
     (void)fromDirectory; (void)from; (void)toDirectory; (void)to; (void)flags;
     errno = ENOSYS;
     return -1;
+#endif
+}
+
+int tablesync_spawn_add_chdir(void *actions, const char *directory) {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 29))
+    return posix_spawn_file_actions_addchdir_np((posix_spawn_file_actions_t *)actions, directory);
+#else
+    (void)actions; (void)directory;
+    return ENOSYS;
 #endif
 }
 

@@ -2,6 +2,7 @@ import CryptoExtras
 import Foundation
 import JWTKit
 import SyncProtocol
+import TestSupport
 
 /// A1: what checking a JWT adds to a request, beside a static token in the same run: a page of 1,000 records and a
 /// batch of 500 inserts, each sent with a static token, an HS256 JWT and an RS256 JWT (a key from a JWKS file) in
@@ -61,7 +62,7 @@ struct AuthCostBenchmark {
                 directory + "/jwks.json",
                 "--jwt-issuer", Self.issuer, "--jwt-audience", Self.audience
             ])
-        defer { server.stop() }
+        defer { server.stopWaiting() }
         let connections = try credentials.map { _ in try PageConnection(port: server.port) }
         let seed = try PageConnection(port: server.port)
         for part in 0..<2 {

@@ -1,6 +1,7 @@
 import Foundation
 import SyncProtocol
 import TableSync
+import TestSupport
 
 /// The benchmarks (docs/bench.md), in the order that lets each one set up the next: the JSON writers, then against
 /// one `tablesync-server` on SQLite the initial pull (P1) with its disk floor and the SDKs' paging, memory
@@ -107,11 +108,11 @@ struct BenchmarkSuite {
         let server = try ServerProcess(
             executable: configuration.binaries + "/tablesync-server", database: "sqlite:" + database,
             tables: [Self.mainTable, Self.smallTable], logFile: work + "/server.log")
-        defer { server.stop() }
+        defer { server.stopWaiting() }
         let store = work + "/store"
         if configuration.gitOnly {
             progress("pulling \(records) records")
-            try freshStore(store, remote: server.url, table: Self.mainTable)
+            try freshStore(store, remote: server.baseURL, table: Self.mainTable)
             try expect(
                 try tablesync(["-C", store, "pull", Self.mainTable, "--query-id", Self.queryID, "--json"]),
                 member: "written", equals: records)
@@ -206,7 +207,7 @@ struct BenchmarkSuite {
             // On the small table: at 50 records a page the SDKs' way takes minutes for the main one, and its rate
             // is set by the cost of a page, not by the size of the table.
             progress("P1 run \(run)/\(runs): SDK paging (ge + $skip, 50 a page), \(configuration.smallRecords) records")
-            try freshStore(stockStore, remote: server.url, table: Self.smallTable)
+            try freshStore(stockStore, remote: server.baseURL, table: Self.smallTable)
             let stock = try ChildProcess.run(
                 configuration.binaries + "/tablesync-bench",
                 ["stock-pull", "-C", stockStore, Self.smallTable, "--query-id", Self.queryID])
@@ -223,7 +224,7 @@ struct BenchmarkSuite {
             try discard(floorDirectory)
 
             progress("P1 run \(run)/\(runs): tablesync pull")
-            try freshStore(store, remote: server.url, table: Self.mainTable)
+            try freshStore(store, remote: server.baseURL, table: Self.mainTable)
             let pull = try tablesync(["-C", store, "pull", Self.mainTable, "--query-id", Self.queryID, "--json"])
             try expect(pull, member: "written", equals: records)
             pullRates.append(Double(records) / pull.seconds)
@@ -259,7 +260,7 @@ struct BenchmarkSuite {
         var memory: [Double] = []
         for run in 1...runs {
             progress("P4 run \(run)/\(runs): tablesync pull of \(configuration.smallRecords) records")
-            try freshStore(store, remote: server.url, table: Self.smallTable)
+            try freshStore(store, remote: server.baseURL, table: Self.smallTable)
             let pull = try tablesync(["-C", store, "pull", Self.smallTable, "--query-id", Self.queryID, "--json"])
             try expect(pull, member: "written", equals: configuration.smallRecords)
             memory.append(Double(pull.peakResidentBytes) / 1_000_000)
@@ -370,7 +371,7 @@ struct BenchmarkSuite {
     /// scan is part of the push, not a scan of a table that dwarfs it (P2 measures that).
     private mutating func measurePush(server: ServerProcess) throws {
         let store = work + "/push-store"
-        try freshStore(store, remote: server.url, table: Self.smallTable)
+        try freshStore(store, remote: server.baseURL, table: Self.smallTable)
         try expect(
             try tablesync(["-C", store, "pull", Self.smallTable, "--json"]), member: "written",
             equals: configuration.smallRecords)
@@ -775,7 +776,7 @@ struct BenchmarkSuite {
         let store = work + "/busy-store"
         let probes = work + "/busy-probes"
         let count = min(configuration.busyDiskEdits, configuration.smallRecords)
-        try freshStore(store, remote: server.url, table: Self.smallTable)
+        try freshStore(store, remote: server.baseURL, table: Self.smallTable)
         try expect(
             try tablesync(["-C", store, "pull", Self.smallTable, "--json"]), member: "written",
             equals: configuration.smallRecords)

@@ -11,18 +11,18 @@ import TableSync
 /// region of a file in 1 MiB blocks as fast as the page cache takes them and never syncs, as a database checkpoint,
 /// a build or a copy does, so the machine holds hundreds of megabytes unwritten on the store's file system.
 struct BusyDisk {
-    let pid: pid_t
+    let writer: Subprocess.Child
     let file: String
 
     /// Starts the writer on `file` (`megabytes` of it, rewritten in a loop) for at most `seconds`.
     static func start(benchExecutable: String, file: String, megabytes: Int, seconds: Int) throws -> BusyDisk {
-        let pid = try ChildProcess.spawn(
+        let writer = try ChildProcess.start(
             benchExecutable,
             [
                 "dirty-writer", "--file", file, "--megabytes", String(megabytes),
                 "--seconds", String(seconds)
             ])
-        return BusyDisk(pid: pid, file: file)
+        return BusyDisk(writer: writer, file: file)
     }
 
     /// Waits until the machine holds at least `bytes` unwritten (or `seconds` pass); returns what it holds then.
@@ -38,9 +38,8 @@ struct BusyDisk {
 
     /// Stops the writer, then writes its data out so the next quiet measurement is quiet again.
     func stop() {
-        kill(pid, SIGKILL)
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        writer.send(SIGKILL)
+        _ = writer.waitUntilExit()
         sync()
     }
 }

@@ -6,6 +6,7 @@ import Darwin
 import Foundation
 import SyncProtocol
 import TableSync
+import TestSupport
 
 /// W1–W3: live sync (`tablesync watch`) beside what it replaces, in the same run. W1, how long a hand edit in one
 /// watched store takes to reach the file of another, against `tablesync push` then `tablesync sync` run at once;
@@ -28,7 +29,7 @@ extension BenchmarkSuite {
                 executable: configuration.binaries + "/tablesync-server", database: "sqlite:" + database,
                 tables: [Self.watchedTable, Self.commandTable], logFile: work + "/live-server.log",
                 options: ["--max-change-wait", String(configuration.changeWait)])
-            defer { server.stop() }
+            defer { server.stopWaiting() }
             let watched = (a: work + "/watched-a", b: work + "/watched-b")
             let commanded = (a: work + "/commanded-a", b: work + "/commanded-b")
             for (store, table) in [
@@ -36,7 +37,7 @@ extension BenchmarkSuite {
                 (commanded.b, Self.commandTable)
             ] {
                 progress("W1: pulling \(count) records of \(table) into \(store)")
-                try freshStore(store, remote: server.url, table: table)
+                try freshStore(store, remote: server.baseURL, table: table)
                 try expect(try tablesync(["-C", store, "pull", table, "--json"]), member: "written", equals: count)
             }
             try measureEditLatency(server: server, watched: watched, commanded: commanded)
@@ -289,7 +290,7 @@ extension BenchmarkSuite {
                     "--max-connections", String(count + 100), "--max-change-wait", String(wait),
                     "--idle-timeout", String(wait * 2 + 60)
                 ])
-            defer { server.stop() }
+            defer { server.stopWaiting() }
             let first = try PageConnection(port: server.port).exchange(
                 "GET", "\(TablePath.changes)?\(ChangeFeed.tablesParameter)=\(Self.watchedTable)")
             guard let eTag = PageConnection.header("etag", in: first.head) else {
@@ -304,7 +305,7 @@ extension BenchmarkSuite {
             waiting.append(try memoryMegabytes(server, "VmRSS"))
             waitingPeak.append(try memoryMegabytes(server, "VmHWM"))
             let stopping = Clock.now()
-            server.stop()
+            server.stopWaiting()
             exits.append(Clock.now() - stopping)
             waits.close()
         }
@@ -338,8 +339,9 @@ extension BenchmarkSuite {
 
     /// A memory figure of `server` from /proc (`VmRSS`, `VmHWM`) in MB.
     private func memoryMegabytes(_ server: ServerProcess, _ field: String) throws -> Double {
-        guard let kilobytes = ChildProcess.memoryKilobytes(server.pid, field) else {
-            throw BenchError(what: "tablesync-server", detail: "no \(field) in /proc/\(server.pid)/status")
+        guard let kilobytes = ChildProcess.memoryKilobytes(server.processIdentifier, field) else {
+            throw BenchError(
+                what: "tablesync-server", detail: "no \(field) in /proc/\(server.processIdentifier)/status")
         }
         return Double(kilobytes) * 1_024 / 1_000_000
     }

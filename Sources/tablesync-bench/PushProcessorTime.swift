@@ -1,5 +1,6 @@
 import Foundation
 import SyncProtocol
+import TestSupport
 
 /// C1: the processor time `tablesync push` spends on each hand edit, this build against another build of
 /// `tablesync` (`scripts/bench.sh push-cpu DIR`), on the same server and the same edits. The two builds take turns
@@ -21,12 +22,13 @@ extension BenchmarkSuite {
         let server = try ServerProcess(
             executable: configuration.binaries + "/tablesync-server", database: "sqlite:" + database,
             tables: builds.map(\.table), logFile: work + "/server.log")
-        defer { server.stop() }
+        defer { server.stopWaiting() }
         for build in builds {
             let store = work + "/" + build.table
             try discard(store)
             try ChildProcess.run(
-                build.binaries + "/tablesync", ["-C", store, "init", "--remote", server.url, "--table", build.table])
+                build.binaries + "/tablesync", ["-C", store, "init", "--remote", server.baseURL, "--table", build.table]
+            )
             let pull = try ChildProcess.run(build.binaries + "/tablesync", ["-C", store, "pull", build.table, "--json"])
             try expect(pull, member: "written", equals: configuration.smallRecords)
         }

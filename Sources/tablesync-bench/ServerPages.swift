@@ -9,6 +9,7 @@ import GRDB
 import SyncProtocol
 import TableSync
 import TableSyncServer
+import TestSupport
 
 /// S1: what one page of a pull costs the server when its table is large. The pull's own keyset request (``PullPlan``:
 /// `(updatedAt gt X) or (updatedAt eq X and id gt 'Y')`, `$orderby=updatedAt,id`, `$top=1000`, v3, no gzip) against a
@@ -57,7 +58,7 @@ struct ServerPagesBenchmark {
             let server = try ServerProcess(
                 executable: binaries + "/tablesync-server", database: database.url, tables: [small, large],
                 logFile: work + "/pages-server.log")
-            defer { server.stop() }
+            defer { server.stopWaiting() }
             progress("S1 \(database.name): filling \(small) with \(smallRows) rows and \(large) with \(largeRows)")
             try database.seed(small, smallRows)
             try database.seed(large, largeRows)

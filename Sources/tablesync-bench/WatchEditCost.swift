@@ -5,6 +5,7 @@ import Darwin
 #endif
 import Foundation
 import SyncProtocol
+import TestSupport
 
 /// W4: the processor time `tablesync watch` spends on a hand edit in a store of the main table's size (its run that
 /// pushes the edit, the events of the files that run wrote, and the pull the change feed wakes), against the
@@ -22,10 +23,10 @@ extension BenchmarkSuite {
             executable: configuration.binaries + "/tablesync-server", database: "sqlite:" + database,
             tables: [Self.watchCostTable], logFile: work + "/watch-cost-server.log",
             options: ["--max-change-wait", String(configuration.changeWait)])
-        defer { server.stop() }
+        defer { server.stopWaiting() }
         let store = work + "/watch-cost"
         progress("W4: pulling \(count) records into \(store)")
-        try freshStore(store, remote: server.url, table: Self.watchCostTable)
+        try freshStore(store, remote: server.baseURL, table: Self.watchCostTable)
         try expect(
             try tablesync(["-C", store, "pull", Self.watchCostTable, "--json"]), member: "written", equals: count)
 

@@ -5,16 +5,16 @@ import Darwin
 #endif
 import Foundation
 import SyncProtocol
+import TableSync
 
 /// `tablesync watch --json` on a store, as a child process for the live-sync benchmarks (W1, W2): its events read
 /// from the file its standard output goes to, its processor time read while it runs, and stopped with SIGTERM, as
 /// systemd stops it.
 final class WatchProcess {
-    let pid: pid_t
     let store: String
+    private let child: Subprocess.Child
     private let outputPath: String
     private let errorPath: String
-    private var exited = false
 
     /// Starts `tablesync watch --json` (`executable`) on `store`; its standard output and error go to files beside
     /// the store (`STORE.watch.out`, `STORE.watch.err`), kept with the work directory.
@@ -22,16 +22,13 @@ final class WatchProcess {
         self.store = store
         outputPath = store + ".watch.out"
         errorPath = store + ".watch.err"
-        pid = try ChildProcess.spawn(
-            executable, ["-C", store, "watch", "--json"], standardOutput: outputPath, standardError: errorPath)
+        child = try ChildProcess.start(
+            executable, ["-C", store, "watch", "--json"], output: .file(outputPath), errors: .file(errorPath))
     }
 
     deinit {
-        if !exited {
-            kill(pid, SIGKILL)
-            var status: Int32 = 0
-            _ = waitpid(pid, &status, 0)
-        }
+        child.send(SIGKILL)
+        _ = child.waitUntilExit()
     }
 
     /// The events told so far, one JSON object each, in order.
@@ -51,12 +48,10 @@ final class WatchProcess {
     func waitForStart(seconds: Double = 60) throws {
         let deadline = Clock.now() + seconds
         while !eventNames().contains("started") {
-            var status: Int32 = 0
-            if waitpid(pid, &status, WNOHANG) == pid {
-                exited = true
+            guard child.isRunning else {
                 throw BenchError(
                     what: "tablesync watch on \(store)",
-                    detail: "exit \(ChildProcess.exitStatus(status)) before it started: \(standardError())")
+                    detail: "exit \(child.waitUntilExit().shellStatus) before it started: \(standardError())")
             }
             guard Clock.now() < deadline else {
                 throw BenchError(what: "tablesync watch on \(store)", detail: "not started after \(seconds) s")
@@ -67,7 +62,7 @@ final class WatchProcess {
 
     /// The processor time the watch has spent so far, user and system, all its threads.
     func processorSeconds() throws -> Double {
-        guard let seconds = ChildProcess.processorSeconds(of: pid) else {
+        guard let seconds = ChildProcess.processorSeconds(of: child.processIdentifier) else {
             throw BenchError(what: "tablesync watch on \(store)", detail: "its processor time cannot be read")
         }
         return seconds
@@ -77,27 +72,19 @@ final class WatchProcess {
     /// - Returns: the exit status and the processor time of its whole life (`wait4`).
     /// - Throws: ``BenchError`` when it has not exited `seconds` after the signal (it is then killed).
     func stop(seconds: Double = 60) throws -> (exitStatus: Int32, processorSeconds: Double) {
-        kill(pid, SIGTERM)
+        child.terminate()
         let deadline = Clock.now() + seconds
-        var status: Int32 = 0
-        var usage = rusage()
-        while true {
-            let result = wait4(pid, &status, WNOHANG, &usage)
-            if result == pid { break }
-            if result < 0 && errno != EINTR {
-                throw BenchError(what: "tablesync watch on \(store)", detail: "wait4 failed: errno \(errno)")
-            }
+        while child.isRunning {
             guard Clock.now() < deadline else {
-                kill(pid, SIGKILL)
-                _ = waitpid(pid, &status, 0)
-                exited = true
+                child.send(SIGKILL)
+                _ = child.waitUntilExit()
                 throw BenchError(
                     what: "tablesync watch on \(store)", detail: "still running \(seconds) s after SIGTERM; killed")
             }
             usleep(10_000)
         }
-        exited = true
-        return (ChildProcess.exitStatus(status), ChildProcess.processorSeconds(usage))
+        let ended = child.waitUntilExit()
+        return (ended.shellStatus, ended.processorSeconds)
     }
 
     /// What the watch wrote to standard error (its last 2,000 characters).

@@ -383,35 +383,19 @@ import TestSupport
     @Test("tablesync-server with no database and no table serves TodoItem from a SQLite file in its working directory")
     func serverDefaults() async throws {
         let directory = TemporaryDirectory()
-        let server = Process()
-        server.executableURL = URL(fileURLWithPath: builtProduct("tablesync-server"))
-        server.arguments = ["--port", "0"]
-        server.currentDirectoryURL = URL(fileURLWithPath: directory.path)
-        server.environment = CLI.environment
-        let log = Pipe()
-        server.standardError = log
-        server.standardOutput = log
-        try server.run()
-        defer { if server.isRunning { kill(server.processIdentifier, SIGKILL) } }
-        // The log names the defaults, then the port (read off the cooperative pool: the read blocks).
-        let text: String = await runOnThreadOfItsOwn {
-            var seen = ""
-            while !seen.contains("listening on"), case let chunk = log.fileHandleForReading.availableData,
-                !chunk.isEmpty
-            {
-                seen += String(decoding: chunk, as: UTF8.self)
-            }
-            return seen
-        }
+        let server = try await ServerProcess.start(
+            [], logPath: directory.file("server.log"), environment: CLI.environment, directory: directory.path)
+        // The log names the defaults, then the port.
+        let text = server.log
         #expect(
             text.contains("no --database given") && text.contains(directory.path + "/tablesync-server.sqlite"),
             "\(text)")
         #expect(text.contains("no --table given") && text.contains("TodoItem"), "\(text)")
-        let port = try #require(
-            text.split(separator: "listening on 127.0.0.1:").last.flatMap { Int($0.prefix { $0.isNumber }) })
         let http = ServerHTTPClient(
-            baseURL: "http://127.0.0.1:\(port)", defaultHeaders: ["ZUMO-API-VERSION": "3.0.0"], retryPolicy: .none)
-        #expect(try await http.send(HTTPRequest(method: "GET", path: "/tables/TodoItem")).status == 200)
+            baseURL: server.baseURL, defaultHeaders: ["ZUMO-API-VERSION": "3.0.0"], retryPolicy: .none)
+        let answer = try? await http.send(HTTPRequest(method: "GET", path: "/tables/TodoItem"))
+        await server.stop()
+        #expect(answer?.status == 200)
         #expect(FileManager.default.fileExists(atPath: directory.file("tablesync-server.sqlite")))
     }
 

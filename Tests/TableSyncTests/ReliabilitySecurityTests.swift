@@ -86,30 +86,13 @@ import TestSupport
                 "the message says how to configure tokens: \(refused.stderr)")
         }
         environment["TABLESYNC_SERVER_TOKENS"] = Self.token
-        let server = Process()
-        server.executableURL = URL(fileURLWithPath: builtProduct("tablesync-server"))
-        server.arguments = ["--host", "0.0.0.0", "--port", "0", "--database", database, "--table", "t"]
-        server.environment = environment
-        let output = Pipe()
-        server.standardError = output
-        server.standardOutput = output
-        try server.run()
-        // A bound, so a server that never logs cannot hang the suite.
-        DispatchQueue.global().asyncAfter(deadline: .now() + 30) { if server.isRunning { server.terminate() } }
-        // It started when it logs its port (or is still running after the pipe closed on its own).
-        let line = await runOnThreadOfItsOwn {
-            var seen = Data()
-            while !String(decoding: seen, as: UTF8.self).contains("\n") {
-                let chunk = output.fileHandleForReading.availableData
-                if chunk.isEmpty { break }
-                seen.append(chunk)
-            }
-            return String(decoding: seen, as: UTF8.self)
-        }
-        #expect(server.isRunning, "with tokens it listens on 0.0.0.0: \(line)")
-        #expect(!line.contains(Self.token), "the token is not logged")
-        server.terminate()
-        _ = await CLI.wait(server)
+        // It started when it logs its port.
+        let server = try await ServerProcess.start(
+            ["--host", "0.0.0.0", "--database", database, "--table", "t"], logPath: directory.file("server.log"),
+            environment: environment, seconds: 30)
+        #expect(server.isRunning, "with tokens it listens on 0.0.0.0: \(server.log)")
+        #expect(!server.log.contains(Self.token), "the token is not logged")
+        await server.stop()
     }
 
     @Test("the client's token appears nowhere: not in the store, the output, the process list, or the server's log")
@@ -278,27 +261,9 @@ extension CLI {
     static func runServer(
         _ arguments: [String], environment: [String: String]
     ) async throws -> (status: Int32, stdout: String, stderr: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: builtProduct("tablesync-server"))
-        process.arguments = arguments
-        process.environment = environment
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        // A server that wrongly starts would run for ever: stop it after a bound (then the test fails on its status).
-        DispatchQueue.global().asyncAfter(deadline: .now() + 20) {
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        }
-        return await runOnThreadOfItsOwn {
-            let stdout = output.fileHandleForReading.readDataToEndOfFile()
-            let stderr = errors.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return (
-                process.terminationStatus, String(decoding: stdout, as: UTF8.self),
-                String(decoding: stderr, as: UTF8.self)
-            )
-        }
+        // A server that wrongly starts would run for ever: it is killed after a bound (the test fails on its status).
+        let run = try await runProgram(
+            builtProduct("tablesync-server"), arguments, environment: environment, timeout: .seconds(20))
+        return (run.status, run.stdout, run.stderr)
     }
 }

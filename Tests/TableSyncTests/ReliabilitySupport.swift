@@ -131,23 +131,13 @@ struct CLI {
     /// output goes nowhere.
     static func start(
         _ arguments: [String], environment: [String: String] = CLI.environment, input: String? = nil
-    ) throws -> Process {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        process.environment = environment
-        if let input { process.standardInput = FileHandle(forReadingAtPath: input) }
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        return process
+    ) throws -> Subprocess.Child {
+        try Subprocess.start(path, arguments, environment: environment, input: input.map { .file($0) } ?? .nothing)
     }
 
     /// Waits for `process` off the cooperative thread pool; `true` when a signal ended it.
-    static func wait(_ process: Process) async -> (status: Int32, killed: Bool) {
-        await runOnThreadOfItsOwn {
-            process.waitUntilExit()
-            return (process.terminationStatus, process.terminationReason == .uncaughtSignal)
-        }
+    static func wait(_ process: Subprocess.Child) async -> (status: Int32, killed: Bool) {
+        let ended = await process.waitForExit()
+        return (ended.status, ended.killed)
     }
 }

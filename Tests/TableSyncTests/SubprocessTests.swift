@@ -2,8 +2,9 @@ import Foundation
 import Testing
 @testable import TableSync
 
-/// The library's way to run `git` and a token command (and the tests' way to run the executables): posix_spawn,
-/// both outputs read at once, the input given as bytes, a time limit, and no descriptor of this process leaked.
+/// The library's way to run `git` and a token command (and the tests' and benchmarks' way to run the executables):
+/// posix_spawn, both outputs read at once, the input given as bytes, a time limit, no descriptor of this process
+/// leaked; and children that run beside this process, signalled and waited for.
 @Suite struct SubprocessTests {
     @Test("bytes go in, both outputs come back whole however large, and the exit status is the child's")
     func inputAndOutputs() throws {
@@ -39,5 +40,38 @@ import Testing
         #expect(orphaning.killed && String(decoding: orphaning.output, as: UTF8.self) == "before\n")
         #expect(ContinuousClock.now - heldOpen < .seconds(20), "the call ends at the limit, not with the grandchild")
         #expect(throws: Subprocess.StartFailure.self) { try Subprocess.run("/nonexistent/program", []) }
+    }
+
+    @Test("a started child writes to a pipe, starts in the directory given, and its end is told once it is reaped")
+    func startedChild() async throws {
+        let child = try Subprocess.start(
+            "/bin/sh", ["-c", "pwd; echo to-errors >&2; exit 4"], directory: "/tmp", output: .pipe,
+            errors: .standardOutput)
+        let printed = try #require(child.standardOutput).readDataToEndOfFile()
+        #expect(String(decoding: printed, as: UTF8.self) == "/tmp\nto-errors\n")
+        let ended = await child.waitForExit()
+        #expect(ended.status == 4 && !ended.killed && ended.shellStatus == 4)
+        #expect(!child.isRunning && child.waitUntilExit() == ended, "reaped once, told every time")
+    }
+
+    @Test("a started child is signalled: SIGTERM ends it, and its status is the signal's")
+    func signalledChild() async throws {
+        let directory = FileManager.default.temporaryDirectory.path + "/subprocess-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let log = directory + "/log"
+        let child = try Subprocess.start(
+            "/bin/sh", ["-c", "echo out; echo err >&2; exec sleep 30"], output: .file(log), errors: .standardOutput)
+        let deadline = ContinuousClock.now + .seconds(20)
+        while (try? String(contentsOfFile: log, encoding: .utf8)) != "out\nerr\n", ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(child.isRunning)
+        child.terminate()
+        let ended = await child.waitForExit()
+        #expect(ended.killed && ended.status == SIGTERM && ended.shellStatus == 128 + SIGTERM)
+        #expect(try String(contentsOfFile: log, encoding: .utf8) == "out\nerr\n", "one file, one offset")
+        child.send(SIGKILL)
+        #expect(child.waitUntilExit() == ended, "a signal after the end goes nowhere")
     }
 }

@@ -26,18 +26,14 @@ enum TerminalRun {
     private static func runBlocking(_ arguments: [String]) throws -> Output {
         let (controller, terminalSide) = try openPseudoTerminal()
         defer { close(controller) }
-        let terminalHandle = FileHandle(fileDescriptor: terminalSide, closeOnDealloc: true)
-
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: CLI.path)
-        process.arguments = arguments
-        process.environment = CLI.environment
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = terminalHandle
-        try process.run()
+        let process: Subprocess.Child
+        do {
+            defer { close(terminalSide) }
+            process = try Subprocess.start(
+                CLI.path, arguments, environment: CLI.environment, output: .pipe,
+                errors: .descriptor(terminalSide))
+        }
         // Only the child holds the terminal side now: reading ends (EIO) once it exits.
-        try terminalHandle.close()
 
         let collected = TerminalBytes()
         let reader = Thread {
@@ -50,10 +46,10 @@ enum TerminalRun {
             collected.finish()
         }
         reader.start()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        let stdout = process.standardOutput?.readDataToEndOfFile() ?? Data()
+        let ended = process.waitUntilExit()
         return Output(
-            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+            status: ended.status, stdout: String(decoding: stdout, as: UTF8.self),
             terminal: String(decoding: collected.waitForEnd(), as: UTF8.self))
     }
 }

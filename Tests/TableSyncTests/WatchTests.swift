@@ -395,28 +395,18 @@ private final class ServerBox: @unchecked Sendable {
 
 /// A running `tablesync watch`: its JSON events as they arrive, and its end.
 final class WatchProcess: Sendable {
-    private let process: Process
+    private let process: Subprocess.Child
     private let output: String
 
     init(arguments: [String], environment: [String: String], output: String) throws {
         self.output = output
-        for file in [output, output + ".err"] {
-            guard FileManager.default.createFile(atPath: file, contents: nil) else {
-                throw WatchEnded(errors: "could not create \(file)")
-            }
-        }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: builtProduct("tablesync"))
-        process.arguments = arguments
-        process.environment = environment
-        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: output + ".err"))
-        try process.run()
-        self.process = process
+        process = try Subprocess.start(
+            builtProduct("tablesync"), arguments, environment: environment, output: .file(output),
+            errors: .file(output + ".err"))
     }
 
     deinit {
-        if process.isRunning { process.terminate() }
+        process.terminate()
     }
 
     /// The events written so far, one JSON object per line.
@@ -451,17 +441,17 @@ final class WatchProcess: Sendable {
 
     /// Stops it as a machine's suspend does (SIGSTOP).
     func suspend() {
-        Glibc.kill(process.processIdentifier, SIGSTOP)
+        process.send(SIGSTOP)
     }
 
     /// Lets it run again (SIGCONT).
     func resume() {
-        Glibc.kill(process.processIdentifier, SIGCONT)
+        process.send(SIGCONT)
     }
 
     /// Sends SIGKILL.
     func kill() {
-        Glibc.kill(process.processIdentifier, SIGKILL)
+        process.send(SIGKILL)
     }
 
     /// Waits until it exits by itself or after a signal (within `seconds`), and returns its exit status.
@@ -471,7 +461,7 @@ final class WatchProcess: Sendable {
             guard Date() < deadline else { throw WatchEnded(errors: "still running \(seconds) s after SIGTERM") }
             try await Task.sleep(for: .milliseconds(20))
         }
-        return process.terminationStatus
+        return process.waitUntilExit().status
     }
 
     struct WatchEnded: Error, CustomStringConvertible {

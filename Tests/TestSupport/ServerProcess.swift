@@ -2,52 +2,58 @@ import Foundation
 import TableSync
 
 /// The built `tablesync-server` executable running as a process of its own on a free loopback port, its log in a
-/// file: what tests use when several servers must share nothing but their database, as deployed instances do.
+/// file: what tests use when several servers must share nothing but their database, as deployed instances do, and
+/// the server the benchmarks measure.
 public final class ServerProcess: Sendable {
     /// `http://127.0.0.1:PORT`.
     public let baseURL: String
+    /// The loopback port it listens on.
+    public let port: UInt16
     /// The file that receives the server's standard output and error.
     public let logPath: String
-    private let process: Process
+    private let process: Subprocess.Child
 
-    private init(baseURL: String, logPath: String, process: Process) {
-        self.baseURL = baseURL
+    /// Starts `tablesync-server ARGUMENTS --port 0 --log-level info` (the build beside the tests, or `executable`)
+    /// in `directory` (this process's when `nil`) and returns once its log says which port it listens on; throws
+    /// with the log when it exits first or says nothing within `seconds`. Blocks the calling thread: tasks call
+    /// ``start(_:logPath:environment:directory:seconds:executable:)``.
+    public init(
+        _ arguments: [String], logPath: String, environment: [String: String]? = nil, directory: String? = nil,
+        seconds: Double = 60, executable: String? = nil
+    ) throws {
+        let process = try Subprocess.start(
+            executable ?? builtProduct("tablesync-server"), arguments + ["--port", "0", "--log-level", "info"],
+            environment: environment, directory: directory, output: .file(logPath), errors: .standardOutput)
+        let deadline = Date().addingTimeInterval(seconds)
+        var port: Int?
+        while port == nil, process.isRunning, Date() < deadline {
+            port = Self.listeningPort(inLog: (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "")
+            if port == nil { usleep(20_000) }
+        }
+        guard let port, let loopbackPort = UInt16(exactly: port) else {
+            process.send(SIGKILL)
+            _ = process.waitUntilExit()
+            let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+            throw ServerProcessError(
+                description: "tablesync-server \(arguments.joined(separator: " ")) did not start listening:\n\(text)")
+        }
+        self.port = loopbackPort
+        self.baseURL = "http://127.0.0.1:\(port)"
         self.logPath = logPath
         self.process = process
     }
 
-    /// Starts `tablesync-server ARGUMENTS --port 0 --log-level info` (the build beside the tests, or `executable`)
-    /// and returns once its log says which port it listens on; throws with the log when it exits first or says
-    /// nothing within `seconds`.
+    /// Starts the server as ``init(_:logPath:environment:directory:seconds:executable:)`` does, waiting for its port
+    /// on a thread of its own, off the cooperative pool.
     public static func start(
-        _ arguments: [String], logPath: String, environment: [String: String]? = nil,
+        _ arguments: [String], logPath: String, environment: [String: String]? = nil, directory: String? = nil,
         seconds: Double = 60, executable: String? = nil
     ) async throws -> ServerProcess {
-        guard FileManager.default.createFile(atPath: logPath, contents: nil) else {
-            throw ServerProcessError(description: "cannot create the server's log file \(logPath)")
+        try await runOnThreadOfItsOwn {
+            try ServerProcess(
+                arguments, logPath: logPath, environment: environment, directory: directory, seconds: seconds,
+                executable: executable)
         }
-        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable ?? builtProduct("tablesync-server"))
-        process.arguments = arguments + ["--port", "0", "--log-level", "info"]
-        if let environment { process.environment = environment }
-        process.standardOutput = log
-        process.standardError = log
-        try process.run()
-        try log.close()
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
-            if let port = listeningPort(inLog: text) {
-                return ServerProcess(baseURL: "http://127.0.0.1:\(port)", logPath: logPath, process: process)
-            }
-            guard process.isRunning else { break }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        if process.isRunning { process.terminate() }
-        let text = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
-        throw ServerProcessError(
-            description: "tablesync-server \(arguments.joined(separator: " ")) did not start listening:\n\(text)")
     }
 
     /// The port of Hummingbird's "Server started and listening on HOST:PORT" line.
@@ -71,12 +77,16 @@ public final class ServerProcess: Sendable {
     /// Returns the exit status.
     @discardableResult
     public func stop() async -> Int32 {
-        let process = self.process
-        if process.isRunning { process.terminate() }
-        return await runOnThreadOfItsOwn {
-            process.waitUntilExit()
-            return process.terminationStatus
-        }
+        process.terminate()
+        return await process.waitForExit().status
+    }
+
+    /// Sends SIGTERM and waits for the exit on the calling thread (for synchronous drivers); a later call only
+    /// returns the status again.
+    @discardableResult
+    public func stopWaiting() -> Int32 {
+        process.terminate()
+        return process.waitUntilExit().status
     }
 }
 

@@ -54,16 +54,16 @@ public func builtProduct(_ name: String) -> String {
 }
 
 /// Runs a program to completion and returns its exit status (the signal's number when `killed`), its output, and
-/// whether a signal ended it. The wait happens on a thread of its own, off the cooperative pool, which the
-/// servers that tests run in this process need.
+/// whether a signal ended it; a program still running after `timeout` is killed (SIGKILL). The wait happens on a
+/// thread of its own, off the cooperative pool, which the servers that tests run in this process need.
 @discardableResult
 public func runProgram(
     _ path: String, _ arguments: [String], environment: [String: String]? = nil,
-    input: String? = nil
+    input: String? = nil, timeout: Duration? = nil
 ) async throws -> (status: Int32, stdout: String, stderr: String, killed: Bool) {
     try await runOnThreadOfItsOwn {
         let run = try Subprocess.run(
-            path, arguments, environment: environment, input: input.map { .file($0) } ?? .nothing)
+            path, arguments, environment: environment, input: input.map { .file($0) } ?? .nothing, timeout: timeout)
         return (
             run.status, String(decoding: run.output, as: UTF8.self), String(decoding: run.errors, as: UTF8.self),
             run.killed

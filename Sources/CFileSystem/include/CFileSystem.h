@@ -27,6 +27,10 @@ int tablesync_map_allocations_from(int bytes);
 /// Returns 1 on success, 0 where there is no such setting.
 int tablesync_limit_heap_arenas(int count);
 
+/// `posix_spawn_file_actions_addchdir_np(3)`: the child starts in `directory`. `actions` is a
+/// `posix_spawn_file_actions_t *`. Returns 0, or an error number (ENOSYS where there is no such call).
+int tablesync_spawn_add_chdir(void *actions, const char *directory);
+
 /// The kernel's id of the calling thread (`gettid(2)`), or -1 where there is none.
 int tablesync_thread_id(void);
 

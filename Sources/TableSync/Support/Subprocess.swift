@@ -1,3 +1,4 @@
+import CFileSystem
 import Foundation
 
 #if canImport(Glibc)
@@ -6,10 +7,10 @@ import Glibc
 import Darwin
 #endif
 
-/// Runs a program to its end with `posix_spawn`, reading what it prints: how TableSync runs `git` and a token
-/// command, and how its tests run a command to its end (`runProgram`). Children that the tests keep running beside
-/// them (a server, a watch, a terminal) are still started with `Foundation.Process`, and so are exposed to the crash
-/// below; one runner for all of them is still to come.
+/// Child processes, started with `posix_spawn`: how TableSync runs `git` and a token command to their end
+/// (``run(_:_:environment:input:errors:timeout:)``), and how its tests and benchmarks run the executables, to their
+/// end (`runProgram`) or beside them (``start(_:_:environment:directory:input:output:errors:)``: a server, a watch, a
+/// run on a terminal).
 ///
 /// Not `Foundation.Process`: on Linux its `run()` lists `/proc/self/fd` by copying each entry's whole 256-byte name
 /// field, which reads past the end of glibc's directory buffer and crashes the process when the next page is not
@@ -71,9 +72,12 @@ package enum Subprocess {
         }
         let pid: pid_t
         do {
+            defer {
+                close(output.child)
+                if let errors { close(errors.child) }
+            }
             pid = try spawn(
-                path, arguments, environment: environment, input: standardInput, output: output.child,
-                errors: errors?.child)
+                path, arguments, environment: environment, streams: [standardInput, output.child, errors?.child])
         } catch {
             close(output.parent)
             if let errors { close(errors.parent) }
@@ -82,31 +86,32 @@ package enum Subprocess {
         let (printed, errorsPrinted) = readBoth(
             output.parent, errors?.parent, killing: pid, at: timeout.map { ContinuousClock.now + $0 })
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        let signal = status & 0x7f
-        return Result(
-            status: signal == 0 ? (status >> 8) & 0xff : signal, killed: signal != 0, output: printed,
-            errors: errorsPrinted)
+        var usage = rusage()
+        while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
+        let ended = Termination(waitStatus: status, usage: usage)
+        return Result(status: ended.status, killed: ended.killed, output: printed, errors: errorsPrinted)
     }
 
-    /// Starts the child, its standard streams on the given descriptors (standard error on this process's own when
-    /// `errors` is `nil`), every other descriptor closed; closes the child's ends here.
-    private static func spawn(
-        _ path: String, _ arguments: [String], environment: [String: String]?, input: Int32, output: Int32,
-        errors: Int32?
+    /// Starts the child in `directory` (this process's when `nil`), its standard streams copies of the given
+    /// descriptors (this process's own where `nil`), every other descriptor closed. The caller closes its copies.
+    static func spawn(
+        _ path: String, _ arguments: [String], environment: [String: String]?, directory: String? = nil,
+        streams: [Int32?]
     ) throws(StartFailure) -> pid_t {
-        defer {
-            close(output)
-            if let errors { close(errors) }
-        }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, input, 0)
-        posix_spawn_file_actions_adddup2(&actions, output, 1)
-        if let errors { posix_spawn_file_actions_adddup2(&actions, errors, 2) }
+        for (target, source) in streams.enumerated() {
+            if let source { posix_spawn_file_actions_adddup2(&actions, source, Int32(target)) }
+        }
         for descriptor in openDescriptors() where descriptor > 2 {
             posix_spawn_file_actions_addclose(&actions, descriptor)
+        }
+        if let directory {
+            let changed = tablesync_spawn_add_chdir(&actions, directory)
+            guard changed == 0 else {
+                throw StartFailure(description: "could not start \(path) in \(directory): \(errorText(changed))")
+            }
         }
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
@@ -125,14 +130,15 @@ package enum Subprocess {
         defer { (argv + envp).forEach { free($0) } }
         var pid: pid_t = 0
         let spawned = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
-        guard spawned == 0 else {
-            throw StartFailure(description: "could not start \(path): \(String(cString: strerror(spawned)))")
-        }
+        guard spawned == 0 else { throw StartFailure(description: "could not start \(path): \(errorText(spawned))") }
         return pid
     }
 
+    /// The C library's words for error number `number`.
+    static func errorText(_ number: Int32) -> String { String(cString: strerror(number)) }
+
     /// A descriptor for the child's standard input, closed on `exec` here (the child gets its copy).
-    private static func openInput(_ input: Input) throws(StartFailure) -> Int32 {
+    static func openInput(_ input: Input) throws(StartFailure) -> Int32 {
         switch input {
         case .nothing: return try openReading("/dev/null")
         case .file(let path): return try openReading(path)
@@ -149,8 +155,7 @@ package enum Subprocess {
                 let count = bytes[written...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
                 guard count > 0 || (count < 0 && errno == EINTR) else {
                     close(descriptor)
-                    throw StartFailure(
-                        description: "could not write a child's input: \(String(cString: strerror(errno)))")
+                    throw StartFailure(description: "could not write a child's input: \(errorText(errno))")
                 }
                 written += max(0, count)
             }
@@ -162,17 +167,17 @@ package enum Subprocess {
     private static func openReading(_ path: String) throws(StartFailure) -> Int32 {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
-            throw StartFailure(description: "could not open \(path): \(String(cString: strerror(errno)))")
+            throw StartFailure(description: "could not open \(path): \(errorText(errno))")
         }
         return descriptor
     }
 
     /// A connected pair of sockets, both closed on `exec`: the child's end is duplicated onto its standard output
     /// or error.
-    private static func socketPair() throws(StartFailure) -> (parent: Int32, child: Int32) {
+    static func socketPair() throws(StartFailure) -> (parent: Int32, child: Int32) {
         var ends: [Int32] = [0, 0]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &ends) == 0 else {
-            throw StartFailure(description: "socketpair: \(String(cString: strerror(errno)))")
+            throw StartFailure(description: "socketpair: \(errorText(errno))")
         }
         return (ends[0], ends[1])
     }
