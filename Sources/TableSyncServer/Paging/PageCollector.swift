@@ -1,34 +1,34 @@
 /// Receives the records of a page in order, one at a time, as a repository reads them, and says where the page
 /// ends: a page can end before `$top` records when its records would otherwise take too much memory.
-public protocol PageCollector: Sendable {
+package protocol PageCollector: Sendable {
     /// Takes `record` as the page's next record, or returns `false` when the page is full without it; the page
     /// then ends before `record`. A page's first record must always be taken.
     mutating func take(_ record: StoredRecord) -> Bool
 }
 
 /// A page as a repository read it: what its collector took, and what lies beyond.
-public struct ListedPage<Collector: PageCollector>: Sendable {
+package struct ListedPage<Collector: PageCollector>: Sendable {
     /// The collector, holding the page's records in its own form.
-    public var collected: Collector
+    package var collected: Collector
     /// How many records the page holds.
-    public var recordCount: Int
+    package var recordCount: Int
     /// `true` when more records match after this page.
-    public var hasMore: Bool
+    package var hasMore: Bool
     /// `true` when the collector ended the page before `$top` records, with more records to come.
-    public var endedEarly: Bool
+    package var endedEarly: Bool
     /// The number of matching records ignoring `$skip` and `$top`, when asked for.
-    public var totalCount: Int?
+    package var totalCount: Int?
 }
 
 /// Collects a page's records as they are, however many bytes they take: for callers that read records, not
 /// answers (tests, tools).
-public struct RecordList: PageCollector {
+package struct RecordList: PageCollector {
     /// The records taken, in order.
-    public private(set) var records: [StoredRecord] = []
+    package private(set) var records: [StoredRecord] = []
 
-    public init() {}
+    package init() {}
 
-    public mutating func take(_ record: StoredRecord) -> Bool {
+    package mutating func take(_ record: StoredRecord) -> Bool {
         records.append(record)
         return true
     }
@@ -36,5 +36,5 @@ public struct RecordList: PageCollector {
 
 extension ListedPage where Collector == RecordList {
     /// The page's records, in order.
-    public var records: [StoredRecord] { collected.records }
+    package var records: [StoredRecord] { collected.records }
 }

@@ -1,43 +1,43 @@
 import SyncProtocol
 
 /// The options of one `GET /tables/{table}` request, parsed and checked.
-public struct ListQuery: Sendable, Hashable {
+package struct ListQuery: Sendable, Hashable {
     /// `$filter`, parsed.
-    public var filter: FilterExpression?
+    package var filter: FilterExpression?
     /// `$orderby`; the repository adds `id` as the last key so that the order is total.
-    public var orderBy: [OrderByKey] = []
+    package var orderBy: [OrderByKey] = []
     /// `$skip`.
-    public var skip: Int = 0
+    package var skip: Int = 0
     /// The records this page may hold: `$top`, or the table's page size when the client gave none; in v3 never more
     /// than the page size (a larger `$top` is served a page at a time, each page's `nextLink` asking for the rest).
-    public var top: Int
+    package var top: Int
     /// `$top` as the client gave it, before the page size capped it; `nil` without one. The next page's link asks
     /// for what is left of it (``NextPageLink``).
-    public var requestedTop: Int?
+    package var requestedTop: Int?
     /// `$select`: the properties each item carries, system properties included (``parseSelect(_:version:table:)``),
     /// or `nil` for all.
-    public var select: [String]?
+    package var select: [String]?
     /// `__includeDeleted=true`.
-    public var includeDeleted = false
+    package var includeDeleted = false
     /// `$inlinecount=allpages` (v2) or `$count=true` (v3).
-    public var includeCount = false
+    package var includeCount = false
     /// The declared columns of the table queried, `nil` for a schemaless table. `$filter` and `$orderby` then name
     /// only declared columns (and system properties), and are translated to their typed, indexed expressions.
-    public var schema: TableSchema?
+    package var schema: TableSchema?
 
-    public init(top: Int) { self.top = top }
+    package init(top: Int) { self.top = top }
 
     /// The largest `$skip` accepted; anything larger is a mistake, not a page.
-    public static let maximumSkip = 1_000_000_000
+    package static let maximumSkip = 1_000_000_000
 
     /// The most `$orderby` keys accepted. Each key is read from every record the database sorts, so the keys
     /// multiply a sort's memory by the size of the records; clients order by one or two (`updatedAt,id`).
-    public static let maximumOrderByKeys = 8
+    package static let maximumOrderByKeys = 8
 
     /// The most distinct properties a `$filter` may name. A statement reads each named property of every row it
     /// scans and holds its value until the row is done (``ExtractedProperties``), so the names multiply a read's
     /// memory by the size of the records.
-    public static let maximumFilterProperties = 32
+    package static let maximumFilterProperties = 32
 
     /// Parses the query string of a list request for `version`, with `table`'s paging limits; a `$filter` over
     /// `filterLimits` is refused before it reaches the database (``FilterCost``).

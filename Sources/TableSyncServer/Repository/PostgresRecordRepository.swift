@@ -10,7 +10,7 @@ import SyncProtocol
 /// each assigning `updatedAt = max(now, last + 1 ms)` under the lock (``UpdatedAtClock``), and PostgreSQL makes a
 /// transaction visible before it releases its locks: commit order is `updatedAt` order, with any number of
 /// concurrent writers or servers.
-public final class PostgresRecordRepository: RecordRepository {
+package final class PostgresRecordRepository: RecordRepository {
     private let logger: Logger
     private let statementTimeout: Duration
     private let canceller: PostgresStatementCanceller?
@@ -54,7 +54,7 @@ public final class PostgresRecordRepository: RecordRepository {
     /// declared columns' indexes are created and the old ones dropped `CONCURRENTLY`, which blocks neither the
     /// reads nor the writes of servers already running on the database (a plain `CREATE INDEX` holds their writes,
     /// and a lock taken while their transactions wait on each other can stall them all).
-    public func prepare(tables: [TableOptions]) async throws {
+    package func prepare(tables: [TableOptions]) async throws {
         let logger = self.logger
         try await pool.withConnection { connection in
             // Index builds may take longer than a request's statement limit; RESET restores the connection's own.
@@ -190,7 +190,7 @@ public final class PostgresRecordRepository: RecordRepository {
         }
     }
 
-    public func record(in scope: RecordScope, id: String) async throws -> StoredRecord? {
+    package func record(in scope: RecordScope, id: String) async throws -> StoredRecord? {
         try await pool.withConnection { connection in
             try await Self.fetchRecord(connection, table: scope.storedName, id: id, logger: logger)
         }
@@ -205,7 +205,7 @@ public final class PostgresRecordRepository: RecordRepository {
     /// delivered, so that the cancel can never reach the next statement run on the connection. Closing the connection
     /// instead would hand a closing connection to the next request waiting for one, which would fail; it is done only
     /// without a canceller.
-    public func list<Collector: PageCollector>(
+    package func list<Collector: PageCollector>(
         in scope: RecordScope, query: ListQuery, into collector: Collector
     ) async throws -> ListedPage<Collector> {
         let statements = try RecordQuerySQL.list(table: scope.storedName, query: query, dialect: .postgres)
@@ -311,7 +311,7 @@ public final class PostgresRecordRepository: RecordRepository {
     /// The cursor of a page read; one at a time per connection, closed with its transaction.
     private static let pageCursor = "tablesync_page"
 
-    public func lastUpdatedAt(in scopes: [RecordScope]) async throws -> [Int64?] {
+    package func lastUpdatedAt(in scopes: [RecordScope]) async throws -> [Int64?] {
         let logger = self.logger
         return try await pool.withConnection { connection in
             var marks: [Int64?] = []
@@ -332,7 +332,7 @@ public final class PostgresRecordRepository: RecordRepository {
     /// would take the other writes of its batch with it. The first attempt runs every write plainly; if one is
     /// refused, the batch runs again with each write in a savepoint of its own, which answers that write alone.
     /// Two attempts at most, and savepoints only for a batch that needs them.
-    public func write(_ writes: [RecordWriteRequest]) async throws -> [Result<StoredRecord?, any Error>] {
+    package func write(_ writes: [RecordWriteRequest]) async throws -> [Result<StoredRecord?, any Error>] {
         let now = UpdatedAtClock.nowTicks()
         do {
             return try await write(writes, now: now, isolatingEach: false)

@@ -26,55 +26,13 @@ enum RecordQuerySQL {
     ) throws(FilterTranslationError) -> (page: SQLStatement, count: SQLStatement?) {
         var builder = SQLBuilder(dialect: dialect)
         let properties = ExtractedProperties(query: query)
-        let source: String
-        let whereClause: String
-        if let properties {
-            let (rowConditions, propertyConditions) = (query.filter?.conjuncts ?? []).partitioned {
-                !$0.propertyNames.contains { !SystemProperty.isSystemProperty($0) }
-            }
-            let rows = try condition(table: table, query: query, filters: rowConditions, builder: &builder)
-            var conditions: [String] = []
-            for filter in propertyConditions {
-                conditions.append(
-                    try FilterSQLTranslator.translate(
-                        filter, schema: nil, properties: properties, into: &builder))
-            }
-            source = "\(properties.source(rows: rows, into: &builder)) AS properties"
-            whereClause = conditions.isEmpty ? "TRUE" : conditions.joined(separator: " AND ")
-        } else {
-            source = RecordColumns.recordsTable
-            whereClause = try condition(
-                table: table, query: query, filters: query.filter.map { [$0] } ?? [], builder: &builder)
-        }
+        let (source, whereClause) = try Self.source(
+            table: table, query: query, properties: properties, builder: &builder)
         let countStatement =
             query.includeCount
             ? builder.statement("SELECT COUNT(*) FROM \(source) WHERE \(whereClause)")
             : nil
-        var order: [(expression: String, direction: String)] = []
-        var ordersById = false
-        for key in query.orderBy {
-            let direction = key.descending ? "DESC" : "ASC"
-            if SystemProperty.isSystemProperty(key.property),
-                let column = RecordColumns.column(forSystemProperty: key.property)
-            {
-                order.append((column, direction))
-                if column == RecordColumns.id {
-                    ordersById = true
-                    break
-                }
-            } else if let column = query.schema?.column(named: key.property) {
-                order.append(DeclaredColumnSQL.orderingParts(column, descending: key.descending, dialect: dialect))
-            } else {
-                let expression = FilterSQLTranslator.orderingExpression(
-                    forProperty: key.property, properties: properties, into: &builder)
-                // PostgreSQL puts NULL last in ascending order; SQLite first. Make both put missing values first.
-                let nulls = dialect == .postgres ? (key.descending ? " NULLS LAST" : " NULLS FIRST") : ""
-                order.append((expression, direction + nulls))
-            }
-        }
-        if !ordersById {
-            order.append((RecordColumns.id, appendsIDDescending(query.orderBy) ? "DESC" : "ASC"))
-        }
+        let order = ordering(query, properties: properties, dialect: dialect, builder: &builder)
         let limit = builder.bind(.integer(Int64(query.top) + 1))
         let offset = builder.bind(.integer(Int64(query.skip)))
         let orderTerms = order.map { "\($0.expression) \($0.direction)" }.joined(separator: ", ")
@@ -99,6 +57,59 @@ enum RecordQuerySQL {
             )
         }
         return (page, countStatement)
+    }
+
+    /// What a list reads from and its condition: the records table and the whole filter; or, when the query's
+    /// properties are extracted once per row (``ExtractedProperties``), the rows the system-property conditions let
+    /// through with their properties beside them, and the conditions on properties over those.
+    private static func source(
+        table: String, query: ListQuery, properties: ExtractedProperties?, builder: inout SQLBuilder
+    ) throws(FilterTranslationError) -> (source: String, whereClause: String) {
+        guard let properties else {
+            let whereClause = try condition(
+                table: table, query: query, filters: query.filter.map { [$0] } ?? [], builder: &builder)
+            return (RecordColumns.recordsTable, whereClause)
+        }
+        let (rowConditions, propertyConditions) = (query.filter?.conjuncts ?? []).partitioned {
+            !$0.propertyNames.contains { !SystemProperty.isSystemProperty($0) }
+        }
+        let rows = try condition(table: table, query: query, filters: rowConditions, builder: &builder)
+        var conditions: [String] = []
+        for filter in propertyConditions {
+            conditions.append(
+                try FilterSQLTranslator.translate(filter, schema: nil, properties: properties, into: &builder))
+        }
+        return (
+            "\(properties.source(rows: rows, into: &builder)) AS properties",
+            conditions.isEmpty ? "TRUE" : conditions.joined(separator: " AND ")
+        )
+    }
+
+    /// The `ORDER BY` terms of `query`: its keys (system columns, declared columns, or properties with missing values
+    /// first on both databases), then `id` unless a key named it.
+    private static func ordering(
+        _ query: ListQuery, properties: ExtractedProperties?, dialect: SQLDialect, builder: inout SQLBuilder
+    ) -> [(expression: String, direction: String)] {
+        var order: [(expression: String, direction: String)] = []
+        for key in query.orderBy {
+            let direction = key.descending ? "DESC" : "ASC"
+            if SystemProperty.isSystemProperty(key.property),
+                let column = RecordColumns.column(forSystemProperty: key.property)
+            {
+                order.append((column, direction))
+                if column == RecordColumns.id { return order }
+            } else if let column = query.schema?.column(named: key.property) {
+                order.append(DeclaredColumnSQL.orderingParts(column, descending: key.descending, dialect: dialect))
+            } else {
+                let expression = FilterSQLTranslator.orderingExpression(
+                    forProperty: key.property, properties: properties, into: &builder)
+                // PostgreSQL puts NULL last in ascending order; SQLite first. Make both put missing values first.
+                let nulls = dialect == .postgres ? (key.descending ? " NULLS LAST" : " NULLS FIRST") : ""
+                order.append((expression, direction + nulls))
+            }
+        }
+        order.append((RecordColumns.id, appendsIDDescending(query.orderBy) ? "DESC" : "ASC"))
+        return order
     }
 
     /// Whether the `id` that ends the order of `orderBy` (unless it names `id`) runs descending: after a descending

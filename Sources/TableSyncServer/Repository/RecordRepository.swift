@@ -3,7 +3,7 @@ import SyncProtocol
 
 /// What a write does to the row it found, decided by the caller while the repository holds the table's
 /// write lock (so the decision sees exactly the row it changes).
-public enum RecordWrite: Sendable, Hashable {
+package enum RecordWrite: Sendable, Hashable {
     /// Store a new record with these properties.
     case insert([String: JSONValue])
     /// Replace the properties of the existing record.
@@ -26,7 +26,7 @@ public enum RecordWrite: Sendable, Hashable {
 /// within a table no two writes
 /// share an `updatedAt`, and commit order is `updatedAt` order: no write becomes visible with an `updatedAt`
 /// below one a reader could already see.
-public protocol RecordRepository: Sendable {
+package protocol RecordRepository: Sendable {
     /// Creates the schema when missing and registers `tables`, with the indexes of their declared columns. A table
     /// whose declaration changed since the last start has its stored rows checked first (``SchemaTransition``): a
     /// row that does not fit makes it throw a ``ConfigurationError`` naming the record, and nothing changes. Called
@@ -59,57 +59,57 @@ public protocol RecordRepository: Sendable {
 
 /// One write of ``RecordRepository/write(_:)``: record `id` of `scope`, changed as `decide` says after
 /// seeing the current row (`nil` when there is none).
-public struct RecordWriteRequest: Sendable {
+package struct RecordWriteRequest: Sendable {
     /// The records written to: the table's, or one owner's of a per-user table.
-    public var scope: RecordScope
+    package var scope: RecordScope
     /// The record's id.
-    public var id: String
+    package var id: String
     /// What to do with the row found; an error it throws is the write's result and changes nothing.
-    public var decide: @Sendable (StoredRecord?) throws -> RecordWrite
+    package var decide: @Sendable (StoredRecord?) throws -> RecordWrite
 
     /// A write of record `id` of `scope`, decided by `decide`.
-    public init(scope: RecordScope, id: String, decide: @escaping @Sendable (StoredRecord?) throws -> RecordWrite) {
+    package init(scope: RecordScope, id: String, decide: @escaping @Sendable (StoredRecord?) throws -> RecordWrite) {
         self.scope = scope
         self.id = id
         self.decide = decide
     }
 
     /// A write of record `id` of the shared table `table`.
-    public init(table: String, id: String, decide: @escaping @Sendable (StoredRecord?) throws -> RecordWrite) {
+    package init(table: String, id: String, decide: @escaping @Sendable (StoredRecord?) throws -> RecordWrite) {
         self.init(scope: RecordScope(table: table), id: id, decide: decide)
     }
 
     /// The table written to, whose write lock the write takes.
-    public var table: String { scope.table }
+    package var table: String { scope.table }
 }
 
 extension RecordRepository {
     /// The record `id` of the shared table `table`, deleted or not.
-    public func record(table: String, id: String) async throws -> StoredRecord? {
+    package func record(table: String, id: String) async throws -> StoredRecord? {
         try await record(in: RecordScope(table: table), id: id)
     }
 
     /// A page of the shared table `table`'s records matching `query`, handed to `collector`.
-    public func list<Collector: PageCollector>(
+    package func list<Collector: PageCollector>(
         table: String, query: ListQuery, into collector: Collector
     ) async throws -> ListedPage<Collector> {
         try await list(in: RecordScope(table: table), query: query, into: collector)
     }
 
     /// A page of `table`'s records matching `query`, every record of it as stored.
-    public func list(table: String, query: ListQuery) async throws -> ListedPage<RecordList> {
+    package func list(table: String, query: ListQuery) async throws -> ListedPage<RecordList> {
         try await list(table: table, query: query, into: RecordList())
     }
 
     /// Writes record `id` of the shared table `table` as `decide` says.
-    public func write(
+    package func write(
         table: String, id: String, decide: @escaping @Sendable (StoredRecord?) throws -> RecordWrite
     ) async throws -> StoredRecord? {
         try await write(RecordWriteRequest(table: table, id: id, decide: decide))
     }
 
     /// Applies one write, as a batch of one whose error is thrown.
-    public func write(_ write: RecordWriteRequest) async throws -> StoredRecord? {
+    package func write(_ write: RecordWriteRequest) async throws -> StoredRecord? {
         guard let result = try await self.write([write]).first else { throw RepositoryError.missingResult }
         return try result.get()
     }
@@ -121,13 +121,13 @@ extension RecordRepository {
 /// milliseconds (the iOS SDK, the JS client) round finer values up and then skip the rest of that millisecond.
 /// Stamps stay strictly increasing per table, so when more than one write a millisecond arrives the clock moves
 /// on by a whole millisecond per write and runs ahead of the wall clock until the load drops.
-public enum UpdatedAtClock {
+package enum UpdatedAtClock {
     /// Ticks (100 ns) in one millisecond.
-    public static let ticksPerMillisecond: Int64 = 10_000
+    package static let ticksPerMillisecond: Int64 = 10_000
 
     /// The `updatedAt` of the next write: now, truncated to the millisecond, or the first whole millisecond
     /// after the table's last write when that is later (also when `last` was stamped finer by an older server).
-    public static func next(nowTicks: Int64, last: Int64) -> Int64 {
+    package static func next(nowTicks: Int64, last: Int64) -> Int64 {
         max(wholeMillisecond(nowTicks), wholeMillisecond(last) + ticksPerMillisecond)
     }
 
@@ -138,7 +138,7 @@ public enum UpdatedAtClock {
     }
 
     /// The current time in ticks.
-    public static func nowTicks() -> Int64 {
+    package static func nowTicks() -> Int64 {
         Int64((Date().timeIntervalSince1970 * Double(Timestamp.ticksPerSecond)).rounded(.down))
     }
 }

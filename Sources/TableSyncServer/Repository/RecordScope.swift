@@ -5,20 +5,20 @@
 /// table's name: every statement of both repositories already selects on that column, so no query can reach
 /// another owner's rows, and ids are unique per owner, so one owner's id never collides with another's. Table
 /// names hold no U+001F, so the stored name tells both parts apart.
-public struct RecordScope: Sendable, Hashable {
+package struct RecordScope: Sendable, Hashable {
     /// The served table: its clock and write lock are the table's, whoever owns the rows.
-    public var table: String
+    package var table: String
     /// The owner whose records these are, or `nil` for a table shared by everyone.
-    public var owner: String?
+    package var owner: String?
 
     /// The records of `table` that `owner` owns, or all of them.
-    public init(table: String, owner: String? = nil) {
+    package init(table: String, owner: String? = nil) {
         self.table = table
         self.owner = owner
     }
 
     /// The value of the table-name column of these rows.
-    public var storedName: String {
+    package var storedName: String {
         guard let owner else { return table }
         return table + Self.separator + owner
     }

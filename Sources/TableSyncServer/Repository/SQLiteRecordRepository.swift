@@ -6,7 +6,7 @@ import SyncProtocol
 ///
 /// Writes run in `BEGIN IMMEDIATE` transactions, which SQLite serialises across connections and processes;
 /// that is the table write lock of ``RecordRepository``, so `updatedAt` order is commit order.
-public final class SQLiteRecordRepository: RecordRepository {
+package final class SQLiteRecordRepository: RecordRepository {
     private let pool: DatabasePool
     /// The connections of bulk reads on idle threads, apart from the pool's.
     let bulkReadConnections: BulkReadConnections
@@ -45,7 +45,7 @@ public final class SQLiteRecordRepository: RecordRepository {
         return configuration
     }
 
-    public func prepare(tables: [TableOptions]) async throws {
+    package func prepare(tables: [TableOptions]) async throws {
         try await pool.writeWithoutTransaction { db in
             try db.inTransaction(.immediate) {
                 let hasFormat =
@@ -135,13 +135,13 @@ public final class SQLiteRecordRepository: RecordRepository {
         }
     }
 
-    public func record(in scope: RecordScope, id: String) async throws -> StoredRecord? {
+    package func record(in scope: RecordScope, id: String) async throws -> StoredRecord? {
         try await pool.read { db in try Self.fetchRecord(db, table: scope.storedName, id: id) }
     }
 
     /// Rows are stepped one at a time and each is decoded only when the page takes it, so a page that ends early
     /// reads no further.
-    public func list<Collector: PageCollector>(
+    package func list<Collector: PageCollector>(
         in scope: RecordScope, query: ListQuery, into collector: Collector
     ) async throws -> ListedPage<Collector> {
         let statements = try RecordQuerySQL.list(table: scope.storedName, query: query, dialect: .sqlite)
@@ -181,7 +181,7 @@ public final class SQLiteRecordRepository: RecordRepository {
         }
     }
 
-    public func lastUpdatedAt(in scopes: [RecordScope]) async throws -> [Int64?] {
+    package func lastUpdatedAt(in scopes: [RecordScope]) async throws -> [Int64?] {
         try await pool.read { db in
             try scopes.map { scope in
                 try Int64.fetchOne(
@@ -191,7 +191,7 @@ public final class SQLiteRecordRepository: RecordRepository {
         }
     }
 
-    public func write(_ writes: [RecordWriteRequest]) async throws -> [Result<StoredRecord?, any Error>] {
+    package func write(_ writes: [RecordWriteRequest]) async throws -> [Result<StoredRecord?, any Error>] {
         let now = UpdatedAtClock.nowTicks()
         // BEGIN IMMEDIATE locks the whole database: every table's write lock at once.
         return try await pool.writeWithoutTransaction { db in
@@ -270,14 +270,14 @@ public final class SQLiteRecordRepository: RecordRepository {
 }
 
 /// A stored row that cannot be turned back into a record (only possible after outside edits to the database).
-public enum RepositoryError: Error, Sendable, CustomStringConvertible {
+package enum RepositoryError: Error, Sendable, CustomStringConvertible {
     case corruptBody(id: String)
     /// A write to a table that ``RecordRepository/prepare(tables:)`` did not register.
     case unknownTable(String)
     /// A repository answered a write with no result (a bug in the repository).
     case missingResult
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .corruptBody(let id): return "the stored body of record '\(id)' is not a JSON object"
         case .unknownTable(let table): return "the table '\(table)' was not prepared"

@@ -1,17 +1,17 @@
 import SyncProtocol
 
 /// A record as a repository stores it: the system properties in columns, the rest as a JSON object.
-public struct StoredRecord: Sendable, Hashable {
-    public var id: String
+package struct StoredRecord: Sendable, Hashable {
+    package var id: String
     /// 100-ns ticks since the Unix epoch.
-    public var createdAt: Int64
+    package var createdAt: Int64
     /// 100-ns ticks since the Unix epoch; unique within the table and increasing in commit order.
-    public var updatedAt: Int64
-    public var deleted: Bool
+    package var updatedAt: Int64
+    package var deleted: Bool
     /// Every property except the system properties.
-    public var properties: [String: JSONValue]
+    package var properties: [String: JSONValue]
 
-    public init(id: String, createdAt: Int64, updatedAt: Int64, deleted: Bool, properties: [String: JSONValue]) {
+    package init(id: String, createdAt: Int64, updatedAt: Int64, deleted: Bool, properties: [String: JSONValue]) {
         self.id = id
         self.createdAt = createdAt
         self.updatedAt = updatedAt
@@ -21,12 +21,12 @@ public struct StoredRecord: Sendable, Hashable {
 
     /// The record's `version`: derived from `updatedAt`, which changes on every write and is unique within
     /// the table, so the version needs no column of its own.
-    public var version: String { RecordVersion.make(updatedAt: updatedAt) }
+    package var version: String { RecordVersion.make(updatedAt: updatedAt) }
 
     /// The record as the protocol sends it: its properties plus `id`, `createdAt`, `updatedAt`, `version` and
     /// `deleted`. With `select`, only the named properties, system properties among them (a `$select` as
     /// ``ListQuery/parseSelect(_:version:table:)`` reads it); one the record lacks is left out.
-    public func json(select: [String]? = nil) -> JSONValue {
+    package func json(select: [String]? = nil) -> JSONValue {
         guard let select else {
             var members = properties
             addSystemProperties(to: &members)
@@ -39,7 +39,7 @@ public struct StoredRecord: Sendable, Hashable {
     }
 
     /// `id`, `createdAt`, `updatedAt`, `version` and `deleted` as the protocol sends them.
-    public var systemProperties: [String: JSONValue] {
+    package var systemProperties: [String: JSONValue] {
         var members: [String: JSONValue] = [:]
         addSystemProperties(to: &members)
         return members
@@ -57,9 +57,9 @@ public struct StoredRecord: Sendable, Hashable {
 }
 
 /// The `version` token of a record.
-public enum RecordVersion {
+package enum RecordVersion {
     /// Base64 of `updatedAt` as 8 big-endian bytes: opaque to clients, as the protocol asks.
-    public static func make(updatedAt: Int64) -> String {
+    package static func make(updatedAt: Int64) -> String {
         // The 8 bytes and a zero byte, as three 24-bit groups of four base64 digits each; the last digit is padding.
         let value = UInt64(bitPattern: updatedAt)
         let groups = [

@@ -1,13 +1,13 @@
 import SyncProtocol
 
 /// Why a `$filter` tree has no SQL translation, in words a client can act on.
-public struct FilterTranslationError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct FilterTranslationError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What was wrong ("cannot compare a string with a number").
-    public let reason: String
+    package let reason: String
 
-    public init(_ reason: String) { self.reason = reason }
+    package init(_ reason: String) { self.reason = reason }
 
-    public var description: String { reason }
+    package var description: String { reason }
 }
 
 /// Translates a `$filter` tree into a parameterised SQL condition, as a pure function.
@@ -38,10 +38,10 @@ public struct FilterTranslationError: Error, Sendable, Equatable, CustomStringCo
 /// let condition = try FilterSQLTranslator.translate(.binary(.eq, .property("text"), .literal(.string("a"))),
 ///                                                   into: &builder)
 /// ```
-public enum FilterSQLTranslator {
+package enum FilterSQLTranslator {
     /// The SQL condition for `expression` over a table with the declared columns `schema` (`nil`: schemaless),
     /// binding its values into `builder`. The condition is never NULL.
-    public static func translate(
+    package static func translate(
         _ expression: FilterExpression, schema: TableSchema? = nil, into builder: inout SQLBuilder
     ) throws(FilterTranslationError) -> String {
         try translate(expression, schema: schema, properties: nil, into: &builder)
@@ -60,7 +60,7 @@ public enum FilterSQLTranslator {
     }
 
     /// The condition for `expression` on its own, with placeholders numbered from 1: for tests and logs.
-    public static func translate(
+    package static func translate(
         _ expression: FilterExpression, schema: TableSchema? = nil, dialect: SQLDialect
     ) throws(FilterTranslationError) -> SQLStatement {
         var builder = SQLBuilder(dialect: dialect)

@@ -1,5 +1,5 @@
 /// A value bound to a statement parameter. Values never become part of SQL text.
-public enum SQLValue: Sendable, Hashable {
+package enum SQLValue: Sendable, Hashable {
     case null
     case bool(Bool)
     case integer(Int64)
