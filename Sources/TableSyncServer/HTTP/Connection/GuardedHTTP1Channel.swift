@@ -10,8 +10,8 @@ import NIOHTTP1
 /// pipelined ones in order, by Hummingbird, and cancelled when their connection closes.
 ///
 /// Hummingbird's extension point, `HTTP1Channel.Configuration.additionalChannelHandlers`, puts handlers behind its
-/// codec, where the bytes, the HTTP version and `Transfer-Encoding` are gone; docs/architecture.md says why the guard
-/// needs them and what Hummingbird could offer instead.
+/// codec, where the bytes, the HTTP version and the first `Host` header are gone; docs/architecture.md says why the
+/// guard needs them and what Hummingbird could offer instead.
 struct GuardedHTTP1Channel: ServerChildChannel {
     typealias Value = HTTP1Channel.Value
 
