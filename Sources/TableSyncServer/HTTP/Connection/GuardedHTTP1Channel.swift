@@ -2,34 +2,46 @@ import HummingbirdCore
 import Logging
 import NIOCore
 import NIOHTTP1
-import NIOHTTPTypes
-import NIOHTTPTypesHTTP1
 
-/// Hummingbird's HTTP/1.1 connection with a ``ConnectionGuardHandler`` between NIO's decoder and Hummingbird's
-/// codec: the server's deadlines, the early 413, `Connection: close` for requests that do not keep the connection
-/// alive, and JSON answers to requests that are not HTTP. Requests are then served one after another, pipelined
-/// ones in order, by Hummingbird, and cancelled when their connection closes.
-struct GuardedHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
-    typealias Value = NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
+/// Hummingbird's own HTTP/1.1 connection (`HTTP1Channel`) with the connection guard placed around NIO's decoder:
+/// a ``ByteArrivalHandler`` in front of it, and a ``ConnectionGuardHandler`` between it and Hummingbird's codec,
+/// which enforce the server's deadlines, the early 413, `Connection: close` for requests that do not keep the
+/// connection alive, and JSON answers to requests that are not HTTP. Requests are then served one after another,
+/// pipelined ones in order, by Hummingbird, and cancelled when their connection closes.
+///
+/// Hummingbird's extension point, `HTTP1Channel.Configuration.additionalChannelHandlers`, puts handlers behind its
+/// codec, where the bytes, the HTTP version and the first `Host` header are gone; docs/architecture.md says why the
+/// guard needs them and what Hummingbird could offer instead.
+struct GuardedHTTP1Channel: ServerChildChannel {
+    typealias Value = HTTP1Channel.Value
 
-    let responder: HTTPChannelHandler.Responder
+    /// Hummingbird's channel, which builds the pipeline and serves the requests.
+    let http1: HTTP1Channel
     let settings: ConnectionGuardHandler.Settings
 
+    init(responder: @escaping HTTPChannelHandler.Responder, settings: ConnectionGuardHandler.Settings) {
+        // The guard owns the deadlines, so Hummingbird's idle timeout stays off; NIO's own limit of header fields.
+        let decoder = HTTP1Channel.Configuration.DecoderConfiguration(
+            maxHeaderFieldCount: NIOHTTPDecoderLimitConfiguration().maxHeaderFieldCount)
+        http1 = HTTP1Channel(
+            responder: responder, configuration: .init(idleTimeout: nil, httpDecoderConfiguration: decoder))
+        self.settings = settings
+    }
+
+    /// Hummingbird's pipeline, with the guard's two handlers around NIO's decoder. Runs on the channel's event loop.
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        channel.eventLoop.makeCompletedFuture {
-            let guardHandler = ConnectionGuardHandler(settings: settings)
-            let pipeline = channel.pipeline.syncOperations
-            try pipeline.addHandler(ByteArrivalHandler(guardHandler: guardHandler))
-            try pipeline.configureHTTPServerPipeline(
-                withPipeliningAssistance: false, withErrorHandling: false, withOutboundHeaderValidation: false,
-                withEncoderConfiguration: .init(), withDecoderLimitConfiguration: .init())
-            try pipeline.addHandler(guardHandler)
-            try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: false))
-            // Closes idle connections when the server stops (the guard owns the deadlines).
-            try pipeline.addHandler(HTTPConnectionStateHandler(idleTimeout: nil, logger: logger))
-            return try NIOAsyncChannel(
-                wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
+        let guardHandler = ConnectionGuardHandler(settings: settings)
+        do {
+            try channel.pipeline.syncOperations.addHandler(ByteArrivalHandler(guardHandler: guardHandler))
+        } catch {
+            return channel.eventLoop.makeFailedFuture(error)
         }
+        return http1.setup(channel: channel, logger: logger).assumeIsolated().flatMapThrowing { value in
+            let pipeline = channel.pipeline.syncOperations
+            let decoder = try pipeline.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)
+            try pipeline.addHandler(guardHandler, position: .after(decoder))
+            return value
+        }.nonisolated()
     }
 
     /// Hummingbird answers a connection's requests on its task and learns that the client went away only when it
@@ -39,7 +51,7 @@ struct GuardedHTTP1Channel: ServerChildChannel, HTTPChannelHandler {
         settings.metrics.connectionsOpen.increment()
         defer { settings.metrics.connectionsOpen.decrement() }
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { await handleHTTP(asyncChannel: value, logger: logger) }
+            group.addTask { await http1.handle(value: value, logger: logger) }
             group.addTask { try? await value.channel.closeFuture.get() }
             await group.next()
             group.cancelAll()
