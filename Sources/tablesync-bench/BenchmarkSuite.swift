@@ -92,8 +92,7 @@ struct BenchmarkSuite {
             results.records = configuration.smallRecords
             try await measureLiveSync()
             try await measureWatchEditCost()
-            results.notes.append(
-                "load average at the end: \(Machine.loadAverage()) (other processes share this machine)")
+            noteLoadAverage()
             return results
         }
         served = (0..<records).map { ServerSeeder.servedRecord($0, dataSet: dataSet) }
@@ -111,16 +110,7 @@ struct BenchmarkSuite {
         defer { server.stopWaiting() }
         let store = work + "/store"
         if configuration.gitOnly {
-            progress("pulling \(records) records")
-            try freshStore(store, remote: server.baseURL, table: Self.mainTable)
-            try expect(
-                try tablesync(["-C", store, "pull", Self.mainTable, "--query-id", Self.queryID, "--json"]),
-                member: "written", equals: records)
-            try measureStatus(store: store)
-            try measureSyncWithoutCache(store: store)
-            try await measureCloneFirstSync(store: store, database: database)
-            results.notes.append(
-                "load average at the end: \(Machine.loadAverage()) (other processes share this machine)")
+            try await measureGitPaths(server: server, store: store, database: database)
             return results
         }
         try measureInitialPull(server: server, store: store)
@@ -141,10 +131,28 @@ struct BenchmarkSuite {
         try await measureAuthCost()
         try await measureLiveSync()
         try await measureWatchEditCost()
-        results.notes.append("load average at the end: \(Machine.loadAverage()) (other processes share this machine)")
+        noteLoadAverage()
         results.rows = results.rows.enumerated().sorted { ($0.element.id, $0.offset) < ($1.element.id, $1.offset) }.map(
             \.element)
         return results
+    }
+
+    /// P2, P8 and P10 alone (`scripts/bench.sh git`), after one pull of the main table.
+    private mutating func measureGitPaths(server: ServerProcess, store: String, database: String) async throws {
+        progress("pulling \(records) records")
+        try freshStore(store, remote: server.baseURL, table: Self.mainTable)
+        try expect(
+            try tablesync(["-C", store, "pull", Self.mainTable, "--query-id", Self.queryID, "--json"]),
+            member: "written", equals: records)
+        try measureStatus(store: store)
+        try measureSyncWithoutCache(store: store)
+        try await measureCloneFirstSync(store: store, database: database)
+        noteLoadAverage()
+    }
+
+    /// Notes the machine's load average as the run ends: other processes share this machine.
+    private mutating func noteLoadAverage() {
+        results.notes.append("load average at the end: \(Machine.loadAverage()) (other processes share this machine)")
     }
 
     // MARK: - A1
@@ -230,14 +238,7 @@ struct BenchmarkSuite {
             pullRates.append(Double(records) / pull.seconds)
             memory.append(Double(pull.peakResidentBytes) / 1_000_000)
         }
-        for index in [0, records / 2, records - 1] {
-            let path = "\(store)/tables/\(Self.mainTable)/\(files[index].name)"
-            guard FileManager.default.contents(atPath: path).map(Array.init) == files[index].bytes else {
-                throw BenchError(
-                    what: "P1",
-                    detail: "\(path) differs from the disk floor's bytes; the floor would not write the same files")
-            }
-        }
+        try expectFloorFiles(files, pulledInto: store)
         let pull = Sample(pullRates)
         let floorSample = Sample(floorRates)
         results.rows.append(
@@ -253,6 +254,19 @@ struct BenchmarkSuite {
                 baseline: Sample(stockRates), target: nil, met: nil))
         initialPullRates = pull
         initialPullMemory = Sample(memory)
+    }
+
+    /// Checks that the pull wrote the disk floor's bytes (the first, middle and last of `files`): else the floor
+    /// would not stand for the same work.
+    private func expectFloorFiles(_ files: [(name: String, bytes: [UInt8])], pulledInto store: String) throws {
+        for index in [0, records / 2, records - 1] {
+            let path = "\(store)/tables/\(Self.mainTable)/\(files[index].name)"
+            guard FileManager.default.contents(atPath: path).map(Array.init) == files[index].bytes else {
+                throw BenchError(
+                    what: "P1",
+                    detail: "\(path) differs from the disk floor's bytes; the floor would not write the same files")
+            }
+        }
     }
 
     private mutating func measureSmallPullMemory(server: ServerProcess) throws {
@@ -599,13 +613,13 @@ struct BenchmarkSuite {
     }
 
     /// What a push report says was written to the server or refused there: operations applied, conflicts, refusals.
-    private static func writes(_ push: JSONValue?) -> Int64 {
+    static func writes(_ push: JSONValue?) -> Int64 {
         (push?["applied"]?.integerValue ?? -1) + Int64(push?["conflicts"]?.arrayValue?.count ?? 0)
             + Int64(push?["rejected"]?.arrayValue?.count ?? 0)
     }
 
     /// The requests a sync's report counts: operations sent, reads made to compare files with the server, pages pulled.
-    private static func requests(_ sync: JSONValue) -> Int64 {
+    static func requests(_ sync: JSONValue) -> Int64 {
         let push = sync["push"]
         let pages = sync["pulls"]?.objectValue?.values.reduce(Int64(0)) { $0 + ($1["pages"]?.integerValue ?? 0) } ?? 0
         return (push?["requests"]?.integerValue ?? 0) + (push?["compared"]?["requests"]?.integerValue ?? 0) + pages
@@ -622,13 +636,7 @@ struct BenchmarkSuite {
         let identity = ["-c", "user.name=bench", "-c", "user.email=bench@localhost", "-c", "commit.gpgsign=false"]
         let git = GitWorkTree(directory: store)
         let clone = work + "/clone"
-        var cloneTimes: [Double] = []
-        var originTimes: [Double] = []
-        var cloneRequests: [Double] = []
-        var originRequests: [Double] = []
-        var cloneWrites: [Double] = []
-        var conflicts: [Double] = []
-        var costs: [MarkCost.Growth] = []
+        var measured = CloneFirstSyncRuns()
         // After P7's changes, so that each run's changes are records no earlier run touched.
         let first = min(runs * changed, records - runs * changed)
         for run in 0..<runs {
@@ -651,13 +659,7 @@ struct BenchmarkSuite {
             let cloneSync = try tablesync(["-C", clone, "sync", "--json"])
             let cloneAnswer = try JSONParser.parse(cloneSync.standardOutput)
             try expect(written: changed, in: cloneAnswer, label: "P10 clone")
-            cloneWrites.append(Double(Self.writes(cloneAnswer["push"])))
-            conflicts.append(
-                Double(
-                    (cloneAnswer["push"]?["conflicts"]?.arrayValue?.count ?? 0)
-                        + (cloneAnswer["push"]?["compared"]?["conflicts"]?.arrayValue?.count ?? 0)))
-            cloneRequests.append(Double(Self.requests(cloneAnswer)))
-            cloneTimes.append(cloneSync.seconds)
+            measured.addClone(cloneSync, answer: cloneAnswer)
 
             progress("P10 run \(run + 1)/\(runs): the same changes pulled by the store it was cloned from")
             let before = try MarkCost.files(
@@ -666,47 +668,14 @@ struct BenchmarkSuite {
             let originSync = try tablesync(["-C", store, "sync", "--json"])
             let originAnswer = try JSONParser.parse(originSync.standardOutput)
             try expect(written: changed, in: originAnswer, label: "P10 origin")
-            originRequests.append(Double(Self.requests(originAnswer)))
-            originTimes.append(originSync.seconds)
+            measured.originRequests.append(Double(Self.requests(originAnswer)))
+            measured.originTimes.append(originSync.seconds)
             let after = try MarkCost.files(store: store, table: Self.mainTable, names: before.map(\.name))
-            costs.append(
+            measured.costs.append(
                 try MarkCost.growth(before: before, after: after, scratch: work + "/mark-cost", identity: identity))
         }
         try discard(clone)
-        let writes = Sample(cloneWrites)
-        let conflictSample = Sample(conflicts)
-        results.rows.append(
-            ResultRow(
-                id: "P10", what: "first sync of a clone after \(changed) changes on the server: writes sent",
-                unit: "operations",
-                value: writes, target: "0", met: writes.max == 0))
-        results.rows.append(
-            ResultRow(
-                id: "P10", what: "first sync of a clone after \(changed) changes on the server: conflicts",
-                unit: "conflicts",
-                value: conflictSample, target: "0", met: conflictSample.max == 0))
-        results.rows.append(
-            ResultRow(
-                id: "P10", what: "first sync of a clone (\(records) records, \(changed) changed): requests",
-                unit: "requests",
-                value: Sample(cloneRequests), baselineName: "the origin's incremental sync of the same changes",
-                baseline: Sample(originRequests), target: nil, met: nil))
-        results.rows.append(
-            ResultRow(
-                id: "P10", what: "first sync of a clone (\(records) records, \(changed) changed): wall time", unit: "s",
-                value: Sample(cloneTimes), baselineName: "the origin's incremental sync of the same changes",
-                baseline: Sample(originTimes), target: nil, met: nil))
-        results.rows.append(
-            ResultRow(
-                id: "P10", what: "git objects a commit of \(changed) pulled record files adds (loose, zlib)",
-                unit: "KB",
-                value: Sample(costs.map(\.marked.loose)), baselineName: "the same files without their synced marks",
-                baseline: Sample(costs.map(\.unmarked.loose)), target: nil, met: nil))
-        results.rows.append(
-            ResultRow(
-                id: "P10", what: "pack growth of that commit after git repack -adf (deltas)", unit: "KB",
-                value: Sample(costs.map(\.marked.packed)), baselineName: "the same files without their synced marks",
-                baseline: Sample(costs.map(\.unmarked.packed)), target: nil, met: nil))
+        results.rows += measured.rows(changed: changed, records: records)
     }
 
     /// P2 in a fresh clone before its first sync (no `.tablesync/`): `tablesync status` against `git status` in the
@@ -826,6 +795,14 @@ struct BenchmarkSuite {
         try discard(store)
         try discard(probes)
         try remove(work + "/busy-neighbour.bin")
+        addBusyDiskRows(count: count, times: times, probeTimes: probeTimes, unwritten: unwritten)
+    }
+
+    /// P9's rows: the syncs' `times` and the durability probes' `probeTimes` by label, and the megabytes left
+    /// `unwritten` as each busy window began.
+    private mutating func addBusyDiskRows(
+        count: Int, times: [String: [Double]], probeTimes: [String: [Double]], unwritten: [Double]
+    ) {
         let quiet = Sample(times["quiet"]!)
         let busy = Sample(times["busy"]!)
         let syncfsOnly = Sample(times["busy, syncfs only"]!)
@@ -929,5 +906,68 @@ struct BenchmarkSuite {
     func progress(_ message: String) {
         FileHandle.standardError.write(
             Data("[bench \(String(format: "%6.1f", Clock.now() - startedAt))s] \(message)\n".utf8))
+    }
+}
+
+/// What the runs of P10 measured: the clone's first syncs and the origin's syncs of the same changes, and what the
+/// synced marks cost git.
+private struct CloneFirstSyncRuns {
+    var cloneTimes: [Double] = []
+    var originTimes: [Double] = []
+    var cloneRequests: [Double] = []
+    var originRequests: [Double] = []
+    var cloneWrites: [Double] = []
+    var conflicts: [Double] = []
+    var costs: [MarkCost.Growth] = []
+
+    /// Notes the clone's first sync, `run`, which answered `answer`.
+    mutating func addClone(_ run: ChildRun, answer: JSONValue) {
+        cloneWrites.append(Double(BenchmarkSuite.writes(answer["push"])))
+        conflicts.append(
+            Double(
+                (answer["push"]?["conflicts"]?.arrayValue?.count ?? 0)
+                    + (answer["push"]?["compared"]?["conflicts"]?.arrayValue?.count ?? 0)))
+        cloneRequests.append(Double(BenchmarkSuite.requests(answer)))
+        cloneTimes.append(run.seconds)
+    }
+
+    /// P10's rows, for `changed` records changed on the server in a table of `records`.
+    func rows(changed: Int, records: Int) -> [ResultRow] {
+        var rows: [ResultRow] = []
+        let writes = Sample(cloneWrites)
+        let conflictSample = Sample(conflicts)
+        rows.append(
+            ResultRow(
+                id: "P10", what: "first sync of a clone after \(changed) changes on the server: writes sent",
+                unit: "operations",
+                value: writes, target: "0", met: writes.max == 0))
+        rows.append(
+            ResultRow(
+                id: "P10", what: "first sync of a clone after \(changed) changes on the server: conflicts",
+                unit: "conflicts",
+                value: conflictSample, target: "0", met: conflictSample.max == 0))
+        rows.append(
+            ResultRow(
+                id: "P10", what: "first sync of a clone (\(records) records, \(changed) changed): requests",
+                unit: "requests",
+                value: Sample(cloneRequests), baselineName: "the origin's incremental sync of the same changes",
+                baseline: Sample(originRequests), target: nil, met: nil))
+        rows.append(
+            ResultRow(
+                id: "P10", what: "first sync of a clone (\(records) records, \(changed) changed): wall time", unit: "s",
+                value: Sample(cloneTimes), baselineName: "the origin's incremental sync of the same changes",
+                baseline: Sample(originTimes), target: nil, met: nil))
+        rows.append(
+            ResultRow(
+                id: "P10", what: "git objects a commit of \(changed) pulled record files adds (loose, zlib)",
+                unit: "KB",
+                value: Sample(costs.map(\.marked.loose)), baselineName: "the same files without their synced marks",
+                baseline: Sample(costs.map(\.unmarked.loose)), target: nil, met: nil))
+        rows.append(
+            ResultRow(
+                id: "P10", what: "pack growth of that commit after git repack -adf (deltas)", unit: "KB",
+                value: Sample(costs.map(\.marked.packed)), baselineName: "the same files without their synced marks",
+                baseline: Sample(costs.map(\.unmarked.packed)), target: nil, met: nil))
+        return rows
     }
 }

@@ -83,32 +83,20 @@ extension BenchmarkSuite {
                     * 1_000)
             pause()
             if edit % commandEvery == 0, commandTimes.count < commandEdits {
-                let quantity = Int64(9_500_000 + commandTimes.count)
-                let index = commandTimes.count % count
-                let start = try editByHand(
-                    store: commanded.a, table: Self.commandTable, index: index, quantity: quantity)
-                try expect(try tablesync(["-C", commanded.a, "push", "--json"]), member: "applied", equals: 1)
-                try tablesync(["-C", commanded.b, "sync", "--json"])
-                commandTimes.append(
-                    try waitForEdit(
-                        store: commanded.b, table: Self.commandTable, index: index, quantity: quantity, since: start,
-                        seconds: 0) * 1_000)
+                commandTimes.append(try commandEdit(commandTimes.count, of: count, stores: commanded))
                 pause()
             }
         }
-        var unexpected: [String] = []
-        for watch in watches {
-            let stopped = try watch.stop()
-            let names = watch.eventNames()
-            guard stopped.exitStatus == 0, names.last == "stopped" else {
-                throw BenchError(
-                    what: "W1",
-                    detail: "the watch on \(watch.store) ended with exit \(stopped.exitStatus), events \(names)")
-            }
-            let odd = names.filter { !["started", "pushed", "synced", "stopped"].contains($0) }
-            if !odd.isEmpty { unexpected.append("\(watch.store): \(odd.joined(separator: ", "))") }
-        }
+        let unexpected = try Self.stop(watches)
 
+        addEditLatencyRows(watchTimes: watchTimes, commandTimes: commandTimes, unexpected: unexpected)
+    }
+
+    /// W1's rows and notes: the edits' latencies through the watches and through the commands, and the events the
+    /// watches told that were no runs.
+    private mutating func addEditLatencyRows(watchTimes: [Double], commandTimes: [Double], unexpected: [String]) {
+        let count = configuration.smallRecords
+        let edits = configuration.watchEdits
         let watch = Sample(watchTimes)
         let commands = Sample(commandTimes)
         let watchP95 = watch.percentile(95)
@@ -133,6 +121,37 @@ extension BenchmarkSuite {
         if !unexpected.isEmpty {
             results.notes.append("W1: the watches told events other than runs: \(unexpected.joined(separator: "; "))")
         }
+    }
+
+    /// Edit `number` made by hand in `stores.a` (on one of its first `count` records), sent with `push` and taken in
+    /// `stores.b` with `sync`: milliseconds from the start of the write until the other store's file held it.
+    private func commandEdit(_ number: Int, of count: Int, stores: (a: String, b: String)) throws -> Double {
+        let quantity = Int64(9_500_000 + number)
+        let index = number % count
+        let start = try editByHand(store: stores.a, table: Self.commandTable, index: index, quantity: quantity)
+        try expect(try tablesync(["-C", stores.a, "push", "--json"]), member: "applied", equals: 1)
+        try tablesync(["-C", stores.b, "sync", "--json"])
+        return try waitForEdit(
+            store: stores.b, table: Self.commandTable, index: index, quantity: quantity, since: start, seconds: 0)
+            * 1_000
+    }
+
+    /// Stops `watches`, each of which must end with exit 0 and a stopped event; returns, per watch, the events it
+    /// told that are no runs.
+    private static func stop(_ watches: [WatchProcess]) throws -> [String] {
+        var unexpected: [String] = []
+        for watch in watches {
+            let stopped = try watch.stop()
+            let names = watch.eventNames()
+            guard stopped.exitStatus == 0, names.last == "stopped" else {
+                throw BenchError(
+                    what: "W1",
+                    detail: "the watch on \(watch.store) ended with exit \(stopped.exitStatus), events \(names)")
+            }
+            let odd = names.filter { !["started", "pushed", "synced", "stopped"].contains($0) }
+            if !odd.isEmpty { unexpected.append("\(watch.store): \(odd.joined(separator: ", "))") }
+        }
+        return unexpected
     }
 
     /// Rewrites record `index` of `table` in `store` by hand with its `quantity` set; returns when the write began.
@@ -207,14 +226,7 @@ extension BenchmarkSuite {
         // The window opens just after an answer of the feed: it then holds every answer due in it, never part of the
         // wait before. It lasts a second longer than the setting, so the answer due at its end is in it.
         progress("W2: one idle tablesync watch on \(count) records; waiting for an answer of its change feed")
-        let answered = try ServerMetricsReading(port: server.port).changeFeedTimeouts
-        let deadline = Clock.now() + Double(configuration.changeWait) + 30
-        while try ServerMetricsReading(port: server.port).changeFeedTimeouts == answered {
-            guard Clock.now() < deadline else {
-                throw BenchError(what: "W2", detail: "the watch's change feed request was not answered in time")
-            }
-            usleep(50_000)
-        }
+        try waitForFeedAnswer(server)
         progress("W2: measuring the idle watch for \(Int(seconds)) s")
         let eventsBefore = watch.eventNames().count
         let requestsBefore = try ServerMetricsReading(port: server.port).requestsAnswered
@@ -230,14 +242,7 @@ extension BenchmarkSuite {
             throw BenchError(what: "W2", detail: "the watch ended with exit \(stopped.exitStatus)")
         }
 
-        let cronRuns = 12
-        var cronProcessor = 0.0
-        let cronRequestsBefore = try ServerMetricsReading(port: server.port).requestsAnswered
-        for run in 1...cronRuns {
-            progress("W2: cron's hour, tablesync sync \(run)/\(cronRuns) of the same store")
-            cronProcessor += try tablesync(["-C", store, "sync", "--json"]).processorSeconds
-        }
-        let cronRequests = try ServerMetricsReading(port: server.port).requestsAnswered - cronRequestsBefore
+        let (cronRequests, cronProcessor) = try cronHour(server: server, store: store)
 
         let perMinute = Double(requests) / seconds * 60
         let keepAlive = 60 / Double(configuration.changeWait)
@@ -263,6 +268,30 @@ extension BenchmarkSuite {
             life, start and stop included: \(String(format: "%.3f", stopped.processorSeconds)) s (wait4). Cron's 12 \
             syncs: \(cronRequests) requests, \(String(format: "%.3f", cronProcessor)) s
             """)
+    }
+
+    /// Returns once the change feed answers a wait (304 at its end): the idle window starts just after an answer.
+    private func waitForFeedAnswer(_ server: ServerProcess) throws {
+        let answered = try ServerMetricsReading(port: server.port).changeFeedTimeouts
+        let deadline = Clock.now() + Double(configuration.changeWait) + 30
+        while try ServerMetricsReading(port: server.port).changeFeedTimeouts == answered {
+            guard Clock.now() < deadline else {
+                throw BenchError(what: "W2", detail: "the watch's change feed request was not answered in time")
+            }
+            usleep(50_000)
+        }
+    }
+
+    /// Cron's hour beside the watch: 12 `tablesync sync` of `store`, their requests to the server and processor time.
+    private func cronHour(server: ServerProcess, store: String) throws -> (requests: Int, processor: Double) {
+        let cronRuns = 12
+        var processor = 0.0
+        let requestsBefore = try ServerMetricsReading(port: server.port).requestsAnswered
+        for run in 1...cronRuns {
+            progress("W2: cron's hour, tablesync sync \(run)/\(cronRuns) of the same store")
+            processor += try tablesync(["-C", store, "sync", "--json"]).processorSeconds
+        }
+        return (try ServerMetricsReading(port: server.port).requestsAnswered - requestsBefore, processor)
     }
 
     // MARK: - W3

@@ -62,23 +62,9 @@ struct ServerPagesBenchmark {
             progress("S1 \(database.name): filling \(small) with \(smallRows) rows and \(large) with \(largeRows)")
             try database.seed(small, smallRows)
             try database.seed(large, largeRows)
-            let connection = try PageConnection(port: server.port)
-            var times: [String: [Double]] = [:]
-            for sample in -3..<samples {
-                for (name, rows) in [(small, smallRows), (large, largeRows)] {
-                    // Positions spread over the table, never within the last page.
-                    let position = (max(0, sample) * (rows - pageSize - 1)) / max(1, samples - 1)
-                    let (seconds, body) = try connection.get(
-                        Self.keysetPath(table: name, after: position, pageSize: pageSize))
-                    let items = try JSONParser.parse(body)["items"]?.arrayValue?.count ?? -1
-                    guard items == pageSize else {
-                        throw BenchError(
-                            what: "S1",
-                            detail: "\(database.name) \(name) at \(position): \(items) items, expected \(pageSize)")
-                    }
-                    if sample >= 0 { times[name, default: []].append(seconds * 1_000) }
-                }
-            }
+            let times = try pageTimes(
+                PageConnection(port: server.port), tables: [(small, smallRows), (large, largeRows)],
+                database: database.name)
             let smallTimes = Sample(times[small]!)
             let largeTimes = Sample(times[large]!)
             table.rows.append(
@@ -98,6 +84,28 @@ struct ServerPagesBenchmark {
             """
         )
         return table
+    }
+
+    /// Milliseconds per keyset page, by table: `samples` pages of each of `tables` (name and rows) at positions
+    /// spread over it, never within its last page, after 3 unmeasured.
+    private func pageTimes(
+        _ connection: PageConnection, tables: [(name: String, rows: Int)], database: String
+    ) throws -> [String: [Double]] {
+        var times: [String: [Double]] = [:]
+        for sample in -3..<samples {
+            for (name, rows) in tables {
+                let position = (max(0, sample) * (rows - pageSize - 1)) / max(1, samples - 1)
+                let (seconds, body) = try connection.get(
+                    Self.keysetPath(table: name, after: position, pageSize: pageSize))
+                let items = try JSONParser.parse(body)["items"]?.arrayValue?.count ?? -1
+                guard items == pageSize else {
+                    throw BenchError(
+                        what: "S1", detail: "\(database) \(name) at \(position): \(items) items, expected \(pageSize)")
+                }
+                if sample >= 0 { times[name, default: []].append(seconds * 1_000) }
+            }
+        }
+        return times
     }
 
     /// The request of a keyset page whose cursor is row `position`: the pull's own (``PullPlan``).
