@@ -76,6 +76,8 @@ struct WatchTests {
         b.suspend()
         try world.edit("a", "r1", text: "written while b slept")
         try await world.waitUntil("a pushed the edit") { a.events().contains { $0["push"] != nil } }
+        // Time is the behaviour: asleep past the server's 2 s change-feed wait, by a second; a late wake only
+        // lengthens the sleep.
         try await Task.sleep(for: .seconds(3))
         #expect(try world.text("b", "r1") == "item 1", "b did nothing while stopped")
         b.resume()
