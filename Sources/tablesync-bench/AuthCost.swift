@@ -51,22 +51,23 @@ struct AuthCostBenchmark {
         }
         let pages = try measurePages(credentials, on: connections)
         let batches = try measureBatches(credentials, on: connections)
-        var rows: [ResultRow] = []
-        for (index, credential) in credentials.enumerated().dropFirst() {
-            rows.append(
-                ResultRow(
-                    id: "A1", what: "page of \(Self.pageRecords) records, \(credential.name)", unit: "ms",
-                    value: Sample(pages[index]),
-                    baselineName: "the same page, static token", baseline: Sample(pages[0]), target: "≤ 1.1×",
-                    met: Sample(pages[index]).median / Sample(pages[0]).median <= 1.1))
-            rows.append(
-                ResultRow(
-                    id: "A1", what: "batch of \(Self.batchOperations) inserts, \(credential.name)", unit: "ms",
-                    value: Sample(batches[index]),
-                    baselineName: "the same batch, static token", baseline: Sample(batches[0]), target: "≤ 1.1×",
-                    met: Sample(batches[index]).median / Sample(batches[0]).median <= 1.1))
+        /// A1's row for `what`, measured as `times`, against the same with the static token.
+        func row(_ what: String, _ times: [Double], against baseline: [Double], baselineName: String) -> ResultRow {
+            ResultRow(
+                id: "A1", what: what, unit: "ms", value: Sample(times), baselineName: baselineName,
+                baseline: Sample(baseline), target: "≤ 1.1×", met: Sample(times).median / Sample(baseline).median <= 1.1
+            )
         }
-        return rows
+        return credentials.enumerated().dropFirst().flatMap { index, credential in
+            [
+                row(
+                    "page of \(Self.pageRecords) records, \(credential.name)", pages[index], against: pages[0],
+                    baselineName: "the same page, static token"),
+                row(
+                    "batch of \(Self.batchOperations) inserts, \(credential.name)", batches[index],
+                    against: batches[0], baselineName: "the same batch, static token")
+            ]
+        }
     }
 
     /// Writes the server's tokens file, HS256 key and JWKS into `directory`, and returns a credential of each kind

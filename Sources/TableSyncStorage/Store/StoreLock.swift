@@ -38,14 +38,11 @@ package final class StoreLock: Sendable {
     /// ``watchPurpose``): it tries again later. `whenWaiting` is called once, as such a wait begins. The wait blocks
     /// the calling thread; ``acquireWaiting(layout:purpose:)`` waits without holding one.
     package static func acquire(
-        layout: StoreLayout, purpose: String, whenWaiting: () -> Void = {}
+        layout: StoreLayout, purpose: String, whenWaiting: @escaping () -> Void = {}
     ) throws -> StoreLock {
-        let deadline = try waitDeadline(layout: layout, purpose: purpose)
-        var waiting = false
+        var tries = try Tries(layout: layout, purpose: purpose, whenWaiting: whenWaiting)
         while true {
-            if let lock = try attempt(layout: layout, purpose: purpose, deadline: deadline) { return lock }
-            if !waiting { whenWaiting() }
-            waiting = true
+            if let lock = try tries.next() { return lock }
             usleep(20_000)
         }
     }
@@ -53,32 +50,44 @@ package final class StoreLock: Sendable {
     /// Takes the lock as ``acquire(layout:purpose:whenWaiting:)`` does, but waits for a watch's run by suspending,
     /// holding no thread meanwhile.
     package static func acquireWaiting(
-        layout: StoreLayout, purpose: String, whenWaiting: () -> Void = {}
+        layout: StoreLayout, purpose: String, whenWaiting: @escaping () -> Void = {}
     ) async throws -> StoreLock {
-        let deadline = try waitDeadline(layout: layout, purpose: purpose)
-        var waiting = false
+        var tries = try Tries(layout: layout, purpose: purpose, whenWaiting: whenWaiting)
         while true {
-            if let lock = try attempt(layout: layout, purpose: purpose, deadline: deadline) { return lock }
-            if !waiting { whenWaiting() }
-            waiting = true
+            if let lock = try tries.next() { return lock }
             try await Task.sleep(for: .milliseconds(20))
         }
     }
 
-    /// Prepares the cache directory that holds the lock file; returns when a wait for a watch's run ends.
-    private static func waitDeadline(layout: StoreLayout, purpose: String) throws -> ContinuousClock.Instant {
-        try CacheDirectory.prepare(layout)
-        return ContinuousClock.now + (purpose == watchPurpose ? .zero : watchWait)
-    }
+    /// The tries of one acquisition, whichever way it waits between them.
+    private struct Tries {
+        let layout: StoreLayout
+        let purpose: String
+        /// When a wait for a watch's run ends; at once for a watch.
+        let deadline: ContinuousClock.Instant
+        let whenWaiting: () -> Void
+        var waiting = false
 
-    /// One try at the lock: the lock, or `nil` when a watch's run holds it and `deadline` has not passed.
-    private static func attempt(
-        layout: StoreLayout, purpose: String, deadline: ContinuousClock.Instant
-    ) throws -> StoreLock? {
-        do {
-            return try acquire(path: layout.lockFile, purpose: purpose)
-        } catch let error as StoreLockError where error.holder.hasSuffix(watchPurpose) && .now < deadline {
-            return nil
+        /// Prepares the cache directory that holds the lock file.
+        init(layout: StoreLayout, purpose: String, whenWaiting: @escaping () -> Void) throws {
+            try CacheDirectory.prepare(layout)
+            self.layout = layout
+            self.purpose = purpose
+            self.whenWaiting = whenWaiting
+            deadline = ContinuousClock.now + (purpose == StoreLock.watchPurpose ? .zero : StoreLock.watchWait)
+        }
+
+        /// One try: the lock, or `nil` when a watch's run holds it and the deadline has not passed (the first such
+        /// try calls `whenWaiting`); throws ``StoreLockError`` when anything else holds it, or the wait is over.
+        mutating func next() throws -> StoreLock? {
+            do {
+                return try StoreLock.acquire(path: layout.lockFile, purpose: purpose)
+            } catch let error as StoreLockError where error.holder.hasSuffix(StoreLock.watchPurpose) && .now < deadline
+            {
+                if !waiting { whenWaiting() }
+                waiting = true
+                return nil
+            }
         }
     }
 
