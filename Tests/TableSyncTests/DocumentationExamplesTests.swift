@@ -120,7 +120,7 @@ struct DocumentationExamplesTests {
     /// The article's scheduled run.
     static func scheduledSync(store: String, options: SyncOptions = SyncOptions()) async -> RunOutcome {
         do {
-            let context = try SyncContext(directory: store, purpose: "notes-app scheduled sync")
+            let context = try await SyncContext.open(directory: store, purpose: "notes-app scheduled sync")
             let report = try await context.sync(options: options)
             if !report.push.problems.isEmpty { return .needsAPerson }
             if !(report.push.conflicts.isEmpty && report.push.rejected.isEmpty && report.push.waiting.isEmpty) {

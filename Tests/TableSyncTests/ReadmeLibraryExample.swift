@@ -11,7 +11,7 @@ struct TodoItem: Codable, Sendable { // your own model: coding keys are property
 
 /// Adds an item to a store made by `tablesync init --remote URL --table TodoItem`, syncs, returns the open items.
 func addItem(_ text: String, toStore store: String) async throws -> [TodoItem] {
-    let context = try SyncContext(directory: store) // takes the store's lock
+    let context = try await SyncContext.open(directory: store) // takes the store's lock, waiting for a watch's run
     let todo = try await context.table("TodoItem", as: TodoItem.self)
     try await todo.insert(TodoItem(id: UUID().uuidString, text: text, complete: false))
     try await todo.pull(queryID: "TodoItem") // init's query for the table: push the table, then pull what changed

@@ -44,7 +44,7 @@ struct TodoApp {
             print("Created the store in \(context.layout.root).")
             return
         }
-        let context = try SyncContext(directory: store, purpose: "todo-example \(command)")
+        let context = try await SyncContext.open(directory: store, purpose: "todo-example \(command)")
         let todo = try await context.table("TodoItem", as: TodoItem.self)
         switch command {
         case "add":
