@@ -70,6 +70,9 @@ struct BenchmarkSuite {
         self.configuration = configuration
         dataSet = DataSet(count: configuration.records)
         results = ResultTable(machine: Machine.description(), records: configuration.records, runs: configuration.runs)
+        // A peer that closes a socket early (through the proxy, W3's waits, the page timings) must not end the
+        // benchmarks with SIGPIPE.
+        signal(SIGPIPE, SIG_IGN)
     }
 
     var work: String { configuration.work }
@@ -115,7 +118,7 @@ struct BenchmarkSuite {
         }
         try measureInitialPull(server: server, store: store)
         try measureSmallPullMemory(server: server)
-        let proxy = try LinkProxy(upstreamPort: server.port)
+        let proxy = try LoopbackProxy(.link(upstreamPort: Int(server.port)))
         defer { proxy.stop() }
         let wireStore = work + "/wire-store"
         try measurePullWire(proxy: proxy, store: wireStore)
@@ -295,10 +298,10 @@ struct BenchmarkSuite {
 
     // MARK: - P5
 
-    private mutating func measurePullWire(proxy: LinkProxy, store: String) throws {
+    private mutating func measurePullWire(proxy: LoopbackProxy, store: String) throws {
         progress("P5: initial pull through the counting proxy")
-        try freshStore(store, remote: proxy.url, table: Self.mainTable)
-        proxy.reset()
+        try freshStore(store, remote: proxy.baseURL, table: Self.mainTable)
+        proxy.resetCounts()
         let pull = try tablesync(["-C", store, "pull", Self.mainTable, "--query-id", Self.queryID, "--json"])
         try expect(pull, member: "written", equals: records)
         let counts = proxy.counts
@@ -325,7 +328,7 @@ struct BenchmarkSuite {
             target: "≤ 0.3×", met: wire / rawMB <= 0.3)
     }
 
-    private mutating func measurePushWire(proxy: LinkProxy, store: String) throws {
+    private mutating func measurePushWire(proxy: LoopbackProxy, store: String) throws {
         progress("P5: push of \(configuration.pushRecords) updates through the counting proxy")
         // The last records of the main table: the pushes of P2's store never touch them.
         let sent = try editRecords(
@@ -333,7 +336,7 @@ struct BenchmarkSuite {
         ) {
             $0["quantity"] = .integer(4_000_000)
         }
-        proxy.reset()
+        proxy.resetCounts()
         let push = try tablesync(["-C", store, "push", "--json"])
         try expect(push, member: "applied", equals: configuration.pushRecords)
         let counts = proxy.counts
@@ -447,14 +450,14 @@ struct BenchmarkSuite {
         return Sample(rates)
     }
 
-    /// The same push over a link with latency (``LinkProxy``), where a round trip per operation is what users
+    /// The same push over a link with latency (``LoopbackProxy``), where a round trip per operation is what users
     /// of the single-request clients wait for; fewer updates, since each single request costs a round trip.
     private mutating func measurePushOverSlowLink(server: ServerProcess) throws {
-        let link = try LinkProxy(upstreamPort: server.port, delay: configuration.slowLinkDelay)
+        let link = try LoopbackProxy(.link(upstreamPort: Int(server.port), delay: configuration.slowLinkDelay))
         defer { link.stop() }
         let store = work + "/slow-link-store"
         // Pulled after P3's pushes, so its versions are the server's.
-        try freshStore(store, remote: link.url, table: Self.smallTable)
+        try freshStore(store, remote: link.baseURL, table: Self.smallTable)
         try expect(
             try tablesync(["-C", store, "pull", Self.smallTable, "--json"]), member: "written",
             equals: configuration.smallRecords)

@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import SyncProtocol
+import TestSupport
 
 /// Change feed requests left waiting on a server (W3), standing for as many idle watchers: each on a loopback
 /// connection of its own, `GET /changes` as a watch sends it, with the `ETag` of the current marks in
@@ -27,12 +28,11 @@ final class FeedWaits {
         sockets.reserveCapacity(count)
         do {
             for _ in 0..<count {
-                let socket = try Loopback.openSocket()
-                sockets.append(socket)
-                guard Loopback.connect(socket, port: port) else {
+                guard let socket = LoopbackSocket.connected(port: Int(port), timeoutSeconds: nil) else {
                     throw BenchError(
-                        what: "W3", detail: "connection \(sockets.count) to 127.0.0.1:\(port): errno \(errno)")
+                        what: "W3", detail: "connection \(sockets.count + 1) to 127.0.0.1:\(port): errno \(errno)")
                 }
+                sockets.append(socket)
                 let sent = request.withUnsafeBytes { send(socket, $0.baseAddress, $0.count, 0) }
                 guard sent == request.count else {
                     throw BenchError(what: "W3", detail: "sending request \(sockets.count): errno \(errno)")

@@ -180,10 +180,10 @@ final class PageConnection {
 
     init(port: UInt16) throws {
         self.port = port
-        socket = try Loopback.openSocket()
-        guard Loopback.connect(socket, port: port) else {
+        guard let socket = LoopbackSocket.connected(port: Int(port), timeoutSeconds: nil) else {
             throw BenchError(what: "connect", detail: "127.0.0.1:\(port): errno \(errno)")
         }
+        self.socket = socket
     }
 
     deinit { close(socket) }

@@ -217,7 +217,7 @@ import TestSupport
     func concurrentSyncs() async throws {
         let proxy = ProxySlot()
         let (fixture, _) = try await Fixture.make { server in
-            let made = try FaultProxy(upstreamPort: server.port)
+            let made = try LoopbackProxy(.faults(upstreamPort: server.port))
             proxy.value = made
             return made.baseURL
         }
@@ -247,7 +247,7 @@ import TestSupport
     func handEditDuringSync() async throws {
         let proxy = ProxySlot()
         let (fixture, _) = try await Fixture.make { server in
-            let made = try FaultProxy(upstreamPort: server.port)
+            let made = try LoopbackProxy(.faults(upstreamPort: server.port))
             proxy.value = made
             return made.baseURL
         }
@@ -299,5 +299,5 @@ import TestSupport
 /// Hands a proxy made inside a fixture's setup closure back to the test.
 final class ProxySlot: @unchecked Sendable {
     // Written once by the setup closure before the test reads it; no concurrent access.
-    var value: FaultProxy?
+    var value: LoopbackProxy?
 }

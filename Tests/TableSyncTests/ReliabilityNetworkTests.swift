@@ -5,13 +5,13 @@ import TestSupport
 @testable import TableSync
 @testable import TableSyncStorage
 
-/// Network faults between the client and a live server, injected by ``FaultProxy`` on loopback: whatever the
+/// Network faults between the client and a live server, injected by ``LoopbackProxy`` on loopback: whatever the
 /// wire does, a sync converges with nothing lost and a retried write never becomes a duplicate or a conflict.
 @Suite("Reliability: network faults", .serialized) struct ReliabilityNetworkTests {
     /// One server, a proxy in front of it, and a store that talks through the proxy.
     struct Fixture {
         let server: LiveServer
-        let proxy: FaultProxy
+        let proxy: LoopbackProxy
         let table: String
         let directory: TemporaryDirectory
         let context: SyncContext
@@ -19,7 +19,7 @@ import TestSupport
         static func make(_ backend: TestBackend = .sqlite) async throws -> Fixture {
             let table = uniqueTableName("net")
             let server = try await LiveServer.start(backend, tables: [table])
-            let proxy = try FaultProxy(upstreamPort: server.port)
+            let proxy = try LoopbackProxy(.faults(upstreamPort: server.port))
             let directory = TemporaryDirectory()
             let context = try SyncContext.initialize(
                 directory: directory.file("store"),
@@ -142,7 +142,7 @@ import TestSupport
         try await fixture.context.table(fixture.table).insert(["id": "a", "text": "offline"])
         await #expect(throws: SyncError.self) { try await fixture.context.push(options: fixture.options) }
         #expect(await fixture.context.pendingOperations.count == 1)
-        let proxy = try FaultProxy(upstreamPort: fixture.server.port, port: port)
+        let proxy = try LoopbackProxy(.faults(upstreamPort: fixture.server.port), port: port)
         let report = try await fixture.context.push(options: fixture.options)
         #expect(report.applied == 1)
         #expect(

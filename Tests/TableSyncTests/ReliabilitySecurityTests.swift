@@ -99,7 +99,7 @@ import TestSupport
     func tokenNeverLeaks() async throws {
         let table = uniqueTableName("sec")
         let server = try await LiveServer.start(.sqlite, tables: [table], tokens: [StaticToken(secret: Self.token)])
-        let proxy = try FaultProxy(upstreamPort: server.port)
+        let proxy = try LoopbackProxy(.faults(upstreamPort: server.port))
         let directory = TemporaryDirectory()
         let store = directory.file("store")
         let tokenFile = directory.file("token")

@@ -6,7 +6,7 @@ import TestSupport
 @testable import TableSync
 
 /// A record the server cannot take never holds back the others: it is set aside with its reason, and the push goes
-/// on. The server's failure is made by ``FaultProxy`` (a real server cannot be made to fail on one record every
+/// on. The server's failure is made by ``LoopbackProxy`` (a real server cannot be made to fail on one record every
 /// time); the record too large is refused by the real server's own limit, which it announces in `/health`.
 @Suite(.serialized) struct SetAsideTests {
     /// A store of `count` records on a live server behind a fault proxy, every record then edited by hand, one of
@@ -14,12 +14,12 @@ import TestSupport
     struct Setup {
         let directory = TemporaryDirectory()
         let server: LiveServer
-        let proxy: FaultProxy
+        let proxy: LoopbackProxy
         var store: String { directory.file("store") }
 
         init(count: Int) async throws {
             server = try await LiveServer.start(.sqlite, tables: ["todo"]) { $0.maxBodySize = 64 * 1024 }
-            proxy = try FaultProxy(upstreamPort: server.port)
+            proxy = try LoopbackProxy(.faults(upstreamPort: server.port))
             #expect(try await CLI.run(["-C", store, "init", "--remote", proxy.baseURL, "--table", "todo"]).status == 0)
             for number in 0..<count {
                 let id = number == count / 2 ? "poison" : number == count / 3 ? "huge" : "r\(number)"

@@ -266,7 +266,7 @@ import TestSupport
         let table = uniqueTableName()
         let server = try await LiveServer.start(.sqlite, tables: [table], tls: try authority.serverConfiguration())
         defer { TestBackend.removeFiles(of: server.database) }
-        let proxy = try ConnectProxy()
+        let proxy = try LoopbackProxy(.connect)
         defer { proxy.stop() }
         let tablesync = builtProduct("tablesync")
         let environment = Self.environment
@@ -283,7 +283,7 @@ import TestSupport
             ).status == 0)
 
         let untrusted = try await runProgram(
-            tablesync, ["-C", writer, "push"], environment: environment(["https_proxy": proxy.url]))
+            tablesync, ["-C", writer, "push"], environment: environment(["https_proxy": proxy.baseURL]))
         #expect(untrusted.status == 2, "a setting to change, not a failure that passes: \(untrusted.stderr)")
         #expect(
             untrusted.stderr.contains("TLS certificate of the server at \(server.baseURL) is not trusted")
@@ -292,7 +292,7 @@ import TestSupport
 
         let pushed = try await runProgram(
             tablesync, ["-C", writer, "push"],
-            environment: environment(["https_proxy": proxy.url, "SSL_CERT_FILE": authority.authorityFile]))
+            environment: environment(["https_proxy": proxy.baseURL, "SSL_CERT_FILE": authority.authorityFile]))
         #expect(pushed.status == 0, "\(pushed.stderr)")
         let tunnelsAfterPush = proxy.tunnels.count
         #expect(tunnelsAfterPush >= 2)
@@ -301,7 +301,7 @@ import TestSupport
         let direct = try await runProgram(
             tablesync, ["-C", reader, "pull", table],
             environment: environment([
-                "https_proxy": proxy.url, "no_proxy": "localhost",
+                "https_proxy": proxy.baseURL, "no_proxy": "localhost",
                 "CURL_CA_BUNDLE": authority.authorityFile
             ]))
         #expect(direct.status == 0, "\(direct.stderr)")

@@ -68,10 +68,7 @@ public final class HostileServer: @unchecked Sendable {
     /// The requests so far.
     public var requests: [Request] { lock.withLock { seen } }
 
-    public func stop() {
-        shutdown(listener, Int32(SHUT_RDWR))
-        close(listener)
-    }
+    public func stop() { LoopbackSocket.closeListener(listener) }
 
     private func handle(_ client: Int32) {
         defer { close(client) }
