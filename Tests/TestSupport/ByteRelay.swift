@@ -35,8 +35,8 @@ final class ByteRelay: @unchecked Sendable {
 
     /// Waits up to `seconds` until no connection is being relayed.
     func waitUntilIdle(seconds: Double) {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline, lock.withLock({ openConnections }) > 0 { usleep(10_000) }
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        while ContinuousClock.now < deadline, lock.withLock({ openConnections }) > 0 { usleep(10_000) }
     }
 
     /// Relays until both directions have ended, then closes both sockets.

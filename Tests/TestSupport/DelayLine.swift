@@ -5,14 +5,14 @@ import Glibc
 import Darwin
 #endif
 
-/// One direction of a link with latency: bytes handed in are written out `delay` seconds later, in order, by a
-/// thread of its own.
+/// One direction of a link with latency: bytes handed in are written out `delay` seconds later by the monotonic
+/// clock, in order, by a thread of its own.
 final class DelayLine: @unchecked Sendable {
     private let delay: Double
     private let destination: Int32
     private let condition = NSCondition()
     // Guarded by `condition`.
-    private var queue: [(due: Date, bytes: [UInt8])] = []
+    private var queue: [(due: ContinuousClock.Instant, bytes: [UInt8])] = []
     private var closed = false
     private var drained = false
 
@@ -24,7 +24,7 @@ final class DelayLine: @unchecked Sendable {
 
     func send(_ bytes: [UInt8]) {
         condition.lock()
-        queue.append((Date().addingTimeInterval(delay), bytes))
+        queue.append((ContinuousClock.now + .seconds(delay), bytes))
         condition.signal()
         condition.unlock()
     }
@@ -51,8 +51,8 @@ final class DelayLine: @unchecked Sendable {
             }
             let (due, bytes) = queue.removeFirst()
             condition.unlock()
-            let wait = due.timeIntervalSinceNow
-            if wait > 0 { usleep(useconds_t(wait * 1_000_000)) }
+            let wait = due - ContinuousClock.now
+            if wait > .zero { usleep(useconds_t(wait / .microseconds(1))) }
             if alive { alive = LoopbackSocket.sendAll(destination, bytes) }
         }
     }

@@ -14,6 +14,7 @@ struct ServerRoutes {
     func router() -> Router<TableRequestContext> {
         let metrics = database.metrics
         let availability = database.availability
+        let authenticator = self.authenticator
         let writer = ResponseWriter(gzipMinimumSize: configuration.gzipMinimumSize)
         let router = Router(context: TableRequestContext.self)
         router.add(middleware: RequestObservationMiddleware(metrics: metrics))
@@ -28,7 +29,6 @@ struct ServerRoutes {
         }
         router.add(middleware: AuthenticationMiddleware(authenticator: authenticator))
         // Behind credentials when the server checks them, as the tables are: the counts tell of the server's clients.
-        let authenticator = self.authenticator
         router.get(RouterPath(ServerMetrics.path)) { _, context -> Response in
             if authenticator.checksCredentials && context.identity == nil { throw ProtocolError.unauthorized }
             return Response(
