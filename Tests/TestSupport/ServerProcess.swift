@@ -77,8 +77,16 @@ public final class ServerProcess: Sendable {
     /// Returns the exit status.
     @discardableResult
     public func stop() async -> Int32 {
+        await stopNotingEnd().status
+    }
+
+    /// Stops as ``stop()`` does, and returns the exit status with the instant the exit was seen, taken on the
+    /// waiting thread: a task resumes on the shared pool, which other tests' work may keep busy for seconds, so a
+    /// clock read after `stop()` returns would time the pool as well as the server.
+    public func stopNotingEnd() async -> (status: Int32, ended: ContinuousClock.Instant) {
         process.terminate()
-        return await process.waitForExit().status
+        let process = self.process
+        return await runOnThreadOfItsOwn { (process.waitUntilExit().status, ContinuousClock.now) }
     }
 
     /// Sends SIGTERM and waits for the exit on the calling thread (for synchronous drivers); a later call only
