@@ -46,7 +46,14 @@ struct ExpensiveQueryTests {
         (try? JSONParser.parse(answer.body)).flatMap(ProtocolErrorBody.message(in:)) ?? answer.text
     }
 
-    @Test("nested replace() is refused at once with a 400 that says what to simplify", arguments: Backend.available)
+    // The next three tests wait up to a minute for their answers, a limit that only keeps a failure from hanging:
+    // what shows that the server acted before the statement ran, or at its time limit, is the answer's words (the
+    // translator's refusal, the statement time limit). Bounds of the limit plus 3 s failed on a 2-core machine
+    // loaded to 10, where the server was right but slow.
+
+    @Test(
+        "nested replace() is refused before it runs, with a 400 that says what to simplify",
+        arguments: Backend.available)
     func pathologicalFilterRefused(backend: Backend) async throws {
         let table = uniqueTableName()
         try await withLiveServer(backend, tables: [table]) { server in
@@ -54,8 +61,7 @@ struct ExpensiveQueryTests {
             var nested = "text"
             for _ in 0..<8 { nested = "replace(\(nested),'a','aaaa')" }
             let refused = try await Self.get(
-                server, "/tables/\(table)?$filter=" + TablePath.percentEncodeQueryComponent("length(\(nested)) gt 0"),
-                within: Self.grace / .seconds(1))
+                server, "/tables/\(table)?$filter=" + TablePath.percentEncodeQueryComponent("length(\(nested)) gt 0"))
             #expect(refused.status == 400)
             #expect(Self.message(refused).contains("nest fewer replace() calls"), "\(Self.message(refused))")
         }
@@ -77,8 +83,7 @@ struct ExpensiveQueryTests {
             // Allowed (growth 16), and on 300 records of 20,000 characters far longer than 20 ms.
             let filter = "length(replace(replace(replace(replace(text,'a','bb'),'b','cc'),'c','dd'),'d','ee')) gt 0"
             let answer = try await Self.get(
-                server, "/tables/\(table)?$filter=" + TablePath.percentEncodeQueryComponent(filter),
-                within: (limit + Self.grace) / .seconds(1))
+                server, "/tables/\(table)?$filter=" + TablePath.percentEncodeQueryComponent(filter))
             #expect(answer.status == 503, "\(Self.message(answer))")
             #expect(answer.header("retry-after") == "1")
             #expect(Self.message(answer).contains("statement time limit"), "\(Self.message(answer))")
@@ -125,9 +130,10 @@ struct ExpensiveQueryTests {
             try await MetricsTests.waitUntil(
                 port: server.port, "tablesync_database_connections_awaited", "the read to wait for the connection"
             ) { $0 == 1 }
-            let cancelled = try #require(await costly.readAnswer(within: (limit + Self.grace) / .seconds(1)))
+            let cancelled = try #require(await costly.readAnswer(within: 60))
             #expect(cancelled.status == 503, "\(Self.message(cancelled))")
-            let answer = try #require(await waiting.readAnswer(within: (limit + Self.grace) / .seconds(1)))
+            #expect(Self.message(cancelled).contains("statement time limit"), "\(Self.message(cancelled))")
+            let answer = try #require(await waiting.readAnswer(within: 60))
             #expect(answer.status == 200, "\(Self.message(answer))")
         }
     }

@@ -10,8 +10,10 @@ import ServiceLifecycle
 /// and at once when its own connection closes, as every connection does when the database stops. A check the
 /// database refuses or drops (connection refused, the database shutting down or starting up, a lost connection)
 /// means the database is away; a check that is merely slow, or refused for want of connections, is a miss, and
-/// only ``missesToDeclareAway`` in a row mean away, so that a busy database is not taken for a missing one. When the
-/// database goes away and when it is back, the pool is replaced by a fresh one (``PostgresPools``).
+/// only ``missesToDeclareAway`` in a row mean away, so that a busy database is not taken for a missing one; a slow
+/// check while the database answers requests' statements is no miss at all
+/// (``verdict(of:wasUp:misses:requestsAnswered:)``). When the database goes away and when it is back, the pool is
+/// replaced by a fresh one (``PostgresPools``).
 struct PostgresAvailabilityProbe: Service {
     /// Time between checks.
     static let period = Duration.milliseconds(500)
@@ -49,29 +51,42 @@ struct PostgresAvailabilityProbe: Service {
                 for await _ in availability.checkRequests {
                     guard availability.isArmed else { continue }
                     let check = await availability.checkStarting()
+                    let answersBefore = pools.answersSoFar
                     let outcome = await Self.check(
                         &connection, location: location, configuration: configuration, logger: logger
                     ) { availability.checkSoon() }
                     // Stopping: a check cut short says nothing of the database.
                     if Task.isCancelled { break }
                     let wasUp = availability.isUp
-                    let (isUp, reason): (Bool, String?)
-                    switch outcome {
-                    case .answered:
-                        misses = 0
-                        (isUp, reason) = (true, nil)
-                    case .away(let text):
-                        (isUp, reason) = (false, text)
-                    case .miss(let text):
-                        misses += 1
-                        (isUp, reason) = (wasUp && misses < Self.missesToDeclareAway, text)
-                    }
-                    if isUp != wasUp { await pools.replace() }
-                    await availability.checked(check, isUp: isUp, reason: reason)
+                    let verdict = Self.verdict(
+                        of: outcome, wasUp: wasUp, misses: misses,
+                        requestsAnswered: pools.answersSoFar != answersBefore)
+                    misses = verdict.misses
+                    if verdict.isUp != wasUp { await pools.replace() }
+                    await availability.checked(check, isUp: verdict.isUp, reason: verdict.reason)
                 }
                 group.cancelAll()
                 try? await connection?.close()
             }
+        }
+    }
+
+    /// What one check's `outcome` means, given whether the database was up before it, the `misses` in a row before
+    /// it, and whether the database answered any request's statement while the check ran. A miss while requests are
+    /// answered is no miss: the database is busy, not away, and declaring it away would refuse every request and
+    /// fail those waiting in the pool.
+    static func verdict(
+        of outcome: Outcome, wasUp: Bool, misses: Int, requestsAnswered: Bool
+    ) -> (isUp: Bool, misses: Int, reason: String?) {
+        switch outcome {
+        case .answered:
+            return (true, 0, nil)
+        case .away(let reason):
+            return (false, misses, reason)
+        case .miss(let reason) where requestsAnswered:
+            return (wasUp, 0, reason)
+        case .miss(let reason):
+            return (wasUp && misses + 1 < missesToDeclareAway, misses + 1, reason)
         }
     }
 

@@ -1,6 +1,7 @@
 import Logging
 import PostgresNIO
 import ServiceLifecycle
+import Synchronization
 
 /// The PostgreSQL connection pool that requests lease from, replaced by a fresh one when the database goes away and
 /// again when it is back (``PostgresAvailabilityProbe``).
@@ -21,6 +22,14 @@ actor PostgresPools: Service {
     /// Whether ``client`` runs; until it does, leases wait in ``waiting``.
     private var isRunning: Bool
     private var waiting: [CheckedContinuation<Void, Never>] = []
+    private nonisolated let answers = Atomic<Int>(0)
+
+    /// How many statements of requests the database has answered so far: the availability probe's evidence that a
+    /// database slow to answer its own check is busy, not away.
+    nonisolated var answersSoFar: Int { answers.load(ordering: .relaxed) }
+
+    /// Counts one answer of the database to a request's statement, a result or an error of its own (SQLSTATE).
+    nonisolated func noteAnswer() { answers.add(1, ordering: .relaxed) }
 
     /// Pools of `configuration`, made and run here; `logger` receives their background messages.
     init(configuration: PostgresClient.Configuration, logger: Logger) {

@@ -11,7 +11,8 @@ struct PostgresPoolUse: Sendable {
     /// Leases waiting for a connection now.
     let awaited: Gauge?
 
-    /// Runs `body` with a connection of the pool, counted as awaited until the pool hands it over, then as in use.
+    /// Runs `body` with a connection of the pool, counted as awaited until the pool hands it over, then as in use;
+    /// a statement the database answered, with a result or an error of its own, is noted in the pools.
     /// A pool that gives no connection, unless the request was cancelled meanwhile, throws a
     /// ``PostgresLeaseFailure``: the database could not be reached.
     func withConnection<Value: Sendable>(_ body: (PostgresConnection) async throws -> Value) async throws -> Value {
@@ -25,7 +26,14 @@ struct PostgresPoolUse: Sendable {
                 awaited?.decrement()
                 inUse?.increment()
                 defer { inUse?.decrement() }
-                return try await body(connection)
+                do {
+                    let value = try await body(connection)
+                    pools.noteAnswer()
+                    return value
+                } catch let error as PSQLError where error.serverInfo?[.sqlState] != nil {
+                    pools.noteAnswer()
+                    throw error
+                }
             }
         } catch  where waiting && !Task.isCancelled && !(error is PSQLError) {
             throw PostgresLeaseFailure(underlying: error)
