@@ -23,7 +23,8 @@ import Testing
             } catch let error as DatabaseError {
                 #expect(error.resultCode == .SQLITE_INTERRUPT)
             }
-            #expect(ContinuousClock.now - started < .seconds(1))
+            // Interrupted at its first progress check; 10 s leaves room for a starved machine's scheduler.
+            #expect(ContinuousClock.now - started < .seconds(10))
             past.remove()
             #expect(try Int.fetchOne(db, sql: "SELECT 42") == 42, "the connection is as it was")
 
