@@ -546,7 +546,8 @@ private final class Attack: Sendable {
 
     var ranEveryKind: Bool {
         counts.withLock {
-            $0.slowConnections > 0 && $0.costlyFiltersSent > 0 && $0.largePagesSent > 0 && $0.pipelinedRoundsSent > 0
+            // Large pages answered 200, not only sent: a next page the server cannot read would be no load at all.
+            $0.slowConnections > 0 && $0.costlyFiltersSent > 0 && $0.largePages > 0 && $0.pipelinedRoundsSent > 0
                 && $0.stalledPages > 0
         }
     }
@@ -646,7 +647,7 @@ private final class Attack: Sendable {
                 counts.withLock { $0.largePageAnswers += 1 }
                 guard answer.status == 200 else { continue }
                 counts.withLock { $0.largePages += 1 }
-                target = Self.nextLink(inEndOf: answer.body).map { "/tables/\(large)?\($0)" } ?? first
+                target = Self.nextLink(inEndOf: answer.body).map { Self.target(ofNextLink: $0, from: first) } ?? first
             }
         }
     }
@@ -713,6 +714,17 @@ private final class Attack: Sendable {
 
     /// The bytes of a large page that its reader keeps: its end, where the `nextLink` is.
     static let pageTail = 4096
+
+    /// The request target of `link`, the `nextLink` of a page of `target`: a query string alone (as this server and
+    /// Datasync send it) goes on `target`'s path; a path, or an absolute URL's path, is the target itself. A server
+    /// that sent another form than the attack expects would otherwise see requests of nothing, and no load.
+    static func target(ofNextLink link: String, from target: String) -> String {
+        if link.hasPrefix("/") { return link }
+        if let scheme = link.range(of: "://"), let path = link[scheme.upperBound...].firstIndex(of: "/") {
+            return String(link[path...])
+        }
+        return String(target.prefix { $0 != "?" }) + "?" + link
+    }
 
     /// The `nextLink` of a v3 page, read from its last bytes (canonical JSON puts it after the items): parsing eight
     /// megabytes a page would load the test's own processor more than the server's.

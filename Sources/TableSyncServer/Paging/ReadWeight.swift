@@ -6,12 +6,13 @@ enum ReadWeight {
     /// The largest page that is not bulk: the protocol's default page in v3 (v2's is 50).
     static let smallPage = 100
 
-    /// `true` for a page of more than ``smallPage`` records, one whose `$filter` calls a function (the database
-    /// evaluates it on every row it reads, and no index serves it), or one in an order no index gives
-    /// (``isIndexedOrder(_:schema:)``): the database reads and sorts every row the filter lets through to find the
-    /// first few.
+    /// `true` for a page of more than ``smallPage`` records, or of a read that asked for more (`$top`, which v3
+    /// serves a page at a time: each page of a read of a thousand records is bulk, as the read is), one whose
+    /// `$filter` calls a function (the database evaluates it on every row it reads, and no index serves it), or one
+    /// in an order no index gives (``isIndexedOrder(_:schema:)``): the database reads and sorts every row the filter
+    /// lets through to find the first few.
     static func isBulk(_ query: ListQuery) -> Bool {
-        query.top > smallPage || (query.filter.map(callsFunction) ?? false)
+        max(query.top, query.requestedTop ?? 0) > smallPage || (query.filter.map(callsFunction) ?? false)
             || !isIndexedOrder(query.orderBy, schema: query.schema)
     }
 
