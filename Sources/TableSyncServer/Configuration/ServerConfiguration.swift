@@ -43,8 +43,9 @@ public struct ServerConfiguration: Sendable {
     /// The most bytes the records of one page may take as sent; a page ends before the record that would pass it
     /// (but always holds at least one record), with a link to the next page.
     public var maxPageBytes: Int = defaultMaxPageBytes
-    /// The most bulk reads (pages of more than 100 records, `$filter`s that call functions) running at once; the
-    /// others wait their turn, at most ``statementTimeout``, so that small requests are not crowded out.
+    /// The most bulk reads (reads of more than 100 records, `$filter`s that call functions, orders no index gives)
+    /// running at once; the others wait their turn, at most ``statementTimeout``, so that small requests are not
+    /// crowded out.
     public var maxBulkReads: Int = defaultMaxBulkReads
     /// The processor priority of bulk reads on SQLite: by default they yield to every other thread.
     public var bulkReadPriority: BulkReadPriority = .default

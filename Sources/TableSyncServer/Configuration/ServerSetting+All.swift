@@ -129,7 +129,8 @@ extension ServerSetting {
         wholeNumber(
             "max-bulk-reads", key: "maxBulkReads", default: "half the processor cores, at least 1",
             help: """
-                The most bulk reads (pages of more than 100 records, $filters that call functions) running at once; \
+                The most bulk reads (reads of more than 100 records, $filters that call functions, orders no index \
+                gives) running at once; \
                 the others wait their turn, at most --statement-timeout, then 503.
                 """,
             \.maxBulkReads, range: 1...10_000),
