@@ -310,8 +310,8 @@ struct BulkReadTests {
     }
 
     /// Bulk reads queueing on a server that runs one at a time, each for at most 5 s, and the requests beside them.
-    /// What
-    /// is checked holds however late this test's own tasks run on a busy machine: the server's figures say what waited.
+    /// What is checked holds however late this test's own tasks run on a busy machine: the server's figures say what
+    /// waited.
     private static func checkTurns(port: Int, table: String) async throws {
         try await Self.seed(port: port, table: table)
         // Far longer than the limit on either database: each evaluation builds strings of 320 KB.

@@ -646,14 +646,15 @@ private final class Attack: Sendable {
                 guard let answer = await connection.readAnswer(within: 60, keepingLast: Self.pageTail) else { break }
                 answers.record(answer)
                 counts.withLock { $0.largePageAnswers += 1 }
-                // A 4xx is a request the server could not read (a next page's target built wrong): no load at all,
-                // where the attack means one. A 503 is a bulk read refused its turn, as the design has it.
+                // A 4xx is a request the server could not read (a next page's target built wrong, as once when the
+                // `nextLink` became a query string alone): no load at all, where the attack means one. A 503 is a
+                // bulk read refused its turn, as the design has it.
                 if (400..<500).contains(answer.status) {
                     fault("a large page answered \(answer.status) to \(target): \(answer.text.prefix(200))")
                 }
                 guard answer.status == 200 else { continue }
                 counts.withLock { $0.largePages += 1 }
-                target = Self.nextLink(inEndOf: answer.body).map { Self.target(ofNextLink: $0, from: first) } ?? first
+                target = Self.nextLink(inEndOf: answer.body).map { "/tables/\(large)?\($0)" } ?? first
             }
         }
     }
@@ -720,17 +721,6 @@ private final class Attack: Sendable {
 
     /// The bytes of a large page that its reader keeps: its end, where the `nextLink` is.
     static let pageTail = 4096
-
-    /// The request target of `link`, the `nextLink` of a page of `target`: a query string alone (as this server and
-    /// Datasync send it) goes on `target`'s path; a path, or an absolute URL's path, is the target itself. A server
-    /// that sent another form than the attack expects would otherwise see requests of nothing, and no load.
-    static func target(ofNextLink link: String, from target: String) -> String {
-        if link.hasPrefix("/") { return link }
-        if let scheme = link.range(of: "://"), let path = link[scheme.upperBound...].firstIndex(of: "/") {
-            return String(link[path...])
-        }
-        return String(target.prefix { $0 != "?" }) + "?" + link
-    }
 
     /// The `nextLink` of a v3 page, read from its last bytes (canonical JSON puts it after the items): parsing eight
     /// megabytes a page would load the test's own processor more than the server's.
