@@ -16,7 +16,8 @@ import Darwin
 /// On disk, under `.tablesync/index/`, the index is kept so that memory does not grow with the table:
 /// - the **log** `<table>.index`: a header line (`tablesync-index 2 <sequence>`) and one line per entry or removal
 ///   (``StatIndexLine``), appended and synced as records are synced; its lines are also held in memory (the
-///   overlay), so it is kept short: at ``flushLines`` lines it is flushed;
+///   overlay), so it is kept short: at ``flushLines`` lines it is flushed, and a call with more lines than that (a
+///   whole table indexed at once) writes them as a run of their own;
 /// - **runs** `<table>.<first>-<last>.run` (``IndexRun``): sorted, immutable files read by `pread`. A flush writes
 ///   the overlay as a new run (sequence one past the last), then rewrites the log with that sequence in its
 ///   header; runs then merge, newest first, so that each is at least as big as the newer ones together
@@ -231,24 +232,15 @@ package struct StatIndex: Sendable {
     /// flushing the log into a run when it is full.
     mutating func record(_ updated: [Entry], removed: [String], layout: StoreLayout, table: String) throws {
         guard !updated.isEmpty || !removed.isEmpty else { return }
-        // More lines than a log holds (an adoption of a whole table, a replayed intent) go in log-sized steps, each
-        // durable, so the overlay never outgrows its bound.
-        guard updated.count + removed.count <= flushLines else {
-            for start in stride(from: 0, to: updated.count, by: flushLines) {
-                try record(
-                    Array(updated[start..<min(start + flushLines, updated.count)]), removed: [], layout: layout,
-                    table: table)
-            }
-            for start in stride(from: 0, to: removed.count, by: flushLines) {
-                try record(
-                    [], removed: Array(removed[start..<min(start + flushLines, removed.count)]), layout: layout,
-                    table: table)
-            }
-            return
-        }
         try FileSystem.createDirectory(layout.indexDirectory)
         for path in leftovers { try FileSystem.removeFile(path) }
         leftovers = []
+        // More lines than a log holds (a clone's first sync indexing a whole table, an adoption, a replayed intent)
+        // never pass through the log, so the overlay never outgrows its bound.
+        guard updated.count + removed.count <= flushLines else {
+            try recordAsRun(updated, removed: removed, layout: layout, table: table)
+            return
+        }
         let added = updated.count + removed.count
         // Flushed before the new lines are added, not after: the log's time is then that of an earlier write, so
         // fewer of the flushed entries are racily clean and written with their `stat` unknown.
@@ -283,6 +275,65 @@ package struct StatIndex: Sendable {
 
     /// Writes the overlay as the next run and empties it (the log is rewritten by the caller), then merges runs.
     private mutating func flush(layout: StoreLayout, table: String) throws {
+        try writeOverlayAsRun(layout: layout, table: table)
+        try mergeRuns(layout: layout, table: table)
+    }
+
+    /// Records `updated` and `removed` (removals winning, as in the log) as a run of their own, sorted in memory
+    /// and written once: the log's lines go into a run first, so that the new run is the newest, then runs merge as
+    /// after a flush. Entries modified from the start of the call on are written with their `stat` unknown, as a
+    /// flush writes the log's racily clean ones.
+    private mutating func recordAsRun(
+        _ updated: [Entry], removed: [String], layout: StoreLayout, table: String
+    ) throws {
+        let racyFrom = FileSystem.timestampClockNanoseconds()
+        if !overlay.isEmpty { try writeOverlayAsRun(layout: layout, table: table) }
+        let lines = Self.sortedLines(updated, removed: removed, keepingRemovals: !runs.isEmpty)
+        let sequence = lastSequence + 1
+        var line: [UInt8] = []
+        let run = try IndexRun.write(
+            table: table, sequences: sequence...sequence, layout: layout, capacity: lines.count
+        ) { emit in
+            for item in lines {
+                line.removeAll(keepingCapacity: true)
+                StatIndexLine.encode(
+                    StatIndexLine.Item(fileName: item.fileName, entry: item.entry?.checked(racyFrom: racyFrom)),
+                    to: &line)
+                // Without its newline, as a run's lines are handed on.
+                try line.withUnsafeBufferPointer { try emit(UnsafeBufferPointer(rebasing: $0.dropLast())) }
+            }
+        }
+        lastSequence = sequence
+        runs.append(run)
+        // The log's lines, if it had any, are in the run before: its header's sequence now says so at its next write.
+        overlay = [:]
+        logLines = 0
+        logNeedsRewrite = true
+        try mergeRuns(layout: layout, table: table)
+    }
+
+    /// The lines of `updated` and `removed` in name order, one per name, a removal winning over an entry;
+    /// removals only when `keepingRemovals` (older runs hold what they remove). Entries already in order, as a
+    /// scan finds them, are taken as they are.
+    static func sortedLines(
+        _ updated: [Entry], removed: [String], keepingRemovals: Bool
+    ) -> [StatIndexLine.Item] {
+        if removed.isEmpty,
+            zip(updated, updated.dropFirst()).allSatisfy({ StatIndexLine.precedes($0.fileName, $1.fileName) })
+        {
+            return updated.map { StatIndexLine.Item(fileName: $0.fileName, entry: $0) }
+        }
+        var byName: [String: Entry?] = Dictionary(minimumCapacity: updated.count + removed.count)
+        for entry in updated { byName[entry.fileName] = entry }
+        for name in removed { byName.updateValue(nil, forKey: name) }
+        return byName.keys.sorted(by: StatIndexLine.precedes).compactMap { name in
+            guard let entry = byName[name], entry != nil || keepingRemovals else { return nil }
+            return StatIndexLine.Item(fileName: name, entry: entry)
+        }
+    }
+
+    /// Writes the overlay as the next run and empties it; the log is left to be rewritten.
+    private mutating func writeOverlayAsRun(layout: StoreLayout, table: String) throws {
         let logTime = try FileSystem.status(layout.indexFile(table))?.modifiedNanoseconds ?? .max
         // Removals matter only against older runs.
         var lines = try IndexLineCursor(
@@ -302,7 +353,6 @@ package struct StatIndex: Sendable {
         overlay = Dictionary(minimumCapacity: flushLines)
         logLines = 0
         logNeedsRewrite = true
-        try mergeRuns(layout: layout, table: table)
     }
 
     /// Merges the newest runs while ``IndexRunPlan/mergeCount(itemCounts:)`` says so; the merged run is in place
