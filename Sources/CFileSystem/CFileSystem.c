@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <spawn.h>
 #include <unistd.h>
@@ -37,6 +38,11 @@ int tablesync_spawn_add_chdir(void *actions, const char *directory) {
     (void)actions; (void)directory;
     return ENOSYS;
 #endif
+}
+
+const void *tablesync_memmem(const void *haystack, long haystackLength, const void *needle, long needleLength) {
+    if (haystackLength < 0 || needleLength < 0) return NULL;
+    return memmem(haystack, (size_t)haystackLength, needle, (size_t)needleLength);
 }
 
 int tablesync_thread_id(void) {

@@ -31,6 +31,10 @@ int tablesync_limit_heap_arenas(int count);
 /// `posix_spawn_file_actions_t *`. Returns 0, or an error number (ENOSYS where there is no such call).
 int tablesync_spawn_add_chdir(void *actions, const char *directory);
 
+/// `memmem(3)`: where the `needleLength` bytes at `needle` first occur in the `haystackLength` bytes at
+/// `haystack`, or NULL.
+const void *tablesync_memmem(const void *haystack, long haystackLength, const void *needle, long needleLength);
+
 /// The kernel's id of the calling thread (`gettid(2)`), or -1 where there is none.
 int tablesync_thread_id(void);
 

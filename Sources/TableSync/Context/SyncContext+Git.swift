@@ -61,9 +61,9 @@ extension SyncContext {
                 let added = try git.filesBeyondIndex(table: table, indexIsEmpty: false)
             else { continue }
             let index = try StatIndex.load(layout: layout, table: table)
-            let anyUnknown = try added.contains { file in
-                try RecordFileName.looksLikeRecordFile(file.name)
-                    && LocalChangeScanner.isUnknown(file.name, table: table, index: index, journal: journal)
+            let anyUnknown = try added.contains { name in
+                try RecordFileName.looksLikeRecordFile(name)
+                    && LocalChangeScanner.isUnknown(name, table: table, index: index, journal: journal)
             }
             if !anyUnknown { state.trees[table] = tree }
         }

@@ -90,14 +90,31 @@ struct GitBaseline: Sendable {
 
     /// Of the file `names`, those the tree `tree` has.
     private func listed(in tree: String, names: [String]) throws -> Set<String> {
-        guard !names.isEmpty else { return [] }
-        var found = Set<String>()
+        Set(try blobs(in: tree, names: names).keys)
+    }
+
+    /// The blob of each of the record files `names` that `table`'s tree in `HEAD` has, by name.
+    func blobs(table: String, names: [String]) throws -> [String: String] {
+        guard let tree = trees[table] else { return [:] }
+        return try blobs(in: tree, names: names)
+    }
+
+    /// The blob of each of the file `names` that the tree `tree` has, by name.
+    private func blobs(in tree: String, names: [String]) throws -> [String: String] {
+        guard !names.isEmpty else { return [:] }
+        var found: [String: String] = [:]
         // `ls-tree` of the table's tree with the names as paths; in steps, to keep each command line short.
         let step = 1_000
         for start in stride(from: 0, to: names.count, by: step) {
             let chunk = Array(names[start..<min(start + step, names.count)])
-            let answer = try repository.run(["ls-tree", "--full-tree", "-z", "--name-only", tree, "--"] + chunk)
-            for name in answer.bytes.split(separator: 0) { found.insert(String(decoding: name, as: UTF8.self)) }
+            let answer = try repository.run(["ls-tree", "--full-tree", "-z", tree, "--"] + chunk)
+            // Lines `<mode> blob <object>\t<name>`, NUL-separated.
+            for line in answer.bytes.split(separator: 0) {
+                guard let tab = line.firstIndex(of: UInt8(ascii: "\t")) else { continue }
+                let meta = String(decoding: line[line.startIndex..<tab], as: UTF8.self).split(separator: " ")
+                guard meta.count == 3, meta[1] == "blob" else { continue }
+                found[String(decoding: line[(tab + 1)...], as: UTF8.self)] = String(meta[2])
+            }
         }
         return found
     }
@@ -122,41 +139,42 @@ struct GitBaseline: Sendable {
         return skipped
     }
 
-    /// The record files of `table` in `HEAD` that the scan must look for beyond the stat index: every file of the
-    /// table's tree when the index was lost (`indexIsEmpty`, unless a purge emptied it) or no tree was reconciled,
-    /// the files added since the reconciled tree otherwise; `nil` when the tree did not change since the last push
-    /// reconciled it. Each with its blob.
-    func filesBeyondIndex(table: String, indexIsEmpty: Bool) throws -> [(name: String, blob: String)]? {
+    /// The files of `table` in `HEAD` that the scan must look for beyond the stat index: every file of the table's
+    /// tree when the index was lost (`indexIsEmpty`, unless a purge emptied it) or no tree was reconciled, the files
+    /// added since the reconciled tree otherwise; `nil` when the tree did not change since the last push reconciled
+    /// it. Of these, the names `keep` picks from their bytes, before any String is made for them: a clone's whole
+    /// tree is 100,000 names that are all on disk.
+    func filesBeyondIndex(
+        table: String, indexIsEmpty: Bool, keeping keep: (UnsafeBufferPointer<UInt8>) throws -> Bool = { _ in true }
+    ) throws -> [String]? {
         guard let tree = trees[table] else { return nil }
         let reconciled = state.trees[table]
         let indexLost = indexIsEmpty && !state.purged.contains(table)
         if reconciled == tree && !indexLost { return nil }
         let answer: GitRepository.Output
         if let reconciled, !indexLost {
-            // Lines `:<mode> <mode> <old> <new> A` then the path, NUL-separated.
             answer = try repository.run(
-                ["diff-tree", "-z", "-r", "--no-renames", "--diff-filter=A", reconciled, tree], allowing: [128])
-            guard answer.status == 0 else { return try filesBeyondIndex(table: table, indexIsEmpty: true) }
-            var files: [(name: String, blob: String)] = []
-            let fields = answer.bytes.split(separator: 0, omittingEmptySubsequences: false)
-            var index = 0
-            while index + 1 < fields.count {
-                let meta = String(decoding: fields[index], as: UTF8.self).split(separator: " ")
-                if meta.count >= 4 {
-                    files.append((String(decoding: fields[index + 1], as: UTF8.self), String(meta[3])))
-                }
-                index += 2
+                ["diff-tree", "-z", "-r", "--no-renames", "--diff-filter=A", "--name-only", reconciled, tree],
+                allowing: [128])
+            guard answer.status == 0 else {
+                return try filesBeyondIndex(table: table, indexIsEmpty: true, keeping: keep)
             }
-            return files
+        } else {
+            answer = try repository.run(["ls-tree", "--full-tree", "-z", "--name-only", tree])
         }
-        // Lines `<mode> blob <object>\t<name>`, NUL-separated.
-        answer = try repository.run(["ls-tree", "--full-tree", "-z", tree])
-        return answer.bytes.split(separator: 0).compactMap { line in
-            guard let tab = line.firstIndex(of: UInt8(ascii: "\t")) else { return nil }
-            let meta = String(decoding: line[line.startIndex..<tab], as: UTF8.self).split(separator: " ")
-            guard meta.count == 3, meta[1] == "blob" else { return nil }
-            return (String(decoding: line[(tab + 1)...], as: UTF8.self), String(meta[2]))
+        // Names, NUL-separated.
+        var names: [String] = []
+        try answer.bytes.withUnsafeBufferPointer { bytes in
+            var start = 0
+            while start < bytes.count {
+                var end = start
+                while end < bytes.count && bytes[end] != 0 { end += 1 }
+                let name = UnsafeBufferPointer(rebasing: bytes[start..<end])
+                if !name.isEmpty, try keep(name) { names.append(String(decoding: name, as: UTF8.self)) }
+                start = end + 1
+            }
         }
+        return names
     }
 
     /// The `version` each blob's record names, by blob; a blob that is no record with a version is left out.

@@ -250,27 +250,24 @@ struct LocalChangeScanner {
         _ joined: IndexedListing, git: GitBaseline, known: Set<String>, table: String, journal: Journal,
         into scan: inout LocalScan
     ) throws {
-        guard let committed = try git.filesBeyondIndex(table: table, indexIsEmpty: joined.indexIsEmpty) else {
-            return
+        // The file there, the cheapest test, first, on the name's bytes: in a clone every file is.
+        guard
+            let committed = try git.filesBeyondIndex(
+                table: table, indexIsEmpty: joined.indexIsEmpty,
+                keeping: { try RecordFileName.looksLikeRecordFile($0) && !joined.isListed($0) })
+        else { return }
+        var missing = try committed.filter { name in
+            try !known.contains(name) && Self.isUnknown(name, table: table, index: joined.index, journal: journal)
         }
-        var missing: [(name: String, blob: String)] = []
-        for file in committed where RecordFileName.looksLikeRecordFile(file.name) && !known.contains(file.name) {
-            // The file there, the cheapest test, first: in a clone every file is.
-            guard try !joined.isListed(file.name),
-                try Self.isUnknown(file.name, table: table, index: joined.index, journal: journal)
-            else { continue }
-            missing.append(file)
-        }
-        let notCheckedOut = try git.notCheckedOut(table: table, names: missing.map(\.name))
-        missing.removeAll { notCheckedOut.contains($0.name) }
-        let versions = try git.versions(ofBlobs: missing.map(\.blob))
-        for file in missing {
+        let notCheckedOut = try git.notCheckedOut(table: table, names: missing)
+        missing.removeAll { notCheckedOut.contains($0) }
+        let blobs = try git.blobs(table: table, names: missing)
+        let versions = try git.versions(ofBlobs: missing.compactMap { blobs[$0] })
+        for name in missing {
             // A file without a version was never on the server: nothing to delete there.
-            guard let version = versions[file.blob], let id = RecordFileName.id(forFileName: file.name) else {
-                continue
-            }
-            scan.changes.append(
-                LocalChange(kind: .missing, table: table, id: id, fileName: file.name, baseVersion: version))
+            guard let version = blobs[name].flatMap({ versions[$0] }), let id = RecordFileName.id(forFileName: name)
+            else { continue }
+            scan.changes.append(LocalChange(kind: .missing, table: table, id: id, fileName: name, baseVersion: version))
         }
         if let tree = git.trees[table] { scan.reconciledTrees[table] = tree }
     }

@@ -157,11 +157,13 @@ package struct IndexedListing {
     /// at hand).
     private func isListedSoFar(_ name: String, names: DirectoryListing.Names) -> Bool {
         var name = name
-        let listed = self.listed
-        return name.withUTF8 { name in
-            let found = partitionPoint(listed.count) { StatIndexLine.compare(names[listed[$0]], name) < 0 }
-            return found < listed.count && StatIndexLine.compare(names[listed[found]], name) == 0
-        }
+        return name.withUTF8 { isListedSoFar($0, names: names) }
+    }
+
+    /// ``isListedSoFar(_:names:)-(String,_)`` for a name's UTF-8 bytes.
+    private func isListedSoFar(_ name: UnsafeBufferPointer<UInt8>, names: DirectoryListing.Names) -> Bool {
+        let found = partitionPoint(listed.count) { StatIndexLine.compare(names[listed[$0]], name) < 0 }
+        return found < listed.count && StatIndexLine.compare(names[listed[found]], name) == 0
     }
 
     /// `true` when `name` is among the listed record files; for a listing limited to some names, a name it was not
@@ -175,6 +177,14 @@ package struct IndexedListing {
         case .names(let directory, let given, let recordFiles):
             if given.contains(name) { return recordFiles.contains(name) }
             return try FileSystem.status(directory + "/" + name)?.isRegularFile ?? false
+        }
+    }
+
+    /// ``isListed(_:)-(String)`` for a name's UTF-8 bytes: no String is made for a whole listing's name.
+    package func isListed(_ name: UnsafeBufferPointer<UInt8>) throws -> Bool {
+        switch source {
+        case .directory(let listing): return listing.withNames { isListedSoFar(name, names: $0) }
+        case .names: return try isListed(String(decoding: name, as: UTF8.self))
         }
     }
 }

@@ -1,3 +1,4 @@
+import CFileSystem
 import Crypto
 import SyncProtocol
 
@@ -84,18 +85,18 @@ package enum SyncedMark {
         return String(decoding: bytes[found.upperBound..<end], as: UTF8.self)
     }
 
-    /// Where `needle` first occurs in `bytes`.
+    /// Where `needle` first occurs in `bytes` (`memmem`: this runs a few times for each file a scan reads).
     private static func range(of needle: [UInt8], in bytes: [UInt8]) -> Range<Int>? {
-        guard let first = needle.first, bytes.count >= needle.count else { return nil }
-        var start = 0
-        while start + needle.count <= bytes.count {
-            guard let found = bytes[start...].firstIndex(of: first) else { return nil }
-            if found + needle.count <= bytes.count, bytes[found..<found + needle.count].elementsEqual(needle) {
-                return found..<found + needle.count
+        guard !needle.isEmpty, bytes.count >= needle.count else { return nil }
+        return bytes.withUnsafeBytes { haystack in
+            needle.withUnsafeBytes { needle in
+                guard let base = haystack.baseAddress,
+                    let found = tablesync_memmem(base, haystack.count, needle.baseAddress, needle.count)
+                else { return nil }
+                let start = base.distance(to: found)
+                return start..<start + needle.count
             }
-            start = found + 1
         }
-        return nil
     }
 
     /// What starts the lines of the top-level `id` and `version` in canonical file bytes, up to the value's text.
