@@ -288,19 +288,24 @@ package struct StatIndex: Sendable {
     ) throws {
         let racyFrom = FileSystem.timestampClockNanoseconds()
         if !overlay.isEmpty { try writeOverlayAsRun(layout: layout, table: table) }
-        let lines = Self.sortedLines(updated, removed: removed, keepingRemovals: !runs.isEmpty)
+        // `nil`: the entries are in order already, as a scan finds them, and are written from where they are.
+        let sorted = Self.sortedLines(updated, removed: removed, keepingRemovals: !runs.isEmpty)
         let sequence = lastSequence + 1
         var line: [UInt8] = []
         let run = try IndexRun.write(
-            table: table, sequences: sequence...sequence, layout: layout, capacity: lines.count
+            table: table, sequences: sequence...sequence, layout: layout, capacity: sorted?.count ?? updated.count
         ) { emit in
-            for item in lines {
+            func write(_ fileName: String, _ entry: Entry?) throws {
                 line.removeAll(keepingCapacity: true)
                 StatIndexLine.encode(
-                    StatIndexLine.Item(fileName: item.fileName, entry: item.entry?.checked(racyFrom: racyFrom)),
-                    to: &line)
+                    StatIndexLine.Item(fileName: fileName, entry: entry?.checked(racyFrom: racyFrom)), to: &line)
                 // Without its newline, as a run's lines are handed on.
                 try line.withUnsafeBufferPointer { try emit(UnsafeBufferPointer(rebasing: $0.dropLast())) }
+            }
+            if let sorted {
+                for item in sorted { try write(item.fileName, item.entry) }
+            } else {
+                for entry in updated { try write(entry.fileName, entry) }
             }
         }
         lastSequence = sequence
@@ -313,15 +318,15 @@ package struct StatIndex: Sendable {
     }
 
     /// The lines of `updated` and `removed` in name order, one per name, a removal winning over an entry;
-    /// removals only when `keepingRemovals` (older runs hold what they remove). Entries already in order, as a
-    /// scan finds them, are taken as they are.
+    /// removals only when `keepingRemovals` (older runs hold what they remove). `nil` when `updated` is that
+    /// already (in strict name order, with no removal), as a scan finds a table's files: no copy is made of it.
     static func sortedLines(
         _ updated: [Entry], removed: [String], keepingRemovals: Bool
-    ) -> [StatIndexLine.Item] {
+    ) -> [StatIndexLine.Item]? {
         if removed.isEmpty,
             zip(updated, updated.dropFirst()).allSatisfy({ StatIndexLine.precedes($0.fileName, $1.fileName) })
         {
-            return updated.map { StatIndexLine.Item(fileName: $0.fileName, entry: $0) }
+            return nil
         }
         var byName: [String: Entry?] = Dictionary(minimumCapacity: updated.count + removed.count)
         for entry in updated { byName[entry.fileName] = entry }
