@@ -17,7 +17,7 @@ struct PullPagePlanTests {
         arguments: Backend.available)
     func pullPagesUseTheUpdatedIndex(backend: Backend) async throws {
         let table = uniqueTableName("planned")
-        try await withDatabase(backend) { repository, sql, database in
+        try await withDatabase(backend, sortsDiscouraged: true) { repository, sql, database in
             let options = TableSyncServer.TableOptions(name: table)
             try await repository.prepare(tables: [options])
             let writes = (0..<2000).map { index in
@@ -59,7 +59,7 @@ struct PullPagePlanTests {
         arguments: Backend.available)
     func dateOrdersUseAnIndex(backend: Backend) async throws {
         let table = uniqueTableName("ordered")
-        try await withDatabase(backend) { repository, sql, database in
+        try await withDatabase(backend, sortsDiscouraged: true) { repository, sql, database in
             let options = TableSyncServer.TableOptions(name: table)
             try await repository.prepare(tables: [options])
             let writes = (0..<2000).map { index in
