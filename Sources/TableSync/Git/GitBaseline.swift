@@ -163,18 +163,9 @@ struct GitBaseline: Sendable {
             answer = try repository.run(["ls-tree", "--full-tree", "-z", "--name-only", tree])
         }
         // Names, NUL-separated.
-        var names: [String] = []
-        try answer.bytes.withUnsafeBufferPointer { bytes in
-            var start = 0
-            while start < bytes.count {
-                var end = start
-                while end < bytes.count && bytes[end] != 0 { end += 1 }
-                let name = UnsafeBufferPointer(rebasing: bytes[start..<end])
-                if !name.isEmpty, try keep(name) { names.append(String(decoding: name, as: UTF8.self)) }
-                start = end + 1
-            }
+        return try answer.bytes.split(separator: 0).compactMap { name in
+            try name.withUnsafeBufferPointer { try keep($0) ? String(decoding: $0, as: UTF8.self) : nil }
         }
-        return names
     }
 
     /// The `version` each blob's record names, by blob; a blob that is no record with a version is left out.

@@ -279,10 +279,10 @@ package struct StatIndex: Sendable {
         try mergeRuns(layout: layout, table: table)
     }
 
-    /// Records `updated` and `removed` (removals winning, as in the log) as a run of their own, sorted in memory
-    /// and written once: the log's lines go into a run first, so that the new run is the newest, then runs merge as
-    /// after a flush. Entries modified from the start of the call on are written with their `stat` unknown, as a
-    /// flush writes the log's racily clean ones.
+    /// Records `updated` and `removed` (removals winning, as in the log) as a run of their own, written once in name
+    /// order (``sortedLines(_:removed:keepingRemovals:)``): the log's lines go into a run first, so that the new run
+    /// is the newest, then runs merge as after a flush. Entries modified from the start of the call on are written
+    /// with their `stat` unknown, as a flush writes the log's racily clean ones.
     private mutating func recordAsRun(
         _ updated: [Entry], removed: [String], layout: StoreLayout, table: String
     ) throws {
