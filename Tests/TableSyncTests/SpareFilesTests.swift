@@ -194,7 +194,7 @@ import TestSupport
         var sent: [String: SentFile] = [:]
         for id in ids {
             sent[id] = SentFile(
-                hash: SHA256.hexDigest(of: try FileSystem.readFile(layout.recordFile(table: "todo", id: id))))
+                hash: ContentHash.of(try FileSystem.readFile(layout.recordFile(table: "todo", id: id))))
         }
 
         var staged: [String] = []

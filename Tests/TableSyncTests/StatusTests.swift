@@ -118,7 +118,7 @@ import TestSupport
         // A run that died after renaming a.json into place but before recording it in the index.
         let bytes = CanonicalJSON.encode(["id": "a", "text": "from server", "version": "v2"])
         try Data(bytes).write(to: URL(fileURLWithPath: directory.file("store/tables/todo/a.json")))
-        let hash = SHA256.hexDigest(of: bytes)
+        let hash = ContentHash.of(bytes)
         try directory.write("store/.tablesync/intent", "todo\ta.json\ta\t\(hash)\twrite\tv2\n")
         let reopened = try SyncContext(directory: root)
         let status = try await reopened.status()

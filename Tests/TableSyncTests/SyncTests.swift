@@ -125,7 +125,7 @@ import TestSupport
         newer["version"] = "v-after-push"
         _ = try await fixture.first.applySynced(
             table: fixture.table, records: [try ServerRecord(newer)],
-            guard: .sentContent(["a": SentFile(hash: SHA256.hexDigest(of: sentBytes))]))
+            guard: .sentContent(["a": SentFile(hash: ContentHash.of(sentBytes))]))
         #expect(try await todo.read(id: "a")?["text"] == "edited meanwhile")
         let status = try await fixture.first.status()
         #expect(status.handEdits.map(\.id) == ["a"])

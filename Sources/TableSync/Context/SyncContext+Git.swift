@@ -91,6 +91,36 @@ extension SyncContext {
         return nil
     }
 
+    /// Records in ``SyncedTrees`` the tree each table's stat index makes (``StatIndex/syncedTreeID()``), for a store
+    /// in a repository that names objects by SHA-1: recomputed for a table whose index this run wrote or that the
+    /// file has no tree of, the trees recorded before kept only when `HEAD` has them (git's index stages that tree
+    /// until the next commit, so a clone or a lost cache can still use it). A push, pull or sync does it when it
+    /// ends well.
+    func recordSyncedTrees() throws {
+        guard let git = try gitBaseline(), git.repository.objectFormat == "sha1" else { return }
+        var trees = git.syncedTrees
+        for table in settings.tables where store.writtenIndexes.contains(table) || trees[table] == nil {
+            var kept = Set(trees[table]?.filter { $0 == git.trees[table] } ?? [])
+            if let tree = try store.index(table).syncedTreeID() { kept.insert(tree) }
+            trees[table] = kept.isEmpty ? nil : kept
+        }
+        for table in trees.keys where !settings.tables.contains(table) { trees[table] = nil }
+        try SyncedTrees.save(trees, layout: layout)
+    }
+
+    /// The server version of the record as last synced, from the stat index; an entry made without reading its file
+    /// (``StatIndex/Entry/versionIsInBlob``) has it read from its blob in git.
+    /// - Throws: ``StoreError/damagedIndex(file:reason:)`` when git cannot give that blob's version.
+    func syncedVersion(table: String, id: String) throws -> String? {
+        guard let entry = try store.syncedEntry(table: table, id: id) else { return nil }
+        guard entry.versionIsInBlob else { return entry.version }
+        let git = try gitBaseline()
+        guard let version = try git?.versions(ofBlobs: [entry.contentHash])[entry.contentHash] else {
+            throw GitBaseline.versionUnknown(of: entry, table: table, inGit: git != nil)
+        }
+        return version
+    }
+
     /// How many of a record file's commits ``syncedCopy(_:version:)`` looks through.
     static let historyDepth = 64
 

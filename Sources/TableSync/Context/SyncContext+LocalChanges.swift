@@ -61,7 +61,7 @@ extension SyncContext {
             throw StoreError.operationRejected(table: table, id: id, reason: reason)
         }
         let baseVersion =
-            try store.syncedVersion(table: table, id: id) ?? existing.record[SystemProperty.version]?.stringValue
+            try syncedVersion(table: table, id: id) ?? existing.record[SystemProperty.version]?.stringValue
         try recordFiles.write(updated, table: table, id: id)
         try journal.enqueue(.update, table: table, id: id, baseVersion: baseVersion)
         try saveJournal()
@@ -81,7 +81,7 @@ extension SyncContext {
             throw StoreError.operationRejected(table: table, id: id, reason: reason)
         }
         let baseVersion =
-            try store.syncedVersion(table: table, id: id) ?? existing.record[SystemProperty.version]?.stringValue
+            try syncedVersion(table: table, id: id) ?? existing.record[SystemProperty.version]?.stringValue
         try recordFiles.remove(table: table, id: id)
         try journal.enqueue(
             .delete, table: table, id: id, baseVersion: baseVersion,

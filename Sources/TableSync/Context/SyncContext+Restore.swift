@@ -174,7 +174,7 @@ extension SyncContext {
         if let pendingDelete { journal.remove(sequences: [pendingDelete.sequence]) }
         // The version the record is known by: its pending delete's, or the index's for a file removed by hand and
         // not pushed yet (the server still has the record).
-        let known = try pendingDelete?.baseVersion ?? store.syncedVersion(table: key.table, id: key.id)
+        let known = try pendingDelete?.baseVersion ?? syncedVersion(table: key.table, id: key.id)
         try recordFiles.write(record, table: key.table, id: key.id)
         if var operation = try journal.enqueue(.update, table: key.table, id: key.id, baseVersion: known),
             known == nil, operation.kind == .update

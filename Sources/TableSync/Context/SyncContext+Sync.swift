@@ -84,6 +84,7 @@ extension SyncContext {
         do {
             let result = try await operation()
             try recordSyncedHead(baseline?.head)
+            try recordSyncedTrees()
             return result
         } catch {
             try? recordSyncedHead(baseline?.head)

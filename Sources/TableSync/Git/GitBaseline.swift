@@ -1,3 +1,4 @@
+import Foundation
 import SyncProtocol
 import TableSyncStorage
 
@@ -31,6 +32,8 @@ struct GitBaseline: Sendable {
     let state: GitState
     /// Where `HEAD` stands against the last sync's commit.
     let position: HeadPosition
+    /// The trees the store recorded as synced, by table (``SyncedTrees``).
+    var syncedTrees: [String: Set<String>] = [:]
 
     /// The baseline of the store at `layout` in `repository`, for `tables`, from `HEAD` and each table's tree in it
     /// (`revisions`, answered by ``GitRepository/locate(store:revisions:)``).
@@ -47,7 +50,22 @@ struct GitBaseline: Sendable {
         if let head, let synced = state.syncedHead, GitObjectName.isValid(synced) {
             position = head == synced ? .atOrAfter : try Self.position(of: head, against: synced, in: repository)
         }
-        return GitBaseline(repository: repository, head: head, trees: trees, state: state, position: position)
+        return GitBaseline(
+            repository: repository, head: head, trees: trees, state: state, position: position,
+            syncedTrees: SyncedTrees.load(layout: layout))
+    }
+
+    /// Git's index of `table`'s files, when it may vouch for them: the repository names objects by SHA-1 (the
+    /// store's content hash, ``ContentHash``), git's index is the usual file, and the table's files as it stages
+    /// them make a tree the store recorded as synced (``SyncedTrees``). `nil` otherwise, and the files are read.
+    func vouchedFiles(table: String) throws -> GitIndexFile? {
+        guard let synced = syncedTrees[table], repository.objectFormat == "sha1",
+            ProcessInfo.processInfo.environment["GIT_INDEX_FILE"] == nil,
+            let index = try GitIndexFile.read(
+                path: repository.gitFile("index"), directory: repository.storePrefix + "tables/\(table)/"),
+            let tree = index.treeID(), synced.contains(tree)
+        else { return nil }
+        return index
     }
 
     /// What `read` asks `git rev-parse`: `HEAD`, then each table's tree in it.
@@ -177,6 +195,17 @@ struct GitBaseline: Sendable {
             }
         }
         return versions
+    }
+
+    /// The error for an index entry whose version is in its blob (``StatIndex/Entry/versionIsInBlob``) when git
+    /// cannot give it: the store is out of git now (`inGit` false), or git lost the object. Nothing is guessed.
+    static func versionUnknown(of entry: StatIndex.Entry, table: String, inGit: Bool) -> StoreError {
+        .damagedIndex(
+            file: ".tablesync/index/\(table)",
+            reason: """
+                the version \(entry.fileName) was synced at is the one in git's blob \(entry.contentHash), and \
+                \(inGit ? "git has no record with a version by that name" : "the store is not in git now")
+                """)
     }
 
     /// What `HEAD` holds in each of the record files `names` of `table`, by name; a file `HEAD` lacks is left out.

@@ -13,6 +13,10 @@ package struct GitRepository: Sendable {
     package let gitDirectory: String
     /// The directory the work trees of the repository share (its config, its objects), absolute.
     package let commonDirectory: String
+    /// The hash that names the repository's objects: `sha1` or `sha256`.
+    package var objectFormat = "sha1"
+    /// The store's directory relative to the work tree's root, with a trailing `/` (empty at the root).
+    package var storePrefix = ""
 
     /// A `git` command that failed, with what git said.
     package struct Failure: Error, CustomStringConvertible {
@@ -46,16 +50,25 @@ package struct GitRepository: Sendable {
         store root: String, revisions: [String] = []
     ) -> (repository: GitRepository, revisions: [String?])? {
         let probe = GitRepository(storeRoot: root, gitDirectory: "", commonDirectory: "")
-        let asked = ["--is-inside-work-tree", "--absolute-git-dir", "--path-format=absolute", "--git-common-dir"]
-        // A revision git does not know ends the answers there; what came before still stands.
+        let asked = [
+            "--is-inside-work-tree", "--absolute-git-dir", "--path-format=absolute", "--git-common-dir",
+            "--show-object-format", "--show-prefix"
+        ]
+        // A revision git does not know ends the answers there; what came before still stands. The prefix is an
+        // empty line at the work tree's root.
         guard let answer = try? probe.run(["rev-parse"] + asked + revisions, allowing: [128]) else { return nil }
-        let lines = String(decoding: answer.bytes, as: UTF8.self).split(separator: "\n").map(String.init)
-        guard lines.count >= 3, lines[0] == "true" else { return nil }
+        let lines = String(decoding: answer.bytes, as: UTF8.self).split(
+            separator: "\n", omittingEmptySubsequences: false
+        ).map(String.init)
+        guard lines.count >= 5, lines[0] == "true" else { return nil }
         let named = revisions.indices.map { index -> String? in
-            let line = 3 + index
+            let line = 5 + index
             return line < lines.count && GitObjectName.isValid(lines[line]) ? lines[line] : nil
         }
-        return (GitRepository(storeRoot: root, gitDirectory: lines[1], commonDirectory: lines[2]), named)
+        var repository = GitRepository(storeRoot: root, gitDirectory: lines[1], commonDirectory: lines[2])
+        repository.objectFormat = lines[3]
+        repository.storePrefix = lines[4]
+        return (repository, named)
     }
 
     /// Runs `git -C <store> arguments`, with `input` on its standard input and `environment` added to this

@@ -1,9 +1,9 @@
 import SyncProtocol
 import TableSyncStorage
 
-/// The record files whose content the server applied, for the records this clone pushed, by the SHA-256 of the bytes
-/// sent (`.tablesync/applied-files`, machine-local). A file that holds such bytes again on an older version, or on
-/// none (a reset, a restore, a switch put back what was sent long ago), repeats what the server has seen: history,
+/// The record files whose content the server applied, for the records this clone pushed, by the content hash of the
+/// bytes sent (`.tablesync/applied-files`, machine-local). A file that holds such bytes again on an older version, or
+/// on none (a reset, a restore, a switch put back what was sent long ago), repeats what the server has seen: history,
 /// brought up to date, never an edit sent over newer data nor a conflict with it (``AdoptionRule``).
 ///
 /// One line per applied insert or update, `<table>\t<id>\t<digest>`; the newest ``limit`` lines are kept. Bytes,
@@ -24,7 +24,7 @@ struct AppliedFiles: Sendable {
         return files
     }
 
-    /// Whether the server applied the file whose bytes' SHA-256 is `hash` for the record `key`.
+    /// Whether the server applied the file whose bytes hash to `hash` (``ContentHash``) for the record `key`.
     func contains(hash: String, for key: RecordKey) -> Bool {
         lines.contains(Self.line(key, hash))
     }

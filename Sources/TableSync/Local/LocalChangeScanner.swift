@@ -31,14 +31,16 @@ struct LocalChangeScanner {
                 if names.isEmpty { continue }
                 joined = try IndexedListing(layout: layout, table: table, names: names)
             } else {
-                joined = try IndexedListing(layout: layout, table: table)
+                joined = try IndexedListing(layout: layout, table: table) { try git?.vouchedFiles(table: table) }
             }
             scan.problems += joined.problems
             scan.leftovers += joined.leftovers
             scan.filesSeen += joined.listedCount
             scan.filesHashed += joined.changed.count
-            try classify(joined, table: table, journal: journal, into: &scan, keeping: &reads)
-            try findMissing(joined, table: table, journal: journal, into: &scan)
+            if !joined.vouched.isEmpty { scan.serverCopies[table, default: []] += joined.vouched }
+            let versions = try blobVersions(of: joined.changed.compactMap(\.entry) + joined.unlisted, table: table)
+            try classify(joined, table: table, versions: versions, journal: journal, into: &scan, keeping: &reads)
+            try findMissing(joined, table: table, versions: versions, journal: journal, into: &scan)
             holdBackRenamed(table: table, problemsFrom: firstProblem, in: &scan)
             scan.problems[firstProblem...].sort { $0.path < $1.path }
         }
@@ -68,10 +70,24 @@ struct LocalChangeScanner {
         }
     }
 
+    /// The versions of the entries of `entries` made without reading their file (``StatIndex/Entry/versionIsInBlob``),
+    /// read from their blobs, with every other entry's version: what ``IndexedVersions/version(of:)`` answers.
+    /// - Throws: ``StoreError/damagedIndex(file:reason:)`` when git cannot give such a blob's record (the store is
+    ///   out of git now, or git lost the object): its base version is not known, and nothing is guessed.
+    private func blobVersions(of entries: [StatIndex.Entry], table: String) throws -> IndexedVersions {
+        let inBlobs = entries.filter(\.versionIsInBlob)
+        guard !inBlobs.isEmpty else { return IndexedVersions() }
+        let read = try git?.versions(ofBlobs: Array(Set(inBlobs.map(\.contentHash)))) ?? [:]
+        if let missing = inBlobs.first(where: { read[$0.contentHash] == nil }) {
+            throw GitBaseline.versionUnknown(of: missing, table: table, inGit: git != nil)
+        }
+        return IndexedVersions(inBlobs: read)
+    }
+
     /// Reads the changed files (on every core) and sorts each into a change, a problem, or nothing.
     private func classify(
-        _ joined: IndexedListing, table: String, journal: Journal, into scan: inout LocalScan,
-        keeping reads: inout ReadRecordFiles
+        _ joined: IndexedListing, table: String, versions: IndexedVersions, journal: Journal,
+        into scan: inout LocalScan, keeping reads: inout ReadRecordFiles
     ) throws {
         let directory = layout.tableDirectory(table)
         let opened = joined.changed.isEmpty ? nil : try OpenDirectory(directory)
@@ -91,8 +107,8 @@ struct LocalChangeScanner {
                 ).get()
             }
             let key = RecordKey(table: table, id: id)
-            let indexedVersion: String?? = file.entry.map { $0.version }
-            func change(_ kind: LocalChange.Kind, baseVersion: String? = file.entry?.version) -> LocalChange {
+            let indexedVersion: String?? = file.entry.map(versions.version(of:))
+            func change(_ kind: LocalChange.Kind, baseVersion: String? = indexedVersion ?? nil) -> LocalChange {
                 LocalChange(kind: kind, table: table, id: id, fileName: file.name, baseVersion: baseVersion)
             }
             switch FileChangeRule.decide(
@@ -128,9 +144,9 @@ struct LocalChangeScanner {
         try findOwnEdits(of: coveredElsewhere, table: table, into: &scan, keeping: &reads)
     }
 
-    /// What was read of a changed file: its id, the SHA-256 of its bytes, what the rule needs of it, and the record
-    /// as parsed, unless its bytes alone told a stamped copy; `nil` for a file as indexed, or broken (its problem is
-    /// noted in `scan`).
+    /// What was read of a changed file: its id, the content hash of its bytes (``ContentHash``), what the rule needs
+    /// of it, and the record as parsed, unless its bytes alone told a stamped copy; `nil` for a file as indexed, or
+    /// broken (its problem is noted in `scan`).
     private static func readFile(
         _ result: Result<Examined, any Error>, into scan: inout LocalScan
     ) throws -> (id: String, hash: String, facts: FileChangeRule.File, loaded: RecordFile.Loaded?)? {
@@ -171,9 +187,10 @@ struct LocalChangeScanner {
     /// The files missing from the table: entries whose file is gone, pending inserts and updates whose file is
     /// gone, and (in git) files `HEAD` has that neither the listing nor the index knows.
     private func findMissing(
-        _ joined: IndexedListing, table: String, journal: Journal, into scan: inout LocalScan
+        _ joined: IndexedListing, table: String, versions: IndexedVersions, journal: Journal,
+        into scan: inout LocalScan
     ) throws {
-        try findUnlisted(joined, table: table, journal: journal, into: &scan)
+        try findUnlisted(joined, table: table, versions: versions, journal: journal, into: &scan)
         let known = try findPendingWithoutFile(joined, table: table, journal: journal, into: &scan)
         if let git {
             try findCommittedBeyondIndex(joined, git: git, known: known, table: table, journal: journal, into: &scan)
@@ -183,7 +200,8 @@ struct LocalChangeScanner {
     /// The index entries whose file is not listed, as ``FileChangeRule/decideMissing(pending:inHead:)`` sorts them:
     /// deleted by hand, or removed by git.
     private func findUnlisted(
-        _ joined: IndexedListing, table: String, journal: Journal, into scan: inout LocalScan
+        _ joined: IndexedListing, table: String, versions: IndexedVersions, journal: Journal,
+        into scan: inout LocalScan
     ) throws {
         // A file is named after its id (RecordFile.check), so a listed name stands for its record.
         let unlisted = joined.unlisted.filter { journal.pending(RecordKey(table: table, id: $0.id))?.kind != .delete }
@@ -220,7 +238,8 @@ struct LocalChangeScanner {
             }
             scan.changes.append(
                 LocalChange(
-                    kind: kind, table: table, id: entry.id, fileName: entry.fileName, baseVersion: entry.version))
+                    kind: kind, table: table, id: entry.id, fileName: entry.fileName,
+                    baseVersion: versions.version(of: entry)))
         }
     }
 
@@ -279,11 +298,21 @@ struct LocalChangeScanner {
         return try journal.pending(RecordKey(table: table, id: id)) == nil && index.entry(named: name) == nil
     }
 
+    /// The server version of each index entry, those left in their blobs read from git.
+    private struct IndexedVersions {
+        /// The version in each blob read, by blob.
+        var inBlobs: [String: String] = [:]
+
+        func version(of entry: StatIndex.Entry) -> String? {
+            entry.versionIsInBlob ? inBlobs[entry.contentHash] : entry.version
+        }
+    }
+
     private enum Examined: Sendable {
         /// Its bytes are the indexed ones after all (touched, not edited).
         case asIndexed
         case broken(RecordFileProblem)
-        /// Read and valid: the record's id, the SHA-256 of its bytes, what the rule needs of it, and the record as
+        /// Read and valid: the record's id, the content hash of its bytes, what the rule needs of it, and the record as
         /// parsed, unless its bytes alone told a stamped copy (``SyncedMark/intactCopy(_:)``, the common case of a
         /// scan without its index: a clone, a lost cache).
         case read(id: String, hash: String, FileChangeRule.File, loaded: RecordFile.Loaded?)
@@ -297,7 +326,7 @@ struct LocalChangeScanner {
         let bytes =
             try opened.map { try FileSystem.readFile(file.name, in: $0, path: path, expectedSize: file.status.size) }
             ?? FileSystem.readFile(path, expectedSize: file.status.size)
-        let hash = SHA256.hexDigest(of: bytes)
+        let hash = ContentHash.of(bytes)
         if let entry = file.entry, hash == entry.contentHash { return .asIndexed }
         // A copy whose name is not its id's (a copy, a `git mv`) is parsed, for the check to name the problem.
         if let copy = SyncedMark.intactCopy(bytes), RecordFileName.fileName(for: copy.id) == file.name {

@@ -15,11 +15,13 @@ package enum StoreFileMerge {
     /// The merge driver's name in `.gitattributes` and git config (`merge.tablesync.driver`).
     package static let driverName = "tablesync"
 
-    /// The store's `.gitattributes` lines: the journal and the acknowledgements by git's union merge (their lines
-    /// are independent, and loading folds what the union joins), record files and `queries.json` by this driver.
+    /// The store's `.gitattributes` lines: the journal, the acknowledgements and the synced trees by git's union
+    /// merge (their lines are independent, and loading folds what the union joins), record files and `queries.json`
+    /// by this driver.
     package static let gitAttributeLines = [
         "journal.jsonl merge=union",
         "sent.jsonl merge=union",
+        SyncedTrees.attributeLine,
         "queries.json merge=\(driverName)",
         "tables/** merge=\(driverName)"
     ]

@@ -64,7 +64,7 @@ final class IndexRun: Sendable {
         }
     }
 
-    static let header = "tablesync-index-run 1\n"
+    static let header = "tablesync-index-run 2\n"
     /// Lines per block: what one lookup reads (about 6 KB). Fewer would mean more fences held in memory.
     static let itemsPerBlock = 32
     private static let trailerTag = "tablesync-run-end"

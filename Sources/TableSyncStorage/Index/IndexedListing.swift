@@ -26,6 +26,9 @@ package struct IndexedListing {
     package private(set) var changed: [ChangedFile] = []
     /// Entries whose file is not listed.
     package private(set) var unlisted: [StatIndex.Entry] = []
+    /// Entries made without reading the file, for listed record files the index has no entry for and git's index
+    /// vouches for (``init(layout:table:vouching:)``), in name order: their version is in their blob.
+    package private(set) var vouched: [StatIndex.Entry] = []
     /// Listed names that are not record files, or not regular files: ignored, and said so.
     package private(set) var problems: [RecordFileProblem] = []
     /// Listed files that editors and merge tools left (``LeftoverFileName``), as `tables/<table>/<name>`: no
@@ -54,8 +57,10 @@ package struct IndexedListing {
         }
     }
 
-    /// Lists `table`'s directory and walks it beside the table's index.
-    package init(layout: StoreLayout, table: String) throws {
+    /// Lists `table`'s directory and walks it beside the table's index. When the index is empty (a clone, a lost
+    /// cache), `vouching` is asked once for git's index of the table, and the files it vouches for are not read
+    /// (``vouched``).
+    package init(layout: StoreLayout, table: String, vouching: () throws -> GitIndexFile? = { nil }) throws {
         let directory = layout.tableDirectory(table)
         // Before the listing's `stat`s: a file changed after them gets a later time (see ``SentFile``).
         clock = FileSystem.timestampClockNanoseconds()
@@ -65,7 +70,7 @@ package struct IndexedListing {
         listed.reserveCapacity(listing.count)
         var walk = try IndexWalk(index.sortedLines())
         indexIsEmpty = walk.indexIsEmpty
-        try walkListing(table: table, beside: &walk)
+        try walkListing(table: table, beside: &walk, vouchedBy: indexIsEmpty ? vouching() : nil)
         unlisted = try walk.finish()
     }
 
@@ -115,7 +120,9 @@ package struct IndexedListing {
         RecordFileProblem(path: relativePath, reason: "not a regular file; it is ignored")
     }
 
-    private mutating func walkListing(table: String, beside walk: inout IndexWalk) throws {
+    private mutating func walkListing(
+        table: String, beside walk: inout IndexWalk, vouchedBy gitIndex: GitIndexFile?
+    ) throws {
         guard case .directory(let listing) = source else { return }
         func relativePath(_ position: Int) -> String { "tables/\(table)/\(listing.name(at: position))" }
         try listing.withNames { names in
@@ -145,12 +152,30 @@ package struct IndexedListing {
                 }
                 listed.append(position)
                 guard case .changed(let indexed) = try walk.match(name, status: status) else { return }
+                if indexed == nil, let entry = gitIndex.flatMap({ Self.vouchedEntry(name, status: status, by: $0) }) {
+                    vouched.append(entry)
+                    return
+                }
                 changed.append(
                     ChangedFile(
                         name: listing.name(at: position), relativePath: relativePath(position), status: status,
                         entry: indexed))
             }
         }
+    }
+
+    /// The entry of the record file `name`, whose `stat` is `status`, when `gitIndex` vouches for its bytes and its
+    /// name spells out its id: made without reading it, its version left in its blob.
+    private static func vouchedEntry(
+        _ name: UnsafeBufferPointer<UInt8>, status: FileSystem.Status, by gitIndex: GitIndexFile
+    ) -> StatIndex.Entry? {
+        guard let hash = gitIndex.vouchedHash(for: name, status: status) else { return nil }
+        let fileName = String(decoding: name, as: UTF8.self)
+        guard let id = RecordFileName.id(forFileName: fileName), RecordFileName.fileName(for: id) == fileName else {
+            return nil
+        }
+        return StatIndex.Entry(
+            fileName: fileName, id: id, status: status, contentHash: hash, version: nil, versionIsInBlob: true)
     }
 
     /// `true` when `name` is among the record files the walk has listed so far (a name that sorts before the one

@@ -14,7 +14,7 @@ import Darwin
 /// always hashed (``Entry/checked(racyFrom:)``).
 ///
 /// On disk, under `.tablesync/index/`, the index is kept so that memory does not grow with the table:
-/// - the **log** `<table>.index`: a header line (`tablesync-index 2 <sequence>`) and one line per entry or removal
+/// - the **log** `<table>.index`: a header line (`tablesync-index 3 <sequence>`) and one line per entry or removal
 ///   (``StatIndexLine``), appended and synced as records are synced; its lines are also held in memory (the
 ///   overlay), so it is kept short: at ``flushLines`` lines it is flushed, and a call with more lines than that (a
 ///   whole table indexed at once) writes them as a run of their own;
@@ -39,10 +39,15 @@ package struct StatIndex: Sendable {
         var modifiedNanoseconds: Int64
         var changedNanoseconds: Int64
         var inode: UInt64
-        /// SHA-256 of the file's bytes, hex.
+        /// The content hash of the file's bytes (``ContentHash``: git's blob id of them).
         package var contentHash: String
-        /// The record's server version when it was synced.
+        /// The record's server version when it was synced; `nil` when it had none, or when it was not read
+        /// (``versionIsInBlob``).
         package var version: String?
+        /// Whether the entry was made without reading its file, because git's index vouched for the file's bytes
+        /// (``GitVouchedFiles``): its version is the one the blob ``contentHash`` names holds, read from git by the
+        /// few that need it.
+        package var versionIsInBlob = false
 
         /// The size of an entry whose `stat` is not known: it matches no file, so the file is hashed.
         static let unknownSize: Int64 = -1
@@ -83,9 +88,9 @@ package struct StatIndex: Sendable {
         }
     }
 
-    static let logHeader = "tablesync-index 2"
-    /// The header of the single-file index of earlier versions: read as a log whose sequence is 0.
-    static let formerLogHeader = "tablesync-index 1"
+    /// The log's header before its sequence. Logs and runs of earlier formats (`tablesync-index 1` and `2`, whose
+    /// content hashes were SHA-256 digests) are dropped, as a damaged index is: rebuilt by the next scan.
+    static let logHeader = "tablesync-index 3"
 
     /// Log lines at which the log is flushed into a run: what the index holds in memory at most (about 400 bytes
     /// a line), besides each run's fences and filter (about 3 bytes per line).
@@ -124,6 +129,23 @@ package struct StatIndex: Sendable {
             if let item = try run.item(named: name) { return item.entry?.checked(racyFrom: run.modifiedNanoseconds) }
         }
         return nil
+    }
+
+    /// The id of the tree git would commit for the table's directory if each file held the bytes its entry names
+    /// (``GitTree``, mode 100644): what the store records as synced (``SyncedTrees``). `nil` when the index is empty
+    /// or some entry is no copy of a server record: its hash is no blob id (``Entry/editedWhileSent``) or it names
+    /// no version.
+    package func syncedTreeID() throws -> String? {
+        var lines = try sortedLines()
+        var entries: [GitTree.Entry] = []
+        while try lines.step() {
+            if lines.isRemoval { continue }
+            guard let entry = try lines.item().entry, let blob = ContentHash.rawBytes(of: entry.contentHash),
+                entry.version != nil || entry.versionIsInBlob
+            else { return nil }
+            entries.append(GitTree.Entry(mode: GitTree.fileMode, name: Array(entry.fileName.utf8), blob: blob))
+        }
+        return entries.isEmpty ? nil : GitTree.id(of: entries)
     }
 
     /// Every line of the index in file-name order (``StatIndexLine/compare(_:_:)``), newest first for a name: the
@@ -206,10 +228,9 @@ package struct StatIndex: Sendable {
         return index
     }
 
-    /// The sequence in a log's header line: the newest run flushed before the log's first line; 0 for the index
-    /// file of earlier versions. `nil` when it is not a header.
+    /// The sequence in a log's header line: the newest run flushed before the log's first line; `nil` when it is
+    /// not a header of this format.
     static func sequence(ofHeader line: String) -> Int? {
-        if line == formerLogHeader { return 0 }
         let parts = line.split(separator: " ", omittingEmptySubsequences: false)
         guard parts.count == 3, parts[0] + " " + parts[1] == logHeader, !parts[2].isEmpty,
             parts[2].allSatisfy({ ("0"..."9").contains($0) }),

@@ -4,10 +4,12 @@ import Glibc
 import Darwin
 #endif
 
-/// One line of the stat index, as its log and its runs hold it: an entry's eight tab-separated fields (name, id,
-/// size, modification time, change time, inode, content hash, version), or a file name and `-` for a removal.
-/// The version is the rest of the line, so it may hold anything but a newline; a file name never holds a tab
-/// (``RecordFileName`` spells it out).
+/// One line of the stat index, as its log and its runs hold it: an entry's nine tab-separated fields (name, id,
+/// size, modification time, change time, inode, content hash, where the version is, version), or a file name and
+/// `-` for a removal. Where the version is: `v` when it is the last field (empty for none), `b` when it was not
+/// read and is the one in the blob the content hash names (``StatIndex/Entry/versionIsInBlob``). The version is the
+/// rest of the line, so it may hold anything but a newline; a file name never holds a tab (``RecordFileName``
+/// spells it out).
 enum StatIndexLine {
     /// What a line says about one file name.
     struct Item: Equatable, Sendable {
@@ -24,9 +26,10 @@ enum StatIndexLine {
             return
         }
         bytes.append(contentsOf: "\(entry.fileName)\t\(entry.id)\t\(entry.size)\t\(entry.modifiedNanoseconds)\t".utf8)
-        bytes.append(
-            contentsOf: "\(entry.changedNanoseconds)\t\(entry.inode)\t\(entry.contentHash)\t\(entry.version ?? "")\n"
-                .utf8)
+        bytes.append(contentsOf: "\(entry.changedNanoseconds)\t\(entry.inode)\t\(entry.contentHash)\t".utf8)
+        bytes.append(contentsOf: entry.versionIsInBlob ? "b\t".utf8 : "v\t".utf8)
+        bytes.append(contentsOf: (entry.version ?? "").utf8)
+        bytes.append(UInt8(ascii: "\n"))
     }
 
     /// The order of file names in the index: by their UTF-8 bytes. Every sort and search of the index and of the
@@ -99,14 +102,15 @@ enum StatIndexLine {
             return Item(fileName: text(0..<(line.count - 2)), entry: nil)
         }
         var fields: [Range<Int>] = []
-        fields.reserveCapacity(8)
+        fields.reserveCapacity(9)
         var fieldStart = 0
-        for position in 0..<line.count where fields.count < 7 && line[position] == tab {
+        for position in 0..<line.count where fields.count < 8 && line[position] == tab {
             fields.append(fieldStart..<position)
             fieldStart = position + 1
         }
         fields.append(fieldStart..<line.count)
-        guard fields.count == 8, !fields[0].isEmpty,
+        guard fields.count == 9, !fields[0].isEmpty, fields[7].count == 1,
+            line[fields[7].lowerBound] == UInt8(ascii: "v") || line[fields[7].lowerBound] == UInt8(ascii: "b"),
             let size: Int64 = decimal(line, fields[2]), let modified: Int64 = decimal(line, fields[3]),
             let changed: Int64 = decimal(line, fields[4]), let inode: UInt64 = decimal(line, fields[5])
         else { return nil }
@@ -116,7 +120,8 @@ enum StatIndexLine {
             entry: StatIndex.Entry(
                 fileName: fileName, id: text(fields[1]), size: size, modifiedNanoseconds: modified,
                 changedNanoseconds: changed,
-                inode: inode, contentHash: text(fields[6]), version: fields[7].isEmpty ? nil : text(fields[7])))
+                inode: inode, contentHash: text(fields[6]), version: fields[8].isEmpty ? nil : text(fields[8]),
+                versionIsInBlob: line[fields[7].lowerBound] == UInt8(ascii: "b")))
     }
 
     /// Calls `body` with each line of `bytes` (without its newline), skipping blank ones; returns the length of

@@ -1,6 +1,6 @@
 import SyncProtocol
 
-/// Records as the server has them, with their record files' canonical bytes and the SHA-256 of those bytes, and,
+/// Records as the server has them, XX, and,
 /// once staged, those bytes already written into spare files.
 ///
 /// This is the part of a synced write that needs neither the index nor the store: a push stages a batch's
@@ -22,7 +22,7 @@ package struct EncodedRecords: Sendable {
         self.records = records
         files = concurrentMap(records) { record in
             let bytes = SyncedMark.stamped(record.properties)
-            return (bytes: bytes, hash: SHA256.hexDigest(of: bytes))
+            return (bytes: bytes, hash: ContentHash.of(bytes))
         }
     }
 

@@ -2,7 +2,7 @@
 /// parsing the file again, as long as its `stat` vouches that it did not change (see ``SentFile``).
 package struct ReadRecordFile: Sendable {
     package var loaded: RecordFile.Loaded
-    /// SHA-256 of ``RecordFile/Loaded/bytes`` when the scan computed it.
+    /// The content hash (``ContentHash``) of ``RecordFile/Loaded/bytes`` when the scan computed it.
     package var hash: String?
     /// The file's status just before it was read.
     package var status: FileSystem.Status
@@ -18,7 +18,7 @@ package struct ReadRecordFile: Sendable {
 
     /// What the push knows about the file when it sends these bytes.
     var sentFile: SentFile {
-        SentFile(hash: hash ?? SHA256.hexDigest(of: loaded.bytes), status: status, changesVisibleAfter: clock)
+        SentFile(hash: hash ?? ContentHash.of(loaded.bytes), status: status, changesVisibleAfter: clock)
     }
 
     /// Whether these are still the file's bytes, now that its status is `current`.

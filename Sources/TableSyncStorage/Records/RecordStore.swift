@@ -9,6 +9,8 @@ package struct RecordStore: Sendable {
     /// Spare files that synced writes go over.
     let spares: SpareFiles
     private var indexes: [String: StatIndex] = [:]
+    /// The tables whose index this store wrote to.
+    package private(set) var writtenIndexes: Set<String> = []
 
     package init(layout: StoreLayout, spares: SpareFiles) {
         files = RecordFiles(layout: layout)
@@ -16,16 +18,16 @@ package struct RecordStore: Sendable {
     }
 
     /// The index of `table`, loaded on first use.
-    mutating func index(_ table: String) throws -> StatIndex {
+    package mutating func index(_ table: String) throws -> StatIndex {
         if let index = indexes[table] { return index }
         let index = try StatIndex.load(layout: files.layout, table: table)
         indexes[table] = index
         return index
     }
 
-    /// The server version of the record as last synced, from the index.
-    package mutating func syncedVersion(table: String, id: String) throws -> String? {
-        try index(table).entry(named: RecordFileName.fileName(for: id))?.version
+    /// The index's entry of the record's file: what was last synced of it.
+    package mutating func syncedEntry(table: String, id: String) throws -> StatIndex.Entry? {
+        try index(table).entry(named: RecordFileName.fileName(for: id))
     }
 
     /// Records `entries` in `table`'s index as synced: files found to hold the server's copies already (stamped and
@@ -33,6 +35,7 @@ package struct RecordStore: Sendable {
     package mutating func indexUnchanged(_ entries: [StatIndex.Entry], table: String) throws {
         var index = try self.index(table)
         indexes[table] = nil
+        writtenIndexes.insert(table)
         try index.record(entries, removed: [], layout: files.layout, table: table)
         indexes[table] = index
     }
@@ -47,6 +50,7 @@ package struct RecordStore: Sendable {
         // the write fails, the next use loads it from disk.
         var index = try self.index(table)
         indexes[table] = nil
+        writtenIndexes.insert(table)
         let outcome = try SyncedRecordWriter(layout: files.layout, spares: spares)
             .apply(table: table, encoded: encoded, removals: removals, guard: localGuard, index: &index)
         indexes[table] = index

@@ -1,12 +1,12 @@
-/// What a push knows about a record file whose content it sends: the SHA-256 of the bytes, and the `stat` the
-/// file had when they were read, if that `stat` can vouch for them.
+/// What a push knows about a record file whose content it sends: the content hash (``ContentHash``) of the bytes,
+/// and the `stat` the file had when they were read, if that `stat` can vouch for them.
 ///
 /// The write-back must not overwrite an edit made while the push was in flight, so it checks that the file still
 /// holds the bytes sent. An equal `stat` proves it without reading the file, but only for a file last changed
 /// before the run looked at it: a file changed in the same clock tick as the read could change again without
 /// its `stat` showing it ("racily clean", as in git's index). Such a file is read and hashed instead.
 package struct SentFile: Sendable, Equatable {
-    /// SHA-256 of the bytes sent, hex.
+    /// The content hash of the bytes sent (``ContentHash``).
     package var hash: String
     /// The file's status just before it was read, when it can vouch for the bytes; `nil` when it cannot.
     var status: FileSystem.Status?
@@ -35,6 +35,6 @@ package struct SentFile: Sendable, Equatable {
     func isStill(at path: String, current: FileSystem.Status?) throws -> Bool {
         guard let current else { return false }
         if let status, status == current { return true }
-        return SHA256.hexDigest(of: try FileSystem.readFile(path)) == hash
+        return ContentHash.of(try FileSystem.readFile(path)) == hash
     }
 }

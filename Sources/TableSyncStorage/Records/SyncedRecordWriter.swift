@@ -210,7 +210,7 @@ package struct SyncedRecordWriter {
             guard let status else { return entry == nil ? .proceed(knownHash: nil) : .skip }
             guard let entry else { return .skip }
             if entry.matches(status) { return .proceed(knownHash: entry.contentHash) }
-            return SHA256.hexDigest(of: try FileSystem.readFile(path)) == entry.contentHash
+            return ContentHash.of(try FileSystem.readFile(path)) == entry.contentHash
                 ? .proceed(knownHash: entry.contentHash) : .skip
         case .sentContent(let files):
             guard let sent = files[id] else { return .proceed(knownHash: nil) }
@@ -272,7 +272,7 @@ package struct SyncedRecordWriter {
                 {
                     continue
                 }
-                if SHA256.hexDigest(of: try FileSystem.readFile(path)) != intent.contentHash { continue }
+                if ContentHash.of(try FileSystem.readFile(path)) != intent.contentHash { continue }
             }
             updated.append(
                 StatIndex.Entry(
@@ -297,10 +297,13 @@ package struct SyncedRecordWriter {
 }
 
 extension StatIndex.Entry {
-    package init(fileName: String, id: String, status: FileSystem.Status, contentHash: String, version: String?) {
+    package init(
+        fileName: String, id: String, status: FileSystem.Status, contentHash: String, version: String?,
+        versionIsInBlob: Bool = false
+    ) {
         self.init(
             fileName: fileName, id: id, size: status.size, modifiedNanoseconds: status.modifiedNanoseconds,
             changedNanoseconds: status.changedNanoseconds, inode: status.inode, contentHash: contentHash,
-            version: version)
+            version: version, versionIsInBlob: versionIsInBlob)
     }
 }

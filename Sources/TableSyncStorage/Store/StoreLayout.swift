@@ -24,6 +24,8 @@ package struct StoreLayout: Sendable, Equatable {
     package var appliedFilesFile: String { cacheDirectory + "/applied-files" }
     /// `tables/`.
     package var tablesDirectory: String { root + "/tables" }
+    /// The committed trees of tables found wholly synced (``SyncedTrees``).
+    package var syncedTreesFile: String { root + "/" + Self.syncedTreesFileName }
     /// `conflicts/`.
     package var conflictsDirectory: String { root + "/conflicts" }
     /// `.tablesync/`, the machine-local cache that git ignores.
@@ -73,13 +75,15 @@ package struct StoreLayout: Sendable, Equatable {
     package static let journalFileName = "journal.jsonl"
     /// The committed acknowledgements' file name.
     package static let acknowledgementsFileName = "sent.jsonl"
+    /// The synced trees' file name.
+    package static let syncedTreesFileName = "synced-trees.jsonl"
     /// The machine-local cache's directory name.
     package static let cacheDirectoryName = ".tablesync"
 
     /// What of a store belongs in version control, relative to its root: everything but `.tablesync/`.
     package static let versionedPaths = [
-        settingsFileName, queriesFileName, journalFileName, acknowledgementsFileName, "tables", "conflicts",
-        attributesFileName, ignoreFileName
+        settingsFileName, queriesFileName, journalFileName, acknowledgementsFileName, syncedTreesFileName, "tables",
+        "conflicts", attributesFileName, ignoreFileName
     ]
 
     /// The store's `.gitattributes`: how git merges its files.

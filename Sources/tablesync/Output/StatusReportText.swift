@@ -18,6 +18,8 @@ enum StatusReportText {
                     ]
                 }),
             "serverCopies": .object(status.serverCopies.mapValues { .integer(Int64($0)) }),
+            // What the scan cost: record files looked at, and those of them read.
+            "scan": ["files": .integer(Int64(status.filesSeen)), "read": .integer(Int64(status.filesHashed))],
             "problems": .array(status.problems.map(problemJSON)),
             "ignored": .array(status.leftovers.map(JSONValue.string)),
             "conflicts": .array(status.conflicts.map { .string($0.description) }),
