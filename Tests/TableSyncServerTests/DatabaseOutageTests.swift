@@ -52,7 +52,8 @@ struct DatabaseOutageTests {
         #expect(notReady != nil, "readiness still passes 2 s after the database stopped:\n\(server.log)")
         let request = ContinuousClock.now
         let refused = try #require(try await Self.get(port, "/tables/todo"))
-        #expect(ContinuousClock.now - request < .seconds(1))
+        // Answered at once, not after waiting on the database; 3 s, as a full run's load once took 1.5 s here.
+        #expect(ContinuousClock.now - request < .seconds(3))
         #expect(refused.status == 503)
         #expect(refused.header("retry-after") == "1")
         let body = try JSONParser.parse(refused.body)
