@@ -59,7 +59,7 @@ struct GitIndexFileTests {
                 try await repository.git("update-index", "--skip-worktree", "store/tables/todo/b.json")
             }
             let index = try #require(try await repository.index(), "format \(version)")
-            #expect(index.treeID() == tree, "format \(version)")
+            #expect(index.stagedTree == tree, "format \(version)")
             for name in Repository.names {
                 let blob = try await repository.git("rev-parse", "HEAD:store/tables/todo/\(name)")
                 let bytes = try FileSystem.readFile(repository.directory.file("store/tables/todo/\(name)"))
@@ -84,7 +84,7 @@ struct GitIndexFileTests {
         #expect(try repository.vouchedHash(index, "b.json") == nil)
         #expect(try repository.vouchedHash(index, "c%20d.json") != nil)
         #expect(
-            index.treeID() == (try await repository.git("rev-parse", "HEAD:store/tables/todo")),
+            index.stagedTree == (try await repository.git("rev-parse", "HEAD:store/tables/todo")),
             "the tree is the staged one, whatever the work tree holds")
         // An index file written no later than its entries were modified: git itself would read every file.
         try FileManager.default.setAttributes(
@@ -101,14 +101,51 @@ struct GitIndexFileTests {
         try repository.directory.write("store/tables/todo/e.json", #"{"id": "e"}"#)
         try await repository.git("add", "store/tables/todo/e.json")
         let staged = try #require(try await repository.index())
-        #expect(staged.treeID() == (try await repository.git("write-tree", "--prefix=store/tables/todo/")))
+        #expect(staged.stagedTree == (try await repository.git("write-tree", "--prefix=store/tables/todo/")))
 
         try repository.directory.write("store/tables/todo/sub/x.json", "{}")
         try await repository.git("add", "-A")
-        #expect(try #require(try await repository.index()).treeID() == nil)
+        #expect(try #require(try await repository.index()).stagedTree == nil)
 
         try await repository.git("update-index", "--split-index")
         #expect(try await repository.index() == nil)
+    }
+
+    @Test(
+        """
+        the tree a stat index makes is the one git commits for those files, from its log and its runs; an entry \
+        edited while sent or without a version makes none
+        """)
+    func syncedTree() async throws {
+        let repository = try await Repository()
+        let layout = StoreLayout(root: repository.directory.path + "/store")
+        var entries: [StatIndex.Entry] = []
+        for (number, name) in Repository.names.enumerated() {
+            let path = repository.directory.file("store/tables/todo/\(name)")
+            entries.append(
+                StatIndex.Entry(
+                    fileName: name, id: "\(number)", status: try #require(try FileSystem.status(path)),
+                    contentHash: ContentHash.of(try FileSystem.readFile(path)), version: number == 1 ? nil : "v1",
+                    versionIsInBlob: number == 1))
+        }
+        var index = StatIndex()
+        index.flushLines = 2
+        try index.record(Array(entries[..<2]), removed: [], layout: layout, table: "todo")
+        try index.record(Array(entries[2...]), removed: [], layout: layout, table: "todo")
+        try index.record([entries[0]], removed: [], layout: layout, table: "todo")
+        let loaded = try StatIndex.load(layout: layout, table: "todo")
+        #expect(loaded.runs.count >= 1, "some entries are in runs")
+        #expect(try loaded.syncedTreeID() == (try await repository.git("rev-parse", "HEAD:store/tables/todo")))
+
+        var unsynced = entries[2]
+        unsynced.contentHash = StatIndex.Entry.editedWhileSent
+        index = loaded
+        try index.record([unsynced], removed: [], layout: layout, table: "todo")
+        #expect(try index.syncedTreeID() == nil)
+        unsynced = entries[2]
+        unsynced.version = nil
+        try index.record([unsynced], removed: [], layout: layout, table: "todo")
+        #expect(try index.syncedTreeID() == nil)
     }
 
     @Test("a content hash is git's blob id of the bytes")

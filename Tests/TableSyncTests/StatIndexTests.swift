@@ -158,6 +158,15 @@ import TestSupport
         try fixture.expectMatches(loaded)
     }
 
+    @Test("two lists of entries in name order merge in name order, by bytes (`B` before `a`), none lost")
+    func mergedInNameOrder() {
+        let first = ["B", "a", "c", "e"].map { Self.entry($0) }
+        let second = ["a1", "b", "d", "f", "g"].map { Self.entry($0) }
+        let merged = StatIndex.merged(first, second)
+        #expect(merged.map(\.fileName) == ["B", "a", "a1", "b", "c", "d", "e", "f", "g"].map { $0 + ".json" })
+        #expect(StatIndex.merged([], second) == second && StatIndex.merged(first, []) == first)
+    }
+
     @Test("the lines of a call written as a run: in name order, one per name, a removal winning, removals kept on ask")
     func sortedLinesRule() {
         let a = Self.entry("a")

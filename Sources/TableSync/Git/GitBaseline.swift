@@ -63,7 +63,7 @@ struct GitBaseline: Sendable {
             ProcessInfo.processInfo.environment["GIT_INDEX_FILE"] == nil,
             let index = try GitIndexFile.read(
                 path: repository.gitFile("index"), directory: repository.storePrefix + "tables/\(table)/"),
-            let tree = index.treeID(), synced.contains(tree)
+            let tree = index.stagedTree, synced.contains(tree)
         else { return nil }
         return index
     }
@@ -161,14 +161,23 @@ struct GitBaseline: Sendable {
     /// tree when the index was lost (`indexIsEmpty`, unless a purge emptied it) or no tree was reconciled, the files
     /// added since the reconciled tree otherwise; `nil` when the tree did not change since the last push reconciled
     /// it. Of these, the names `keep` picks from their bytes, before any String is made for them: a clone's whole
-    /// tree is 100,000 names that are all on disk.
+    /// tree is 100,000 names that are all on disk. When git's index, as read for the scan (`staged`), stages
+    /// `HEAD`'s tree, its names are `HEAD`'s, and git is not asked for them again.
     func filesBeyondIndex(
-        table: String, indexIsEmpty: Bool, keeping keep: (UnsafeBufferPointer<UInt8>) throws -> Bool = { _ in true }
+        table: String, indexIsEmpty: Bool, staged: GitIndexFile? = nil,
+        keeping keep: (UnsafeBufferPointer<UInt8>) throws -> Bool = { _ in true }
     ) throws -> [String]? {
         guard let tree = trees[table] else { return nil }
         let reconciled = state.trees[table]
         let indexLost = indexIsEmpty && !state.purged.contains(table)
         if reconciled == tree && !indexLost { return nil }
+        if let staged, staged.stagedTree == tree, indexLost || reconciled == nil {
+            var names: [String] = []
+            try staged.forEachName { name in
+                if try keep(name) { names.append(String(decoding: name, as: UTF8.self)) }
+            }
+            return names
+        }
         let answer: GitRepository.Output
         if let reconciled, !indexLost {
             answer = try repository.run(

@@ -37,9 +37,12 @@ struct LocalChangeScanner {
             scan.leftovers += joined.leftovers
             scan.filesSeen += joined.listedCount
             scan.filesHashed += joined.changed.count
-            if !joined.vouched.isEmpty { scan.serverCopies[table, default: []] += joined.vouched }
             let versions = try blobVersions(of: joined.changed.compactMap(\.entry) + joined.unlisted, table: table)
             try classify(joined, table: table, versions: versions, journal: journal, into: &scan, keeping: &reads)
+            if !joined.vouched.isEmpty {
+                // Both in name order: the index takes a whole table's entries in order without sorting them.
+                scan.serverCopies[table] = StatIndex.merged(scan.serverCopies[table] ?? [], joined.vouched)
+            }
             try findMissing(joined, table: table, versions: versions, journal: journal, into: &scan)
             holdBackRenamed(table: table, problemsFrom: firstProblem, in: &scan)
             scan.problems[firstProblem...].sort { $0.path < $1.path }
@@ -272,7 +275,7 @@ struct LocalChangeScanner {
         // The file there, the cheapest test, first, on the name's bytes: in a clone every file is.
         guard
             let committed = try git.filesBeyondIndex(
-                table: table, indexIsEmpty: joined.indexIsEmpty,
+                table: table, indexIsEmpty: joined.indexIsEmpty, staged: joined.gitIndex,
                 keeping: { try RecordFileName.looksLikeRecordFile($0) && !joined.isListed($0) })
         else { return }
         var missing = try committed.filter { name in

@@ -4,7 +4,7 @@ import Crypto
 /// file's `stat` as git last saw it and the blob git holds for it. A file whose `stat` still matches its entry holds
 /// that blob's bytes, as `git status` takes it; so a scan without its own index learns a file's content hash
 /// (``ContentHash``) without reading it (``vouchedHash(for:status:)``), and the directory's tree as git would
-/// commit it (``treeID()``).
+/// commit it from the index (``stagedTree``).
 ///
 /// Only what can be vouched for is: an entry marked assume-unchanged, skip-worktree or intent-to-add, one of a
 /// merge's stages, or one git's own racy-entry rule distrusts (modified no earlier than the index file was written)
@@ -48,7 +48,9 @@ package struct GitIndexFile: Sendable {
         }
         return bytes.withUnsafeBufferPointer { buffer in
             var parser = Parser(bytes: buffer, prefix: Array(directory.utf8), racyFrom: status.modifiedNanoseconds)
-            return parser.parse()
+            guard var index = parser.parse() else { return nil }
+            index.stagedTree = index.treeID()
+            return index
         }
     }
 
@@ -86,20 +88,25 @@ package struct GitIndexFile: Sendable {
             && UInt32(truncatingIfNeeded: status.inode) == file.inode
     }
 
-    /// The id of the tree git would commit for the directory from this index (``GitTree/id(of:)``); `nil` when
-    /// it holds no file, a subdirectory, or an entry that is no part of a tree (a merge's stage, intent-to-add).
-    package func treeID() -> String? {
+    /// The id of the tree git would commit for the directory from this index (``GitTree``); `nil` when it holds
+    /// no file, a subdirectory, or an entry that is no part of a tree (a merge's stage, intent-to-add).
+    package private(set) var stagedTree: String?
+
+    private func treeID() -> String? {
         guard !files.isEmpty else { return nil }
-        var entries: [GitTree.Entry] = []
-        entries.reserveCapacity(files.count)
+        var tree = GitTree(capacity: files.count)
         for (position, file) in files.enumerated() {
             guard file.committable, !names[file.name].contains(UInt8(ascii: "/")) else { return nil }
-            entries.append(
-                GitTree.Entry(
-                    mode: file.mode, name: Array(names[file.name]),
-                    blob: Array(blobs[(20 * position)..<(20 * position + 20)])))
+            tree.append(mode: file.mode, name: names[file.name], blob: blobs[(20 * position)..<(20 * position + 20)])
         }
-        return GitTree.id(of: entries)
+        return tree.id
+    }
+
+    /// Calls `body` with the name of each file of the directory, as bytes, in name order.
+    package func forEachName(_ body: (UnsafeBufferPointer<UInt8>) throws -> Void) rethrows {
+        try names.withUnsafeBufferPointer { names in
+            for file in files { try body(UnsafeBufferPointer(rebasing: names[file.name])) }
+        }
     }
 
     /// Reads the index's bytes; every offset is checked against its end.
@@ -222,36 +229,30 @@ package struct GitIndexFile: Sendable {
     }
 }
 
-/// Git's tree objects, for the id of a directory of files as git would commit it.
-package enum GitTree {
-    /// One entry of a tree: a file's mode, its name and its blob's 20 bytes.
-    package struct Entry: Sendable {
-        package var mode: UInt32
-        package var name: [UInt8]
-        package var blob: [UInt8]
-
-        package init(mode: UInt32, name: [UInt8], blob: [UInt8]) {
-            self.mode = mode
-            self.name = name
-            self.blob = blob
-        }
-    }
-
+/// Git's tree object of a directory of files, built entry by entry, for its id as git would commit it.
+package struct GitTree {
     /// The mode of a regular file that is not executable, as git records it.
     package static let fileMode: UInt32 = 0o100644
 
-    /// The SHA-1 id of the tree holding `entries` (files, in name order by bytes, as git sorts a tree of files):
-    /// `tree <size>`, a NUL, then for each file its mode in octal, a space, its name, a NUL and its blob.
-    package static func id(of entries: [Entry]) -> String {
-        var content: [UInt8] = []
-        content.reserveCapacity(entries.count * 64)
-        for entry in entries {
-            content.append(contentsOf: String(entry.mode, radix: 8).utf8)
-            content.append(UInt8(ascii: " "))
-            content.append(contentsOf: entry.name)
-            content.append(0)
-            content.append(contentsOf: entry.blob)
-        }
+    /// For each file, its mode in octal, a space, its name, a NUL and its blob's 20 bytes.
+    private var content: [UInt8] = []
+
+    /// An empty tree, with room for about `capacity` files.
+    package init(capacity: Int = 0) {
+        content.reserveCapacity(capacity * 64)
+    }
+
+    /// Adds a file; files come in name order by bytes, as git sorts a tree of files.
+    package mutating func append(mode: UInt32, name: some Collection<UInt8>, blob: some Collection<UInt8>) {
+        content.append(contentsOf: String(mode, radix: 8).utf8)
+        content.append(UInt8(ascii: " "))
+        content.append(contentsOf: name)
+        content.append(0)
+        content.append(contentsOf: blob)
+    }
+
+    /// The tree's SHA-1 id: of `tree <size>`, a NUL and the content.
+    package var id: String {
         var hasher = Insecure.SHA1()
         hasher.update(data: Array("tree \(content.count)\0".utf8))
         hasher.update(data: content)

@@ -29,6 +29,8 @@ package struct IndexedListing {
     /// Entries made without reading the file, for listed record files the index has no entry for and git's index
     /// vouches for (``init(layout:table:vouching:)``), in name order: their version is in their blob.
     package private(set) var vouched: [StatIndex.Entry] = []
+    /// Git's index of the table, when the walk asked for it and it could vouch for files.
+    package private(set) var gitIndex: GitIndexFile?
     /// Listed names that are not record files, or not regular files: ignored, and said so.
     package private(set) var problems: [RecordFileProblem] = []
     /// Listed files that editors and merge tools left (``LeftoverFileName``), as `tables/<table>/<name>`: no
@@ -70,7 +72,8 @@ package struct IndexedListing {
         listed.reserveCapacity(listing.count)
         var walk = try IndexWalk(index.sortedLines())
         indexIsEmpty = walk.indexIsEmpty
-        try walkListing(table: table, beside: &walk, vouchedBy: indexIsEmpty ? vouching() : nil)
+        gitIndex = indexIsEmpty ? try vouching() : nil
+        try walkListing(table: table, beside: &walk, vouchedBy: gitIndex)
         unlisted = try walk.finish()
     }
 
@@ -171,9 +174,7 @@ package struct IndexedListing {
     ) -> StatIndex.Entry? {
         guard let hash = gitIndex.vouchedHash(for: name, status: status) else { return nil }
         let fileName = String(decoding: name, as: UTF8.self)
-        guard let id = RecordFileName.id(forFileName: fileName), RecordFileName.fileName(for: id) == fileName else {
-            return nil
-        }
+        guard let id = RecordFileName.id(forFileName: fileName) else { return nil }
         return StatIndex.Entry(
             fileName: fileName, id: id, status: status, contentHash: hash, version: nil, versionIsInBlob: true)
     }

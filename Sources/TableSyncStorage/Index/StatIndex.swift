@@ -137,15 +137,43 @@ package struct StatIndex: Sendable {
     /// no version.
     package func syncedTreeID() throws -> String? {
         var lines = try sortedLines()
-        var entries: [GitTree.Entry] = []
+        var tree = GitTree()
+        var isEmpty = true
         while try lines.step() {
             if lines.isRemoval { continue }
-            guard let entry = try lines.item().entry, let blob = ContentHash.rawBytes(of: entry.contentHash),
-                entry.version != nil || entry.versionIsInBlob
-            else { return nil }
-            entries.append(GitTree.Entry(mode: GitTree.fileMode, name: Array(entry.fileName.utf8), blob: blob))
+            // Read on the line's bytes: this runs over every entry of a table at the end of a sync.
+            let added = lines.withLine { line -> Bool in
+                guard let fields = StatIndexLine.treeFields(of: line), fields.namesVersion,
+                    let blob = ContentHash.rawBytes(of: fields.hash)
+                else { return false }
+                tree.append(mode: GitTree.fileMode, name: fields.name, blob: blob)
+                return true
+            }
+            guard added else { return nil }
+            isEmpty = false
         }
-        return entries.isEmpty ? nil : GitTree.id(of: entries)
+        return isEmpty ? nil : tree.id
+    }
+
+    /// The entries of `first` and `second`, each in file-name order (``StatIndexLine/compare(_:_:)``), in that
+    /// order: what ``record(_:removed:layout:table:)`` writes without sorting.
+    package static func merged(_ first: [StatIndex.Entry], _ second: [StatIndex.Entry]) -> [StatIndex.Entry] {
+        guard !first.isEmpty else { return second }
+        var result: [StatIndex.Entry] = []
+        result.reserveCapacity(first.count + second.count)
+        var (i, j) = (0, 0)
+        while i < first.count, j < second.count {
+            if StatIndexLine.precedes(second[j].fileName, first[i].fileName) {
+                result.append(second[j])
+                j += 1
+            } else {
+                result.append(first[i])
+                i += 1
+            }
+        }
+        result += first[i...]
+        result += second[j...]
+        return result
     }
 
     /// Every line of the index in file-name order (``StatIndexLine/compare(_:_:)``), newest first for a name: the

@@ -83,6 +83,28 @@ enum StatIndexLine {
         return (size, modified, changed, inode)
     }
 
+    /// What a tree of the entries needs of an entry's line (``StatIndex/syncedTreeID()``), read without making any
+    /// String: its file name, its content hash, and whether it names a version (in the line or in its blob); `nil`
+    /// for a removal or a line that is not an entry's.
+    static func treeFields(
+        of line: UnsafeBufferPointer<UInt8>
+    ) -> (name: UnsafeBufferPointer<UInt8>, hash: UnsafeBufferPointer<UInt8>, namesVersion: Bool)? {
+        var tabs: [Int] = []
+        tabs.reserveCapacity(8)
+        for position in 0..<line.count where line[position] == UInt8(ascii: "\t") {
+            tabs.append(position)
+            if tabs.count == 8 { break }
+        }
+        guard tabs.count == 8, tabs[7] == tabs[6] + 2 else { return nil }
+        let kind = line[tabs[6] + 1]
+        guard kind == UInt8(ascii: "v") || kind == UInt8(ascii: "b") else { return nil }
+        return (
+            UnsafeBufferPointer(rebasing: line[..<tabs[0]]),
+            UnsafeBufferPointer(rebasing: line[(tabs[5] + 1)..<tabs[6]]),
+            kind == UInt8(ascii: "b") || tabs[7] + 1 < line.count
+        )
+    }
+
     /// The file name at the start of `line` (up to its first tab), as bytes.
     static func nameBytes(of line: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
         let tab = UInt8(ascii: "\t")

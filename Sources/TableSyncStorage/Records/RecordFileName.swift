@@ -34,8 +34,7 @@ package enum RecordFileName {
         let escapeFirst = id.utf8.first == UInt8(ascii: ".") || isReservedOnWindows(id)
         for (index, byte) in id.utf8.enumerated() {
             switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                UInt8(ascii: "_"), UInt8(ascii: "-"), UInt8(ascii: "."):
+            case _ where isUnescaped(byte):
                 if index == 0 && escapeFirst {
                     appendPercent(byte, to: &encoded)
                 } else {
@@ -61,7 +60,8 @@ package enum RecordFileName {
 
     /// `true` when `id`, up to its first `.`, is a name Windows reserves in any case (`con`, `NUL.txt`, `com1.x`).
     static func isReservedOnWindows(_ id: String) -> Bool {
-        let stem = id.utf8.prefix { $0 != UInt8(ascii: ".") }
+        // At most five bytes are looked at: a longer stem is none of these names.
+        let stem = id.utf8.prefix(5).prefix { $0 != UInt8(ascii: ".") }
         guard (3...4).contains(stem.count) else { return false }
         return reservedWindowsNames.contains(String(decoding: stem, as: UTF8.self).lowercased())
     }
@@ -69,8 +69,17 @@ package enum RecordFileName {
     /// The id a file name stands for; `nil` for a hashed name (read the id from the file) or for a name this
     /// mapping never produces.
     package static func id(forFileName name: String) -> String? {
-        guard name.hasSuffix(fileExtension), !name.contains("~") else { return nil }
+        guard name.hasSuffix(fileExtension) else { return nil }
         let stem = name.utf8.dropLast(fileExtension.utf8.count)
+        // The common case: a name that spells nothing out is its id's own (no leading dot, no name Windows
+        // reserves, short enough), and such an id is valid (printable ASCII, none forbidden, not `.` or `..`).
+        if !stem.isEmpty, stem.first != UInt8(ascii: "."), stem.allSatisfy(isUnescaped),
+            name.utf8.count <= maximumNameLength
+        {
+            let id = String(decoding: stem, as: UTF8.self)
+            if !isReservedOnWindows(id) { return id }
+        }
+        guard !isHashed(name) else { return nil }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(stem.count)
         var iterator = stem.makeIterator()
@@ -96,8 +105,18 @@ package enum RecordFileName {
         return id
     }
 
+    /// `true` for the bytes a file name spells as they are: `[a-z0-9_.-]`.
+    private static func isUnescaped(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"),
+            UInt8(ascii: "-"), UInt8(ascii: "."):
+            true
+        default: false
+        }
+    }
+
     /// `true` when `name` is the hashed form used for long ids.
-    static func isHashed(_ name: String) -> Bool { name.contains("~") }
+    static func isHashed(_ name: String) -> Bool { name.utf8.contains(UInt8(ascii: "~")) }
 
     /// `true` when `name` could be a record file name (it ends in `.json` and is not a temporary or hidden file).
     package static func looksLikeRecordFile(_ name: String) -> Bool {

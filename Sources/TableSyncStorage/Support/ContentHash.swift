@@ -19,7 +19,12 @@ package enum ContentHash {
     /// The raw 20 bytes of a hash, `nil` when `hash` is not 40 lowercase hex digits (an entry's sentinel, such as
     /// ``StatIndex/Entry/editedWhileSent``).
     package static func rawBytes(of hash: String) -> [UInt8]? {
-        let digits = Array(hash.utf8)
+        var hash = hash
+        return hash.withUTF8(rawBytes)
+    }
+
+    /// ``rawBytes(of:)-(String)`` of a hash's UTF-8 bytes.
+    package static func rawBytes(of digits: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         guard digits.count == 40 else { return nil }
         var raw: [UInt8] = []
         raw.reserveCapacity(20)
