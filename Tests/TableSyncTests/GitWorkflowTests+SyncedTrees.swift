@@ -70,6 +70,24 @@ extension GitWorkflowTests {
         await world.stop()
     }
 
+    /// Stands for a clone on a machine where git converts line endings (`core.autocrlf=true`, as Git for Windows
+    /// sets it): the files hold other bytes than their blobs, so git's word would not name them, and every file is
+    /// read; the first sync still sends nothing.
+    @Test("a clone whose files git converts on checkout (core.autocrlf) takes no word of git's: every file is read")
+    func convertedCloneIsRead() async throws {
+        let world = try await GitWorld()
+        try await world.seededRepository("a", count: 3)
+        try await world.git(".", "clone", "-q", "-c", "core.autocrlf=true", "a", "b")
+        try await Self.refreshGitIndex(world, "b")
+        let bytes = try #require(FileManager.default.contents(atPath: world.path("b/store/tables/todo/r1.json")))
+        #expect(bytes.contains(UInt8(ascii: "\r")), "git wrote CRLF")
+        let status = try await world.tablesyncJSON("b", "status")
+        #expect(status["scan"]?["read"] == 3 && status["handEdits"]?.arrayValue?.isEmpty == true, "\(status)")
+        let sync = try await world.tablesyncJSON("b", "sync")
+        #expect(sync["push"]?["applied"] == 0, "\(sync)")
+        await world.stop()
+    }
+
     /// Lets the clock move past the clone's last file write, then has git refresh its index, as any `git status`
     /// does: entries written in the same clock tick as the index are racily clean, and vouch for nothing.
     static func refreshGitIndex(_ world: GitWorld, _ repository: String) async throws {

@@ -94,14 +94,20 @@ extension SyncContext {
     /// Records in ``SyncedTrees`` the tree each table's stat index makes (``StatIndex/syncedTreeID()``), for a store
     /// in a repository that names objects by SHA-1: recomputed for a table whose index this run wrote or that the
     /// file has no tree of, the trees recorded before kept only when `HEAD` has them (git's index stages that tree
-    /// until the next commit, so a clone or a lost cache can still use it). A push, pull or sync does it when it
-    /// ends well.
+    /// until the next commit, so a clone or a lost cache can still use it). A table whose files git converts when it
+    /// stores them (``GitBaseline/storesAsTheyAre(table:name:layout:)``, asked of one file) is left as it is: its
+    /// content hashes are not git's blob ids, and make no tree git would commit. A push, pull or sync does it when
+    /// it ends well.
     func recordSyncedTrees() throws {
         guard let git = try gitBaseline(), git.repository.objectFormat == "sha1" else { return }
         var trees = git.syncedTrees
         for table in settings.tables where store.writtenIndexes.contains(table) || trees[table] == nil {
+            let index = try store.index(table)
+            guard let sample = try index.firstEntry(),
+                try git.storesAsTheyAre(table: table, name: sample.fileName, layout: layout)
+            else { continue }
             var kept = Set(trees[table]?.filter { $0 == git.trees[table] } ?? [])
-            if let tree = try store.index(table).syncedTreeID() { kept.insert(tree) }
+            if let tree = try index.syncedTreeID() { kept.insert(tree) }
             trees[table] = kept.isEmpty ? nil : kept
         }
         for table in trees.keys where !settings.tables.contains(table) { trees[table] = nil }

@@ -57,15 +57,33 @@ struct GitBaseline: Sendable {
 
     /// Git's index of `table`'s files, when it may vouch for them: the repository names objects by SHA-1 (the
     /// store's content hash, ``ContentHash``), git's index is the usual file, and the table's files as it stages
-    /// them make a tree the store recorded as synced (``SyncedTrees``). `nil` otherwise, and the files are read.
-    func vouchedFiles(table: String) throws -> GitIndexFile? {
+    /// them make a tree the store recorded as synced (``SyncedTrees``), and git does not convert their bytes on
+    /// checkout (``GitIndexFile/holdsBlobBytes(directory:)``). `nil` otherwise, and the files are read.
+    func vouchedFiles(table: String, layout: StoreLayout) throws -> GitIndexFile? {
         guard let synced = syncedTrees[table], repository.objectFormat == "sha1",
             ProcessInfo.processInfo.environment["GIT_INDEX_FILE"] == nil,
             let index = try GitIndexFile.read(
                 path: repository.gitFile("index"), directory: repository.storePrefix + "tables/\(table)/"),
-            let tree = index.stagedTree, synced.contains(tree)
+            let tree = index.stagedTree, synced.contains(tree),
+            try index.holdsBlobBytes(directory: layout.tableDirectory(table))
         else { return nil }
         return index
+    }
+
+    /// Whether git would store the record file `name` of `table` as the bytes it holds: `git hash-object --path`
+    /// of it, which applies what `git add` would (`core.autocrlf`, an `eol`, `filter` or `working-tree-encoding`
+    /// attribute), gives its content hash. `false` where git converts the table's files, whose content hashes are
+    /// then not git's blob ids; `true` when the file is gone.
+    func storesAsTheyAre(table: String, name: String, layout: StoreLayout) throws -> Bool {
+        let path = layout.tableDirectory(table) + "/" + name
+        let bytes: [UInt8]
+        do {
+            bytes = try FileSystem.readFile(path)
+        } catch let error as FileSystemError where error.isNotFound {
+            return true
+        }
+        let blob = try repository.run(["hash-object", "--path", "tables/\(table)/\(name)", "--", path]).text
+        return blob == ContentHash.of(bytes)
     }
 
     /// What `read` asks `git rev-parse`: `HEAD`, then each table's tree in it.

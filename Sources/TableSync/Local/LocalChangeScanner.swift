@@ -31,19 +31,20 @@ struct LocalChangeScanner {
                 if names.isEmpty { continue }
                 joined = try IndexedListing(layout: layout, table: table, names: names)
             } else {
-                joined = try IndexedListing(layout: layout, table: table) { try git?.vouchedFiles(table: table) }
+                joined = try IndexedListing(layout: layout, table: table) {
+                    try git?.vouchedFiles(table: table, layout: layout)
+                }
             }
             scan.problems += joined.problems
             scan.leftovers += joined.leftovers
             scan.filesSeen += joined.listedCount
             scan.filesHashed += joined.changed.count
-            let versions = try blobVersions(of: joined.changed.compactMap(\.entry) + joined.unlisted, table: table)
-            try classify(joined, table: table, versions: versions, journal: journal, into: &scan, keeping: &reads)
+            try classify(joined, table: table, journal: journal, into: &scan, keeping: &reads)
             if !joined.vouched.isEmpty {
                 // Both in name order: the index takes a whole table's entries in order without sorting them.
                 scan.serverCopies[table] = StatIndex.merged(scan.serverCopies[table] ?? [], joined.vouched)
             }
-            try findMissing(joined, table: table, versions: versions, journal: journal, into: &scan)
+            try findMissing(joined, table: table, journal: journal, into: &scan)
             holdBackRenamed(table: table, problemsFrom: firstProblem, in: &scan)
             scan.problems[firstProblem...].sort { $0.path < $1.path }
         }
@@ -89,14 +90,20 @@ struct LocalChangeScanner {
 
     /// Reads the changed files (on every core) and sorts each into a change, a problem, or nothing.
     private func classify(
-        _ joined: IndexedListing, table: String, versions: IndexedVersions, journal: Journal,
-        into scan: inout LocalScan, keeping reads: inout ReadRecordFiles
+        _ joined: IndexedListing, table: String, journal: Journal, into scan: inout LocalScan,
+        keeping reads: inout ReadRecordFiles
     ) throws {
         let directory = layout.tableDirectory(table)
         let opened = joined.changed.isEmpty ? nil : try OpenDirectory(directory)
         let examined = concurrentMap(joined.changed) { file in
             Result { try examine(file, in: directory, opened: opened) }
         }
+        // Versions left in blobs are read for the files that changed, not for those found as indexed.
+        let versions = try blobVersions(
+            of: zip(joined.changed, examined).compactMap { file, result in
+                if case .success(.asIndexed) = result { return nil }
+                return file.entry
+            }, table: table)
         var coveredElsewhere: [(name: String, change: LocalChange, read: ReadRecordFile)] = []
         for (file, result) in zip(joined.changed, examined) {
             guard case let (id, hash, facts, read)? = try Self.readFile(result, into: &scan) else { continue }
@@ -190,10 +197,9 @@ struct LocalChangeScanner {
     /// The files missing from the table: entries whose file is gone, pending inserts and updates whose file is
     /// gone, and (in git) files `HEAD` has that neither the listing nor the index knows.
     private func findMissing(
-        _ joined: IndexedListing, table: String, versions: IndexedVersions, journal: Journal,
-        into scan: inout LocalScan
+        _ joined: IndexedListing, table: String, journal: Journal, into scan: inout LocalScan
     ) throws {
-        try findUnlisted(joined, table: table, versions: versions, journal: journal, into: &scan)
+        try findUnlisted(joined, table: table, journal: journal, into: &scan)
         let known = try findPendingWithoutFile(joined, table: table, journal: journal, into: &scan)
         if let git {
             try findCommittedBeyondIndex(joined, git: git, known: known, table: table, journal: journal, into: &scan)
@@ -203,11 +209,11 @@ struct LocalChangeScanner {
     /// The index entries whose file is not listed, as ``FileChangeRule/decideMissing(pending:inHead:)`` sorts them:
     /// deleted by hand, or removed by git.
     private func findUnlisted(
-        _ joined: IndexedListing, table: String, versions: IndexedVersions, journal: Journal,
-        into scan: inout LocalScan
+        _ joined: IndexedListing, table: String, journal: Journal, into scan: inout LocalScan
     ) throws {
         // A file is named after its id (RecordFile.check), so a listed name stands for its record.
         let unlisted = joined.unlisted.filter { journal.pending(RecordKey(table: table, id: $0.id))?.kind != .delete }
+        let versions = try blobVersions(of: unlisted, table: table)
         // A table git has never committed tells nothing: its missing files are deleted by hand, as outside git.
         let committing = git.flatMap { $0.trees[table] == nil ? nil : $0 }
         let inHead = try committing.map { git in

@@ -71,6 +71,23 @@ package struct GitIndexFile: Sendable {
         return ContentHash.hex(blobs[(20 * found)..<(20 * found + 20)])
     }
 
+    /// Whether the work tree holds the very bytes of git's blobs, as far as a sample tells: the first file of
+    /// `directory` (the work tree's directory of this index's files) that git's entry vouches for is read and hashed.
+    /// `false` when its bytes differ from its blob: git converts them on checkout (`core.autocrlf`, an `eol`,
+    /// `filter` or `working-tree-encoding` attribute), so an entry made from the blob would not name the file's
+    /// bytes, and nothing is vouched for.
+    package func holdsBlobBytes(directory: String) throws -> Bool {
+        for (position, file) in files.enumerated() where file.vouches {
+            let name = String(decoding: names[file.name], as: UTF8.self)
+            guard let status = try FileSystem.status(directory + "/" + name), Self.stat(status, matches: file) else {
+                continue
+            }
+            let bytes = try FileSystem.readFile(directory + "/" + name, expectedSize: status.size)
+            return ContentHash.of(bytes) == ContentHash.hex(blobs[(20 * position)..<(20 * position + 20)])
+        }
+        return true
+    }
+
     /// Whether `status` is the `stat` git recorded in `file`: sizes, times to the nanosecond and inodes as git
     /// keeps them (the low 32 bits).
     static func stat(_ status: FileSystem.Status, matches file: File) -> Bool {

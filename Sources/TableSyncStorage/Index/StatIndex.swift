@@ -131,6 +131,15 @@ package struct StatIndex: Sendable {
         return nil
     }
 
+    /// The entry first in name order; `nil` when the index has none.
+    package func firstEntry() throws -> Entry? {
+        var lines = try sortedLines()
+        while try lines.step() {
+            if let entry = try lines.item().entry { return entry }
+        }
+        return nil
+    }
+
     /// The id of the tree git would commit for the table's directory if each file held the bytes its entry names
     /// (``GitTree``, mode 100644): what the store records as synced (``SyncedTrees``). `nil` when the index is empty
     /// or some entry is no copy of a server record: its hash is no blob id (``Entry/editedWhileSent``) or it names
