@@ -17,7 +17,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 results="${1:-bench-results/latest.json}"
-bin="$(swift build -c "${BENCH_CONFIG:-release}" --show-bin-path)"
+# shellcheck source=lib/release-build.sh
+source scripts/lib/release-build.sh
+build_command "${BENCH_CONFIG:-release}"
+bin="$("${build[@]}" --show-bin-path)"
 
 # replace FILE MARKER TEXT: puts TEXT between "<!-- MARKER: … -->" and "<!-- end of MARKER -->" in FILE.
 replace() {

@@ -20,7 +20,7 @@
 #                                   --max-change-wait for W1 and W2 (1-30)
 #   BENCH_FEED_WAITS [1000]  change feed requests left waiting on the server (W3; needs as many open files)
 #   BENCH_WATCH_COST_EDITS [20]  hand edits under a watch of the main table, and by push (W4)
-#   BENCH_CONFIG [release]  build configuration     BENCH_OUTPUT [bench-results/latest.json]
+#   BENCH_CONFIG [release]  build configuration (release: as the packages build it)     BENCH_OUTPUT [bench-results/latest.json]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -50,10 +50,14 @@ if [ "${1:-}" = push-cpu ]; then
   : "${BENCH_OUTPUT:=bench-results/push-cpu.json}"
 fi
 config="${BENCH_CONFIG:-release}"
+# A release run measures the binaries as the packages ship them (scripts/lib/release-build.sh).
+# shellcheck source=lib/release-build.sh
+source scripts/lib/release-build.sh
+build_command "$config"
 
-echo "building ($config)" >&2
-swift build -c "$config" >&2
-bin="$(swift build -c "$config" --show-bin-path)"
+echo "building (${build[*]:2})" >&2
+"${build[@]}" >&2
+bin="$("${build[@]}" --show-bin-path)"
 work="$(mktemp -d "${TMPDIR:-/tmp}/tablesync-bench.XXXXXX")"
 # BENCH_KEEP_WORK=1 keeps the stores and the server's database for a closer look (a profiler, say).
 if [ "${BENCH_KEEP_WORK:-0}" = 1 ]; then

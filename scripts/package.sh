@@ -8,9 +8,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 umask 022
 
-scratch=.build-release
 dist=dist
-swift_build=(swift build -c release --static-swift-stdlib --scratch-path "$scratch")
+# shellcheck source=lib/release-build.sh
+source scripts/lib/release-build.sh
+swift_build=("${release_build[@]}")
 
 # One version for the binaries and the packages: the latest tag vX.Y.Z plus the commits since it and the commit, or
 # without a tag the version in TableSyncVersion.swift plus the commits of the whole history and the commit.
