@@ -271,4 +271,29 @@ import TestSupport
             #expect((0..<listing.count).allSatisfy { Array(bytes[$0]) == Array(listed[$0].utf8) })
         }
     }
+
+    @Test("the radix sort orders by key as a stable comparison sort does, over keys that differ in any byte or tie")
+    func radixSortMatchesStableSort() {
+        var generator = SystemRandomNumberGenerator()
+        // Few distinct bytes, so that keys tie often; a constant byte, so that a pass is skipped; and extremes.
+        var items = (0..<5_000).map { position in
+            var key: UInt64 = 0x42
+            for byte in 1..<8 { key |= UInt64(UInt8.random(in: 0...3, using: &generator)) << (8 * byte) }
+            return KeyedPosition(key: key, position: UInt32(position))
+        }
+        items += [
+            KeyedPosition(key: .max, position: 5_000), KeyedPosition(key: 0, position: 5_001),
+            KeyedPosition(key: .max, position: 5_002)
+        ]
+        items.shuffle(using: &generator)
+        // Stable: items of one key stay in the order they had.
+        let expected = items.enumerated().sorted { ($0.element.key, $0.offset) < ($1.element.key, $1.offset) }
+            .map(\.element)
+        var sorted = items
+        radixSortByKey(&sorted)
+        #expect(sorted == expected)
+        var same = [KeyedPosition](repeating: KeyedPosition(key: 7, position: 1), count: 3)
+        radixSortByKey(&same)
+        #expect(same.count == 3 && same.allSatisfy { $0.key == 7 })
+    }
 }

@@ -67,27 +67,34 @@ struct DirectoryListing: Sendable {
 
     /// The same names in byte order (``StatIndexLine/compare(_:_:)``, the index's order), copied into a new
     /// buffer so that a walk in that order reads memory in order (walking positions sorted over the listing as
-    /// read cost a cache miss or two a file). Sorted by a key of each name's first eight bytes, names compared
-    /// whole only where keys tie: for ids of random hex (UUIDs, as clients make them) almost never.
+    /// read cost a cache miss or two a file). Sorted by a key of each name's first eight bytes
+    /// (``radixSortByKey(_:)``), names compared whole only where keys tie: for ids of random hex (UUIDs, as
+    /// clients make them) almost never.
     func sorted() -> DirectoryListing {
         withNames { names in
             var keyed = (0..<count).map { position in
                 let name = names[position]
                 var key: UInt64 = 0
                 for index in 0..<8 { key = key << 8 | UInt64(index < name.count ? name[index] : 0) }
-                return (key: key, position: position)
+                return KeyedPosition(key: key, position: UInt32(position))
             }
-            keyed.sort { first, second in
-                if first.key != second.key { return first.key < second.key }
-                return StatIndexLine.compare(names[first.position], names[second.position]) < 0
+            radixSortByKey(&keyed)
+            var tieStart = 0
+            for end in 1..<(keyed.count + 1) where end == keyed.count || keyed[end].key != keyed[tieStart].key {
+                if end - tieStart > 1 {
+                    keyed[tieStart..<end].sort {
+                        StatIndexLine.compare(names[Int($0.position)], names[Int($1.position)]) < 0
+                    }
+                }
+                tieStart = end
             }
             var sortedBytes: [UInt8] = []
             var sortedStarts: [UInt32] = []
             sortedBytes.reserveCapacity(bytes.count)
             sortedStarts.reserveCapacity(count)
-            for (_, position) in keyed {
+            for item in keyed {
                 sortedStarts.append(UInt32(sortedBytes.count))
-                sortedBytes.append(contentsOf: names[position])
+                sortedBytes.append(contentsOf: names[Int(item.position)])
                 sortedBytes.append(0)
             }
             return DirectoryListing(path: path, bytes: sortedBytes, starts: sortedStarts)
