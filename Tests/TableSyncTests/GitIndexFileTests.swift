@@ -83,6 +83,20 @@ struct GitIndexFileTests {
         #expect(try repository.vouchedHash(index, "a.json") == nil)
         #expect(try repository.vouchedHash(index, "b.json") == nil)
         #expect(try repository.vouchedHash(index, "c%20d.json") != nil)
+        // Asked in name order with one search position kept, as a scan's walk asks: the same answers, for a name
+        // git's index lacks too (given another file's status).
+        let asked = (Repository.names + ["b0.json", "zz.json"]).sorted(by: StatIndexLine.precedes)
+        var position = 0
+        for name in asked {
+            let file = Repository.names.contains(name) ? name : "c%20d.json"
+            let status = try #require(try FileSystem.status(repository.directory.file("store/tables/todo/\(file)")))
+            var bytes = name
+            let alone = bytes.withUTF8 { index.vouchedHash(for: $0, status: status) }
+            let walked = bytes.withUTF8 {
+                index.vouchedEntry(for: $0, status: status, searchingFrom: &position).map(index.blobHash(at:))
+            }
+            #expect(walked == alone, "\(name)")
+        }
         #expect(
             index.stagedTree == (try await repository.git("rev-parse", "HEAD:store/tables/todo")),
             "the tree is the staged one, whatever the work tree holds")

@@ -45,6 +45,13 @@ import TestSupport
             "hidden names are passed over in silence")
         #expect(try joined.isListed("a.json") && joined.isListed("c.json"))
         #expect(try !joined.isListed("d.json") && !joined.isListed("sub.json") && !joined.isListed("notes.txt"))
+        // Asked in name order with a hint kept, as a clone's walk of git's index asks, and out of order: the same.
+        var hint = 0
+        for name in ["0.json", "a.json", "b.json", "bb.json", "c.json", "a.json", "d.json", "c.json", "z.json"] {
+            var bytes = name
+            let hinted = try bytes.withUTF8 { try joined.isListed($0, hint: &hint) }
+            #expect(try hinted == joined.isListed(name), "\(name)")
+        }
 
         // Limited to the names a watch's events gave, the join agrees on them and leaves the others unlisted-as-is.
         let named = try IndexedListing(

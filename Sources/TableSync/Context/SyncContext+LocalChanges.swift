@@ -119,7 +119,7 @@ extension SyncContext {
         try GitGuard.checkWorkTreeSettled(git)
         if !allowingMassDelete { try checkMassDelete(scan.changes) }
         scan.problems += try queue(scan.changes.filter { [.created, .modified, .deleted].contains($0.kind) })
-        for (table, entries) in scan.serverCopies.sorted(by: { $0.key < $1.key }) {
+        for (table, entries) in scan.serverCopyEntries() {
             try store.indexUnchanged(entries, table: table)
         }
         if !scan.reconciledTrees.isEmpty {

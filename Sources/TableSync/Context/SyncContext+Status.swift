@@ -13,8 +13,8 @@ extension SyncContext {
                 SkippedServerRecord(table: query.table, id: id, reason: reason)
             }
         }
-        // Those read and those git's index vouched for (``LocalScan/serverCopies``).
-        let serverCopies = scan.serverCopies.mapValues(\.count)
+        // Those read and those git's index vouched for (``LocalScan/serverCopyCounts``).
+        let serverCopies = scan.serverCopyCounts
         let sender = clone.sender
         return StoreStatus(
             remote: settings.remote, pending: journal.operations.filter { $0.isSent(by: sender) },

@@ -64,8 +64,24 @@ package struct LocalScan: Sendable, Equatable {
     package var filesHashed = 0
     /// How many record files were looked at.
     package var filesSeen = 0
-    /// Per table, the index entries of the files found to be stamped server copies (``LocalChange/Kind/serverCopy``).
+    /// Per table, the index entries of the files read and found to be stamped server copies
+    /// (``LocalChange/Kind/serverCopy``).
     var serverCopies: [String: [StatIndex.Entry]] = [:]
+    /// Per table, the files git's index vouched for, not read: server copies too (``IndexedListing/vouched``).
+    var vouched: [String: VouchedFiles] = [:]
+
+    /// How many files of each table are server copies, read or vouched for.
+    var serverCopyCounts: [String: Int] {
+        serverCopies.mapValues(\.count).merging(vouched.mapValues(\.count), uniquingKeysWith: +)
+    }
+
+    /// The index entries of every server copy found, read or vouched for, by table in name order.
+    func serverCopyEntries() -> [(table: String, entries: [StatIndex.Entry])] {
+        Set(serverCopies.keys).union(vouched.keys).sorted().map { table in
+            // Both in name order: the index takes a whole table's entries in order without sorting them.
+            (table, StatIndex.merged(serverCopies[table] ?? [], vouched[table]?.entries() ?? []))
+        }
+    }
     /// Where `HEAD` stood against the last sync's commit (``GitState/syncedHead``) when the scan ran.
     var headPosition = HeadPosition.unknown
     /// Per table, the tree of `HEAD` the scan reconciled (``GitState/trees``): saved once its changes are queued.

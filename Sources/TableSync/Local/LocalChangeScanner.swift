@@ -40,10 +40,7 @@ struct LocalChangeScanner {
             scan.filesSeen += joined.listedCount
             scan.filesHashed += joined.changed.count
             try classify(joined, table: table, journal: journal, into: &scan, keeping: &reads)
-            if !joined.vouched.isEmpty {
-                // Both in name order: the index takes a whole table's entries in order without sorting them.
-                scan.serverCopies[table] = StatIndex.merged(scan.serverCopies[table] ?? [], joined.vouched)
-            }
+            if let vouched = joined.vouched, vouched.count > 0 { scan.vouched[table] = vouched }
             try findMissing(joined, table: table, journal: journal, into: &scan)
             holdBackRenamed(table: table, problemsFrom: firstProblem, in: &scan)
             scan.problems[firstProblem...].sort { $0.path < $1.path }
@@ -279,10 +276,11 @@ struct LocalChangeScanner {
         into scan: inout LocalScan
     ) throws {
         // The file there, the cheapest test, first, on the name's bytes: in a clone every file is.
+        var hint = 0
         guard
             let committed = try git.filesBeyondIndex(
                 table: table, indexIsEmpty: joined.indexIsEmpty, staged: joined.gitIndex,
-                keeping: { try RecordFileName.looksLikeRecordFile($0) && !joined.isListed($0) })
+                keeping: { try RecordFileName.looksLikeRecordFile($0) && !joined.isListed($0, hint: &hint) })
         else { return }
         var missing = try committed.filter { name in
             try !known.contains(name) && Self.isUnknown(name, table: table, index: joined.index, journal: journal)

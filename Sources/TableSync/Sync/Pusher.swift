@@ -98,7 +98,7 @@ struct Pusher {
             keepingReadsUpTo: Self.readsKept, allowingMassDelete: options.allowMassDelete, scope: options.scanScope)
         report.problems = recorded.scan.problems
         report.leftovers = recorded.scan.leftovers
-        report.indexedCopies = recorded.scan.serverCopies.values.reduce(0) { $0 + $1.count }
+        report.indexedCopies = recorded.scan.serverCopyCounts.values.reduce(0, +)
         // Files to compare with the server first, and files that hold content while a delete is pending.
         let toCompare = recorded.scan.changes.filter { change in
             (tables?.contains(change.table) ?? true)

@@ -57,18 +57,39 @@ package struct GitIndexFile: Sendable {
     /// The content hash of the file `name` of the directory (its blob), when git's entry vouches for it: the
     /// file's `stat` is the entry's. `nil` otherwise.
     package func vouchedHash(for name: UnsafeBufferPointer<UInt8>, status: FileSystem.Status) -> String? {
-        let found = partitionPoint(files.count) { position in
+        var start = 0
+        return vouchedEntry(for: name, status: status, searchingFrom: &start).map(blobHash(at:))
+    }
+
+    /// The content hash of the blob of the entry at `position` of ``files``.
+    func blobHash(at position: Int) -> String { ContentHash.hex(blobs[(20 * position)..<(20 * position + 20)]) }
+
+    /// Where the entry of the file `name` is in ``files``, when it vouches for the file (its `stat` is `status`),
+    /// for names asked in name order: the search starts at `start` (0 for the first name), and leaves it at the
+    /// first entry not before the name, where the next name's search starts. A walk of a listing that git's index
+    /// has whole finds each name one entry on, without a search.
+    func vouchedEntry(
+        for name: UnsafeBufferPointer<UInt8>, status: FileSystem.Status, searchingFrom start: inout Int
+    ) -> Int? {
+        func isBefore(_ position: Int) -> Bool {
             names.withUnsafeBufferPointer {
                 StatIndexLine.compare(UnsafeBufferPointer(rebasing: $0[files[position].name]), name) < 0
             }
         }
+        start = min(start, files.count)
+        if start < files.count && isBefore(start) { start += 1 }
+        if start < files.count && isBefore(start) {
+            let from = start
+            start = from + partitionPoint(files.count - from) { isBefore(from + $0) }
+        }
+        let found = start
         guard found < files.count else { return nil }
         let file = files[found]
         let sameName = names.withUnsafeBufferPointer {
             StatIndexLine.compare(UnsafeBufferPointer(rebasing: $0[file.name]), name) == 0
         }
         guard sameName, file.vouches, Self.stat(status, matches: file) else { return nil }
-        return ContentHash.hex(blobs[(20 * found)..<(20 * found + 20)])
+        return found
     }
 
     /// Whether the work tree holds the very bytes of git's blobs, as far as a sample tells: the first file of

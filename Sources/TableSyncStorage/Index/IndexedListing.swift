@@ -26,9 +26,9 @@ package struct IndexedListing {
     package private(set) var changed: [ChangedFile] = []
     /// Entries whose file is not listed.
     package private(set) var unlisted: [StatIndex.Entry] = []
-    /// Entries made without reading the file, for listed record files the index has no entry for and git's index
-    /// vouches for (``init(layout:table:vouching:)``), in name order: their version is in their blob.
-    package private(set) var vouched: [StatIndex.Entry] = []
+    /// Listed record files the index has no entry for and git's index vouches for (``init(layout:table:vouching:)``):
+    /// not read, their entries made when asked.
+    package private(set) var vouched: VouchedFiles?
     /// Git's index of the table, when the walk asked for it and it could vouch for files.
     package private(set) var gitIndex: GitIndexFile?
     /// Listed names that are not record files, or not regular files: ignored, and said so.
@@ -66,13 +66,19 @@ package struct IndexedListing {
         let directory = layout.tableDirectory(table)
         // Before the listing's `stat`s: a file changed after them gets a later time (see ``SentFile``).
         clock = FileSystem.timestampClockNanoseconds()
-        let listing = try DirectoryListing(directory).sorted()
+        // The directory is listed on another core while the indexes are read: in a clone, git's index is about as
+        // long to read as the listing.
+        let (listing, indexes) = try concurrently({ try DirectoryListing(directory).sorted() }) {
+            let index = try StatIndex.load(layout: layout, table: table)
+            let walk = try IndexWalk(index.sortedLines())
+            return (index: index, walk: walk, gitIndex: walk.indexIsEmpty ? try vouching() : nil)
+        }
         source = .directory(listing)
-        index = try StatIndex.load(layout: layout, table: table)
+        index = indexes.index
         listed.reserveCapacity(listing.count)
-        var walk = try IndexWalk(index.sortedLines())
+        var walk = indexes.walk
         indexIsEmpty = walk.indexIsEmpty
-        gitIndex = indexIsEmpty ? try vouching() : nil
+        gitIndex = indexes.gitIndex
         try walkListing(table: table, beside: &walk, vouchedBy: gitIndex)
         unlisted = try walk.finish()
     }
@@ -128,6 +134,9 @@ package struct IndexedListing {
     ) throws {
         guard case .directory(let listing) = source else { return }
         func relativePath(_ position: Int) -> String { "tables/\(table)/\(listing.name(at: position))" }
+        var gitPosition = 0
+        var vouched = gitIndex.map { VouchedFiles(listing: listing, gitIndex: $0) }
+        defer { self.vouched = vouched }
         try listing.withNames { names in
             try listing.forEachStatus { position, status in
                 guard let status else { return }
@@ -155,8 +164,10 @@ package struct IndexedListing {
                 }
                 listed.append(position)
                 guard case .changed(let indexed) = try walk.match(name, status: status) else { return }
-                if indexed == nil, let entry = gitIndex.flatMap({ Self.vouchedEntry(name, status: status, by: $0) }) {
-                    vouched.append(entry)
+                if indexed == nil, let gitIndex, RecordFileName.spellsAnID(name),
+                    let entry = gitIndex.vouchedEntry(for: name, status: status, searchingFrom: &gitPosition)
+                {
+                    vouched?.append(VouchedFiles.File(position: position, gitPosition: entry, status: status))
                     return
                 }
                 changed.append(
@@ -165,18 +176,6 @@ package struct IndexedListing {
                         entry: indexed))
             }
         }
-    }
-
-    /// The entry of the record file `name`, whose `stat` is `status`, when `gitIndex` vouches for its bytes and its
-    /// name spells out its id: made without reading it, its version left in its blob.
-    private static func vouchedEntry(
-        _ name: UnsafeBufferPointer<UInt8>, status: FileSystem.Status, by gitIndex: GitIndexFile
-    ) -> StatIndex.Entry? {
-        guard let hash = gitIndex.vouchedHash(for: name, status: status) else { return nil }
-        let fileName = String(decoding: name, as: UTF8.self)
-        guard let id = RecordFileName.id(forFileName: fileName) else { return nil }
-        return StatIndex.Entry(
-            fileName: fileName, id: id, status: status, contentHash: hash, version: nil, versionIsInBlob: true)
     }
 
     /// `true` when `name` is among the record files the walk has listed so far (a name that sorts before the one
@@ -208,9 +207,25 @@ package struct IndexedListing {
 
     /// ``isListed(_:)-(String)`` for a name's UTF-8 bytes: no String is made for a whole listing's name.
     package func isListed(_ name: UnsafeBufferPointer<UInt8>) throws -> Bool {
-        switch source {
-        case .directory(let listing): return listing.withNames { isListedSoFar(name, names: $0) }
-        case .names: return try isListed(String(decoding: name, as: UTF8.self))
+        var hint = 0
+        return try isListed(name, hint: &hint)
+    }
+
+    /// ``isListed(_:)-(UnsafeBufferPointer<UInt8>)`` for names asked in name order, as git's index and trees hold
+    /// them: the record file where the last name was found (`hint`, 0 at first) and the one after it are tried
+    /// before a search, so that a walk of a whole table's names costs a comparison or two each. A name out of order
+    /// is still answered right, by the search.
+    package func isListed(_ name: UnsafeBufferPointer<UInt8>, hint: inout Int) throws -> Bool {
+        guard case .directory(let listing) = source else { return try isListed(String(decoding: name, as: UTF8.self)) }
+        return listing.withNames { names in
+            for candidate in hint..<min(hint + 2, listed.count)
+            where StatIndexLine.compare(names[listed[candidate]], name) == 0 {
+                hint = candidate
+                return true
+            }
+            let found = partitionPoint(listed.count) { StatIndexLine.compare(names[listed[$0]], name) < 0 }
+            hint = min(found, max(listed.count - 1, 0))
+            return found < listed.count && StatIndexLine.compare(names[listed[found]], name) == 0
         }
     }
 }

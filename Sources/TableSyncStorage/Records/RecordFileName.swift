@@ -105,6 +105,20 @@ package enum RecordFileName {
         return id
     }
 
+    /// Whether the file name `name`, as a listing holds it, stands for an id (``id(forFileName:)`` gives one),
+    /// told without a String for a name that spells its id as it is, as clients' ids (UUIDs) are spelled.
+    static func spellsAnID(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
+        let stem = name.dropLast(extensionBytes.count)
+        if name.count > extensionBytes.count, name.count <= maximumNameLength,
+            name.suffix(extensionBytes.count).elementsEqual(extensionBytes), stem.first != UInt8(ascii: "."),
+            stem.allSatisfy(isUnescaped),
+            !(3...4).contains(stem.prefix(5).prefix { $0 != UInt8(ascii: ".") }.count)
+        {
+            return true
+        }
+        return id(forFileName: String(decoding: name, as: UTF8.self)) != nil
+    }
+
     /// `true` for the bytes a file name spells as they are: `[a-z0-9_.-]`.
     private static func isUnescaped(_ byte: UInt8) -> Bool {
         switch byte {

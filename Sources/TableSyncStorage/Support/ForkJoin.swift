@@ -30,6 +30,37 @@ package func concurrentMap<Element: Sendable, Mapped: Sendable>(
     }
 }
 
+/// Runs `background` on another thread while the calling thread runs `foreground`, and returns both results once
+/// both are done; an error of either is rethrown then (the foreground's first). For two independent pieces of
+/// blocking work, such as listing a directory while its index is read.
+func concurrently<Background: Sendable, Foreground>(
+    _ background: @Sendable () throws -> Background, whileRunning foreground: () throws -> Foreground
+) throws -> (background: Background, foreground: Foreground) {
+    let slot = ResultSlot<Background>()
+    return try withoutActuallyEscaping(background) { background in
+        // The thread is waited for before `background` goes away.
+        let done = DispatchGroup()
+        DispatchQueue.global().async(group: done) { slot.store(Result { try background() }) }
+        let foregroundResult = Result { try foreground() }
+        done.wait()
+        let foreground = try foregroundResult.get()
+        return (try slot.take().get(), foreground)
+    }
+}
+
+/// Where ``concurrently(_:whileRunning:)``'s other thread leaves its result.
+private final class ResultSlot<Value: Sendable>: Sendable {
+    private let result = Mutex<Result<Value, any Error>?>(nil)
+
+    func store(_ value: Result<Value, any Error>) { result.withLock { $0 = value } }
+
+    /// The result stored; called only after the storing thread finished.
+    func take() -> Result<Value, any Error> {
+        guard let stored = result.withLock({ $0 }) else { preconditionFailure("taken before the thread finished") }
+        return stored
+    }
+}
+
 /// Maps `0..<count` with `transform` in chunks of `chunkSize` on the other cores while the calling thread passes
 /// the results to `consume` chunk by chunk, in order. While the chunk the caller needs is not mapped yet, the
 /// caller maps the next chunk nobody has taken (that very chunk, when nobody has), and waits only when every
